@@ -1,0 +1,82 @@
+/**
+ * Client-facing errors. Services throw these; the HTTP error middleware turns them into
+ * `{"error":{"code","message","details"}}` with the status. Only what is built here reaches the
+ * client: any other thrown error becomes a 500 with a generic message.
+ */
+import type { JsonObject } from './store/port.js';
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: JsonObject,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (message: string, details?: JsonObject) =>
+  new AppError(400, 'invalid_body', message, details);
+
+/** A bad list/filter/sort/select/limit/offset parameter; `param` names the offending one. */
+export const invalidQuery = (param: string, message: string) =>
+  new AppError(400, 'invalid_query', `${param}: ${message}`, { param });
+
+export const invalidPatch = (message: string, details?: JsonObject) =>
+  new AppError(400, 'invalid_patch', message, details);
+
+export const patchFailed = (message: string, details?: JsonObject) =>
+  new AppError(409, 'patch_failed', message, details);
+
+export const unauthorized = (message = 'A valid API key is required (Authorization: Bearer <key>).') =>
+  new AppError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer' });
+
+export const forbidden = (message = 'This key may not access this resource.') =>
+  new AppError(403, 'forbidden', message);
+
+export const readOnlyKey = () =>
+  new AppError(403, 'read_only_key', 'This API key is read-only; it may only use GET.');
+
+export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`);
+
+export const conflict = (message: string, details?: JsonObject) =>
+  new AppError(409, 'conflict', message, details);
+
+export const versionMismatch = (expected: string, current: number | null) =>
+  new AppError(412, 'version_mismatch', `If-Match ${expected} does not match the current version.`, {
+    current,
+  });
+
+export const payloadTooLarge = (message: string, details?: JsonObject) =>
+  new AppError(413, 'payload_too_large', message, details);
+
+export const unsupportedMediaType = (accepted: readonly string[]) =>
+  new AppError(415, 'unsupported_media_type', `Content-Type must be one of: ${accepted.join(', ')}.`, {
+    accepted: [...accepted],
+  });
+
+export const notAcceptable = (accepted: readonly string[]) =>
+  new AppError(406, 'not_acceptable', `Accept must allow one of: ${accepted.join(', ')}.`, {
+    accepted: [...accepted],
+  });
+
+export const planLimitExceeded = (limit: string, max: number, plan: string) =>
+  new AppError(403, 'plan_limit_exceeded', `The ${plan} plan allows at most ${max} for ${limit}.`, {
+    limit,
+    max,
+    plan,
+  });
+
+export const planFeatureUnavailable = (feature: string, plan: string) =>
+  new AppError(403, 'plan_feature_unavailable', `${feature} is not available on the ${plan} plan.`, {
+    feature,
+    plan,
+  });
+
+export const rateLimited = (retryAfterSeconds: number) =>
+  new AppError(429, 'rate_limited', 'Rate limit exceeded; retry after the window resets.', undefined, {
+    'Retry-After': String(retryAfterSeconds),
+  });
