@@ -1,0 +1,32 @@
+/** The `folio` command. */
+import { ConfigError } from '../config/load.js';
+import { serve } from './serve.js';
+
+const USAGE = `Usage: folio <command>
+
+Commands:
+  serve    Run the HTTP service (default). Configure with environment variables (see README).
+  help     Show this help.
+`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve'] = argv;
+  switch (command) {
+    case 'serve':
+      return serve();
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`folio: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

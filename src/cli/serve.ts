@@ -1,0 +1,46 @@
+/** `folio serve`: run the service until SIGTERM/SIGINT, then close cleanly. */
+import { loadConfig } from '../config/load.js';
+import { startServer } from '../server.js';
+
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const running = await startServer(config);
+  const out = process.stdout;
+  out.write(`\nFolio is listening on ${running.url} (${running.storeDescription})\n`);
+  if (running.bootstrap) {
+    const b = running.bootstrap;
+    out.write(
+      [
+        '',
+        'First start: created a dev account, project and test API key. They are shown ONCE; save them now.',
+        `  login:    ${b.email} / ${b.password}`,
+        `  project:  ${b.project}`,
+        `  API key:  ${b.rawKey}`,
+        '',
+        'Try it:',
+        `  curl -X POST ${running.url}/${b.project}/notes -H "Authorization: Bearer ${b.rawKey}" \\`,
+        `       -H "Content-Type: application/json" -d '{"title":"hello"}'`,
+        '',
+      ].join('\n'),
+    );
+  } else {
+    out.write(
+      'Get an API key: log in (POST /api/auth/login) and create one (POST /api/keys); see README "Accounts and keys".\n',
+    );
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    out.write(`\n${signal} received: closing...\n`);
+    running
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        process.stderr.write(`error while closing: ${String(err)}\n`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

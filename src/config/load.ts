@@ -1,0 +1,116 @@
+/**
+ * Configuration: `config/default.json`, then environment variables, validated with zod.
+ * Every key `a.bKey` can be set as `FOLIO_A_B_KEY`; `PORT`, `HOST`, `FOLIO_DATA_DIR` and
+ * `MONGODB_URI` are the short names operators expect.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Config, configSchema } from './schema.js';
+
+const DEFAULTS_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
+
+/** Short names that take precedence over the derived `FOLIO_*` names. */
+const ALIASES: Record<string, string> = {
+  PORT: 'port',
+  HOST: 'host',
+  MONGODB_URI: 'mongodbUri',
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Tree = { [key: string]: unknown };
+
+/** `plans.free.requestsPerSecond` → `FOLIO_PLANS_FREE_REQUESTS_PER_SECOND`. */
+export function envName(path: string): string {
+  return `FOLIO_${path
+    .split('.')
+    .map((part) => part.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
+    .join('_')}`;
+}
+
+function leafPaths(tree: Tree, prefix = ''): string[] {
+  return Object.entries(tree).flatMap(([key, value]) => {
+    const path = prefix ? `${prefix}.${key}` : key;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? leafPaths(value as Tree, path)
+      : [path];
+  });
+}
+
+function getPath(tree: Tree, path: string): unknown {
+  return path.split('.').reduce<unknown>((node, key) => (node as Tree | undefined)?.[key], tree);
+}
+
+function setPath(tree: Tree, path: string, value: unknown): void {
+  const keys = path.split('.');
+  const last = keys.pop() as string;
+  let node = tree;
+  for (const key of keys) {
+    if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+    node = node[key] as Tree;
+  }
+  node[last] = value;
+}
+
+/** Read an environment string as the type of the default it overrides. */
+function coerce(name: string, raw: string, like: unknown): unknown {
+  if (typeof like === 'number') {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${name}: expected a number, got "${raw}"`);
+    return n;
+  }
+  if (typeof like === 'boolean') {
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new ConfigError(`${name}: expected true or false, got "${raw}"`);
+  }
+  return raw;
+}
+
+function deepMerge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object'
+        ? deepMerge(current as Tree, value as Tree)
+        : value;
+  }
+  return out;
+}
+
+export type ConfigOverrides = { [key: string]: unknown };
+
+/**
+ * Load and validate. `overrides` (tests, CLI flags) apply last. Throws ConfigError naming the
+ * offending variable or key.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+  const defaults = JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
+  const tree = structuredClone(defaults);
+  const sourceOf = new Map<string, string>();
+  for (const path of leafPaths(defaults)) {
+    const name = envName(path);
+    const alias = Object.keys(ALIASES).find((a) => ALIASES[a] === path && env[a] !== undefined);
+    const chosen = alias ?? (env[name] !== undefined ? name : undefined);
+    if (chosen === undefined) continue;
+    setPath(tree, path, coerce(chosen, env[chosen] as string, getPath(defaults, path)));
+    sourceOf.set(path, chosen);
+  }
+  const merged = deepMerge(tree, overrides);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const path = issue.path.join('.');
+      const source = sourceOf.get(path) ?? `config key "${path}"`;
+      return `${source}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,66 @@
+/**
+ * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
+ * request id → access log → error mapping → routes (account routes by session, data routes by
+ * API key) → JSON 404/405.
+ */
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { AppError, notFound } from '../errors.js';
+import { assertCollectionName } from '../services/documentRules.js';
+import type { Services } from '../services/index.js';
+import { accessLog } from './middleware/accessLog.js';
+import { apiKeyAuth } from './middleware/apiKeyAuth.js';
+import { errorHandler } from './middleware/errorHandler.js';
+import { requestId } from './middleware/requestId.js';
+import { registerAccountRoutes } from './routes/account.js';
+import { registerDocumentRoutes } from './routes/documents.js';
+import { registerKeyRoutes } from './routes/keys.js';
+import type { FolioContext, FolioState } from './types.js';
+
+/** First path segments that are Folio's own, never a project. */
+const SYSTEM_SEGMENTS = new Set(['api', 'healthz']);
+
+export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
+  const app = new Koa<FolioState, FolioContext>({ proxy: true });
+  app.context.services = services;
+  app.context.log = logger;
+  // Errors are answered by errorHandler; Koa's own handler would only log them twice.
+  app.silent = true;
+
+  const system = new Router<FolioState, FolioContext>();
+  system.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok', store: services.store.kind };
+  });
+  registerAccountRoutes(system);
+  registerKeyRoutes(system);
+
+  const data = new Router<FolioState, FolioContext>();
+  const authenticate = apiKeyAuth();
+  // Param handlers run before the route's own middleware: auth precedes body parsing.
+  data.param('ns', async (ns, ctx, next) => {
+    if (SYSTEM_SEGMENTS.has(ns)) throw notFound('Route');
+    await authenticate(ctx, next);
+  });
+  data.param('collection', async (collection, _ctx, next) => {
+    assertCollectionName(collection);
+    await next();
+  });
+  registerDocumentRoutes(data, services.config.documents.maxBytes);
+
+  app.use(requestId());
+  app.use(accessLog(logger));
+  app.use(errorHandler());
+  app.use(system.routes());
+  app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
+  app.use(data.routes());
+  app.use(data.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
+  app.use(() => {
+    throw notFound('Route');
+  });
+  return app;
+}
+
+function methodNotAllowed(): Error {
+  return new AppError(405, 'method_not_allowed', 'This method is not allowed on this path.');
+}

@@ -1,0 +1,36 @@
+/**
+ * Request bodies: the Content-Type must be one the route accepts (415 otherwise, naming them),
+ * then koa-body parses it within the size limit (413 beyond). Parsing is not strict so that a
+ * non-object JSON body reaches the service and gets a precise 400.
+ */
+import type { Middleware } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { badRequest, unsupportedMediaType } from '../../errors.js';
+import type { FolioContext, FolioState } from '../types.js';
+
+export const JSON_TYPE = 'application/json';
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+export const JSON_PATCH_TYPE = 'application/json-patch+json';
+
+export function jsonBody(accepted: readonly string[], limitBytes: number): Middleware<FolioState, FolioContext> {
+  const parse = koaBody({
+    json: true,
+    jsonStrict: false,
+    jsonTypes: [...accepted],
+    jsonLimit: limitBytes,
+    text: false,
+    urlencoded: false,
+    multipart: false,
+    includeUnparsed: true,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
+  }) as unknown as Middleware<FolioState, FolioContext>;
+  return async (ctx, next) => {
+    if (!ctx.is(...accepted)) throw unsupportedMediaType(accepted);
+    await parse(ctx, async () => {
+      // co-body reads an empty body as {}; a missing body is a client mistake, say so.
+      const raw = (ctx.request.body as Record<symbol, unknown> | undefined)?.[Symbol.for('unparsedBody')];
+      if (typeof raw === 'string' && raw.trim() === '') throw badRequest('Request body is empty; send a JSON document.');
+      await next();
+    });
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * Turns every failure into `{"error":{"code","message","details?"}}`. AppErrors carry their
+ * own status and safe message; errors from Koa's body parser are mapped by status; anything
+ * else is a 500 whose details stay in the log.
+ */
+import type { Middleware } from 'koa';
+import { AppError } from '../../errors.js';
+import type { FolioContext, FolioState } from '../types.js';
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+}
+
+function fromHttpError(err: HttpLikeError): AppError | null {
+  const status = err.status ?? err.statusCode;
+  if (status === 413) return new AppError(413, 'payload_too_large', 'Request body is too large.');
+  if (status === 400) return new AppError(400, 'invalid_body', 'Request body is not valid JSON.');
+  if (status === 415) return new AppError(415, 'unsupported_media_type', err.message ?? 'Unsupported Content-Type.');
+  if (status && status >= 400 && status < 500 && err.expose) {
+    return new AppError(status, 'bad_request', err.message ?? 'Bad request.');
+  }
+  return null;
+}
+
+export function errorHandler(): Middleware<FolioState, FolioContext> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (caught) {
+      const known = caught instanceof AppError ? caught : fromHttpError(caught as HttpLikeError);
+      const error = known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+      if (!known) ctx.log?.error({ err: caught }, 'unhandled error');
+      ctx.status = error.status;
+      for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+      ctx.body = {
+        error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+      };
+    }
+  };
+}

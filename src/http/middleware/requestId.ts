@@ -1,0 +1,15 @@
+/** Every response carries `X-Request-Id`: the caller's own if it sent a sane one, else a new id. */
+import type { Middleware } from 'koa';
+import { newId } from '../../ids.js';
+import type { FolioContext, FolioState } from '../types.js';
+
+const SANE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export function requestId(): Middleware<FolioState, FolioContext> {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    ctx.state.requestId = SANE_ID.test(incoming) ? incoming : newId('req');
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}

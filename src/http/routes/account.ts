@@ -1,0 +1,65 @@
+/** Signup, login, logout, the account and its projects: session-authenticated `/api` routes. */
+import { z } from 'zod';
+import { badRequest } from '../../errors.js';
+import { credentialsSchema, projectNameSchema, publicAccount, publicProject } from '../../services/accounts.js';
+import { JSON_TYPE, jsonBody } from '../middleware/body.js';
+import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
+import { accountOf, type Ctx, type FolioRouter } from '../types.js';
+import { parseBody } from './parseBody.js';
+
+const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
+const projectSchema = z.strictObject({ name: projectNameSchema });
+
+function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
+  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', maxAge: maxAgeMs, overwrite: true });
+}
+
+export function registerAccountRoutes(router: FolioRouter): void {
+  const body = jsonBody([JSON_TYPE], 64 * 1024);
+  const session = sessionAuth();
+
+  router.post('/api/auth/signup', body, async (ctx) => {
+    const input = parseBody(credentialsSchema, ctx.request.body);
+    const { account, token } = await ctx.services.accounts.signup(input);
+    setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
+    ctx.status = 201;
+    ctx.body = { account: publicAccount(account), token };
+  });
+
+  router.post('/api/auth/login', body, async (ctx) => {
+    const { token } = await ctx.services.accounts.login(parseBody(credentialsSchema, ctx.request.body));
+    setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
+    ctx.body = { token };
+  });
+
+  router.post('/api/auth/logout', session, async (ctx) => {
+    await ctx.services.accounts.logout(ctx.state.sessionToken as string);
+    ctx.cookies.set(SESSION_COOKIE, null);
+    ctx.status = 204;
+  });
+
+  router.get('/api/account', session, async (ctx) => {
+    ctx.body = publicAccount(accountOf(ctx));
+  });
+
+  router.patch('/api/account', session, body, async (ctx) => {
+    const { plan } = parseBody(planSchema, ctx.request.body);
+    ctx.body = publicAccount(await ctx.services.accounts.setPlan(accountOf(ctx), plan));
+  });
+
+  router.post('/api/projects', session, body, async (ctx) => {
+    const { name } = parseBody(projectSchema, ctx.request.body);
+    ctx.status = 201;
+    ctx.body = publicProject(await ctx.services.accounts.createProject(accountOf(ctx), name));
+  });
+
+  router.get('/api/projects', session, async (ctx) => {
+    const projects = await ctx.services.accounts.listProjects(accountOf(ctx));
+    ctx.body = { projects: projects.map(publicProject) };
+  });
+}
+
+export function requireString(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '') throw badRequest(`${name} is required.`, { field: name });
+  return value;
+}

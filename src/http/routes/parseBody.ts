@@ -1,0 +1,11 @@
+/** Validate a parsed request body with zod; failures are 400 `invalid_body` naming the field. */
+import type { z } from 'zod';
+import { badRequest } from '../../errors.js';
+
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join('.') || undefined;
+  throw badRequest(`${field ? `${field}: ` : ''}${issue?.message ?? 'invalid body'}`, field ? { field } : undefined);
+}

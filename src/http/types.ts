@@ -1,0 +1,42 @@
+/** Koa state and context types shared by Folio's middleware and routes. */
+import type { Router, RouterContext } from '@koa/router';
+import type { DefaultContext } from 'koa';
+import type { Logger } from 'pino';
+import type { KeyContext } from '../services/context.js';
+import type { Services } from '../services/index.js';
+import type { AccountRecord } from '../store/port.js';
+
+export interface FolioState {
+  requestId: string;
+  /** Set by the API-key middleware on `/{ns}/...` routes. */
+  key?: KeyContext;
+  /** Set by the session middleware on `/api/...` routes. */
+  account?: AccountRecord;
+  sessionToken?: string;
+}
+
+export interface FolioContext extends DefaultContext {
+  services: Services;
+  log: Logger;
+}
+
+export type Ctx = RouterContext<FolioState, FolioContext>;
+export type FolioRouter = Router<FolioState, FolioContext>;
+
+/** The caller's key context; only call after the API-key middleware ran. */
+export function keyOf(ctx: Ctx): KeyContext {
+  if (!ctx.state.key) throw new Error('API-key middleware did not run for this route');
+  return ctx.state.key;
+}
+
+export function accountOf(ctx: Ctx): AccountRecord {
+  if (!ctx.state.account) throw new Error('session middleware did not run for this route');
+  return ctx.state.account;
+}
+
+/** A route parameter; the router guarantees it is present for the routes that declare it. */
+export function param(ctx: Ctx, name: string): string {
+  const value = ctx.params[name];
+  if (value === undefined) throw new Error(`route has no :${name} parameter`);
+  return value;
+}

@@ -1,0 +1,103 @@
+/**
+ * `filter[field]=v` and `filter[field][op]=v` URL parameters → one MongoDB filter document over
+ * the stored form: the canonical query both stores answer. Only `$and`, `$in`, `$nin`, `$gt`,
+ * `$gte`, `$lt`, `$lte`, `$regex` (+ `$options: 'i'`) and `$exists` are ever generated, and every
+ * client value lands in an operand position, never in a key.
+ */
+import { z } from 'zod';
+import { invalidQuery } from '../errors.js';
+import type { JsonPrimitive, JsonValue, StoredFilter } from '../store/port.js';
+import { toStoredPath } from './fieldPath.js';
+import { equalityCandidates, escapeRegex, rangeOperand } from './urlValue.js';
+
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+export const FILTER_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'exists'] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+/** A hard ceiling before any plan limit, so a crafted URL cannot build a huge query. */
+export const MAX_FILTERS = 100;
+/** Items in one `in` list. */
+export const MAX_IN_ITEMS = 100;
+
+const operatorSchema = z.enum(FILTER_OPERATORS);
+const existsSchema = z.enum(['true', 'false']);
+
+// filter[<field>] or filter[<field>][<op>]; brackets may not nest or appear inside names.
+const FILTER_KEY = /^filter\[([^[\]]*)\](?:\[([^[\]]*)\])?$/;
+
+/** Whether a parameter name belongs to the filter family (well-formed or not). */
+export function isFilterParam(key: string): boolean {
+  return key === 'filter' || key.startsWith('filter[');
+}
+
+/**
+ * The filter built from the `filter...` parameters of `query`; other parameters are ignored, so
+ * each caller (list, export, stream) validates its own. Throws `invalid_query` naming the
+ * offending parameter. `filterCount` is what plan limits count.
+ */
+export function parseFilterParams(query: RawQuery): { filter: StoredFilter; filterCount: number } {
+  const clauses: StoredFilter[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || !isFilterParam(key)) continue;
+    if (clauses.length >= MAX_FILTERS) {
+      throw invalidQuery('filter', `too many filters (at most ${MAX_FILTERS})`);
+    }
+    clauses.push(parseFilterParam(key, singleValue(key, value)));
+  }
+  const filter: StoredFilter = clauses.length === 0 ? {} : clauses.length === 1 ? clauses[0]! : { $and: clauses };
+  return { filter, filterCount: clauses.length };
+}
+
+/** A parameter given more than once arrives as an array; its meaning would be ambiguous. */
+export function singleValue(key: string, value: string | string[]): string {
+  if (typeof value === 'string') return value;
+  throw invalidQuery(key, 'given more than once');
+}
+
+function parseFilterParam(key: string, raw: string): StoredFilter {
+  const match = FILTER_KEY.exec(key);
+  if (!match) {
+    throw invalidQuery(key, 'malformed filter parameter; expected filter[field]=value or filter[field][op]=value');
+  }
+  const path = toStoredPath(key, match[1]!);
+  const opText = match[2];
+  if (opText === '') throw invalidQuery(key, 'empty operator');
+  const op = operatorSchema.safeParse(opText ?? 'eq');
+  if (!op.success) {
+    throw invalidQuery(key, `unknown operator '${opText}'; expected one of ${FILTER_OPERATORS.join(', ')}`);
+  }
+  return { [path]: condition(key, op.data, raw) };
+}
+
+function condition(key: string, op: FilterOperator, raw: string): { [op: string]: JsonValue } {
+  switch (op) {
+    case 'eq':
+      return { $in: equalityCandidates(raw) };
+    case 'neq':
+      return { $nin: equalityCandidates(raw) };
+    case 'in': {
+      // No escaping: a value holding a comma cannot be listed (use eq for it).
+      const items = raw.split(',');
+      if (items.length > MAX_IN_ITEMS) throw invalidQuery(key, `at most ${MAX_IN_ITEMS} values`);
+      return { $in: distinct(items.flatMap(equalityCandidates)) };
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return { [`$${op}`]: rangeOperand(raw) };
+    case 'contains':
+      return { $regex: escapeRegex(raw), $options: 'i' };
+    case 'exists': {
+      const flag = existsSchema.safeParse(raw);
+      if (!flag.success) throw invalidQuery(key, `exists takes true or false, not '${raw}'`);
+      return { $exists: flag.data === 'true' };
+    }
+  }
+}
+
+function distinct(values: JsonPrimitive[]): JsonPrimitive[] {
+  // Set equality is SameValueZero: "1" and 1 stay apart, as they must.
+  return [...new Set(values)];
+}

@@ -1,0 +1,61 @@
+/** Start and stop the whole service: store, services, HTTP server. */
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config/schema.js';
+import { createApp } from './http/app.js';
+import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
+import { createServices, type Services } from './services/index.js';
+import { openStore } from './store/open.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  storeDescription: string;
+  /** Set when this start created the dev account and key. */
+  bootstrap: BootstrapResult | null;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+  const opened = await openStore(config);
+  const services = createServices(opened.store, config);
+  try {
+    const bootstrap =
+      config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
+    const app = createApp(services, logger);
+    const server = await listen(app.callback(), config.port, config.host);
+    const { port } = server.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    let closing: Promise<void> | null = null;
+    return {
+      url: `http://${host}:${port}`,
+      port,
+      services,
+      storeDescription: opened.description,
+      bootstrap,
+      close() {
+        closing ??= (async () => {
+          // Stop accepting, let in-flight requests finish, then release the store.
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeIdleConnections();
+          await closed;
+          await opened.stop();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await opened.stop();
+    throw err;
+  }
+}
+
+function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const server = createServer(handler);
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

@@ -1,0 +1,138 @@
+/** Accounts, sessions and projects: the session-authenticated side of Folio. */
+import { z } from 'zod';
+import type { Config } from '../config/schema.js';
+import { AppError, badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.js';
+import { isoNow, newId } from '../ids.js';
+import { type AccountRecord, DuplicateError, type Plan, type ProjectRecord, type Store } from '../store/port.js';
+import { generateSessionToken, hashPassword, hashToken, verifyPassword } from './secrets.js';
+
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** First path segments Folio itself uses; a project of that name could never be reached. */
+const RESERVED_PROJECT_NAMES = new Set(['api', 'healthz', 'docs', 'openapi.json']);
+
+export const credentialsSchema = z.strictObject({
+  email: z.email().max(254),
+  password: z.string().min(8, 'password must have at least 8 characters').max(1024),
+});
+
+export const projectNameSchema = z
+  .string()
+  .regex(NAME_PATTERN, 'project names are 1-64 letters, digits, _ or -, starting with a letter or digit')
+  .refine((name) => !RESERVED_PROJECT_NAMES.has(name.toLowerCase()), 'this project name is reserved');
+
+export interface PublicAccount {
+  id: string;
+  email: string;
+  plan: Plan;
+  createdAt: string;
+}
+
+export function publicAccount(a: AccountRecord): PublicAccount {
+  return { id: a.id, email: a.email, plan: a.plan, createdAt: a.createdAt };
+}
+
+export function publicProject(p: ProjectRecord) {
+  return { id: p.id, name: p.name, createdAt: p.createdAt };
+}
+
+export class AccountService {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+  ) {}
+
+  /** Create an account (open signup, or the CLI/bootstrap with `force`). */
+  async signup(
+    input: { email: string; password: string },
+    options: { force?: boolean; plan?: Plan } = {},
+  ): Promise<{ account: AccountRecord; token: string }> {
+    if (this.config.auth.signup === 'closed' && !options.force) {
+      throw new AppError(403, 'signup_closed', 'Signup is closed on this server; ask an operator for an account.');
+    }
+    const account: AccountRecord = {
+      id: newId('acc'),
+      email: input.email.toLowerCase(),
+      passwordHash: await hashPassword(input.password),
+      plan: options.plan ?? 'free',
+      createdAt: isoNow(),
+    };
+    try {
+      await this.store.accounts.createAccount(account);
+    } catch (err) {
+      if (err instanceof DuplicateError) throw conflict('An account with this email already exists.');
+      throw err;
+    }
+    return { account, token: await this.openSession(account.id) };
+  }
+
+  async login(input: { email: string; password: string }): Promise<{ token: string; account: AccountRecord }> {
+    const account = await this.store.accounts.findAccountByEmail(input.email.toLowerCase());
+    // Verify even for unknown emails so timing does not reveal which emails exist.
+    const ok = await verifyPassword(input.password, account?.passwordHash ?? DUMMY_HASH);
+    if (!account || !ok) throw unauthorized('Email or password is wrong.');
+    return { token: await this.openSession(account.id), account };
+  }
+
+  async logout(token: string): Promise<void> {
+    await this.store.accounts.deleteSession(hashToken(token));
+  }
+
+  /** The account behind a session token, or a 401. */
+  async authenticateSession(token: string): Promise<AccountRecord> {
+    const session = await this.store.accounts.findSession(hashToken(token), isoNow());
+    const account = session ? await this.store.accounts.getAccount(session.accountId) : null;
+    if (!account) throw unauthorized('A valid session is required (cookie folio_session or Authorization: Bearer <session>).');
+    return account;
+  }
+
+  async setPlan(account: AccountRecord, plan: Plan): Promise<AccountRecord> {
+    await this.store.accounts.setPlan(account.id, plan);
+    return { ...account, plan };
+  }
+
+  async createProject(account: AccountRecord, name: string): Promise<ProjectRecord> {
+    const project: ProjectRecord = { id: newId('prj'), accountId: account.id, name, createdAt: isoNow() };
+    try {
+      await this.store.accounts.createProject(project);
+    } catch (err) {
+      if (err instanceof DuplicateError) throw conflict(`You already have a project named "${name}".`);
+      throw err;
+    }
+    return project;
+  }
+
+  listProjects(account: AccountRecord): Promise<ProjectRecord[]> {
+    return this.store.accounts.listProjects(account.id);
+  }
+
+  /** A project of the account, by name; 404 for others' projects too (no existence leak). */
+  async ownProjectByName(account: AccountRecord, name: string): Promise<ProjectRecord> {
+    if (typeof name !== 'string' || name === '') throw badRequest('project is required.');
+    const project = await this.store.accounts.findProject(account.id, name);
+    if (!project) throw notFound('Project');
+    return project;
+  }
+
+  /** A project by id that must belong to the account. */
+  async ownProjectById(account: AccountRecord, id: string): Promise<ProjectRecord> {
+    const project = await this.store.accounts.getProject(id);
+    if (!project) throw notFound('Project');
+    if (project.accountId !== account.id) throw forbidden('This project belongs to another account.');
+    return project;
+  }
+
+  private async openSession(accountId: string): Promise<string> {
+    const token = generateSessionToken();
+    const now = Date.now();
+    await this.store.accounts.createSession({
+      tokenHash: hashToken(token),
+      accountId,
+      createdAt: isoNow(now),
+      expiresAt: isoNow(now + this.config.auth.sessionTtlHours * 3_600_000),
+    });
+    return token;
+  }
+}
+
+// A valid scrypt hash of a random password, used to equalise login timing.
+const DUMMY_HASH = await hashPassword(`dummy-${Math.random()}`);

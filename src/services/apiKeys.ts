@@ -1,0 +1,136 @@
+/** API keys: issue, list, revoke, rotate, and authenticate a request's key. */
+import { z } from 'zod';
+import type { Config } from '../config/schema.js';
+import { forbidden, notFound, planLimitExceeded, unauthorized } from '../errors.js';
+import { isoNow, newId } from '../ids.js';
+import type { AccountRecord, ApiKeyRecord, ProjectRecord, Store } from '../store/port.js';
+import type { KeyContext } from './context.js';
+import { generateApiKey, hashToken, KEY_PATTERN, keyHint } from './secrets.js';
+
+export const createKeySchema = z.strictObject({
+  project: z.string().min(1),
+  name: z.string().trim().min(1).max(100),
+  env: z.enum(['live', 'test']),
+  scope: z.enum(['read-write', 'read-only']).default('read-write'),
+  config: z.record(z.string(), z.json()).default({}),
+});
+export type CreateKeyInput = z.infer<typeof createKeySchema>;
+
+/** The key as the API shows it: never the secret or its hash. */
+export function publicKey(key: ApiKeyRecord, project: ProjectRecord) {
+  return {
+    id: key.id,
+    name: key.name,
+    project: project.name,
+    env: key.env,
+    scope: key.scope,
+    config: key.config,
+    status: key.status,
+    hint: key.hint,
+    createdAt: key.createdAt,
+    lastUsedAt: key.lastUsedAt,
+    ...(key.rotatedFrom ? { rotatedFrom: key.rotatedFrom } : {}),
+  };
+}
+
+// lastUsedAt is informational; stamping it at most once a minute keeps reads read-only.
+const TOUCH_INTERVAL_MS = 60_000;
+
+export class ApiKeyService {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+  ) {}
+
+  async create(
+    account: AccountRecord,
+    project: ProjectRecord,
+    input: Omit<CreateKeyInput, 'project'>,
+  ): Promise<{ apiKey: ApiKeyRecord; rawKey: string }> {
+    const max = this.config.plans[account.plan].activeKeys;
+    if ((await this.store.accounts.countActiveKeys(project.id)) >= max) {
+      throw planLimitExceeded('active API keys per project', max, account.plan);
+    }
+    const rawKey = generateApiKey(input.env);
+    const apiKey = this.record(project.id, rawKey, input);
+    await this.store.accounts.createKey(apiKey);
+    return { apiKey, rawKey };
+  }
+
+  list(project: ProjectRecord): Promise<ApiKeyRecord[]> {
+    return this.store.accounts.listKeys(project.id);
+  }
+
+  /** The key and its project, if the account owns it; 404 otherwise. */
+  async ownKey(account: AccountRecord, keyId: string): Promise<{ key: ApiKeyRecord; project: ProjectRecord }> {
+    const key = await this.store.accounts.getKey(keyId);
+    const project = key ? await this.store.accounts.getProject(key.projectId) : null;
+    if (!key || !project || project.accountId !== account.id) throw notFound('API key');
+    return { key, project };
+  }
+
+  async revoke(key: ApiKeyRecord): Promise<void> {
+    await this.store.accounts.revokeKey(key.id, isoNow());
+  }
+
+  /** New secret, same name, configuration, scope and environment; the old secret dies now. */
+  async rotate(key: ApiKeyRecord): Promise<{ apiKey: ApiKeyRecord; rawKey: string }> {
+    if (key.status !== 'active') throw notFound('Active API key');
+    const rawKey = generateApiKey(key.env);
+    const apiKey = { ...this.record(key.projectId, rawKey, key), rotatedFrom: key.id };
+    if (!(await this.store.accounts.rotateKey(key.id, apiKey, isoNow()))) throw notFound('Active API key');
+    return { apiKey, rawKey };
+  }
+
+  /**
+   * Resolve a raw key to its caller. No cache: one indexed look-up per request keeps
+   * revocation and rotation immediate on every instance.
+   */
+  async authenticate(rawKey: string | undefined): Promise<KeyContext> {
+    if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
+    const key = await this.store.accounts.findKeyByHash(hashToken(rawKey));
+    if (!key || key.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
+    const project = await this.store.accounts.getProject(key.projectId);
+    const account = project ? await this.store.accounts.getAccount(project.accountId) : null;
+    if (!project || !account) throw unauthorized('This API key is unknown or revoked.');
+    const now = Date.now();
+    if (!key.lastUsedAt || now - Date.parse(key.lastUsedAt) > TOUCH_INTERVAL_MS) {
+      void this.store.accounts.touchKey(key.id, isoNow(now)).catch(() => {});
+    }
+    return {
+      account,
+      project,
+      key,
+      plan: account.plan,
+      limits: this.config.plans[account.plan],
+      scope: { projectId: project.id, env: key.env },
+    };
+  }
+
+  /** The key may act only inside its own project. */
+  assertProject(ctx: KeyContext, ns: string): void {
+    if (ctx.project.name !== ns) throw forbidden(`This API key belongs to project "${ctx.project.name}", not "${ns}".`);
+  }
+
+  private record(
+    projectId: string,
+    rawKey: string,
+    input: Pick<ApiKeyRecord, 'name' | 'env' | 'scope' | 'config'>,
+  ): ApiKeyRecord {
+    return {
+      id: newId('key'),
+      projectId,
+      name: input.name,
+      env: input.env,
+      scope: input.scope,
+      config: input.config,
+      status: 'active',
+      keyHash: hashToken(rawKey),
+      hint: keyHint(rawKey),
+      createdAt: isoNow(),
+      lastUsedAt: null,
+      revokedAt: null,
+      rotatedFrom: null,
+    };
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * What a user document may contain. Enforced on every write path (create, replace, patches,
+ * later import and bulk) so stores only ever see safe field names.
+ */
+import { badRequest, payloadTooLarge } from '../errors.js';
+import type { JsonObject, JsonValue } from '../store/port.js';
+import { isMetaField, RESERVED_FIELD } from '../store/storedForm.js';
+
+export const COLLECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** Client-chosen ids (PUT, POST with `_id`, import): no leading `_`, so `_stream` etc. stay routes. */
+export const DOCUMENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
+const MAX_DEPTH = 64;
+
+export function assertCollectionName(name: string): void {
+  if (!COLLECTION_PATTERN.test(name)) {
+    throw badRequest(
+      `Invalid collection name "${name}": use 1-64 letters, digits, _ or -, starting with a letter or digit.`,
+      { collection: name },
+    );
+  }
+}
+
+export function assertDocumentId(id: string): void {
+  if (!DOCUMENT_ID_PATTERN.test(id)) {
+    throw badRequest(
+      `Invalid document id "${id}": use 1-128 letters, digits, _ . : @ or -, starting with a letter or digit.`,
+      { id },
+    );
+  }
+}
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Throws invalid_body for `$`-prefixed or dotted names at any depth, or too deep nesting. */
+function assertFieldNames(value: JsonValue, path: string, depth: number): void {
+  if (depth > MAX_DEPTH) throw badRequest(`Document nests deeper than ${MAX_DEPTH} levels.`);
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      assertFieldNames(item, `${path}[${i}]`, depth + 1);
+    });
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    const where = path ? `${path}.${key}` : key;
+    if (key === '') throw badRequest('Field names may not be empty.', { field: where });
+    if (key.startsWith('$')) throw badRequest(`Field "${where}": names may not start with "$".`, { field: where });
+    if (key.includes('.')) throw badRequest(`Field "${where}": names may not contain ".".`, { field: where });
+    assertFieldNames(child, where, depth + 1);
+  }
+}
+
+/**
+ * Validate a client body as a document's user fields. The server-managed fields (`$createdAt`,
+ * `$updatedAt`, `$version`) are dropped so a client may PUT back what it read; `_id` is
+ * returned separately for the caller to check against the target id.
+ */
+export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; id: JsonValue | undefined } {
+  if (!isJsonObject(body)) throw badRequest(`${what} must be a JSON object.`);
+  const fields: JsonObject = {};
+  let id: JsonValue | undefined;
+  for (const [key, value] of Object.entries(body)) {
+    if (key === '_id') id = value;
+    else if (isMetaField(key)) continue;
+    else if (key === RESERVED_FIELD) throw badRequest(`Field "${RESERVED_FIELD}" is reserved.`, { field: key });
+    else fields[key] = value;
+  }
+  assertFieldNames(fields, '', 0);
+  return { fields, id };
+}
+
+/** `_id` in a body must be absent or equal to the document's id. */
+export function assertBodyIdMatches(bodyId: JsonValue | undefined, id: string): void {
+  if (bodyId !== undefined && bodyId !== id) {
+    throw badRequest(`Body _id "${String(bodyId)}" does not match the document id "${id}".`, { field: '_id' });
+  }
+}
+
+export function assertDocumentSize(doc: JsonObject, maxBytes: number): void {
+  const bytes = Buffer.byteLength(JSON.stringify(doc));
+  if (bytes > maxBytes) {
+    throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${maxBytes}.`, { bytes, max: maxBytes });
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The life of a document: create, read, replace, patch, delete, restore. Every write is a
+ * read-modify-commit loop conditioned on the `$version` read, so concurrent writers never lose
+ * each other's changes; with `If-Match` the client's version is the condition and a mismatch is
+ * a 412 instead of a retry.
+ */
+import type { Config } from '../config/schema.js';
+import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
+import { isoNow, newId } from '../ids.js';
+import type { FolioDocument, JsonObject, JsonValue, PutWrite, Store, WriteOperation } from '../store/port.js';
+import type { KeyContext } from './context.js';
+import {
+  assertBodyIdMatches,
+  assertDocumentId,
+  assertDocumentSize,
+  isJsonObject,
+  userFields,
+} from './documentRules.js';
+import { applyJsonPatch, applyMergePatch } from './patches.js';
+
+/** Above this many lost races in a row the write gives up with a 409 (never silently). */
+const MAX_ATTEMPTS = 200;
+
+export type PatchKind = 'merge' | 'json';
+
+/** `If-Match: "3"` (also `W/"3"` and bare `3`); `*` means "any existing version". */
+export type Precondition = { kind: 'version'; version: number; raw: string } | { kind: 'exists'; raw: string };
+
+export function parseIfMatch(header: string | undefined): Precondition | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const raw = header.trim();
+  if (raw === '*') return { kind: 'exists', raw };
+  const match = /^(?:W\/)?"?(\d{1,15})"?$/.exec(raw);
+  if (!match) throw new AppError(400, 'invalid_header', 'If-Match must be an ETag like "3" (the document $version).');
+  return { kind: 'version', version: Number(match[1]), raw };
+}
+
+interface Mutation {
+  fields: JsonObject;
+  operation: WriteOperation;
+}
+
+export class DocumentService {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+  ) {}
+
+  async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
+    const doc = await this.store.documents.get(ctx.scope, collection, id);
+    if (!doc) throw notFound('Document');
+    return doc;
+  }
+
+  /** POST: a new document; `_id` in the body is honoured (409 if taken), else generated. */
+  async create(ctx: KeyContext, collection: string, body: unknown): Promise<FolioDocument> {
+    const { fields, id: bodyId } = userFields(body);
+    let id: string;
+    if (bodyId === undefined) id = newId('doc');
+    else if (typeof bodyId === 'string') {
+      assertDocumentId(bodyId);
+      id = bodyId;
+    } else throw badRequest('_id must be a string.', { field: '_id' });
+    const doc = this.build(id, fields, null);
+    const result = await this.store.documents.commit(ctx.scope, collection, [this.put(ctx, doc, 0, 'create')]);
+    if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
+    return doc;
+  }
+
+  /** PUT: replace, or create when missing (then `created` is true). */
+  async replace(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    body: unknown,
+    precondition?: Precondition,
+  ): Promise<{ doc: FolioDocument; created: boolean }> {
+    assertDocumentId(id);
+    const { fields, id: bodyId } = userFields(body);
+    assertBodyIdMatches(bodyId, id);
+    const doc = await this.mutate(ctx, collection, id, precondition, (current) => ({
+      fields,
+      operation: current ? 'update' : 'create',
+    }));
+    return { doc, created: doc.$version === 1 };
+  }
+
+  async patch(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    kind: PatchKind,
+    patch: unknown,
+    precondition?: Precondition,
+  ): Promise<FolioDocument> {
+    if (kind === 'merge' && !isJsonObject(patch)) throw badRequest('A merge patch must be a JSON object.');
+    return this.mutate(ctx, collection, id, precondition, (current) => {
+      if (!current) throw notFound('Document');
+      const next: JsonValue =
+        kind === 'merge' ? applyMergePatch(current, patch as JsonObject) : applyJsonPatch(current, patch);
+      const { fields, id: bodyId } = userFields(next, 'The patched document');
+      assertBodyIdMatches(bodyId, id);
+      return { fields, operation: 'patch' };
+    });
+  }
+
+  /** Restore version N: a new version with N's content; history is never rewritten. */
+  async restore(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    version: number,
+    precondition?: Precondition,
+  ): Promise<FolioDocument> {
+    const old = await this.store.documents.getVersion(ctx.scope, collection, id, version);
+    if (!old) throw notFound('Version');
+    const { fields } = userFields(old);
+    return this.mutate(ctx, collection, id, precondition, (current) => {
+      if (!current) throw notFound('Document');
+      return { fields, operation: 'restore' };
+    });
+  }
+
+  async delete(ctx: KeyContext, collection: string, id: string, precondition?: Precondition): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.documents.get(ctx.scope, collection, id);
+      if (!current) throw notFound('Document');
+      checkPrecondition(precondition, current);
+      const result = await this.store.documents.commit(ctx.scope, collection, [
+        { kind: 'delete', id, expectedVersion: current.$version },
+      ]);
+      if (result.ok) return;
+      this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
+    }
+  }
+
+  /**
+   * Read the current document, compute the next one, commit it conditioned on the version read;
+   * on a lost race read again and recompute.
+   */
+  private async mutate(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    precondition: Precondition | undefined,
+    next: (current: FolioDocument | null) => Mutation,
+  ): Promise<FolioDocument> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.documents.get(ctx.scope, collection, id);
+      checkPrecondition(precondition, current);
+      const { fields, operation } = next(current);
+      const doc = this.build(id, fields, current);
+      const result = await this.store.documents.commit(ctx.scope, collection, [
+        this.put(ctx, doc, current?.$version ?? 0, operation),
+      ]);
+      if (result.ok) return doc;
+      this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
+    }
+  }
+
+  private onLostRace(precondition: Precondition | undefined, attempt: number, current: number | null): void {
+    if (precondition) throw versionMismatch(precondition.raw, current);
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new AppError(409, 'write_conflict', 'The document is changing too fast; retry the request.');
+    }
+  }
+
+  private build(id: string, fields: JsonObject, current: FolioDocument | null): FolioDocument {
+    const now = isoNow();
+    const doc: FolioDocument = {
+      _id: id,
+      ...fields,
+      $createdAt: current?.$createdAt ?? now,
+      $updatedAt: now,
+      $version: (current?.$version ?? 0) + 1,
+    };
+    assertDocumentSize(doc, this.config.documents.maxBytes);
+    return doc;
+  }
+
+  private put(ctx: KeyContext, document: FolioDocument, expectedVersion: number, operation: WriteOperation): PutWrite {
+    return {
+      kind: 'put',
+      expectedVersion,
+      document,
+      operation,
+      apiKeyHint: ctx.key.hint,
+      keepVersions: ctx.limits.storedVersions,
+    };
+  }
+}
+
+function checkPrecondition(precondition: Precondition | undefined, current: FolioDocument | null): void {
+  if (!precondition) return;
+  const matches = precondition.kind === 'exists' ? current !== null : current?.$version === precondition.version;
+  if (!matches) throw versionMismatch(precondition.raw, current?.$version ?? null);
+}

@@ -1,0 +1,45 @@
+/**
+ * Per-key rate limits. The window opens at a key's first request and lasts `rateLimit.windowMs`
+ * (1 s), so a burst inside one second gets exactly the plan's number of successes however it
+ * straddles clock seconds. Counts live in the store: in-process on the embedded store, shared
+ * by all instances on MongoDB.
+ */
+import type { Config } from '../config/schema.js';
+import { rateLimited } from '../errors.js';
+import type { Store } from '../store/port.js';
+import type { KeyContext } from './context.js';
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix epoch seconds at which the current window ends. */
+  reset: number;
+}
+
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(state.limit),
+    'X-RateLimit-Remaining': String(state.remaining),
+    'X-RateLimit-Reset': String(state.reset),
+  };
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+  ) {}
+
+  /** Count this request; throws 429 `rate_limited` (with the headers) beyond the plan's limit. */
+  async hit(ctx: KeyContext, nowMs: number = Date.now()): Promise<RateLimitState> {
+    const limit = ctx.limits.requestsPerSecond;
+    const { count, resetAtMs } = await this.store.counters.hit(`rate:${ctx.key.id}`, this.config.rateLimit.windowMs, nowMs);
+    const state = { limit, remaining: Math.max(0, limit - count), reset: Math.ceil(resetAtMs / 1000) };
+    if (count > limit) {
+      const error = rateLimited(Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)));
+      Object.assign(error.headers ?? {}, rateLimitHeaders(state));
+      throw error;
+    }
+    return state;
+  }
+}

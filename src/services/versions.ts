@@ -1,0 +1,77 @@
+/** Version history: list, read one, diff two. Restore is a write and lives in documents.ts. */
+import fastJsonPatch from 'fast-json-patch';
+import { invalidQuery, notFound, planFeatureUnavailable } from '../errors.js';
+import type { FolioDocument, JsonValue, Store, VersionInfo } from '../store/port.js';
+import type { KeyContext } from './context.js';
+import { userFields } from './documentRules.js';
+
+export type DiffChange =
+  | { path: string; type: 'changed'; from: JsonValue; to: JsonValue }
+  | { path: string; type: 'added' | 'removed'; value: JsonValue };
+
+export interface VersionDiff {
+  from: number;
+  to: number;
+  changes: DiffChange[];
+}
+
+/** `/address/city` → `address.city`; array indexes stay numbers (`tags.0`). */
+function dotPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function valueAt(doc: JsonValue, pointer: string): JsonValue {
+  return fastJsonPatch.getValueByPointer(doc, pointer) as JsonValue;
+}
+
+/**
+ * Field-level changes between two documents' user fields; metadata is left out because it
+ * changes on every version and says nothing about content.
+ */
+export function diffDocuments(before: FolioDocument, after: FolioDocument): DiffChange[] {
+  const a = userFields(before).fields;
+  const b = userFields(after).fields;
+  return fastJsonPatch.compare(a, b).map((op): DiffChange => {
+    const path = dotPath(op.path);
+    if (op.op === 'add') return { path, type: 'added', value: op.value as JsonValue };
+    if (op.op === 'remove') return { path, type: 'removed', value: valueAt(a, op.path) };
+    return { path, type: 'changed', from: valueAt(a, op.path), to: valueAt(b, op.path) };
+  });
+}
+
+/** A version number from the URL: a positive integer, else 400 naming the parameter. */
+export function parseVersionNumber(param: string, raw: string | undefined): number {
+  if (raw === undefined || !/^[1-9]\d{0,14}$/.test(raw)) {
+    throw invalidQuery(param, 'must be a positive integer version number');
+  }
+  return Number(raw);
+}
+
+export class VersionService {
+  constructor(private readonly store: Store) {}
+
+  async list(ctx: KeyContext, collection: string, id: string): Promise<VersionInfo[]> {
+    const versions = await this.store.documents.listVersions(ctx.scope, collection, id);
+    if (versions.length === 0) throw notFound('Document');
+    return versions;
+  }
+
+  async get(ctx: KeyContext, collection: string, id: string, version: number): Promise<FolioDocument> {
+    const doc = await this.store.documents.getVersion(ctx.scope, collection, id, version);
+    if (!doc) throw notFound('Version');
+    return doc;
+  }
+
+  async diff(ctx: KeyContext, collection: string, id: string, from: number, to: number): Promise<VersionDiff> {
+    if (!ctx.limits.versionDiff) throw planFeatureUnavailable('Version diff', ctx.plan);
+    const [before, after] = await Promise.all([
+      this.get(ctx, collection, id, from),
+      this.get(ctx, collection, id, to),
+    ]);
+    return { from, to, changes: diffDocuments(before, after) };
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Documents and their version history on SQLite. A commit is one IMMEDIATE transaction holding
+ * the document rows, version rows (with pruning) and change-log rows; the change feed hears of
+ * it only after it committed.
+ */
+import type Database from 'better-sqlite3';
+import type {
+  ChangeEvent,
+  CommitResult,
+  DataScope,
+  DocumentRepository,
+  DocumentWrite,
+  FindQuery,
+  FolioDocument,
+  JsonObject,
+  StoredFilter,
+  VersionInfo,
+  WriteConflict,
+  WriteOperation,
+} from '../port.js';
+import { fromStored, toStored } from '../storedForm.js';
+import type { EmbeddedChangeFeed } from './changes.js';
+import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
+import { projectStored } from './projection.js';
+import { scopeKeyOf } from './scopeKey.js';
+import { StatementCache } from './statementCache.js';
+
+type Tx = { ok: true; events: ChangeEvent[] } | { ok: false; conflicts: WriteConflict[] };
+
+export class EmbeddedDocuments implements DocumentRepository {
+  readonly #feed: EmbeddedChangeFeed;
+  /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
+  readonly #queries: StatementCache;
+
+  readonly #getBody: Database.Statement<[string, string, string], { body: string }>;
+  readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
+  readonly #upsert: Database.Statement<[string, string, string, number, string, string, string]>;
+  readonly #deleteDoc: Database.Statement<[string, string, string]>;
+  readonly #insertVersion: Database.Statement<
+    [string, string, string, number, WriteOperation, string, string, string]
+  >;
+  readonly #pruneVersions: Database.Statement<[string, string, string, number]>;
+  readonly #deleteHistory: Database.Statement<[string, string, string]>;
+  readonly #listVersions: Database.Statement<
+    [string, string, string],
+    { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
+  >;
+  readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
+  readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
+
+  constructor(db: Database.Database, feed: EmbeddedChangeFeed) {
+    this.#feed = feed;
+    this.#queries = new StatementCache(db, 256);
+    this.#getBody = db.prepare('SELECT body FROM documents WHERE scope = ? AND collection = ? AND id = ?');
+    this.#getVersionNumber = db.prepare(
+      'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+    );
+    this.#upsert = db.prepare(
+      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+        'version = excluded.version, created_at = excluded.created_at, ' +
+        'updated_at = excluded.updated_at, body = excluded.body',
+    );
+    this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
+    this.#insertVersion = db.prepare(
+      'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.#pruneVersions = db.prepare(
+      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
+    );
+    this.#deleteHistory = db.prepare(
+      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ?',
+    );
+    this.#listVersions = db.prepare(
+      'SELECT version, operation, timestamp, api_key_hint FROM versions ' +
+        'WHERE scope = ? AND collection = ? AND doc_id = ? ORDER BY version DESC',
+    );
+    this.#getVersionBody = db.prepare(
+      'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
+    );
+    // IMMEDIATE takes the write lock up front, so the version checks and the writes see the
+    // same state even if another connection (a CLI next to the server) writes the same file.
+    const tx = db.transaction((scopeKey: string, collection: string, writes: DocumentWrite[]) =>
+      this.#apply(scopeKey, collection, writes),
+    );
+    this.#commitTx = tx.immediate;
+  }
+
+  async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
+    const row = this.#getBody.get(scopeKeyOf(scope), collection, id);
+    return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
+  }
+
+  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+    const scopeKey = scopeKeyOf(scope);
+    const result = this.#commitTx(scopeKey, collection, writes);
+    if (!result.ok) return result;
+    this.#feed.publish(scopeKey, collection, result.events);
+    return { ok: true };
+  }
+
+  async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
+    const where = compileFilter(query.filter);
+    const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
+    const sql =
+      `SELECT d.body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
+      `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
+    // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
+    const limit = query.limit > 0 ? query.limit : -1;
+    const params: SqlParam[] = [
+      scopeKeyOf(scope),
+      collection,
+      ...where.params,
+      ...order.params,
+      limit,
+      query.skip,
+    ];
+    const rows = this.#queries.get<{ body: string }>(sql).all(...params);
+    const projection = query.projection;
+    return rows.map((row) => {
+      const stored = JSON.parse(row.body) as JsonObject;
+      return fromStored(projection ? projectStored(stored, projection) : stored);
+    });
+  }
+
+  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
+    const where = compileFilter(filter);
+    const sql = `SELECT count(*) AS n FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+    const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+    return row?.n ?? 0;
+  }
+
+  async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
+    return this.#listVersions.all(scopeKeyOf(scope), collection, id).map((row) => ({
+      version: row.version,
+      operation: row.operation,
+      timestamp: row.timestamp,
+      apiKeyHint: row.api_key_hint,
+    }));
+  }
+
+  async getVersion(
+    scope: DataScope,
+    collection: string,
+    id: string,
+    version: number,
+  ): Promise<FolioDocument | null> {
+    const row = this.#getVersionBody.get(scopeKeyOf(scope), collection, id, version);
+    return row ? (JSON.parse(row.body) as FolioDocument) : null;
+  }
+
+  /** The body of one commit; runs inside the IMMEDIATE transaction. */
+  #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
+    const conflicts = this.#check(scopeKey, collection, writes);
+    if (conflicts.length > 0) return { ok: false, conflicts };
+
+    const timestamp = new Date().toISOString();
+    const events: ChangeEvent[] = [];
+    for (const write of writes) {
+      if (write.kind === 'put') {
+        const doc = write.document;
+        this.#upsert.run(
+          scopeKey,
+          collection,
+          doc._id,
+          doc.$version,
+          doc.$createdAt,
+          doc.$updatedAt,
+          JSON.stringify(toStored(doc)),
+        );
+        this.#insertVersion.run(
+          scopeKey,
+          collection,
+          doc._id,
+          doc.$version,
+          write.operation,
+          doc.$updatedAt,
+          write.apiKeyHint,
+          JSON.stringify(doc),
+        );
+        // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
+        this.#pruneVersions.run(scopeKey, collection, doc._id, doc.$version - write.keepVersions);
+        const type = write.expectedVersion === 0 ? 'created' : 'updated';
+        events.push(this.#feed.append(scopeKey, collection, type, doc, timestamp));
+      } else {
+        // #check proved the document exists at the expected version.
+        const row = this.#getBody.get(scopeKey, collection, write.id)!;
+        const before = fromStored(JSON.parse(row.body) as JsonObject);
+        this.#deleteDoc.run(scopeKey, collection, write.id);
+        this.#deleteHistory.run(scopeKey, collection, write.id);
+        events.push(this.#feed.append(scopeKey, collection, 'deleted', before, timestamp));
+      }
+    }
+    return { ok: true, events };
+  }
+
+  /**
+   * Every write's condition, evaluated in order against the state the earlier writes of the same
+   * batch leave behind (so a batch may create a document and then update it).
+   */
+  #check(scopeKey: string, collection: string, writes: DocumentWrite[]): WriteConflict[] {
+    const versions = new Map<string, number | null>();
+    const current = (id: string): number | null => {
+      if (versions.has(id)) return versions.get(id) ?? null;
+      return this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null;
+    };
+    const conflicts: WriteConflict[] = [];
+    for (const write of writes) {
+      const id = write.kind === 'put' ? write.document._id : write.id;
+      if (write.kind === 'put' && write.document.$version !== write.expectedVersion + 1) {
+        // A caller bug, not a conflict: versions must stay contiguous.
+        throw new TypeError(
+          `put of ${id}: $version ${write.document.$version} must be expectedVersion + 1 (${write.expectedVersion + 1})`,
+        );
+      }
+      const found = current(id);
+      if ((found ?? 0) !== write.expectedVersion || (write.kind === 'delete' && found === null)) {
+        conflicts.push({ id, currentVersion: found });
+        continue;
+      }
+      versions.set(id, write.kind === 'put' ? write.document.$version : null);
+    }
+    return conflicts;
+  }
+}

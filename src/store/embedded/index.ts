@@ -1,0 +1,130 @@
+/**
+ * The embedded store: one SQLite file (`<dataDir>/folio.db`, WAL) serving one Folio process.
+ * Nothing touches the disk before `init()`; the repositories exist from then on.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { AgendaBackend } from 'agenda';
+import Database from 'better-sqlite3';
+import type { Store } from '../port.js';
+import { EmbeddedAccounts } from './accounts.js';
+import { EmbeddedAgendaBackend } from './agendaBackend.js';
+import { EmbeddedChangeFeed } from './changes.js';
+import { EmbeddedCounters } from './counters.js';
+import { EmbeddedDocuments } from './documents.js';
+import { registerQueryFunctions } from './queryFunctions.js';
+import { applySchema } from './schema.js';
+
+export interface EmbeddedStoreOptions {
+  /** Directory of the database file; created if missing. */
+  dataDir: string;
+  /** Change events younger than this stay resumable. */
+  eventRetentionMs: number;
+}
+
+export const DATABASE_FILE = 'folio.db';
+
+/** Milliseconds a writer waits for another connection's lock before failing. */
+const BUSY_TIMEOUT_MS = 5000;
+
+interface Parts {
+  db: Database.Database;
+  documents: EmbeddedDocuments;
+  changes: EmbeddedChangeFeed;
+  accounts: EmbeddedAccounts;
+  agenda: EmbeddedAgendaBackend | null;
+  pruneTimer: NodeJS.Timeout;
+}
+
+export class EmbeddedStore implements Store {
+  readonly kind = 'embedded' as const;
+  readonly counters = new EmbeddedCounters();
+  #parts: Parts | null = null;
+  #closed = false;
+
+  constructor(private readonly options: EmbeddedStoreOptions) {}
+
+  /** The database file this store opens. */
+  get file(): string {
+    return path.join(this.options.dataDir, DATABASE_FILE);
+  }
+
+  get documents(): EmbeddedDocuments {
+    return this.#ready().documents;
+  }
+
+  get changes(): EmbeddedChangeFeed {
+    return this.#ready().changes;
+  }
+
+  get accounts(): EmbeddedAccounts {
+    return this.#ready().accounts;
+  }
+
+  /** The open database, for the embedded Agenda backend and embedded-only tooling. */
+  get db(): Database.Database {
+    return this.#ready().db;
+  }
+
+  agendaBackend(): AgendaBackend {
+    const parts = this.#ready();
+    parts.agenda ??= new EmbeddedAgendaBackend(parts.db);
+    return parts.agenda;
+  }
+
+  async init(): Promise<void> {
+    if (this.#parts) return;
+    if (this.#closed) throw new Error('embedded store: init() after close()');
+    mkdirSync(this.options.dataDir, { recursive: true });
+    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      db.pragma('journal_mode = WAL');
+      // NORMAL is durable against process crashes in WAL mode; only an OS crash can lose the
+      // last commits, and the database stays consistent either way.
+      db.pragma('synchronous = NORMAL');
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.pragma('foreign_keys = ON');
+      registerQueryFunctions(db);
+      applySchema(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    const changes = new EmbeddedChangeFeed(db, this.options.eventRetentionMs);
+    changes.prune();
+    const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
+    pruneTimer.unref();
+    this.#parts = {
+      db,
+      changes,
+      documents: new EmbeddedDocuments(db, changes),
+      accounts: new EmbeddedAccounts(db),
+      agenda: null,
+      pruneTimer,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const parts = this.#parts;
+    if (!parts) return;
+    this.#parts = null;
+    clearInterval(parts.pruneTimer);
+    parts.changes.close('store_closed');
+    parts.db.close();
+  }
+
+  #ready(): Parts {
+    if (this.#parts) return this.#parts;
+    throw new Error(this.#closed ? 'embedded store is closed' : 'embedded store: call init() first');
+  }
+}
+
+/** Prune often enough that nothing outlives retention by more than half of it (at most 1 min). */
+function pruneIntervalMs(retentionMs: number): number {
+  return Math.min(60_000, Math.max(25, Math.floor(retentionMs / 2)));
+}
+
+export function createEmbeddedStore(options: EmbeddedStoreOptions): EmbeddedStore {
+  return new EmbeddedStore(options);
+}

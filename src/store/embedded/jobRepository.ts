@@ -1,0 +1,381 @@
+/**
+ * Agenda's JobRepository on the embedded store's SQLite database (`agenda_jobs`).
+ *
+ * better-sqlite3 is synchronous, so nothing else in this process runs between the statements of
+ * one method. Other processes sharing the file are kept out by SQLite's own locking: a claim or
+ * lock is one `UPDATE ... RETURNING` statement (its condition and its write are one atomic step),
+ * and a save that reads before it writes runs in a `BEGIN IMMEDIATE` transaction, which takes the
+ * write lock before the read. Waiting for another process's lock is the connection's
+ * `busy_timeout`, which the store sets.
+ */
+import {
+  computeJobState,
+  type JobId,
+  type JobParameters,
+  type JobRepository,
+  type JobRepositoryOptions,
+  type JobsOverview,
+  type JobsQueryOptions,
+  type JobsResult,
+  type JobWithState,
+  type RemoveJobsOptions,
+  toJobId,
+} from 'agenda';
+import type Database from 'better-sqlite3';
+import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './jobFilter.js';
+import { newJobId } from './jobId.js';
+import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './jobRow.js';
+import { debounceExisting, debounceNew, mergeSave, singleNextRunAt } from './jobSave.js';
+import { ensureJobSchema, JOBS_TABLE } from './jobSchema.js';
+
+const T = JOBS_TABLE;
+
+interface ClaimParams {
+  name: string;
+  nextScanAt: number;
+  lockDeadline: number;
+  lockedAt: number;
+  by: string | null;
+}
+
+interface LockParams {
+  id: string;
+  name: string;
+  nextRunAt: number | null;
+  lockedAt: number;
+  by: string | null;
+}
+
+interface StateParams {
+  id: string;
+  name: string;
+  locked_at: number | null;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  progress: number | null;
+  fail_reason: string | null;
+  fail_count: number | null;
+  failed_at: number | null;
+  last_finished_at: number | null;
+  by: string | null;
+}
+
+function prepareStatements(db: Database.Database) {
+  const assignments = JOB_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
+  return {
+    byId: db.prepare<[string], JobRow>(`SELECT * FROM ${T} WHERE id = ?`),
+    byIdAndName: db.prepare<[string, string], JobRow>(`SELECT * FROM ${T} WHERE id = ? AND name = ?`),
+    singleByName: db.prepare<[string], JobRow>(`SELECT * FROM ${T} WHERE name = ? AND type = 'single'`),
+    insert: db.prepare<JobRow, JobRow>(
+      `INSERT INTO ${T} (id, ${JOB_COLUMNS.join(', ')})
+       VALUES (@id, ${JOB_COLUMNS.map((column) => `@${column}`).join(', ')}) RETURNING *`,
+    ),
+    update: db.prepare<JobRow, JobRow>(`UPDATE ${T} SET ${assignments} WHERE id = @id RETURNING *`),
+    // Due and unlocked, or locked by a worker whose lock has outlived the lock lifetime (it died
+    // or hung); earliest first, then highest priority, as Agenda's own backends order it. Two
+    // branches rather than one OR so that each is an index range: finished jobs (not locked, no
+    // next run) pile up under the same name and must not be scanned on every poll.
+    claim: db.prepare<ClaimParams, JobRow>(
+      `UPDATE ${T} SET locked_at = @lockedAt, last_modified_by = @by
+       WHERE id = (
+         SELECT id FROM (
+           SELECT id, next_run_at, priority FROM ${T}
+           WHERE name = @name AND next_run_at <= @nextScanAt AND disabled IS NOT 1
+           UNION ALL
+           SELECT id, next_run_at, priority FROM ${T}
+           WHERE name = @name AND locked_at <= @lockDeadline AND disabled IS NOT 1)
+         ORDER BY next_run_at ASC, priority DESC, id ASC
+         LIMIT 1)
+       RETURNING *`,
+    ),
+    lock: db.prepare<LockParams, JobRow>(
+      `UPDATE ${T} SET locked_at = @lockedAt, last_modified_by = @by
+       WHERE id = @id AND name = @name AND locked_at IS NULL AND next_run_at IS @nextRunAt
+         AND disabled IS NOT 1
+       RETURNING *`,
+    ),
+    // A job whose nextRunAt is null is running its last (or only) run; its lock stays.
+    unlock: db.prepare<[string], void>(
+      `UPDATE ${T} SET locked_at = NULL WHERE id = ? AND next_run_at IS NOT NULL`,
+    ),
+    unlockMany: db.prepare<[string], void>(
+      `UPDATE ${T} SET locked_at = NULL WHERE id IN (SELECT value FROM json_each(?))`,
+    ),
+    saveState: db.prepare<StateParams, void>(
+      `UPDATE ${T} SET locked_at = @locked_at, next_run_at = @next_run_at, last_run_at = @last_run_at,
+         progress = @progress, fail_reason = @fail_reason, fail_count = @fail_count,
+         failed_at = @failed_at, last_finished_at = @last_finished_at, last_modified_by = @by
+       WHERE id = @id AND name = @name`,
+    ),
+    names: db.prepare<[], { name: string }>(`SELECT DISTINCT name FROM ${T} ORDER BY name`),
+    everyJob: db.prepare<[], JobRow>(`SELECT * FROM ${T} ORDER BY name, id`),
+    queueSize: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${T} WHERE next_run_at < ?`),
+    purge: db.prepare<[], void>(`DELETE FROM ${T}`),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export class EmbeddedJobRepository implements JobRepository {
+  #statements: Statements | null = null;
+  #saveTransaction: Database.Transaction<
+    (job: JobParameters, by: string | null, nowMs: number) => JobRow | null
+  > | null = null;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** Create the table and indexes if missing. Idempotent; every Agenda on this backend calls it. */
+  async connect(): Promise<void> {
+    this.#ready();
+  }
+
+  async getJobById(id: string): Promise<JobParameters | null> {
+    const row = this.#ready().byId.get(String(id));
+    return row ? rowToJob(row) : null;
+  }
+
+  async queryJobs(options: JobsQueryOptions = {}): Promise<JobsResult> {
+    const now = new Date();
+    const filter = listingFilter(options);
+    const skip = nonNegativeInteger(options.skip);
+    const limit = nonNegativeInteger(options.limit);
+    const select = `SELECT * FROM ${T} ${filter.where} ORDER BY ${orderBy(options.sort)}`;
+    const withState = (row: JobRow): JobWithState => {
+      const job = rowToJob(row);
+      return { ...job, _id: toJobId(row.id), state: computeJobState(job, now) };
+    };
+
+    if (!options.state) {
+      // No computed-state filter: the database paginates and counts.
+      const rows = this.#all(`${select} LIMIT ? OFFSET ?`, [...filter.params, limit > 0 ? limit : -1, skip]);
+      const total = this.#count(filter);
+      return { jobs: rows.map(withState), total };
+    }
+
+    const state = options.state;
+    const matching = this.#all(select, filter.params)
+      .map(withState)
+      .filter((job) => (state === 'paused' ? job.disabled === true : job.state === state));
+    return {
+      jobs: limit > 0 ? matching.slice(skip, skip + limit) : matching.slice(skip),
+      total: matching.length,
+    };
+  }
+
+  async getJobsOverview(): Promise<JobsOverview[]> {
+    const now = new Date();
+    const overviews = new Map<string, JobsOverview>();
+    for (const row of this.#ready().everyJob.all()) {
+      const job = rowToJob(row);
+      let overview = overviews.get(job.name);
+      if (!overview) {
+        overview = {
+          name: job.name,
+          total: 0,
+          running: 0,
+          scheduled: 0,
+          queued: 0,
+          completed: 0,
+          failed: 0,
+          repeating: 0,
+          paused: 0,
+        };
+        overviews.set(job.name, overview);
+      }
+      overview.total += 1;
+      overview[computeJobState(job, now)] += 1;
+      // Paused is counted besides the computed state (a paused job is also, say, scheduled).
+      if (job.disabled === true) overview.paused += 1;
+    }
+    return [...overviews.values()];
+  }
+
+  async getDistinctJobNames(): Promise<string[]> {
+    return this.#ready()
+      .names.all()
+      .map((row) => row.name);
+  }
+
+  async getQueueSize(): Promise<number> {
+    return this.#ready().queueSize.get(Date.now())?.n ?? 0;
+  }
+
+  async removeJobs(options: RemoveJobsOptions): Promise<number> {
+    const filter = selectionFilter(options);
+    return filter ? this.#run(`DELETE FROM ${T} ${filter.where}`, filter.params) : 0;
+  }
+
+  async disableJobs(options: RemoveJobsOptions): Promise<number> {
+    return this.#setDisabled(options, true);
+  }
+
+  async enableJobs(options: RemoveJobsOptions): Promise<number> {
+    return this.#setDisabled(options, false);
+  }
+
+  async purgeAllJobs(): Promise<number> {
+    return this.#ready().purge.run().changes;
+  }
+
+  async saveJob<DATA = unknown>(
+    job: JobParameters<DATA>,
+    options: JobRepositoryOptions | undefined,
+  ): Promise<JobParameters<DATA>> {
+    this.#ready();
+    // IMMEDIATE takes the write lock before the lookup, so no other process can insert the same
+    // single/unique job between this save's read and its insert.
+    const row = this.#saveTransaction?.immediate(job, options?.lastModifiedBy ?? null, Date.now()) ?? null;
+    // A job saved by id that was removed meanwhile comes back unchanged, as with Agenda's
+    // other backends. `data` was written as JSON and is read back as what was written.
+    return row ? (rowToJob(row) as JobParameters<DATA>) : job;
+  }
+
+  async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
+    if (!job._id) throw new Error('agenda jobs: cannot save the state of a job without an id');
+    const result = this.#ready().saveState.run({
+      id: String(job._id),
+      name: job.name,
+      locked_at: optionalMs(job.lockedAt, 'lockedAt'),
+      next_run_at: optionalMs(job.nextRunAt, 'nextRunAt'),
+      last_run_at: optionalMs(job.lastRunAt, 'lastRunAt'),
+      progress: job.progress ?? null,
+      fail_reason: job.failReason ?? null,
+      fail_count: job.failCount ?? null,
+      failed_at: optionalMs(job.failedAt, 'failedAt'),
+      last_finished_at: optionalMs(job.lastFinishedAt, 'lastFinishedAt'),
+      by: options?.lastModifiedBy ?? null,
+    });
+    if (result.changes !== 1) {
+      throw new Error(`agenda job ${job._id} (${job.name}) cannot be updated: it no longer exists`);
+    }
+  }
+
+  async lockJob(
+    job: JobParameters,
+    options: JobRepositoryOptions | undefined,
+  ): Promise<JobParameters | undefined> {
+    if (!job._id) return undefined;
+    const row = this.#ready().lock.get({
+      id: String(job._id),
+      name: job.name,
+      nextRunAt: optionalMs(job.nextRunAt, 'nextRunAt'),
+      lockedAt: Date.now(),
+      by: options?.lastModifiedBy ?? null,
+    });
+    return row ? rowToJob(row) : undefined;
+  }
+
+  async unlockJob(job: JobParameters): Promise<void> {
+    if (!job._id) return;
+    this.#ready().unlock.run(String(job._id));
+  }
+
+  /** Release the given jobs' locks whatever their state (Agenda calls it from `stop()`). */
+  async unlockJobs(jobIds: (JobId | string)[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    this.#ready().unlockMany.run(JSON.stringify(jobIds.map(String)));
+  }
+
+  async getNextJobToRun(
+    jobName: string,
+    nextScanAt: Date,
+    lockDeadline: Date,
+    now: Date | undefined,
+    options: JobRepositoryOptions | undefined,
+  ): Promise<JobParameters | undefined> {
+    const row = this.#ready().claim.get({
+      name: jobName,
+      nextScanAt: toEpochMs(nextScanAt, 'nextScanAt'),
+      lockDeadline: toEpochMs(lockDeadline, 'lockDeadline'),
+      lockedAt: now ? toEpochMs(now, 'now') : Date.now(),
+      by: options?.lastModifiedBy ?? null,
+    });
+    return row ? rowToJob(row) : undefined;
+  }
+
+  #setDisabled(options: RemoveJobsOptions, disabled: boolean): number {
+    const filter = selectionFilter(options);
+    if (!filter) return 0;
+    // Count only jobs whose flag changes, like MongoDB's modifiedCount.
+    const unchanged = disabled ? 'disabled IS NOT 1' : 'disabled IS NOT 0';
+    return this.#run(`UPDATE ${T} SET disabled = ? ${filter.where} AND ${unchanged}`, [
+      disabled ? 1 : 0,
+      ...filter.params,
+    ]);
+  }
+
+  /** Insert, or update the job the save designates (see `jobSave.ts`); null: its id is gone. */
+  #saveInTransaction(job: JobParameters, by: string | null, nowMs: number): JobRow | null {
+    const statements = this.#ready();
+    const { _id, unique, uniqueOpts, ...incoming } = job;
+    const update = (stored: JobRow, next: JobParameters): JobRow | null =>
+      statements.update.get(jobToRow(stored.id, next, by)) ?? null;
+    const insert = (next: JobParameters): JobRow | null =>
+      statements.insert.get(jobToRow(newJobId(nowMs), next, by)) ?? null;
+
+    if (_id) {
+      const stored = statements.byIdAndName.get(String(_id), incoming.name);
+      return stored ? update(stored, mergeSave(rowToJob(stored), incoming)) : null;
+    }
+
+    if (incoming.type === 'single') {
+      const stored = statements.singleByName.get(incoming.name);
+      if (!stored) return insert(incoming);
+      const storedJob = rowToJob(stored);
+      return update(stored, {
+        ...mergeSave(storedJob, incoming),
+        nextRunAt: singleNextRunAt(storedJob, incoming, nowMs),
+      });
+    }
+
+    if (unique) {
+      const debounce = uniqueOpts?.debounce;
+      const filter = uniqueFilter(incoming.name, unique);
+      const stored = this.db
+        .prepare<SqlValue[], JobRow>(`SELECT * FROM ${T} ${filter.where} ORDER BY id LIMIT 1`)
+        .get(...filter.params);
+      if (!stored)
+        return insert(debounce ? { ...incoming, ...debounceNew(debounce, incoming, nowMs) } : incoming);
+      if (uniqueOpts?.insertOnly && !debounce) return stored;
+      const storedJob = rowToJob(stored);
+      const next = mergeSave(storedJob, incoming);
+      return update(stored, debounce ? { ...next, ...debounceExisting(debounce, storedJob, nowMs) } : next);
+    }
+
+    return insert(incoming);
+  }
+
+  #ready(): Statements {
+    if (this.#statements) return this.#statements;
+    ensureJobSchema(this.db);
+    this.#statements = prepareStatements(this.db);
+    this.#saveTransaction = this.db.transaction((job: JobParameters, by: string | null, nowMs: number) =>
+      this.#saveInTransaction(job, by, nowMs),
+    );
+    return this.#statements;
+  }
+
+  #all(sql: string, params: SqlValue[]): JobRow[] {
+    return this.db.prepare<SqlValue[], JobRow>(sql).all(...params);
+  }
+
+  #count(filter: SqlFilter): number {
+    return (
+      this.db
+        .prepare<SqlValue[], { n: number }>(`SELECT count(*) AS n FROM ${T} ${filter.where}`)
+        .get(...filter.params)?.n ?? 0
+    );
+  }
+
+  #run(sql: string, params: SqlValue[]): number {
+    return this.db.prepare<SqlValue[], void>(sql).run(...params).changes;
+  }
+}
+
+function optionalMs(value: Date | string | number | null | undefined, field: string): number | null {
+  return value === undefined || value === null ? null : toEpochMs(value, field);
+}
+
+function nonNegativeInteger(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}

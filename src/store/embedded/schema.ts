@@ -1,0 +1,117 @@
+/**
+ * The embedded store's schema, as an ordered list of migrations. `PRAGMA user_version` records
+ * how many have been applied, so `applySchema` is idempotent and an older data directory is
+ * upgraded in place. Migrations are append-only: never edit one that has shipped.
+ *
+ * The `documents` columns are a contract with `compileQuery.ts`, which generates SQL against
+ * them under the alias `d`; `body` is the JSON text of the stored form (`storedForm.ts`).
+ */
+import type Database from 'better-sqlite3';
+
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE documents (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, id)
+  );
+  CREATE INDEX documents_created ON documents (scope, collection, created_at, id);
+  CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
+  CREATE INDEX documents_version ON documents (scope, collection, version, id);
+
+  CREATE TABLE versions (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    operation TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, doc_id, version)
+  );
+
+  -- The outbox: one row per committed write, in the write's transaction. AUTOINCREMENT keeps
+  -- seq values from being reused after pruning, so a token always names one event.
+  CREATE TABLE changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    type TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    document TEXT NOT NULL,
+    timestamp TEXT NOT NULL
+  );
+  CREATE INDEX changes_replay ON changes (scope, collection, seq);
+  CREATE INDEX changes_timestamp ON changes (timestamp);
+
+  CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL,
+    email_key TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE sessions (
+    token_hash TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+  );
+  CREATE INDEX sessions_expires ON sessions (expires_at);
+
+  CREATE TABLE projects (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (account_id, name)
+  );
+
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    env TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    config TEXT NOT NULL,
+    status TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    hint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_used_at TEXT,
+    revoked_at TEXT,
+    rotated_from TEXT
+  );
+  CREATE INDEX api_keys_project ON api_keys (project_id, created_at);
+  `,
+];
+
+/** The schema version a fully migrated database reports. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Apply every migration not yet applied, each in its own transaction. */
+export function applySchema(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true });
+  const applied = typeof current === 'number' ? current : 0;
+  if (applied > SCHEMA_VERSION) {
+    throw new Error(
+      `The data directory was written by a newer Folio (schema ${applied}; this build knows ${SCHEMA_VERSION}).`,
+    );
+  }
+  for (let i = applied; i < MIGRATIONS.length; i++) {
+    const sql = MIGRATIONS[i]!;
+    db.transaction(() => {
+      db.exec(sql);
+      // user_version cannot be bound as a parameter; i + 1 is a trusted integer.
+      db.pragma(`user_version = ${i + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,45 @@
+/** Choose and open the store the configuration asks for. */
+import type { Config } from '../config/schema.js';
+import { createEmbeddedStore } from './embedded/index.js';
+import { createMongoStore } from './mongodb/index.js';
+import type { Store } from './port.js';
+
+export interface OpenedStore {
+  store: Store;
+  /** Where the data lives, for the start-up banner (no credentials). */
+  description: string;
+  /** Extra shutdown work (the in-memory MongoDB). */
+  stop(): Promise<void>;
+}
+
+export async function openStore(config: Config): Promise<OpenedStore> {
+  const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
+  if (kind === 'embedded') {
+    const store = createEmbeddedStore({ dataDir: config.dataDir, eventRetentionMs: config.events.retentionMs });
+    await store.init();
+    return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };
+  }
+  if (kind === 'mongodb-memory') {
+    const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
+    const memory = await startMemoryReplicaSet();
+    const store = createMongoStore({ uri: memory.uri, dbPrefix: config.mongodb.dbPrefix });
+    await store.init();
+    return {
+      store,
+      description: 'in-memory MongoDB replica set (data is lost on exit)',
+      stop: async () => {
+        await store.close();
+        await memory.stop();
+      },
+    };
+  }
+  if (!config.mongodbUri) throw new Error('FOLIO_STORE=mongodb needs MONGODB_URI.');
+  const store = createMongoStore({ uri: config.mongodbUri, dbPrefix: config.mongodb.dbPrefix });
+  await store.init();
+  return { store, description: `MongoDB (${redactUri(config.mongodbUri)})`, stop: () => store.close() };
+}
+
+/** Never print credentials from a connection string. */
+export function redactUri(uri: string): string {
+  return uri.replace(/\/\/[^@/]*@/, '//***@');
+}

@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+}
+
+/** Start `folio serve` as a user would (`npm start` runs exactly this) and wait for its banner. */
+async function startFolio(dataDir: string): Promise<Started> {
+  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir, FOLIO_LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const deadline = Date.now() + 20_000;
+  while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string;
+  return { child, output: () => out, url };
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = await exited;
+  return code as number | null;
+}
+
+describe('npm start (folio serve)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'folio-start-'));
+  });
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('first start on an empty store prints the URL, a login and a working test key once; SIGTERM exits 0', async () => {
+    const first = await startFolio(dataDir);
+    const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(first.output())?.[1];
+    expect(key, first.output()).to.be.a('string');
+    expect(first.output()).to.match(/login:\s+dev@folio\.local \/ \S+/);
+    const health = await fetch(`${first.url}/healthz`);
+    expect(health.status).to.equal(200);
+    const created = await fetch(`${first.url}/default/notes`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'hello' }),
+    });
+    expect(created.status).to.equal(201);
+    expect(await stop(first.child)).to.equal(0);
+
+    const second = await startFolio(dataDir);
+    expect(second.output()).to.not.match(/folio_sk_/);
+    expect(second.output()).to.include('Get an API key');
+    const list = await fetch(`${second.url}/default/notes`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(((await list.json()) as { meta: { total: number } }).meta.total).to.equal(1);
+    expect(await stop(second.child)).to.equal(0);
+  });
+
+  it('a bad configuration value stops start-up naming the variable', async () => {
+    const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+      env: { ...process.env, PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).to.equal(1);
+    expect(err).to.include('PORT: expected a number');
+  });
+});

@@ -1,0 +1,581 @@
+/**
+ * Agenda 6 on the embedded store's SQLite backend: real Agenda instances, a real database file in
+ * a temp dir, opened like the store opens it (WAL, busy_timeout). Two connections to one file
+ * stand for two Folio processes sharing it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agenda, type AgendaOptions, Job, type JobParameters, type JobWithState } from 'agenda';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { EmbeddedAgendaBackend } from '../../src/store/embedded/agendaBackend.js';
+
+const POLL_MS = 50;
+
+/** Resolves with the first truthy value `probe` gives, polling every 10 ms. */
+async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 3000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('embedded store: Agenda backend (SQLite)', () => {
+  let dir: string;
+  let dbs: Database.Database[];
+  let agendas: Agenda[];
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'folio-agenda-'));
+    dbs = [];
+    agendas = [];
+  });
+
+  afterEach(async () => {
+    for (const agenda of agendas) await agenda.stop();
+    // Let jobs that were mid-run when stop() returned write their final state.
+    await sleep(20);
+    for (const db of dbs) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A new connection to the test database, configured as the embedded store configures its own. */
+  function connection(): Database.Database {
+    const db = new Database(path.join(dir, 'folio.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    dbs.push(db);
+    return db;
+  }
+
+  function backendOn(db: Database.Database = connection()): EmbeddedAgendaBackend {
+    return new EmbeddedAgendaBackend(db);
+  }
+
+  function agendaOn(backend: EmbeddedAgendaBackend, options: Partial<AgendaOptions> = {}): Agenda {
+    const agenda = new Agenda({ backend, processEvery: POLL_MS, ...options });
+    agendas.push(agenda);
+    return agenda;
+  }
+
+  async function jobById(agenda: Agenda, id: unknown): Promise<JobWithState | undefined> {
+    return (await agenda.queryJobs({ id: String(id) })).jobs[0];
+  }
+
+  describe('running jobs', () => {
+    it('runs a job scheduled with now() and hands it the job data', async () => {
+      const db = connection();
+      const agenda = agendaOn(backendOn(db));
+      const received: unknown[] = [];
+      agenda.define('greet', async (job) => {
+        received.push(job.attrs.data);
+      });
+      await agenda.start();
+
+      const job = await agenda.now('greet', { to: 'ada', tags: ['a', 'b'], nested: { n: 3, ok: true } });
+      expect(job.attrs._id).to.match(/^[0-9a-f]{24}$/);
+
+      const done = await waitFor('the job to finish', async () => {
+        const stored = await jobById(agenda, job.attrs._id);
+        return stored?.lastFinishedAt && !stored.lockedAt ? stored : undefined;
+      });
+      expect(received).to.deep.equal([{ to: 'ada', tags: ['a', 'b'], nested: { n: 3, ok: true } }]);
+      expect(done.nextRunAt).to.equal(null);
+      expect(done.lastRunAt).to.be.instanceOf(Date);
+      expect(done.state).to.equal('completed');
+
+      await agenda.stop();
+      // The store owns the connection: stopping Agenda must not close it.
+      expect(db.open).to.equal(true);
+    });
+
+    it('records failCount and failReason of a failing job, and runs it again once re-scheduled', async () => {
+      const agenda = agendaOn(backendOn());
+      let calls = 0;
+      agenda.define('flaky', async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('boom');
+      });
+      await agenda.start();
+      const job = await agenda.now('flaky', { attempt: 'first' });
+
+      const failed = await waitFor('the failure to be recorded', async () => {
+        const stored = await jobById(agenda, job.attrs._id);
+        return stored?.failCount === 1 && !stored.lockedAt ? stored : undefined;
+      });
+      expect(failed.failReason).to.equal('boom');
+      expect(failed.failedAt).to.be.instanceOf(Date);
+      expect(failed.state).to.equal('failed');
+
+      const params = await agenda.db.getJobById(String(job.attrs._id));
+      expect(params).to.not.equal(null);
+      const retry = new Job(agenda, params as JobParameters<void>);
+      await retry.schedule(new Date()).save();
+
+      const recovered = await waitFor('the re-scheduled run to succeed', async () => {
+        const stored = await jobById(agenda, job.attrs._id);
+        return stored?.state === 'completed' ? stored : undefined;
+      });
+      expect(calls).to.equal(2);
+      expect(recovered.failCount).to.equal(0);
+      expect(recovered.lastFinishedAt?.getTime()).to.be.greaterThan(failed.failedAt?.getTime() ?? 0);
+    });
+
+    it('retries a failing job with its backoff strategy until it succeeds', async () => {
+      const agenda = agendaOn(backendOn());
+      let attempts = 0;
+      const retries: number[] = [];
+      agenda.define(
+        'eventually',
+        async () => {
+          attempts += 1;
+          if (attempts < 3) throw new Error(`attempt ${attempts} failed`);
+        },
+        { backoff: ({ attempt }) => (attempt <= 5 ? 20 : null) },
+      );
+      agenda.on('retry', (_job: unknown, details: { attempt: number }) => retries.push(details.attempt));
+      await agenda.start();
+      const job = await agenda.now('eventually', {});
+
+      const done = await waitFor('the third attempt to succeed', async () => {
+        const stored = await jobById(agenda, job.attrs._id);
+        return stored?.state === 'completed' ? stored : undefined;
+      });
+      expect(attempts).to.equal(3);
+      expect(retries).to.deep.equal([1, 2]);
+      expect(done.failReason).to.equal('attempt 2 failed');
+      expect(done.failCount).to.equal(0);
+    });
+
+    it('repeats an every() job, computing each next run from the interval', async () => {
+      const agenda = agendaOn(backendOn());
+      const runs: number[] = [];
+      agenda.define('tick', async () => {
+        runs.push(Date.now());
+      });
+      await agenda.every(200, 'tick');
+      await agenda.start();
+
+      await waitFor('two runs', () => runs.length >= 2);
+      expect(runs[1]! - runs[0]!).to.be.at.least(190);
+      const { jobs, total } = await agenda.queryJobs({ name: 'tick' });
+      expect(total).to.equal(1);
+      const tick = jobs[0]!;
+      expect(tick.type).to.equal('single');
+      expect(tick.repeatInterval).to.equal(200);
+      expect(tick.state).to.equal('repeating');
+      expect(tick.nextRunAt!.getTime() - tick.lastRunAt!.getTime()).to.equal(200);
+    });
+
+    it('keeps one every() job, and its planned next run, when it is declared again', async () => {
+      const agenda = agendaOn(backendOn());
+      const first = await agenda.every('1 hour', 'hourly', { v: 1 });
+      await sleep(5);
+      await agenda.every('1 hour', 'hourly', { v: 2 });
+
+      const { jobs, total } = await agenda.queryJobs({ name: 'hourly' });
+      expect(total).to.equal(1);
+      expect(jobs[0]!._id).to.equal(first.attrs._id);
+      expect(jobs[0]!.data).to.deep.equal({ v: 2 });
+      expect(jobs[0]!.repeatInterval).to.equal('1 hour');
+      expect(jobs[0]!.nextRunAt!.getTime()).to.equal(first.attrs.nextRunAt!.getTime());
+    });
+
+    it('debounces rapid saves of one key into a single run with the last data', async () => {
+      const agenda = agendaOn(backendOn());
+      const runs: unknown[] = [];
+      agenda.define('reindex', async (job) => {
+        runs.push(job.attrs.data);
+      });
+      await agenda.start();
+      for (const v of [1, 2, 3]) {
+        await agenda.nowDebounced('reindex', { entity: 'products', v }, { 'data.entity': 'products' }, 150);
+      }
+      await waitFor('the debounced run', () => runs.length > 0);
+      await sleep(150);
+      expect(runs).to.deep.equal([{ entity: 'products', v: 3 }]);
+    });
+  });
+
+  describe('locking', () => {
+    it('never runs a job twice when two Agenda instances share the database file', async () => {
+      const runs: Array<{ id: string; worker: string }> = [];
+      const workers = ['one', 'two'].map((worker) => {
+        // A low lock limit makes the instances take turns instead of one claiming every job.
+        const agenda = agendaOn(backendOn(), { name: worker, defaultLockLimit: 2 });
+        agenda.define('work', async (job) => {
+          runs.push({ id: String(job.attrs._id), worker });
+          await sleep(5);
+        });
+        return agenda;
+      });
+      const ids = new Set<string>();
+      for (let i = 0; i < 30; i += 1) ids.add(String((await workers[0]!.now('work', { i })).attrs._id));
+
+      await Promise.all(workers.map((agenda) => agenda.start()));
+      await waitFor('all jobs to run', () => runs.length >= ids.size);
+      await sleep(3 * POLL_MS);
+
+      expect(runs).to.have.length(ids.size);
+      expect(new Set(runs.map((run) => run.id))).to.deep.equal(ids);
+      expect(new Set(runs.map((run) => run.worker))).to.deep.equal(new Set(['one', 'two']));
+    });
+
+    it('lets no other connection claim or lock a claimed job until its lock expires', async () => {
+      const a = backendOn().repository;
+      const b = backendOn().repository;
+      await a.connect();
+      await b.connect();
+      const now = new Date();
+      const saved = await a.saveJob(
+        { name: 'deliver', priority: 0, nextRunAt: now, type: 'normal', data: { n: 1 } },
+        undefined,
+      );
+      const horizon = new Date(now.getTime() + 1000);
+      const longAgo = new Date(now.getTime() - 60_000);
+
+      const claimed = await a.getNextJobToRun('deliver', horizon, longAgo, now, { lastModifiedBy: 'a' });
+      expect(claimed?._id).to.equal(saved._id);
+      expect(claimed?.lockedAt?.getTime()).to.equal(now.getTime());
+      expect(claimed?.lastModifiedBy).to.equal('a');
+
+      expect(await b.getNextJobToRun('deliver', horizon, longAgo, undefined, undefined)).to.equal(undefined);
+      expect(await b.lockJob(saved, undefined)).to.equal(undefined);
+
+      // Once the lock is older than the lock lifetime (deadline past lockedAt), it is up for grabs.
+      const afterLock = new Date(now.getTime() + 1);
+      const reclaimed = await b.getNextJobToRun('deliver', horizon, afterLock, undefined, {
+        lastModifiedBy: 'b',
+      });
+      expect(reclaimed?._id).to.equal(saved._id);
+      expect(reclaimed?.lastModifiedBy).to.equal('b');
+    });
+
+    it('runs a job again once the lock of a worker that died mid-run expires', async () => {
+      const crashed = backendOn().repository;
+      await crashed.connect();
+      const saved = await crashed.saveJob(
+        { name: 'resume', priority: 0, nextRunAt: new Date(), type: 'normal', data: {} },
+        undefined,
+      );
+      // What a worker leaves behind when it dies after starting a one-time job.
+      const claimed = await crashed.getNextJobToRun(
+        'resume',
+        new Date(Date.now() + 1000),
+        new Date(0),
+        undefined,
+        {
+          lastModifiedBy: 'crashed',
+        },
+      );
+      expect(claimed?._id).to.equal(saved._id);
+      const lockedAt = claimed!.lockedAt!.getTime();
+      await crashed.saveJobState({ ...claimed!, lastRunAt: new Date(lockedAt), nextRunAt: null }, undefined);
+
+      const lockLifetime = 300;
+      const agenda = agendaOn(backendOn(), { defaultLockLifetime: lockLifetime });
+      let ranAt = 0;
+      agenda.define('resume', async () => {
+        ranAt = Date.now();
+      });
+      await agenda.start();
+
+      const done = await waitFor('the abandoned job to run', async () => {
+        const stored = await jobById(agenda, saved._id);
+        return stored?.lastFinishedAt && !stored.lockedAt ? stored : undefined;
+      });
+      expect(ranAt - lockedAt).to.be.at.least(lockLifetime);
+      expect(done.state).to.equal('completed');
+    });
+
+    it('releases locks of jobs claimed but not started when Agenda stops', async () => {
+      const backend = backendOn();
+      const agenda = agendaOn(backend);
+      agenda.define('later', async () => {});
+      // Due within the scan horizon, so claimed and held in memory until its time comes.
+      const job = await agenda.schedule(new Date(Date.now() + 2 * POLL_MS), 'later', {});
+      await agenda.start();
+      await waitFor('the job to be claimed', async () => (await jobById(agenda, job.attrs._id))?.lockedAt);
+      await agenda.stop();
+      expect((await jobById(agenda, job.attrs._id))?.lockedAt).to.equal(undefined);
+    });
+  });
+
+  describe('selecting jobs', () => {
+    async function seed(agenda: Agenda) {
+      agenda.define('mail', async () => {});
+      agenda.define('sms', async () => {});
+      const sms = await agenda.now('sms', { to: 'a' });
+      const mail1 = await agenda.schedule('in 1 hour', 'mail', { to: 'a', meta: { lang: 'en' } });
+      const mail2 = await agenda.schedule('in 2 hours', 'mail', { to: 'b', meta: { lang: 'fr' } });
+      const orphan = await agenda.schedule('in 3 hours', 'orphan', { to: 'c' });
+      return {
+        sms: String(sms.attrs._id),
+        mail1: String(mail1.attrs._id),
+        mail2: String(mail2.attrs._id),
+        orphan: String(orphan.attrs._id),
+      };
+    }
+
+    const idsOf = (result: { jobs: JobWithState[] }) => result.jobs.map((job) => String(job._id));
+
+    it('queries jobs by name, id, data, search text and computed state, sorted and paginated', async () => {
+      const agenda = agendaOn(backendOn());
+      const ids = await seed(agenda);
+
+      expect(idsOf(await agenda.queryJobs({ name: 'mail', sort: { nextRunAt: 'asc' } }))).to.deep.equal([
+        ids.mail1,
+        ids.mail2,
+      ]);
+      expect((await agenda.queryJobs({ names: ['mail', 'sms'] })).total).to.equal(3);
+      expect(idsOf(await agenda.queryJobs({ id: ids.mail2 }))).to.deep.equal([ids.mail2]);
+      expect((await agenda.queryJobs({ ids: [ids.sms, ids.orphan] })).total).to.equal(2);
+      expect(idsOf(await agenda.queryJobs({ data: { meta: { lang: 'fr' } } }))).to.deep.equal([ids.mail2]);
+      expect(idsOf(await agenda.queryJobs({ data: { to: 'a' }, sort: { name: 'asc' } }))).to.deep.equal([
+        ids.mail1,
+        ids.sms,
+      ]);
+      expect(idsOf(await agenda.queryJobs({ search: 'MAI' })).sort()).to.deep.equal(
+        [ids.mail1, ids.mail2].sort(),
+      );
+      expect(idsOf(await agenda.queryJobs({ search: '%' }))).to.deep.equal([]);
+      expect(idsOf(await agenda.queryJobs({ state: 'queued' }))).to.deep.equal([ids.sms]);
+      expect((await agenda.queryJobs({ state: 'scheduled' })).total).to.equal(3);
+
+      const page = await agenda.queryJobs({ sort: { nextRunAt: 'asc' }, skip: 1, limit: 2 });
+      expect(page.total).to.equal(4);
+      expect(idsOf(page)).to.deep.equal([ids.mail1, ids.mail2]);
+      const statePage = await agenda.queryJobs({
+        state: 'scheduled',
+        sort: { nextRunAt: 'desc' },
+        skip: 1,
+        limit: 1,
+      });
+      expect(statePage.total).to.equal(3);
+      expect(idsOf(statePage)).to.deep.equal([ids.mail2]);
+
+      const overview = await agenda.getJobsOverview();
+      expect(overview.find((entry) => entry.name === 'mail')).to.include({ total: 2, scheduled: 2 });
+      expect(overview.find((entry) => entry.name === 'sms')).to.include({ total: 1, queued: 1 });
+      expect(await agenda.db.getDistinctJobNames()).to.deep.equal(['mail', 'orphan', 'sms']);
+      expect(await agenda.db.getQueueSize()).to.equal(1);
+    });
+
+    it('disables and enables jobs, counting only jobs whose flag changed', async () => {
+      const agenda = agendaOn(backendOn());
+      const ids = await seed(agenda);
+
+      expect(await agenda.disable({ name: 'mail' })).to.equal(2);
+      expect(await agenda.disable({ name: 'mail' })).to.equal(0);
+      expect(idsOf(await agenda.queryJobs({ state: 'paused', sort: { nextRunAt: 'asc' } }))).to.deep.equal([
+        ids.mail1,
+        ids.mail2,
+      ]);
+      expect((await agenda.queryJobs({ includeDisabled: false })).total).to.equal(2);
+      expect(await agenda.enable({ id: ids.mail1 })).to.equal(1);
+      expect(idsOf(await agenda.queryJobs({ state: 'paused' }))).to.deep.equal([ids.mail2]);
+      expect(await agenda.disable({})).to.equal(0);
+    });
+
+    it('cancels jobs matching a selector, never all jobs for an empty one, and purges undefined names', async () => {
+      const agenda = agendaOn(backendOn());
+      const ids = await seed(agenda);
+
+      expect(await agenda.cancel({})).to.equal(0);
+      expect(await agenda.cancel({ data: { to: 'a' } })).to.equal(2);
+      expect(await agenda.purge()).to.equal(1);
+      expect(idsOf(await agenda.queryJobs())).to.deep.equal([ids.mail2]);
+      expect(await agenda.cancel({ names: ['sms', 'mail'] })).to.equal(1);
+      await seed(agenda);
+      expect(await agenda.cancel({ notNames: ['mail'] })).to.equal(2);
+      expect(await agenda.cancelAll()).to.equal(2);
+      expect((await agenda.queryJobs()).total).to.equal(0);
+    });
+
+    it('does not run a disabled job until it is enabled', async () => {
+      const agenda = agendaOn(backendOn());
+      let runs = 0;
+      agenda.define('paused', async () => {
+        runs += 1;
+      });
+      await agenda.create('paused', {}).schedule(new Date()).disable().save();
+      await agenda.start();
+      await sleep(4 * POLL_MS);
+      expect(runs).to.equal(0);
+
+      expect(await agenda.enable({ name: 'paused' })).to.equal(1);
+      await waitFor('the enabled job to run', () => runs === 1);
+    });
+  });
+
+  describe('unique jobs', () => {
+    it('keeps one job per unique key: later saves update it, insertOnly leaves it alone', async () => {
+      const agenda = agendaOn(backendOn());
+      const save = (data: { key: number; v: string }, insertOnly = false) =>
+        agenda
+          .create('notify', data)
+          .unique({ 'data.key': data.key }, { insertOnly })
+          .schedule('in 1 hour')
+          .save();
+
+      const first = await save({ key: 1, v: 'a' });
+      const second = await save({ key: 1, v: 'b' });
+      expect(second.attrs._id).to.equal(first.attrs._id);
+      const third = await save({ key: 1, v: 'c' }, true);
+      expect(third.attrs._id).to.equal(first.attrs._id);
+      expect((await jobById(agenda, first.attrs._id))?.data).to.deep.equal({ key: 1, v: 'b' });
+
+      const other = await save({ key: 2, v: 'x' });
+      expect(other.attrs._id).to.not.equal(first.attrs._id);
+      expect((await agenda.queryJobs({ name: 'notify' })).total).to.equal(2);
+    });
+
+    it('does not duplicate a unique job saved at once through two connections', async () => {
+      const agendaA = agendaOn(backendOn());
+      const agendaB = agendaOn(backendOn());
+      const saves = [agendaA, agendaB, agendaA, agendaB, agendaA, agendaB].map((agenda, i) =>
+        agenda.create('sync', { account: 'acc_1', i }).unique({ 'data.account': 'acc_1' }).save(),
+      );
+      const saved = await Promise.all(saves);
+      expect(new Set(saved.map((job) => String(job.attrs._id))).size).to.equal(1);
+      expect((await agendaA.queryJobs({ name: 'sync' })).total).to.equal(1);
+    });
+
+    it('refuses MongoDB query operators in a unique key instead of misreading them', async () => {
+      const agenda = agendaOn(backendOn());
+      const attempt = agenda
+        .create('sync', { n: 1 })
+        .unique({ 'data.n': { $gt: 0 } })
+        .save();
+      await expectRejection(attempt, /operators are not supported/);
+    });
+  });
+
+  describe('stored form', () => {
+    it('stores every JobParameters field and reads it back unchanged', async () => {
+      const repository = backendOn().repository;
+      await repository.connect();
+      const at = (iso: string) => new Date(iso);
+      const input: JobParameters = {
+        name: 'full',
+        priority: 10,
+        nextRunAt: at('2030-01-02T03:04:05.678Z'),
+        type: 'normal',
+        data: { list: [1, { deep: null }], text: 'é"\'', flag: false },
+        lockedAt: at('2030-01-01T00:00:00.001Z'),
+        lastFinishedAt: at('2029-12-31T00:00:00.000Z'),
+        failedAt: at('2029-12-30T00:00:00.000Z'),
+        failCount: 2,
+        failReason: 'timeout',
+        repeatTimezone: 'Europe/Paris',
+        lastRunAt: at('2029-12-29T00:00:00.000Z'),
+        repeatInterval: '5 minutes',
+        repeatAt: '3:30pm',
+        disabled: false,
+        progress: 42.5,
+        fork: true,
+        startDate: at('2029-01-01T00:00:00.000Z'),
+        endDate: at('2031-01-01T00:00:00.000Z'),
+        skipDays: [0, 6],
+        debounceStartedAt: at('2029-12-28T00:00:00.000Z'),
+      };
+      const saved = await repository.saveJob(input, { lastModifiedBy: 'worker-1' });
+      expect(saved._id).to.match(/^[0-9a-f]{24}$/);
+      const expected = { ...input, _id: saved._id, lastModifiedBy: 'worker-1' };
+      expect(saved).to.deep.equal(expected);
+      expect(await repository.getJobById(String(saved._id))).to.deep.equal(expected);
+
+      const bare = await repository.saveJob(
+        { name: 'bare', priority: 0, nextRunAt: null, type: 'normal', data: undefined },
+        undefined,
+      );
+      expect(await repository.getJobById(String(bare._id))).to.deep.equal({
+        _id: bare._id,
+        name: 'bare',
+        priority: 0,
+        nextRunAt: null,
+        type: 'normal',
+        data: undefined,
+      });
+      expect(await repository.getJobById('000000000000000000000000')).to.equal(null);
+    });
+
+    it('keeps the run state a re-save does not carry, and fails to save state of a removed job', async () => {
+      const repository = backendOn().repository;
+      await repository.connect();
+      const saved = await repository.saveJob(
+        { name: 'job', priority: 0, nextRunAt: new Date(), type: 'normal', data: { v: 1 } },
+        undefined,
+      );
+      const claimed = await repository.getNextJobToRun(
+        'job',
+        new Date(Date.now() + 1000),
+        new Date(0),
+        undefined,
+        undefined,
+      );
+      await repository.saveJobState(
+        { ...claimed!, failCount: 1, failReason: 'down', failedAt: new Date(), progress: 10 },
+        undefined,
+      );
+
+      // What Job.save() sends: the definition, without processor-managed fields.
+      const resaved = await repository.saveJob(
+        { _id: saved._id, name: 'job', priority: 5, nextRunAt: new Date(), type: 'normal', data: { v: 2 } },
+        undefined,
+      );
+      expect(resaved).to.include({ priority: 5, failCount: 1, failReason: 'down', progress: 10 });
+      expect(resaved.data).to.deep.equal({ v: 2 });
+      expect(resaved.lockedAt?.getTime()).to.equal(claimed!.lockedAt!.getTime());
+
+      expect(await repository.removeJobs({ id: saved._id })).to.equal(1);
+      await expectRejection(repository.saveJobState(claimed!, undefined), /no longer exists/);
+      // Saving a removed job by id hands it back unchanged instead of resurrecting it.
+      const gone = {
+        _id: saved._id,
+        name: 'job',
+        priority: 0,
+        nextRunAt: null,
+        type: 'normal' as const,
+        data: {},
+      };
+      expect(await repository.saveJob(gone, undefined)).to.equal(gone);
+      expect(await repository.getJobById(String(saved._id))).to.equal(null);
+    });
+
+    it('creates its table idempotently on every connect', async () => {
+      const db = connection();
+      const first = backendOn(db);
+      await first.connect();
+      await first.connect();
+      await backendOn(db).connect();
+      const tables = db
+        .prepare<[], { name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'agenda_jobs'",
+        )
+        .all();
+      expect(tables).to.have.length(1);
+      expect(first.ownsConnection).to.equal(false);
+      expect(first.notificationChannel).to.equal(undefined);
+    });
+  });
+});
+
+async function expectRejection(promise: Promise<unknown>, message: RegExp): Promise<void> {
+  try {
+    await promise;
+  } catch (error) {
+    expect((error as Error).message).to.match(message);
+    return;
+  }
+  expect.fail('expected a rejection');
+}

@@ -1,0 +1,964 @@
+/**
+ * The storage port's conformance suite: every guarantee `src/store/port.ts` states, checked
+ * through the port alone, against every store available (the embedded store always, MongoDB
+ * when test/support/mongodb.ts can provide one). Store-specific checks live beside it in
+ * `embedded*.test.ts` / the MongoDB store's own tests.
+ */
+import { expect } from 'chai';
+import { isoNow, newId } from '../../src/ids.js';
+import {
+  type ApiKeyRecord,
+  type ChangeEvent,
+  type ChangeFeed,
+  type ChangeSubscription,
+  type DataScope,
+  DuplicateError,
+  type FolioDocument,
+  type JsonObject,
+  type PutWrite,
+  type Store,
+  type WriteOperation,
+} from '../../src/store/port.js';
+import { embeddedFactory } from './embeddedFactory.js';
+import type { StoreFactory } from './factories.js';
+
+/** MongoDB factories, or none (test/support/mongodb.ts prints the SKIPPED line itself). */
+async function loadMongoFactories(): Promise<StoreFactory[]> {
+  // A variable specifier keeps this file compiling before test/support/mongodb.ts exists.
+  const specifier = '../support/mongodb.js';
+  let mod: { mongoStoreFactories?: () => Promise<StoreFactory[]> };
+  try {
+    mod = await import(specifier);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String(error).includes('support/mongodb')) {
+      console.log('SKIPPED: no MongoDB (test/support/mongodb.ts is not there)');
+      return [];
+    }
+    throw error;
+  }
+  if (typeof mod.mongoStoreFactories !== 'function') {
+    throw new Error('test/support/mongodb.ts must export mongoStoreFactories()');
+  }
+  return mod.mongoStoreFactories();
+}
+
+const factories: StoreFactory[] = [embeddedFactory, ...(await loadMongoFactories())];
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+const COLLECTION = 'things';
+const HINT = 'folio_sk_test_...abcd';
+/** How long to wait for an event that should come (MongoDB change streams are not instant). */
+const EVENT_WAIT_MS = 10_000;
+
+function newScope(env: DataScope['env'] = 'test'): DataScope {
+  return { projectId: newId('prj'), env };
+}
+
+function firstVersion(fields: JsonObject = {}, id = newId('doc')): FolioDocument {
+  const now = isoNow();
+  return { _id: id, ...fields, $createdAt: now, $updatedAt: now, $version: 1 };
+}
+
+function nextVersion(prev: FolioDocument, fields: JsonObject): FolioDocument {
+  return {
+    _id: prev._id,
+    ...fields,
+    $createdAt: prev.$createdAt,
+    $updatedAt: isoNow(),
+    $version: prev.$version + 1,
+  };
+}
+
+function put(
+  document: FolioDocument,
+  options: { operation?: WriteOperation; keepVersions?: number } = {},
+): PutWrite {
+  return {
+    kind: 'put',
+    expectedVersion: document.$version - 1,
+    document,
+    operation: options.operation ?? (document.$version === 1 ? 'create' : 'update'),
+    apiKeyHint: HINT,
+    keepVersions: options.keepVersions ?? 10,
+  };
+}
+
+async function mustCommit(
+  store: Store,
+  scope: DataScope,
+  writes: Parameters<Store['documents']['commit']>[2],
+) {
+  const result = await store.documents.commit(scope, COLLECTION, writes);
+  expect(result, JSON.stringify(result)).to.deep.equal({ ok: true });
+}
+
+/** Create a document and write `updates` more versions of it; returns every version. */
+async function writeVersions(store: Store, scope: DataScope, updates: number, keepVersions = 10) {
+  const versions = [firstVersion({ n: 0 })];
+  await mustCommit(store, scope, [put(versions[0]!, { keepVersions })]);
+  for (let i = 1; i <= updates; i++) {
+    const next = nextVersion(versions[i - 1]!, { n: i });
+    await mustCommit(store, scope, [put(next, { keepVersions })]);
+    versions.push(next);
+  }
+  return versions;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Reads one subscription through a single iterator, with timeouts. */
+class Reader {
+  readonly #it: AsyncIterator<ChangeEvent>;
+
+  constructor(readonly sub: ChangeSubscription) {
+    this.#it = sub[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<ChangeEvent> {
+    const result = await withTimeout(this.#it.next(), EVENT_WAIT_MS, 'a change event');
+    if (result.done) throw new Error(`subscription ended (endedBy ${this.sub.endedBy}) instead of yielding`);
+    return result.value;
+  }
+
+  async take(n: number): Promise<ChangeEvent[]> {
+    const events: ChangeEvent[] = [];
+    for (let i = 0; i < n; i++) events.push(await this.next());
+    return events;
+  }
+
+  /** Resolves when the subscription finishes; fails if it yields an event instead. */
+  async ended(): Promise<void> {
+    const result = await withTimeout(this.#it.next(), EVENT_WAIT_MS, 'the subscription to end');
+    if (!result.done) throw new Error(`expected the end, got event ${JSON.stringify(result.value)}`);
+  }
+}
+
+/** Observe fan-out: stores expose how many sources their feed holds open. */
+function sourceCount(feed: ChangeFeed): number {
+  const count = (feed as { sourceCount?: unknown }).sourceCount;
+  if (typeof count !== 'number') throw new Error('the change feed must expose a numeric `sourceCount`');
+  return count;
+}
+
+function apiKey(projectId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    id: newId('key'),
+    projectId,
+    name: 'server',
+    env: 'test',
+    scope: 'read-write',
+    config: { note: 'x', nested: { a: [1, 2] } },
+    status: 'active',
+    keyHash: newId('key').toLowerCase(),
+    hint: HINT,
+    createdAt: isoNow(),
+    lastUsedAt: null,
+    revokedAt: null,
+    rotatedFrom: null,
+    ...overrides,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+for (const factory of factories) {
+  describe(`store conformance: ${factory.name}`, () => {
+    let store: Store;
+
+    before(async () => {
+      store = await factory.create();
+    });
+
+    after(async () => {
+      if (store) await factory.destroy(store);
+    });
+
+    describe('documents: writes and conditions', () => {
+      it('creates a document with expectedVersion 0 and returns it unchanged from get', async () => {
+        const scope = newScope();
+        const doc = firstVersion({ name: 'Ada', nested: { list: [1, 'two', null, { x: true }] }, n: 1.5 });
+        await mustCommit(store, scope, [put(doc)]);
+        expect(await store.documents.get(scope, COLLECTION, doc._id)).to.deep.equal(doc);
+      });
+
+      it('returns null for an unknown id', async () => {
+        expect(await store.documents.get(newScope(), COLLECTION, newId('doc'))).to.equal(null);
+      });
+
+      it('replaces the document when the write names its current version', async () => {
+        const scope = newScope();
+        const v1 = firstVersion({ name: 'Ada', gone: true });
+        await mustCommit(store, scope, [put(v1)]);
+        const v2 = nextVersion(v1, { name: 'Grace' });
+        await mustCommit(store, scope, [put(v2)]);
+        const current = await store.documents.get(scope, COLLECTION, v1._id);
+        expect(current).to.deep.equal(v2);
+        expect(current).not.to.have.property('gone');
+      });
+
+      it('refuses to create an id that exists, reporting its current version', async () => {
+        const scope = newScope();
+        const v1 = firstVersion({ name: 'Ada' });
+        await mustCommit(store, scope, [put(v1)]);
+        const again = firstVersion({ name: 'Impostor' }, v1._id);
+        const result = await store.documents.commit(scope, COLLECTION, [put(again)]);
+        expect(result).to.deep.equal({ ok: false, conflicts: [{ id: v1._id, currentVersion: 1 }] });
+        expect(await store.documents.get(scope, COLLECTION, v1._id)).to.deep.equal(v1);
+      });
+
+      it('refuses a stale expectedVersion, reporting the current version', async () => {
+        const scope = newScope();
+        const [v1, , v3] = await writeVersions(store, scope, 2);
+        const stale = nextVersion(v1!, { n: 'stale' });
+        const result = await store.documents.commit(scope, COLLECTION, [put(stale)]);
+        expect(result).to.deep.equal({ ok: false, conflicts: [{ id: v1!._id, currentVersion: 3 }] });
+        expect(await store.documents.get(scope, COLLECTION, v1!._id)).to.deep.equal(v3);
+      });
+
+      it('refuses to update a missing document, reporting currentVersion null', async () => {
+        const scope = newScope();
+        const ghost = nextVersion(firstVersion({}), { n: 1 });
+        const result = await store.documents.commit(scope, COLLECTION, [put(ghost)]);
+        expect(result).to.deep.equal({ ok: false, conflicts: [{ id: ghost._id, currentVersion: null }] });
+        expect(await store.documents.get(scope, COLLECTION, ghost._id)).to.equal(null);
+      });
+
+      it('deletes a document and its whole history when the version matches', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 2);
+        const id = versions[0]!._id;
+        await mustCommit(store, scope, [{ kind: 'delete', id, expectedVersion: 3 }]);
+        expect(await store.documents.get(scope, COLLECTION, id)).to.equal(null);
+        expect(await store.documents.listVersions(scope, COLLECTION, id)).to.deep.equal([]);
+        expect(await store.documents.getVersion(scope, COLLECTION, id, 1)).to.equal(null);
+        expect(await store.documents.getVersion(scope, COLLECTION, id, 3)).to.equal(null);
+      });
+
+      it('refuses a delete with a stale version and a delete of a missing document', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 1);
+        const id = versions[0]!._id;
+        const missing = newId('doc');
+        const result = await store.documents.commit(scope, COLLECTION, [
+          { kind: 'delete', id, expectedVersion: 1 },
+        ]);
+        expect(result).to.deep.equal({ ok: false, conflicts: [{ id, currentVersion: 2 }] });
+        const result2 = await store.documents.commit(scope, COLLECTION, [
+          { kind: 'delete', id: missing, expectedVersion: 1 },
+        ]);
+        expect(result2).to.deep.equal({ ok: false, conflicts: [{ id: missing, currentVersion: null }] });
+        expect(await store.documents.get(scope, COLLECTION, id)).to.deep.equal(versions[1]);
+        expect(await store.documents.listVersions(scope, COLLECTION, id)).to.have.length(2);
+      });
+
+      it('writes nothing from a batch with a conflicting write, and reports every conflict', async () => {
+        const scope = newScope();
+        const existing = await writeVersions(store, scope, 1);
+        const doomed = firstVersion({ name: 'never' });
+        const toDelete = await writeVersions(store, scope, 0);
+        const missing = newId('doc');
+        const sub = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          const result = await store.documents.commit(scope, COLLECTION, [
+            put(doomed),
+            { kind: 'delete', id: toDelete[0]!._id, expectedVersion: 1 },
+            put(nextVersion(existing[0]!, { n: 'stale' })),
+            { kind: 'delete', id: missing, expectedVersion: 4 },
+          ]);
+          expect(result).to.deep.equal({
+            ok: false,
+            conflicts: [
+              { id: existing[0]!._id, currentVersion: 2 },
+              { id: missing, currentVersion: null },
+            ],
+          });
+          expect(await store.documents.get(scope, COLLECTION, doomed._id)).to.equal(null);
+          expect(await store.documents.listVersions(scope, COLLECTION, doomed._id)).to.deep.equal([]);
+          expect(await store.documents.get(scope, COLLECTION, toDelete[0]!._id)).to.deep.equal(toDelete[0]);
+          expect(await store.documents.get(scope, COLLECTION, existing[0]!._id)).to.deep.equal(existing[1]);
+          // No event either: the first event the watcher sees is the next successful write.
+          const marker = firstVersion({ name: 'marker' });
+          await mustCommit(store, scope, [put(marker)]);
+          const event = await sub.next();
+          expect(event.documentId).to.equal(marker._id);
+        } finally {
+          sub.sub.close();
+        }
+      });
+
+      it('commits every write of a batch, each with its version record', async () => {
+        const scope = newScope();
+        const old = await writeVersions(store, scope, 0);
+        const a = firstVersion({ name: 'a' });
+        const b = firstVersion({ name: 'b' });
+        await mustCommit(store, scope, [
+          put(a),
+          put(b),
+          { kind: 'delete', id: old[0]!._id, expectedVersion: 1 },
+        ]);
+        expect(await store.documents.get(scope, COLLECTION, a._id)).to.deep.equal(a);
+        expect(await store.documents.get(scope, COLLECTION, b._id)).to.deep.equal(b);
+        expect(await store.documents.get(scope, COLLECTION, old[0]!._id)).to.equal(null);
+        expect(await store.documents.getVersion(scope, COLLECTION, b._id, 1)).to.deep.equal(b);
+      });
+
+      it('starts a fresh history for a document re-created after a delete', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 2);
+        const id = versions[0]!._id;
+        await mustCommit(store, scope, [{ kind: 'delete', id, expectedVersion: 3 }]);
+        const reborn = firstVersion({ name: 'again' }, id);
+        await mustCommit(store, scope, [put(reborn)]);
+        expect(await store.documents.get(scope, COLLECTION, id)).to.deep.equal(reborn);
+        const list = await store.documents.listVersions(scope, COLLECTION, id);
+        expect(list.map((v) => v.version)).to.deep.equal([1]);
+        expect(await store.documents.getVersion(scope, COLLECTION, id, 1)).to.deep.equal(reborn);
+      });
+
+      it('loses no update under 50 concurrent read-modify-write loops: versions run 1..51', async function () {
+        this.timeout(60_000);
+        const scope = newScope();
+        const seed = firstVersion({ count: 0 });
+        await mustCommit(store, scope, [put(seed, { keepVersions: 100 })]);
+        let conflicts = 0;
+        const loop = async (worker: number) => {
+          for (;;) {
+            const current = (await store.documents.get(scope, COLLECTION, seed._id))!;
+            const { _id, $createdAt, $updatedAt, $version, ...fields } = current;
+            const next = nextVersion(current, {
+              ...fields,
+              count: (fields.count as number) + 1,
+              [`w${worker}`]: true,
+            });
+            const result = await store.documents.commit(scope, COLLECTION, [
+              put(next, { keepVersions: 100 }),
+            ]);
+            if (result.ok) return;
+            conflicts++;
+            expect(result.conflicts).to.have.length(1);
+            expect(result.conflicts[0]!.currentVersion).to.be.greaterThan(current.$version);
+          }
+        };
+        await Promise.all(Array.from({ length: 50 }, (_, i) => loop(i)));
+        const final = (await store.documents.get(scope, COLLECTION, seed._id))!;
+        expect(final.$version).to.equal(51);
+        expect(final.count).to.equal(50);
+        expect(Object.keys(final).filter((k) => k.startsWith('w'))).to.have.length(50);
+        const list = await store.documents.listVersions(scope, COLLECTION, seed._id);
+        expect(list.map((v) => v.version)).to.deep.equal(Array.from({ length: 51 }, (_, i) => 51 - i));
+        // The loops really raced (otherwise this test proves nothing).
+        expect(conflicts).to.be.greaterThan(0);
+      });
+    });
+
+    describe('documents: version history', () => {
+      it('lists versions newest first with operation, timestamp and key hint', async () => {
+        const scope = newScope();
+        const v1 = firstVersion({ n: 1 });
+        await mustCommit(store, scope, [put(v1)]);
+        const v2 = nextVersion(v1, { n: 2 });
+        await mustCommit(store, scope, [put(v2, { operation: 'patch' })]);
+        const v3 = nextVersion(v2, { n: 1 });
+        await mustCommit(store, scope, [
+          { ...put(v3, { operation: 'restore' }), apiKeyHint: 'folio_sk_live_...wxyz' },
+        ]);
+        const list = await store.documents.listVersions(scope, COLLECTION, v1._id);
+        expect(
+          list.map(({ version, operation, apiKeyHint }) => ({ version, operation, apiKeyHint })),
+        ).to.deep.equal([
+          { version: 3, operation: 'restore', apiKeyHint: 'folio_sk_live_...wxyz' },
+          { version: 2, operation: 'patch', apiKeyHint: HINT },
+          { version: 1, operation: 'create', apiKeyHint: HINT },
+        ]);
+        for (const v of list) expect(new Date(v.timestamp).toISOString()).to.equal(v.timestamp);
+      });
+
+      it('returns the full document as it was at each stored version', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 3);
+        for (const v of versions) {
+          expect(await store.documents.getVersion(scope, COLLECTION, v._id, v.$version)).to.deep.equal(v);
+        }
+        expect(await store.documents.getVersion(scope, COLLECTION, versions[0]!._id, 5)).to.equal(null);
+      });
+
+      it('returns an empty history for an unknown document', async () => {
+        expect(await store.documents.listVersions(newScope(), COLLECTION, newId('doc'))).to.deep.equal([]);
+      });
+
+      it('keeps exactly the keepVersions newest versions, dropping the oldest', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 5, 3);
+        const id = versions[0]!._id;
+        const list = await store.documents.listVersions(scope, COLLECTION, id);
+        expect(list.map((v) => v.version)).to.deep.equal([6, 5, 4]);
+        expect(await store.documents.getVersion(scope, COLLECTION, id, 3)).to.equal(null);
+        expect(await store.documents.getVersion(scope, COLLECTION, id, 4)).to.deep.equal(versions[3]);
+      });
+
+      it('prunes to a smaller keepVersions as soon as the next write asks for it', async () => {
+        const scope = newScope();
+        const versions = await writeVersions(store, scope, 4, 10);
+        const next = nextVersion(versions[4]!, { n: 'last' });
+        await mustCommit(store, scope, [put(next, { keepVersions: 2 })]);
+        const list = await store.documents.listVersions(scope, COLLECTION, next._id);
+        expect(list.map((v) => v.version)).to.deep.equal([6, 5]);
+      });
+    });
+
+    describe('documents: scopes', () => {
+      it('keeps the same collection separate across environments and projects', async () => {
+        const live = newScope('live');
+        const test: DataScope = { projectId: live.projectId, env: 'test' };
+        const other = newScope('live');
+        const doc = firstVersion({ where: 'live' });
+        await mustCommit(store, live, [put(doc)]);
+        for (const scope of [test, other]) {
+          expect(await store.documents.get(scope, COLLECTION, doc._id)).to.equal(null);
+          expect(await store.documents.listVersions(scope, COLLECTION, doc._id)).to.deep.equal([]);
+          expect(await store.documents.getVersion(scope, COLLECTION, doc._id, 1)).to.equal(null);
+          expect(await store.documents.count(scope, COLLECTION, {})).to.equal(0);
+          expect(
+            await store.documents.find(scope, COLLECTION, {
+              filter: {},
+              sort: [['_id', 1]],
+              skip: 0,
+              limit: 10,
+            }),
+          ).to.deep.equal([]);
+          // The same id is free to be created there, independently.
+          const twin = firstVersion({ where: scope.env }, doc._id);
+          await mustCommit(store, scope, [put(twin)]);
+          expect(await store.documents.get(scope, COLLECTION, doc._id)).to.deep.equal(twin);
+        }
+        expect(await store.documents.get(live, COLLECTION, doc._id)).to.deep.equal(doc);
+      });
+
+      it('keeps collections of one scope separate', async () => {
+        const scope = newScope();
+        const doc = firstVersion({ name: 'x' });
+        await mustCommit(store, scope, [put(doc)]);
+        expect(await store.documents.get(scope, 'others', doc._id)).to.equal(null);
+        expect(await store.documents.count(scope, 'others', {})).to.equal(0);
+      });
+    });
+
+    describe('documents: find and count', () => {
+      const scope = newScope();
+      const people: FolioDocument[] = [];
+      const byId = () => [...people].sort((a, b) => (a._id < b._id ? -1 : 1));
+      const all = { filter: {}, sort: [['_id', 1]] as Array<[string, 1 | -1]>, skip: 0, limit: 100 };
+
+      before(async () => {
+        const rows: JsonObject[] = [
+          { name: 'Ada', age: 36, city: { name: 'London' }, tags: ['math'] },
+          { name: 'alan', age: 41, city: { name: 'Wilmslow' }, tags: ['math', 'code'] },
+          { name: 'Grace', age: 85, city: { name: 'Arlington' } },
+          { name: 'Linus', age: 28, city: { name: 'Helsinki' }, tags: ['code'] },
+          { name: 'Barbara', age: 41 },
+        ];
+        for (const fields of rows) {
+          const doc = firstVersion(fields);
+          await mustCommit(store, scope, [put(doc)]);
+          people.push(doc);
+        }
+        const updated = nextVersion(people[4]!, { name: 'Barbara', age: 42 });
+        await mustCommit(store, scope, [put(updated)]);
+        people[4] = updated;
+        // Noise in a neighbouring scope and collection.
+        await mustCommit(store, newScope(), [put(firstVersion({ name: 'Ada', age: 36 }))]);
+        await store.documents.commit(scope, 'others', [put(firstVersion({ name: 'Ada', age: 36 }))]);
+      });
+
+      it('returns every document of the collection in _id order for an empty filter', async () => {
+        expect(await store.documents.find(scope, COLLECTION, all)).to.deep.equal(byId());
+        expect(await store.documents.count(scope, COLLECTION, {})).to.equal(5);
+      });
+
+      it('filters with comparison operators and counts the same set', async () => {
+        const filter = { age: { $gt: 36, $lte: 42 } };
+        const found = await store.documents.find(scope, COLLECTION, { ...all, filter });
+        expect(found.map((d) => d.name)).to.have.members(['alan', 'Barbara']);
+        expect(await store.documents.count(scope, COLLECTION, filter)).to.equal(2);
+      });
+
+      it('filters with $and, $in, $nin, $exists, nested paths and case-insensitive $regex', async () => {
+        const names = async (filter: JsonObject) =>
+          (await store.documents.find(scope, COLLECTION, { ...all, filter })).map((d) => d.name).sort();
+        expect(await names({ name: { $in: ['Ada', 'Grace', 'nobody'] } })).to.deep.equal(['Ada', 'Grace']);
+        expect(
+          await names({ $and: [{ age: { $gte: 30 } }, { name: { $nin: ['Ada', 'Grace'] } }] }),
+        ).to.deep.equal(['Barbara', 'alan']);
+        expect(await names({ 'city.name': { $exists: false } })).to.deep.equal(['Barbara']);
+        expect(await names({ 'city.name': 'London' })).to.deep.equal(['Ada']);
+        expect(await names({ name: { $regex: '^a', $options: 'i' } })).to.deep.equal(['Ada', 'alan']);
+        expect(await names({ tags: 'code' })).to.deep.equal(['Linus', 'alan']);
+      });
+
+      it('filters on stored metadata paths', async () => {
+        const found = await store.documents.find(scope, COLLECTION, {
+          ...all,
+          filter: { '_folio.version': { $gte: 2 } },
+        });
+        expect(found).to.deep.equal([people[4]]);
+      });
+
+      it('sorts by several keys, then skips and limits', async () => {
+        const sort: Array<[string, 1 | -1]> = [
+          ['age', -1],
+          ['_id', 1],
+        ];
+        const expected = [...people].sort(
+          (a, b) => (b.age as number) - (a.age as number) || (a._id < b._id ? -1 : 1),
+        );
+        expect(await store.documents.find(scope, COLLECTION, { ...all, sort })).to.deep.equal(expected);
+        expect(
+          await store.documents.find(scope, COLLECTION, { ...all, sort, skip: 1, limit: 2 }),
+        ).to.deep.equal(expected.slice(1, 3));
+        expect(
+          await store.documents.find(scope, COLLECTION, { ...all, sort, skip: 5, limit: 2 }),
+        ).to.deep.equal([]);
+      });
+
+      it('projects to the requested paths plus _id', async () => {
+        const found = await store.documents.find(scope, COLLECTION, {
+          ...all,
+          filter: { name: 'Ada' },
+          projection: ['name', 'city.name', '_folio.version'],
+        });
+        expect(found).to.deep.equal([
+          { _id: people[0]!._id, name: 'Ada', city: { name: 'London' }, $version: 1 },
+        ]);
+      });
+    });
+
+    describe('change feed', () => {
+      it('delivers created, updated and deleted events in commit order with increasing tokens', async () => {
+        const scope = newScope();
+        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          const v1 = firstVersion({ name: 'Ada' });
+          await mustCommit(store, scope, [put(v1)]);
+          const v2 = nextVersion(v1, { name: 'Ada L.' });
+          await mustCommit(store, scope, [put(v2, { operation: 'patch' })]);
+          await mustCommit(store, scope, [{ kind: 'delete', id: v1._id, expectedVersion: 2 }]);
+          const events = await reader.take(3);
+          expect(events.map((e) => [e.type, e.collection, e.documentId])).to.deep.equal([
+            ['created', COLLECTION, v1._id],
+            ['updated', COLLECTION, v1._id],
+            ['deleted', COLLECTION, v1._id],
+          ]);
+          expect(events[0]!.document).to.deep.equal(v1);
+          expect(events[1]!.document).to.deep.equal(v2);
+          // A deleted event carries the document as it was just before the delete.
+          expect(events[2]!.document).to.deep.equal(v2);
+          expect(new Set(events.map((e) => e.token)).size).to.equal(3);
+          for (const e of events) expect(new Date(e.timestamp).toISOString()).to.equal(e.timestamp);
+        } finally {
+          reader.sub.close();
+        }
+      });
+
+      it('yields one event per write of a batch, in write order', async () => {
+        const scope = newScope();
+        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          const docs = [firstVersion({ i: 0 }), firstVersion({ i: 1 }), firstVersion({ i: 2 })];
+          await mustCommit(
+            store,
+            scope,
+            docs.map((d) => put(d)),
+          );
+          const events = await reader.take(3);
+          expect(events.map((e) => e.documentId)).to.deep.equal(docs.map((d) => d._id));
+        } finally {
+          reader.sub.close();
+        }
+      });
+
+      it('starts from now when no token is given', async () => {
+        const scope = newScope();
+        await mustCommit(store, scope, [put(firstVersion({ when: 'before' }))]);
+        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          const after = firstVersion({ when: 'after' });
+          await mustCommit(store, scope, [put(after)]);
+          expect((await reader.next()).documentId).to.equal(after._id);
+        } finally {
+          reader.sub.close();
+        }
+      });
+
+      it('delivers only its own collection and scope', async () => {
+        const scope = newScope('live');
+        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          await mustCommit(store, { projectId: scope.projectId, env: 'test' }, [put(firstVersion({}))]);
+          await mustCommit(store, newScope('live'), [put(firstVersion({}))]);
+          await store.documents.commit(scope, 'others', [put(firstVersion({}))]);
+          const mine = firstVersion({ mine: true });
+          await mustCommit(store, scope, [put(mine)]);
+          expect((await reader.next()).documentId).to.equal(mine._id);
+        } finally {
+          reader.sub.close();
+        }
+      });
+
+      it('resumes after a token: replays exactly the missed events, then continues live', async () => {
+        const scope = newScope();
+        const first = new Reader(store.changes.watch(scope, COLLECTION));
+        const docs = Array.from({ length: 5 }, (_, i) => firstVersion({ i }));
+        let seen: ChangeEvent[];
+        try {
+          await mustCommit(store, scope, [put(docs[0]!)]);
+          await mustCommit(store, scope, [put(docs[1]!)]);
+          seen = await first.take(2);
+        } finally {
+          first.sub.close();
+        }
+        // Missed while disconnected:
+        await mustCommit(store, scope, [put(docs[2]!)]);
+        await mustCommit(store, scope, [put(docs[3]!)]);
+        const resumed = new Reader(store.changes.watch(scope, COLLECTION, { after: seen[1]!.token }));
+        try {
+          const replayed = await resumed.take(2);
+          expect(replayed.map((e) => e.documentId)).to.deep.equal([docs[2]!._id, docs[3]!._id]);
+          expect(replayed[0]!.document).to.deep.equal(docs[2]);
+          await mustCommit(store, scope, [put(docs[4]!)]);
+          expect((await resumed.next()).documentId).to.equal(docs[4]!._id);
+        } finally {
+          resumed.sub.close();
+        }
+        // Resuming from an earlier token replays from there, again without duplicates.
+        const again = new Reader(store.changes.watch(scope, COLLECTION, { after: seen[0]!.token }));
+        try {
+          const replayed = await again.take(4);
+          expect(replayed.map((e) => e.documentId)).to.deep.equal(docs.slice(1).map((d) => d._id));
+          const last = firstVersion({ i: 'last' });
+          await mustCommit(store, scope, [put(last)]);
+          expect((await again.next()).documentId).to.equal(last._id);
+        } finally {
+          again.sub.close();
+        }
+      });
+
+      it('resuming after the latest token yields only later events', async () => {
+        const scope = newScope();
+        const first = new Reader(store.changes.watch(scope, COLLECTION));
+        let token: string;
+        try {
+          await mustCommit(store, scope, [put(firstVersion({}))]);
+          token = (await first.next()).token;
+        } finally {
+          first.sub.close();
+        }
+        const resumed = new Reader(store.changes.watch(scope, COLLECTION, { after: token }));
+        try {
+          const later = firstVersion({ later: true });
+          await mustCommit(store, scope, [put(later)]);
+          expect((await resumed.next()).documentId).to.equal(later._id);
+        } finally {
+          resumed.sub.close();
+        }
+      });
+
+      it('fans one source out to every subscription of a collection', async () => {
+        const scope = newScope();
+        const before = sourceCount(store.changes);
+        const a = new Reader(store.changes.watch(scope, COLLECTION));
+        const b = new Reader(store.changes.watch(scope, COLLECTION));
+        try {
+          expect(sourceCount(store.changes)).to.equal(before + 1);
+          const doc = firstVersion({});
+          await mustCommit(store, scope, [put(doc)]);
+          expect((await a.next()).documentId).to.equal(doc._id);
+          expect((await b.next()).documentId).to.equal(doc._id);
+          a.sub.close();
+          expect(sourceCount(store.changes)).to.equal(before + 1);
+          // The remaining subscriber keeps receiving after the other one left.
+          const doc2 = firstVersion({});
+          await mustCommit(store, scope, [put(doc2)]);
+          expect((await b.next()).documentId).to.equal(doc2._id);
+        } finally {
+          a.sub.close();
+          b.sub.close();
+        }
+        // The source closes with its last subscriber.
+        expect(sourceCount(store.changes)).to.equal(before);
+      });
+
+      it('finishes the iterator on close(), idempotently, without endedBy', async () => {
+        const reader = new Reader(store.changes.watch(newScope(), COLLECTION));
+        reader.sub.close();
+        reader.sub.close();
+        await reader.ended();
+        expect(reader.sub.endedBy).to.equal(null);
+      });
+
+      it('ends open subscriptions with store_closed when the store closes', async () => {
+        const own = await factory.create();
+        let reader: Reader | undefined;
+        try {
+          reader = new Reader(own.changes.watch(newScope(), COLLECTION));
+        } finally {
+          await factory.destroy(own);
+        }
+        await reader!.ended();
+        expect(reader!.sub.endedBy).to.equal('store_closed');
+      });
+    });
+
+    describe('accounts', () => {
+      const account = (email: string) => ({
+        id: newId('acc'),
+        email,
+        passwordHash: 'scrypt$abc',
+        plan: 'free' as const,
+        createdAt: isoNow(),
+      });
+
+      it('creates, reads and re-plans an account, and counts accounts', async () => {
+        const before = await store.accounts.countAccounts();
+        const acc = account(`${newId('acc').toLowerCase()}@example.com`);
+        await store.accounts.createAccount(acc);
+        expect(await store.accounts.getAccount(acc.id)).to.deep.equal(acc);
+        expect(await store.accounts.countAccounts()).to.equal(before + 1);
+        await store.accounts.setPlan(acc.id, 'team');
+        expect((await store.accounts.getAccount(acc.id))!.plan).to.equal('team');
+        expect(await store.accounts.getAccount(newId('acc'))).to.equal(null);
+      });
+
+      it('finds accounts by email regardless of case and refuses a duplicate email in any case', async () => {
+        const local = newId('acc').toLowerCase();
+        const acc = account(`${local}@example.com`);
+        await store.accounts.createAccount(acc);
+        expect((await store.accounts.findAccountByEmail(`${local.toUpperCase()}@EXAMPLE.com`))!.id).to.equal(
+          acc.id,
+        );
+        expect(await store.accounts.findAccountByEmail(`x${local}@example.com`)).to.equal(null);
+        const before = await store.accounts.countAccounts();
+        const dup = account(`${local.toUpperCase()}@Example.COM`);
+        const error = await store.accounts.createAccount(dup).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).to.be.instanceOf(DuplicateError);
+        expect((error as DuplicateError).field).to.equal('email');
+        expect(await store.accounts.countAccounts()).to.equal(before);
+        expect(await store.accounts.getAccount(dup.id)).to.equal(null);
+      });
+
+      it('returns a session until it expires, and never after deletion', async () => {
+        const start = Date.now();
+        const session = {
+          tokenHash: newId('req').toLowerCase(),
+          accountId: newId('acc'),
+          createdAt: isoNow(start),
+          expiresAt: isoNow(start + 60_000),
+        };
+        await store.accounts.createSession(session);
+        expect(await store.accounts.findSession(session.tokenHash, isoNow(start + 1))).to.deep.equal(session);
+        expect(await store.accounts.findSession(session.tokenHash, isoNow(start + 59_999))).to.deep.equal(
+          session,
+        );
+        expect(await store.accounts.findSession(session.tokenHash, isoNow(start + 60_001))).to.equal(null);
+        expect(await store.accounts.findSession(newId('req'), isoNow(start))).to.equal(null);
+        await store.accounts.deleteSession(session.tokenHash);
+        expect(await store.accounts.findSession(session.tokenHash, isoNow(start + 1))).to.equal(null);
+      });
+
+      it('creates, finds and lists projects; a name is unique within its account only', async () => {
+        const accountId = newId('acc');
+        const p1 = { id: newId('prj'), accountId, name: 'shop', createdAt: isoNow() };
+        const p2 = { id: newId('prj'), accountId, name: 'blog', createdAt: isoNow() };
+        await store.accounts.createProject(p1);
+        await store.accounts.createProject(p2);
+        expect(await store.accounts.getProject(p1.id)).to.deep.equal(p1);
+        expect(await store.accounts.findProject(accountId, 'blog')).to.deep.equal(p2);
+        expect(await store.accounts.findProject(accountId, 'nope')).to.equal(null);
+        expect(await store.accounts.getProject(newId('prj'))).to.equal(null);
+        const listed = await store.accounts.listProjects(accountId);
+        expect(listed).to.have.deep.members([p1, p2]);
+        expect(listed).to.have.length(2);
+        const error = await store.accounts
+          .createProject({ id: newId('prj'), accountId, name: 'shop', createdAt: isoNow() })
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        expect(error).to.be.instanceOf(DuplicateError);
+        expect((error as DuplicateError).field).to.equal('name');
+        await store.accounts.createProject({
+          id: newId('prj'),
+          accountId: newId('acc'),
+          name: 'shop',
+          createdAt: isoNow(),
+        });
+        expect(await store.accounts.listProjects(accountId)).to.have.length(2);
+      });
+    });
+
+    describe('api keys', () => {
+      it('stores a key and finds it by id and by hash, config included', async () => {
+        const key = apiKey(newId('prj'));
+        await store.accounts.createKey(key);
+        expect(await store.accounts.getKey(key.id)).to.deep.equal(key);
+        expect(await store.accounts.findKeyByHash(key.keyHash)).to.deep.equal(key);
+        expect(await store.accounts.findKeyByHash('unknown')).to.equal(null);
+        expect(await store.accounts.getKey(newId('key'))).to.equal(null);
+      });
+
+      it('refuses a second key with the same hash', async () => {
+        const projectId = newId('prj');
+        const key = apiKey(projectId);
+        await store.accounts.createKey(key);
+        const error = await store.accounts.createKey(apiKey(projectId, { keyHash: key.keyHash })).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).to.be.instanceOf(DuplicateError);
+        expect((error as DuplicateError).field).to.equal('keyHash');
+        expect(await store.accounts.listKeys(projectId)).to.have.length(1);
+      });
+
+      it('lists a project’s keys newest first and counts the active ones', async () => {
+        const projectId = newId('prj');
+        const t = Date.now();
+        const k1 = apiKey(projectId, { createdAt: isoNow(t - 2000) });
+        const k2 = apiKey(projectId, { createdAt: isoNow(t - 1000), env: 'live', scope: 'read-only' });
+        const k3 = apiKey(projectId, { createdAt: isoNow(t) });
+        for (const k of [k2, k3, k1]) await store.accounts.createKey(k);
+        await store.accounts.createKey(apiKey(newId('prj')));
+        expect((await store.accounts.listKeys(projectId)).map((k) => k.id)).to.deep.equal([
+          k3.id,
+          k2.id,
+          k1.id,
+        ]);
+        expect(await store.accounts.countActiveKeys(projectId)).to.equal(3);
+        expect(await store.accounts.revokeKey(k2.id, isoNow())).to.equal(true);
+        expect(await store.accounts.countActiveKeys(projectId)).to.equal(2);
+      });
+
+      it('revokes an active key once', async () => {
+        const key = apiKey(newId('prj'));
+        await store.accounts.createKey(key);
+        const at = isoNow();
+        expect(await store.accounts.revokeKey(key.id, at)).to.equal(true);
+        expect(await store.accounts.getKey(key.id)).to.deep.equal({
+          ...key,
+          status: 'revoked',
+          revokedAt: at,
+        });
+        expect(await store.accounts.revokeKey(key.id, isoNow())).to.equal(false);
+        expect((await store.accounts.getKey(key.id))!.revokedAt).to.equal(at);
+        expect(await store.accounts.revokeKey(newId('key'), isoNow())).to.equal(false);
+      });
+
+      it('rotates a key: the old one revoked, the replacement active, in one step', async () => {
+        const projectId = newId('prj');
+        const old = apiKey(projectId);
+        await store.accounts.createKey(old);
+        const at = isoNow();
+        const replacement = apiKey(projectId, { rotatedFrom: old.id, createdAt: at });
+        expect(await store.accounts.rotateKey(old.id, replacement, at)).to.equal(true);
+        expect(await store.accounts.getKey(old.id)).to.deep.equal({
+          ...old,
+          status: 'revoked',
+          revokedAt: at,
+        });
+        expect(await store.accounts.getKey(replacement.id)).to.deep.equal(replacement);
+        expect(await store.accounts.countActiveKeys(projectId)).to.equal(1);
+      });
+
+      it('does not rotate a key that is not active, and inserts no replacement', async () => {
+        const projectId = newId('prj');
+        const old = apiKey(projectId);
+        await store.accounts.createKey(old);
+        await store.accounts.revokeKey(old.id, isoNow());
+        const replacement = apiKey(projectId, { rotatedFrom: old.id });
+        expect(await store.accounts.rotateKey(old.id, replacement, isoNow())).to.equal(false);
+        expect(await store.accounts.getKey(replacement.id)).to.equal(null);
+        expect(await store.accounts.rotateKey(newId('key'), apiKey(projectId), isoNow())).to.equal(false);
+      });
+
+      it('leaves the old key active when the replacement cannot be inserted', async () => {
+        const projectId = newId('prj');
+        const old = apiKey(projectId);
+        const other = apiKey(projectId);
+        await store.accounts.createKey(old);
+        await store.accounts.createKey(other);
+        const clash = apiKey(projectId, { keyHash: other.keyHash, rotatedFrom: old.id });
+        const error = await store.accounts.rotateKey(old.id, clash, isoNow()).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).to.be.instanceOf(DuplicateError);
+        expect(await store.accounts.getKey(old.id)).to.deep.equal(old);
+        expect(await store.accounts.getKey(clash.id)).to.equal(null);
+      });
+
+      it('stamps the last use of a key', async () => {
+        const key = apiKey(newId('prj'));
+        await store.accounts.createKey(key);
+        const at = isoNow();
+        await store.accounts.touchKey(key.id, at);
+        expect((await store.accounts.getKey(key.id))!.lastUsedAt).to.equal(at);
+      });
+    });
+
+    describe('counters', () => {
+      it('counts hits in a window that opens at the first hit and lasts windowMs', async () => {
+        const key = `rate:${newId('key')}`;
+        const t0 = 1_700_000_000_000;
+        for (let i = 1; i <= 5; i++) {
+          expect(await store.counters.hit(key, 1000, t0 + (i - 1) * 100)).to.deep.equal({
+            count: i,
+            resetAtMs: t0 + 1000,
+          });
+        }
+        expect(await store.counters.hit(key, 1000, t0 + 999)).to.deep.equal({
+          count: 6,
+          resetAtMs: t0 + 1000,
+        });
+        // The next hit at or after the reset time opens a new window.
+        expect(await store.counters.hit(key, 1000, t0 + 1000)).to.deep.equal({
+          count: 1,
+          resetAtMs: t0 + 2000,
+        });
+        expect(await store.counters.hit(key, 1000, t0 + 5000)).to.deep.equal({
+          count: 1,
+          resetAtMs: t0 + 6000,
+        });
+      });
+
+      it('counts each key on its own', async () => {
+        const t0 = 1_700_000_000_000;
+        const a = `rate:${newId('key')}`;
+        const b = `rate:${newId('key')}`;
+        await store.counters.hit(a, 1000, t0);
+        await store.counters.hit(a, 1000, t0 + 1);
+        expect((await store.counters.hit(b, 1000, t0 + 2)).count).to.equal(1);
+      });
+
+      it('counts every one of concurrent hits exactly once', async () => {
+        const key = `rate:${newId('key')}`;
+        const t0 = Date.now();
+        const results = await Promise.all(
+          Array.from({ length: 30 }, () => store.counters.hit(key, 60_000, t0)),
+        );
+        expect(results.map((r) => r.count).sort((x, y) => x - y)).to.deep.equal(
+          Array.from({ length: 30 }, (_, i) => i + 1),
+        );
+      });
+    });
+  });
+}

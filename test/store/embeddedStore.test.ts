@@ -1,0 +1,285 @@
+/** Embedded-store specifics the port cannot see: the file, the schema contract, the outbox. */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { isoNow, newId } from '../../src/ids.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
+import { SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
+import type { DataScope, FolioDocument, PutWrite } from '../../src/store/port.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+
+const scope: DataScope = { projectId: 'prj_embedded', env: 'test' };
+
+function doc(version: number, id = newId('doc')): FolioDocument {
+  return { _id: id, n: version, $createdAt: isoNow(), $updatedAt: isoNow(), $version: version };
+}
+
+function put(document: FolioDocument): PutWrite {
+  return {
+    kind: 'put',
+    expectedVersion: document.$version - 1,
+    document,
+    operation: 'create',
+    apiKeyHint: 'folio_sk_test_...abcd',
+    keepVersions: 5,
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('embedded store: database file and schema', () => {
+  let dataDir: string;
+
+  beforeEach(async () => {
+    dataDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'folio-embedded-')), 'nested', 'data');
+  });
+
+  afterEach(async () => {
+    await rm(path.dirname(path.dirname(dataDir)), { recursive: true, force: true });
+  });
+
+  it('touches nothing before init(), then creates the directory and folio.db in WAL mode', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    expect(existsSync(dataDir)).to.equal(false);
+    expect(() => store.documents).to.throw(/init\(\)/);
+    await store.init();
+    try {
+      expect(existsSync(path.join(dataDir, 'folio.db'))).to.equal(true);
+      expect(store.db.pragma('journal_mode', { simple: true })).to.equal('wal');
+      expect(store.db.pragma('synchronous', { simple: true })).to.equal(1); // NORMAL
+      expect(store.db.pragma('foreign_keys', { simple: true })).to.equal(1);
+      expect(store.db.pragma('busy_timeout', { simple: true })).to.be.greaterThan(0);
+      expect(store.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('gives the documents table exactly the columns and indexes the query compiler relies on', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const columns = store.db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(
+        "SELECT name, type, \"notnull\", pk FROM pragma_table_info('documents') ORDER BY cid",
+      );
+      expect(columns.all()).to.deep.equal([
+        { name: 'scope', type: 'TEXT', notnull: 1, pk: 1 },
+        { name: 'collection', type: 'TEXT', notnull: 1, pk: 2 },
+        { name: 'id', type: 'TEXT', notnull: 1, pk: 3 },
+        { name: 'version', type: 'INTEGER', notnull: 1, pk: 0 },
+        { name: 'created_at', type: 'TEXT', notnull: 1, pk: 0 },
+        { name: 'updated_at', type: 'TEXT', notnull: 1, pk: 0 },
+        { name: 'body', type: 'TEXT', notnull: 1, pk: 0 },
+      ]);
+      const indexColumns = (name: string) =>
+        store.db
+          .prepare<[string], { name: string }>('SELECT name FROM pragma_index_info(?) ORDER BY seqno')
+          .all(name)
+          .map((r) => r.name);
+      expect(indexColumns('documents_created')).to.deep.equal(['scope', 'collection', 'created_at', 'id']);
+      expect(indexColumns('documents_updated')).to.deep.equal(['scope', 'collection', 'updated_at', 'id']);
+      expect(indexColumns('documents_version')).to.deep.equal(['scope', 'collection', 'version', 'id']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('stores the full stored form as the body, including _id and _folio', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const d = doc(1);
+      await store.documents.commit(scope, 'things', [put(d)]);
+      const row = store.db
+        .prepare<[], { scope: string; version: number; created_at: string; updated_at: string; body: string }>(
+          'SELECT scope, version, created_at, updated_at, body FROM documents',
+        )
+        .get()!;
+      expect(row.scope).to.equal('prj_embedded:test');
+      expect(row.version).to.equal(1);
+      expect(row.created_at).to.equal(d.$createdAt);
+      expect(row.updated_at).to.equal(d.$updatedAt);
+      expect(JSON.parse(row.body)).to.deep.equal({
+        _id: d._id,
+        n: 1,
+        _folio: { version: 1, createdAt: d.$createdAt, updatedAt: d.$updatedAt },
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('is idempotent on init() and keeps data across a reopen of the same directory', async () => {
+    const first = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await first.init();
+    await first.init();
+    const d = doc(1);
+    await first.documents.commit(scope, 'things', [put(d)]);
+    await first.close();
+    await first.close();
+    const second = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await second.init();
+    try {
+      expect(await second.documents.get(scope, 'things', d._id)).to.deep.equal(d);
+      expect(second.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    await store.close();
+    const raw = new Database(path.join(dataDir, 'folio.db'));
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    const newer = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    const error = await rejection(newer.init());
+    expect(String(error)).to.match(/newer Folio/);
+  });
+
+  it('hands out one Agenda backend on the store’s own database connection', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const backend = store.agendaBackend();
+      expect(store.agendaBackend()).to.equal(backend);
+      // Agenda's stop() must not close the store's database.
+      expect(backend.ownsConnection).to.equal(false);
+      await backend.connect();
+      await backend.disconnect();
+      expect(store.db.open).to.equal(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses use after close()', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    await store.close();
+    expect(() => store.documents).to.throw(/closed/);
+    expect(await rejection(store.init())).to.be.instanceOf(Error);
+  });
+});
+
+describe('embedded store: commits', () => {
+  let store: EmbeddedStore;
+
+  beforeEach(async () => {
+    store = await createTempEmbeddedStore();
+  });
+
+  afterEach(async () => {
+    await destroyTempEmbeddedStore(store);
+  });
+
+  const count = (table: string) =>
+    store.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+
+  it('writes the document, its version and its change-log row in one transaction', async () => {
+    await store.documents.commit(scope, 'things', [put(doc(1))]);
+    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
+    // Make the outbox insert fail: the document and version rows must roll back with it.
+    store.db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    const d = doc(1);
+    const error = await rejection(store.documents.commit(scope, 'things', [put(d)]));
+    expect(String(error)).to.match(/refused/);
+    expect(await store.documents.get(scope, 'things', d._id)).to.equal(null);
+    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
+  });
+
+  it('records the change type and the pre-delete document in the outbox', async () => {
+    const d1 = doc(1);
+    const d2 = { ...doc(2, d1._id), $createdAt: d1.$createdAt };
+    await store.documents.commit(scope, 'things', [put(d1)]);
+    await store.documents.commit(scope, 'things', [put(d2)]);
+    await store.documents.commit(scope, 'things', [{ kind: 'delete', id: d1._id, expectedVersion: 2 }]);
+    const rows = store.db
+      .prepare<[], { seq: number; type: string; document: string }>('SELECT seq, type, document FROM changes ORDER BY seq')
+      .all();
+    expect(rows.map((r) => [r.seq, r.type])).to.deep.equal([
+      [1, 'created'],
+      [2, 'updated'],
+      [3, 'deleted'],
+    ]);
+    expect(JSON.parse(rows[2]!.document)).to.deep.equal(d2);
+  });
+
+  it('evaluates a batch in order, so one commit may create a document and update it', async () => {
+    const d1 = doc(1);
+    const d2 = { ...doc(2, d1._id), $createdAt: d1.$createdAt };
+    expect(await store.documents.commit(scope, 'things', [put(d1), put(d2)])).to.deep.equal({ ok: true });
+    expect(await store.documents.get(scope, 'things', d1._id)).to.deep.equal(d2);
+    const versions = await store.documents.listVersions(scope, 'things', d1._id);
+    expect(versions.map((v) => v.version)).to.deep.equal([2, 1]);
+  });
+
+  it('throws, writing nothing, when a put breaks the expectedVersion + 1 rule', async () => {
+    const d = doc(3);
+    const error = await rejection(store.documents.commit(scope, 'things', [{ ...put(d), expectedVersion: 0 }]));
+    expect(error).to.be.instanceOf(TypeError);
+    expect(count('documents')).to.equal(0);
+  });
+
+  it('treats limit 0 as no limit, like MongoDB', async () => {
+    for (let i = 0; i < 3; i++) await store.documents.commit(scope, 'things', [put(doc(1))]);
+    const found = await store.documents.find(scope, 'things', { filter: {}, sort: [['_id', 1]], skip: 1, limit: 0 });
+    expect(found).to.have.length(2);
+  });
+});
+
+describe('embedded store: accounts and counters', () => {
+  let store: EmbeddedStore;
+
+  beforeEach(async () => {
+    store = await createTempEmbeddedStore();
+  });
+
+  afterEach(async () => {
+    await destroyTempEmbeddedStore(store);
+  });
+
+  it('sweeps expired sessions when a new one is created', async () => {
+    const t = Date.now();
+    const session = (hash: string, expiresMs: number) => ({
+      tokenHash: hash,
+      accountId: 'acc_x',
+      createdAt: isoNow(t),
+      expiresAt: isoNow(expiresMs),
+    });
+    await store.accounts.createSession(session('old', t + 1000));
+    await store.accounts.createSession({ ...session('new', t + 60_000), createdAt: isoNow(t + 2000) });
+    const hashes = store.db
+      .prepare<[], { token_hash: string }>('SELECT token_hash FROM sessions')
+      .all()
+      .map((r) => r.token_hash);
+    expect(hashes).to.deep.equal(['new']);
+  });
+
+  it('keeps the email as given while comparing it lower-cased', async () => {
+    const account = { id: newId('acc'), email: 'Ada@Example.com', passwordHash: 'h', plan: 'free' as const, createdAt: isoNow() };
+    await store.accounts.createAccount(account);
+    expect(await store.accounts.findAccountByEmail('ada@example.COM')).to.deep.equal(account);
+  });
+
+  it('forgets ended counter windows so memory stays bounded', async () => {
+    const t0 = 1_700_000_000_000;
+    for (let i = 0; i < 999; i++) await store.counters.hit(`k${i}`, 10, t0);
+    expect(store.counters.size).to.equal(999);
+    // The 1000th hit triggers a sweep; every earlier window has ended by then.
+    await store.counters.hit('last', 10, t0 + 10);
+    expect(store.counters.size).to.equal(1);
+  });
+});

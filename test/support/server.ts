@@ -1,0 +1,108 @@
+/**
+ * The one test harness for HTTP suites: a real Folio server on an ephemeral port over a real
+ * store, and a small fetch-based client. Suites never reach into the store behind the API.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import type { Env, KeyScope, Plan } from '../../src/store/port.js';
+
+export interface ApiResponse<T = Json> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+// Test bodies are whatever JSON the server sent; assertions check their shape.
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not types
+export type Json = any;
+
+export interface RequestOptions {
+  key?: string;
+  session?: string;
+  body?: unknown;
+  /** Sent as is (not JSON-encoded) when a string. */
+  rawBody?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  url: string;
+  running: RunningServer;
+  request<T = Json>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** A fresh account with a project and a read-write test key. */
+  tenant(options?: { plan?: Plan; project?: string }): Promise<Tenant>;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  email: string;
+  session: string;
+  project: string;
+  /** The read-write test key. */
+  key: string;
+  newKey(options?: { env?: Env; scope?: KeyScope; name?: string }): Promise<{ rawKey: string; id: string }>;
+}
+
+let tenantCounter = 0;
+
+export async function startTestServer(overrides: ConfigOverrides = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'folio-test-'));
+  const config = loadConfig(
+    {},
+    { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', bootstrap: false, ...overrides },
+  );
+  const running = await startServer(config);
+
+  async function request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.key ?? options.session;
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+    const res = await fetch(`${running.url}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  async function tenant(options: { plan?: Plan; project?: string } = {}): Promise<Tenant> {
+    tenantCounter += 1;
+    const email = `user${tenantCounter}-${Date.now()}@example.test`;
+    const signup = await request('POST', '/api/auth/signup', { body: { email, password: 'correct horse battery' } });
+    if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+    const session: string = signup.body.token;
+    if (options.plan && options.plan !== 'free') {
+      const res = await request('PATCH', '/api/account', { session, body: { plan: options.plan } });
+      if (res.status !== 200) throw new Error(`plan change failed: ${res.text}`);
+    }
+    const project = options.project ?? 'app';
+    const created = await request('POST', '/api/projects', { session, body: { name: project } });
+    if (created.status !== 201) throw new Error(`project failed: ${created.text}`);
+    const newKey: Tenant['newKey'] = async ({ env = 'test', scope = 'read-write', name = 'test key' } = {}) => {
+      const res = await request('POST', '/api/keys', { session, body: { project, name, env, scope } });
+      if (res.status !== 201) throw new Error(`key failed: ${res.status} ${res.text}`);
+      return { rawKey: res.body.rawKey, id: res.body.apiKey.id };
+    };
+    const { rawKey } = await newKey();
+    return { email, session, project, key: rawKey, newKey };
+  }
+
+  return {
+    url: running.url,
+    running,
+    request,
+    tenant,
+    async close() {
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Runs an HTTP suite once per available store: the embedded store always, MongoDB when
+ * test/support/mongodb.ts finds one (it prints the SKIPPED line otherwise).
+ */
+import type { ConfigOverrides } from '../../src/config/load.js';
+import type { Plan } from '../../src/store/port.js';
+import { mongoServerOverrides } from './mongodb.js';
+import { startTestServer, type Tenant, type TestServer } from './server.js';
+
+export interface StoreTarget {
+  /** `embedded`, or a name tagged `@mongodb` so `npm run test:mongodb` can select it. */
+  name: string;
+  overrides(): Promise<ConfigOverrides>;
+}
+
+const targets: StoreTarget[] = [
+  { name: 'embedded', overrides: async () => ({}) },
+  ...(await mongoServerOverrides()).map((t) => ({ name: t.name, overrides: t.overrides })),
+];
+
+export interface SuiteContext {
+  server: TestServer;
+  tenant: Tenant;
+}
+
+/** `describe` the suite for each store, with a fresh server and tenant per store. */
+export function forEachStore(
+  title: string,
+  body: (ctx: SuiteContext, target: StoreTarget) => void,
+  options: { plan?: Plan; config?: ConfigOverrides } = {},
+): void {
+  for (const target of targets) {
+    describe(`${title} [${target.name}]`, () => {
+      const ctx = {} as SuiteContext;
+      before(async () => {
+        ctx.server = await startTestServer({ ...(await target.overrides()), ...options.config });
+        ctx.tenant = await ctx.server.tenant({ plan: options.plan ?? 'free' });
+      });
+      after(async () => {
+        await ctx.server?.close();
+      });
+      body(ctx, target);
+    });
+  }
+}
