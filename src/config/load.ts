@@ -87,10 +87,13 @@ function deepMerge(base: Tree, over: Tree): Tree {
 export type ConfigOverrides = { [key: string]: unknown };
 
 /**
- * Load and validate. `overrides` (tests, CLI flags) apply last. Throws ConfigError naming the
- * offending variable or key.
+ * Load and validate. `overrides` (tests, CLI flags; several are merged in order) apply last.
+ * Throws ConfigError naming the offending variable or key.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: ConfigOverrides | ConfigOverrides[] = {},
+): Config {
   const defaults = JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
   const tree = structuredClone(defaults);
   const sourceOf = new Map<string, string>();
@@ -102,7 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     setPath(tree, path, coerce(chosen, env[chosen] as string, getPath(defaults, path)));
     sourceOf.set(path, chosen);
   }
-  const merged = deepMerge(tree, overrides);
+  const merged = (Array.isArray(overrides) ? overrides : [overrides]).reduce(deepMerge, tree);
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {

@@ -1,7 +1,7 @@
 /**
  * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
- * request id → access log → error mapping → routes (account routes by session, data routes by
- * API key) → JSON 404/405.
+ * request id → access log → error mapping → JSON 404 → routes (account routes by session, data
+ * routes by API key) → JSON 405.
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -51,13 +51,15 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(errorHandler());
+  app.use(async (ctx, next) => {
+    await next();
+    // Nothing answered: a JSON 404 rather than Koa's plain-text one.
+    if (ctx.status === 404 && ctx.body == null) throw notFound('Route');
+  });
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
   app.use(data.routes());
   app.use(data.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
-  app.use(() => {
-    throw notFound('Route');
-  });
   return app;
 }
 

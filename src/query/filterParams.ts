@@ -45,7 +45,8 @@ export function parseFilterParams(query: RawQuery): { filter: StoredFilter; filt
     }
     clauses.push(parseFilterParam(key, singleValue(key, value)));
   }
-  const filter: StoredFilter = clauses.length === 0 ? {} : clauses.length === 1 ? clauses[0]! : { $and: clauses };
+  const filter: StoredFilter =
+    clauses.length === 0 ? {} : clauses.length === 1 ? clauses[0]! : { $and: clauses };
   return { filter, filterCount: clauses.length };
 }
 
@@ -58,7 +59,10 @@ export function singleValue(key: string, value: string | string[]): string {
 function parseFilterParam(key: string, raw: string): StoredFilter {
   const match = FILTER_KEY.exec(key);
   if (!match) {
-    throw invalidQuery(key, 'malformed filter parameter; expected filter[field]=value or filter[field][op]=value');
+    throw invalidQuery(
+      key,
+      'malformed filter parameter; expected filter[field]=value or filter[field][op]=value',
+    );
   }
   const path = toStoredPath(key, match[1]!);
   const opText = match[2];

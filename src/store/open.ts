@@ -1,7 +1,6 @@
 /** Choose and open the store the configuration asks for. */
 import type { Config } from '../config/schema.js';
 import { createEmbeddedStore } from './embedded/index.js';
-import { createMongoStore } from './mongodb/index.js';
 import type { Store } from './port.js';
 
 export interface OpenedStore {
@@ -19,6 +18,8 @@ export async function openStore(config: Config): Promise<OpenedStore> {
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };
   }
+  // The MongoDB driver loads only when it is used, keeping the embedded start fast.
+  const { createMongoStore } = await import('./mongodb/index.js');
   if (kind === 'mongodb-memory') {
     const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
     const memory = await startMemoryReplicaSet();

@@ -145,6 +145,8 @@ export interface ChangeFeed {
    * with `endedBy = 'history_lost'`.
    */
   watch(scope: DataScope, collection: string, options?: { after?: string | undefined }): ChangeSubscription;
+  /** Open sources in this process: one per watched collection, never one per subscriber. */
+  readonly sourceCount: number;
 }
 
 export type Plan = 'free' | 'pro' | 'team';

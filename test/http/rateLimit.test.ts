@@ -46,4 +46,4 @@ forEachStore('per-key rate limits', (ctx) => {
     const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: other.rawKey });
     expect(res.status).to.equal(200);
   });
-});
+}, { realRateLimits: true });

@@ -3,16 +3,75 @@
  * a temp dir, opened like the store opens it (WAL, busy_timeout). Two connections to one file
  * stand for two Folio processes sharing it.
  */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { Agenda, type AgendaOptions, Job, type JobParameters, type JobWithState } from 'agenda';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { EmbeddedAgendaBackend } from '../../src/store/embedded/agendaBackend.js';
 
 const POLL_MS = 50;
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BACKEND_MODULE = new URL('../../src/store/embedded/agendaBackend.ts', import.meta.url).href;
+
+/**
+ * A separate process on the same database file, as a second Folio process would be: its own
+ * connection and Agenda, running `work` jobs, reporting on stdout (one JSON object a line). On
+ * the stdin line `save` it saves 25 unique jobs over 5 keys; at the end of stdin it stops.
+ */
+const WORKER_SCRIPT = `
+import { createInterface } from 'node:readline';
+import { Agenda } from 'agenda';
+import Database from 'better-sqlite3';
+const { EmbeddedAgendaBackend } = await import(process.env.BACKEND_MODULE);
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
+const db = new Database(process.env.DB_FILE);
+db.pragma('journal_mode = WAL');
+db.pragma('busy_timeout = 5000');
+const agenda = new Agenda({
+  backend: new EmbeddedAgendaBackend(db),
+  name: process.env.WORKER,
+  processEvery: 20,
+  defaultLockLimit: 3,
+});
+agenda.on('error', (error) => send({ error: String(error) }));
+agenda.define('work', async (job) => {
+  send({ ran: String(job.attrs._id) });
+  await new Promise((resolve) => setTimeout(resolve, 2));
+});
+await agenda.start();
+send({ ready: true });
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line !== 'save') continue;
+  try {
+    for (let i = 0; i < 25; i += 1) {
+      await agenda.create('sync', { k: i % 5 }).unique({ 'data.k': i % 5 }).schedule('in 1 hour').save();
+    }
+    send({ saved: true });
+  } catch (error) {
+    send({ error: String(error) });
+  }
+}
+await agenda.stop();
+db.close();
+// Agenda may leave a lock-watch timer behind; a stopped worker has nothing left to do.
+process.exit(0);
+`;
+
+interface WorkerMessage {
+  ready?: true;
+  ran?: string;
+  saved?: true;
+  error?: string;
+}
 
 /** Resolves with the first truthy value `probe` gives, polling every 10 ms. */
 async function waitFor<T>(
@@ -33,14 +92,24 @@ describe('embedded store: Agenda backend (SQLite)', () => {
   let dir: string;
   let dbs: Database.Database[];
   let agendas: Agenda[];
+  let children: ChildProcessByStdio<Writable, Readable, null>[];
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'folio-agenda-'));
     dbs = [];
     agendas = [];
+    children = [];
   });
 
   afterEach(async () => {
+    for (const child of children) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = once(child, 'exit');
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill(), 3000);
+      await exited;
+      clearTimeout(timer);
+    }
     for (const agenda of agendas) await agenda.stop();
     // Let jobs that were mid-run when stop() returned write their final state.
     await sleep(20);
@@ -65,6 +134,21 @@ describe('embedded store: Agenda backend (SQLite)', () => {
     const agenda = new Agenda({ backend, processEvery: POLL_MS, ...options });
     agendas.push(agenda);
     return agenda;
+  }
+
+  /** Starts a worker process (see WORKER_SCRIPT); `messages` collects what it reports. */
+  function workerProcess(name: string) {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', WORKER_SCRIPT], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DB_FILE: path.join(dir, 'folio.db'), WORKER: name, BACKEND_MODULE },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    const messages: WorkerMessage[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) =>
+      messages.push(JSON.parse(line) as WorkerMessage),
+    );
+    return { name, child, messages };
   }
 
   async function jobById(agenda: Agenda, id: unknown): Promise<JobWithState | undefined> {
@@ -190,19 +274,32 @@ describe('embedded store: Agenda backend (SQLite)', () => {
       expect(jobs[0]!.nextRunAt!.getTime()).to.equal(first.attrs.nextRunAt!.getTime());
     });
 
-    it('debounces rapid saves of one key into a single run with the last data', async () => {
+    it('debounces rapid saves of one key into a single run, a delay after the last save', async () => {
       const agenda = agendaOn(backendOn());
-      const runs: unknown[] = [];
+      const runs: Array<{ data: unknown; at: number }> = [];
       agenda.define('reindex', async (job) => {
-        runs.push(job.attrs.data);
+        runs.push({ data: job.attrs.data, at: Date.now() });
       });
       await agenda.start();
+      let lastSaveAt = 0;
       for (const v of [1, 2, 3]) {
         await agenda.nowDebounced('reindex', { entity: 'products', v }, { 'data.entity': 'products' }, 150);
+        lastSaveAt = Date.now();
+        await sleep(30);
       }
       await waitFor('the debounced run', () => runs.length > 0);
       await sleep(150);
-      expect(runs).to.deep.equal([{ entity: 'products', v: 3 }]);
+      expect(runs.map((run) => run.data)).to.deep.equal([{ entity: 'products', v: 3 }]);
+      expect(runs[0]!.at - lastSaveAt).to.be.at.least(140);
+    });
+
+    it('keeps a job paused with disable() paused when every() declares it again', async () => {
+      const agenda = agendaOn(backendOn());
+      await agenda.every('1 hour', 'report');
+      expect(await agenda.disable({ name: 'report' })).to.equal(1);
+      await agenda.every('1 hour', 'report');
+      const { jobs } = await agenda.queryJobs({ name: 'report' });
+      expect(jobs.map((job) => job.disabled)).to.deep.equal([true]);
     });
   });
 
@@ -228,6 +325,38 @@ describe('embedded store: Agenda backend (SQLite)', () => {
       expect(runs).to.have.length(ids.size);
       expect(new Set(runs.map((run) => run.id))).to.deep.equal(ids);
       expect(new Set(runs.map((run) => run.worker))).to.deep.equal(new Set(['one', 'two']));
+    });
+
+    it('never runs a job twice, nor duplicates a unique job, across two processes', async function () {
+      this.timeout(20_000);
+      // Creates the table before the workers start, so their connect() calls only find it.
+      const agenda = agendaOn(backendOn());
+      await agenda.ready;
+      const workers = [workerProcess('p1'), workerProcess('p2')];
+      await waitFor(
+        'both workers to start',
+        () => workers.every((w) => w.messages.some((m) => m.ready)),
+        15_000,
+      );
+
+      for (const worker of workers) worker.child.stdin.write('save\n');
+      const ids = new Set<string>();
+      for (let i = 0; i < 60; i += 1) ids.add(String((await agenda.now('work', { i })).attrs._id));
+
+      const runs = () =>
+        workers.flatMap((w) => w.messages.filter((m) => m.ran).map((m) => ({ id: m.ran, by: w.name })));
+      await waitFor('all jobs to run', () => runs().length >= ids.size, 10_000);
+      await waitFor('both workers to save', () =>
+        workers.every((w) => w.messages.some((m) => m.saved || m.error)),
+      );
+      await sleep(100);
+
+      expect(workers.flatMap((w) => w.messages.filter((m) => m.error))).to.deep.equal([]);
+      expect(runs()).to.have.length(ids.size);
+      expect(new Set(runs().map((run) => run.id))).to.deep.equal(ids);
+      expect(new Set(runs().map((run) => run.by))).to.deep.equal(new Set(['p1', 'p2']));
+      const sync = await agenda.queryJobs({ name: 'sync' });
+      expect(sync.jobs.map((job) => (job.data as { k: number }).k).sort()).to.deep.equal([0, 1, 2, 3, 4]);
     });
 
     it('lets no other connection claim or lock a claimed job until its lock expires', async () => {

@@ -43,6 +43,15 @@ describe('embedded change feed', () => {
     expect((await drain(sub)).map((e) => e.token)).to.deep.equal(['1', '2']);
   });
 
+  it('delivers what was committed even if the writer mutates its object afterwards', async () => {
+    store = await createTempEmbeddedStore();
+    const sub = store.changes.watch(scope, 'things');
+    const document = await create(store);
+    document.name = 'changed later';
+    const [event] = await drain(sub);
+    expect(event!.document).not.to.have.property('name');
+  });
+
   it('ends at once with history_lost when events after the token were pruned, and only then', async () => {
     store = await createTempEmbeddedStore();
     const docs = [await create(store), await create(store), await create(store)];

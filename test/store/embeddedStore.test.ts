@@ -70,7 +70,7 @@ describe('embedded store: database file and schema', () => {
     await store.init();
     try {
       const columns = store.db.prepare<[], { name: string; type: string; notnull: number; pk: number }>(
-        "SELECT name, type, \"notnull\", pk FROM pragma_table_info('documents') ORDER BY cid",
+        'SELECT name, type, "notnull", pk FROM pragma_table_info(\'documents\') ORDER BY cid',
       );
       expect(columns.all()).to.deep.equal([
         { name: 'scope', type: 'TEXT', notnull: 1, pk: 1 },
@@ -101,9 +101,10 @@ describe('embedded store: database file and schema', () => {
       const d = doc(1);
       await store.documents.commit(scope, 'things', [put(d)]);
       const row = store.db
-        .prepare<[], { scope: string; version: number; created_at: string; updated_at: string; body: string }>(
-          'SELECT scope, version, created_at, updated_at, body FROM documents',
-        )
+        .prepare<
+          [],
+          { scope: string; version: number; created_at: string; updated_at: string; body: string }
+        >('SELECT scope, version, created_at, updated_at, body FROM documents')
         .get()!;
       expect(row.scope).to.equal('prj_embedded:test');
       expect(row.version).to.equal(1);
@@ -192,7 +193,9 @@ describe('embedded store: commits', () => {
     await store.documents.commit(scope, 'things', [put(doc(1))]);
     expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
     // Make the outbox insert fail: the document and version rows must roll back with it.
-    store.db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    store.db.exec(
+      "CREATE TEMP TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
     const d = doc(1);
     const error = await rejection(store.documents.commit(scope, 'things', [put(d)]));
     expect(String(error)).to.match(/refused/);
@@ -207,7 +210,9 @@ describe('embedded store: commits', () => {
     await store.documents.commit(scope, 'things', [put(d2)]);
     await store.documents.commit(scope, 'things', [{ kind: 'delete', id: d1._id, expectedVersion: 2 }]);
     const rows = store.db
-      .prepare<[], { seq: number; type: string; document: string }>('SELECT seq, type, document FROM changes ORDER BY seq')
+      .prepare<[], { seq: number; type: string; document: string }>(
+        'SELECT seq, type, document FROM changes ORDER BY seq',
+      )
       .all();
     expect(rows.map((r) => [r.seq, r.type])).to.deep.equal([
       [1, 'created'],
@@ -228,14 +233,21 @@ describe('embedded store: commits', () => {
 
   it('throws, writing nothing, when a put breaks the expectedVersion + 1 rule', async () => {
     const d = doc(3);
-    const error = await rejection(store.documents.commit(scope, 'things', [{ ...put(d), expectedVersion: 0 }]));
+    const error = await rejection(
+      store.documents.commit(scope, 'things', [{ ...put(d), expectedVersion: 0 }]),
+    );
     expect(error).to.be.instanceOf(TypeError);
     expect(count('documents')).to.equal(0);
   });
 
   it('treats limit 0 as no limit, like MongoDB', async () => {
     for (let i = 0; i < 3; i++) await store.documents.commit(scope, 'things', [put(doc(1))]);
-    const found = await store.documents.find(scope, 'things', { filter: {}, sort: [['_id', 1]], skip: 1, limit: 0 });
+    const found = await store.documents.find(scope, 'things', {
+      filter: {},
+      sort: [['_id', 1]],
+      skip: 1,
+      limit: 0,
+    });
     expect(found).to.have.length(2);
   });
 });
@@ -269,7 +281,13 @@ describe('embedded store: accounts and counters', () => {
   });
 
   it('keeps the email as given while comparing it lower-cased', async () => {
-    const account = { id: newId('acc'), email: 'Ada@Example.com', passwordHash: 'h', plan: 'free' as const, createdAt: isoNow() };
+    const account = {
+      id: newId('acc'),
+      email: 'Ada@Example.com',
+      passwordHash: 'h',
+      plan: 'free' as const,
+      createdAt: isoNow(),
+    };
     await store.accounts.createAccount(account);
     expect(await store.accounts.findAccountByEmail('ada@example.COM')).to.deep.equal(account);
   });

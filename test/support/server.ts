@@ -50,12 +50,30 @@ export interface Tenant {
 
 let tenantCounter = 0;
 
-export async function startTestServer(overrides: ConfigOverrides = {}): Promise<TestServer> {
+/**
+ * Rate limits high enough that suites other than the rate-limit suite never meet them; that
+ * suite passes `realRateLimits` to keep the plan numbers.
+ */
+const RELAXED_RATE_LIMITS: ConfigOverrides = {
+  plans: {
+    free: { requestsPerSecond: 1_000_000 },
+    pro: { requestsPerSecond: 1_000_000 },
+    team: { requestsPerSecond: 1_000_000 },
+  },
+};
+
+export interface TestServerOptions {
+  config?: ConfigOverrides;
+  realRateLimits?: boolean;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'folio-test-'));
-  const config = loadConfig(
-    {},
-    { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', bootstrap: false, ...overrides },
-  );
+  const config = loadConfig({}, [
+    { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', bootstrap: false },
+    options.realRateLimits ? {} : RELAXED_RATE_LIMITS,
+    options.config ?? {},
+  ]);
   const running = await startServer(config);
 
   async function request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {

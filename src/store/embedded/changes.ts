@@ -112,20 +112,16 @@ export class EmbeddedChangeFeed implements ChangeFeed {
     document: FolioDocument,
     timestamp: string,
   ): ChangeEvent {
-    const result = this.#insert.run(
-      scopeKey,
-      collection,
-      type,
-      document._id,
-      JSON.stringify(document),
-      timestamp,
-    );
+    const json = JSON.stringify(document);
+    const result = this.#insert.run(scopeKey, collection, type, document._id, json, timestamp);
     return {
       token: String(result.lastInsertRowid),
       type,
       collection,
       documentId: document._id,
-      document,
+      // A copy of exactly what was logged: live and replayed events are alike, and the writer
+      // mutating its object afterwards cannot change what subscribers see.
+      document: JSON.parse(json) as FolioDocument,
       timestamp,
     };
   }

@@ -80,7 +80,7 @@ function prepareStatements(db: Database.Database) {
        WHERE id = (
          SELECT id FROM (
            SELECT id, next_run_at, priority FROM ${T}
-           WHERE name = @name AND next_run_at <= @nextScanAt AND disabled IS NOT 1
+           WHERE name = @name AND locked_at IS NULL AND next_run_at <= @nextScanAt AND disabled IS NOT 1
            UNION ALL
            SELECT id, next_run_at, priority FROM ${T}
            WHERE name = @name AND locked_at <= @lockDeadline AND disabled IS NOT 1)

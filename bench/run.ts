@@ -1,0 +1,119 @@
+/**
+ * `npm run bench`: query latency on a 100,000-document collection of the embedded store, each
+ * query next to a plain `GET /{id}` measured in the same run, over real HTTP.
+ *
+ * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (200 per query), BENCH_JSON=1 for a
+ * machine-readable line at the end.
+ */
+import { performance } from 'node:perf_hooks';
+import { isoNow, newId } from '../src/ids.js';
+import type { DocumentWrite } from '../src/store/port.js';
+import { startTestServer } from '../test/support/server.js';
+
+const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
+const BATCH = 1000;
+const WORDS = ['amber', 'birch', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'haven', 'islet', 'juniper'];
+
+/** Deterministic pseudo-random numbers so every run measures the same data. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const server = await startTestServer({ config: { plans: { team: { maxOffset: 1_000_000 } } } });
+try {
+  const tenant = await server.tenant({ plan: 'team' });
+  const { store } = server.running.services;
+  const project = (await store.accounts.listProjects((await store.accounts.findAccountByEmail(tenant.email))?.id ?? ''))[0];
+  if (!project) throw new Error('bench tenant has no project');
+  const scope = { projectId: project.id, env: 'test' as const };
+
+  const random = rng(42);
+  const ids: string[] = [];
+  const seedStart = performance.now();
+  for (let start = 0; start < DOCS; start += BATCH) {
+    const writes: DocumentWrite[] = [];
+    for (let i = start; i < Math.min(DOCS, start + BATCH); i++) {
+      const id = newId('doc');
+      ids.push(id);
+      const now = isoNow();
+      writes.push({
+        kind: 'put',
+        expectedVersion: 0,
+        operation: 'create',
+        apiKeyHint: 'bench',
+        keepVersions: 1,
+        document: {
+          _id: id,
+          n: i,
+          category: `cat-${Math.floor(random() * 50)}`,
+          price: Math.round(random() * 100_000) / 100,
+          name: `${WORDS[Math.floor(random() * WORDS.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`,
+          tags: [WORDS[i % WORDS.length] as string],
+          address: { city: `city-${i % 200}` },
+          $createdAt: now,
+          $updatedAt: now,
+          $version: 1,
+        },
+      });
+    }
+    const result = await store.documents.commit(scope, 'bench', writes);
+    if (!result.ok) throw new Error('seeding conflicted');
+  }
+  const seedMs = performance.now() - seedStart;
+
+  const base = `/${tenant.project}/bench`;
+  const get = async (path: string): Promise<number> => {
+    const t0 = performance.now();
+    const res = await fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${tenant.key}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    return performance.now() - t0;
+  };
+
+  const queries: Array<[string, () => string]> = [
+    ['GET /{id}', () => `${base}/${ids[Math.floor(random() * ids.length)]}`],
+    ['equality filter', () => `${base}?filter[category]=cat-${Math.floor(random() * 50)}&limit=20`],
+    [
+      'range + sort + limit 20',
+      () => `${base}?filter[price][gte]=${Math.floor(random() * 900)}&sort=-$createdAt&limit=20`,
+    ],
+    ['contains filter', () => `${base}?filter[name][contains]=${WORDS[Math.floor(random() * WORDS.length)]}&limit=20`],
+    ['count', () => `${base}?count=true&filter[category]=cat-${Math.floor(random() * 50)}`],
+    ['sort by $updatedAt, deep page', () => `${base}?sort=$updatedAt&offset=${Math.floor(random() * 5000)}&limit=20`],
+  ];
+
+  const rows: Array<{ query: string; p50: number; p99: number; mean: number }> = [];
+  for (const [name, path] of queries) {
+    for (let i = 0; i < 10; i++) await get(path()); // warm-up
+    const samples: number[] = [];
+    for (let i = 0; i < REQUESTS; i++) samples.push(await get(path()));
+    samples.sort((a, b) => a - b);
+    rows.push({
+      query: name,
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+      mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    });
+  }
+
+  const out = process.stdout;
+  out.write(`\nFolio bench: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`);
+  out.write(`seeded in ${(seedMs / 1000).toFixed(1)} s (${Math.round(DOCS / (seedMs / 1000)).toLocaleString('en')} docs/s through the port)\n\n`);
+  out.write(`${'query'.padEnd(32)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}\n`);
+  for (const r of rows) {
+    out.write(`${r.query.padEnd(32)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}\n`);
+  }
+  out.write(`\nRSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB\n`);
+  if (process.env.BENCH_JSON) out.write(`${JSON.stringify({ docs: DOCS, seedMs, rows })}\n`);
+} finally {
+  await server.close();
+}

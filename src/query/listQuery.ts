@@ -1,0 +1,126 @@
+/**
+ * `GET /{ns}/{collection}` query parameters → a validated, store-ready query (SPEC "Listing and
+ * querying"). Syntax errors are 400 `invalid_query` naming the parameter; quantities over the
+ * plan are 403 `plan_limit_exceeded`, checked separately because they depend on the caller.
+ */
+import { z } from 'zod';
+import { invalidQuery, planLimitExceeded } from '../errors.js';
+import type { FindQuery, SortDirection, StoredFilter } from '../store/port.js';
+import { toStoredPath } from './fieldPath.js';
+import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from './filterParams.js';
+
+export type { RawQuery } from './filterParams.js';
+
+export interface ListQuery {
+  /** MongoDB filter over the stored form (`{}` when there is none). */
+  filter: StoredFilter;
+  /** How many `filter[...]` parameters were given: what the plan's "filters per query" counts. */
+  filterCount: number;
+  /** Stored paths with directions; always ends with `_id` (see `parseSort`). */
+  sort: FindQuery['sort'];
+  limit: number;
+  offset: number;
+  /** Stored paths to include, `_id` first; absent when the client did not `select`. */
+  projection?: string[];
+  count: boolean;
+}
+
+export interface QueryLimits {
+  maxFilters: number;
+  maxLimit: number;
+  maxOffset: number;
+}
+
+export const DEFAULT_LIMIT = 20;
+export const DEFAULT_OFFSET = 0;
+export const MAX_SORT_KEYS = 5;
+export const MAX_SELECT_PATHS = 50;
+
+// Anything else is refused rather than ignored: a typo such as `filters[x]=1` or `limit=10&sort`
+// spelled `order` would otherwise silently return unfiltered or misordered data.
+const KNOWN_PARAMS = new Set(['sort', 'limit', 'offset', 'select', 'count']);
+
+const digits = z.string().regex(/^\d+$/);
+const countSchema = z.enum(['true', 'false']);
+
+export function parseListQuery(query: RawQuery): ListQuery {
+  const params = new Map<string, string>();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || isFilterParam(key)) continue;
+    if (!KNOWN_PARAMS.has(key)) {
+      throw invalidQuery(key, `unknown parameter; expected filter[...], ${[...KNOWN_PARAMS].join(', ')}`);
+    }
+    params.set(key, singleValue(key, value));
+  }
+  const { filter, filterCount } = parseFilterParams(query);
+  const select = params.get('select');
+  const count = params.get('count');
+  if (count !== undefined && !countSchema.safeParse(count).success) {
+    throw invalidQuery('count', `must be true or false, not '${count}'`);
+  }
+  return {
+    filter,
+    filterCount,
+    sort: parseSort(params.get('sort')),
+    limit: parseCount('limit', params.get('limit'), DEFAULT_LIMIT, 1),
+    offset: parseCount('offset', params.get('offset'), DEFAULT_OFFSET, 0),
+    ...(select === undefined ? {} : { projection: parseSelect(select) }),
+    count: count === 'true',
+  };
+}
+
+/** Throws 403 `plan_limit_exceeded` for the first quantity over the plan's maximum. */
+export function checkPlanQueryLimits(q: ListQuery, limits: QueryLimits, plan: string): void {
+  if (q.filterCount > limits.maxFilters) throw planLimitExceeded('filters', limits.maxFilters, plan);
+  if (q.limit > limits.maxLimit) throw planLimitExceeded('limit', limits.maxLimit, plan);
+  if (q.offset > limits.maxOffset) throw planLimitExceeded('offset', limits.maxOffset, plan);
+}
+
+function parseCount(param: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  const n = digits.safeParse(raw).success ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw invalidQuery(param, `must be a whole number of at least ${min}, not '${raw}'`);
+  }
+  return n;
+}
+
+/**
+ * `sort=-age,name`: comma-separated fields, each descending with a leading `-`. Ties are broken by
+ * `_id` in the direction of the last key, so equal keys never make pages overlap or skip. The
+ * same direction (rather than always ascending) lets one index on (key, _id) serve both `key`
+ * and `-key` by a forward or backward scan, in SQLite and in MongoDB alike. Without `sort`,
+ * documents come in `_id` order, which is creation order.
+ */
+function parseSort(raw: string | undefined): FindQuery['sort'] {
+  if (raw === undefined) return [['_id', 1]];
+  const items = raw.split(',');
+  if (items.length > MAX_SORT_KEYS) throw invalidQuery('sort', `at most ${MAX_SORT_KEYS} sort fields`);
+  const sort: FindQuery['sort'] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    const direction: SortDirection = item.startsWith('-') ? -1 : 1;
+    const path = toStoredPath('sort', direction === -1 ? item.slice(1) : item);
+    if (seen.has(path)) throw invalidQuery('sort', `field '${item}' given twice`);
+    seen.add(path);
+    sort.push([path, direction]);
+    // `_id` is unique: later keys could never decide anything.
+    if (path === '_id') return sort;
+  }
+  sort.push(['_id', sort.at(-1)![1]]);
+  return sort;
+}
+
+/**
+ * `select=name,address.city`: the fields to return. `_id` always comes first (an empty inclusion
+ * list would mean "everything" to MongoDB), and a path under another selected path is dropped
+ * because the parent already includes it (MongoDB refuses such overlapping projections).
+ */
+function parseSelect(raw: string): string[] {
+  const items = raw.split(',');
+  if (items.length > MAX_SELECT_PATHS) throw invalidQuery('select', `at most ${MAX_SELECT_PATHS} fields`);
+  const paths = new Set(['_id', ...items.map((item) => toStoredPath('select', item))]);
+  const covered = (path: string) =>
+    [...paths].some((other) => other !== path && path.startsWith(`${other}.`));
+  return [...paths].filter((path) => !covered(path));
+}

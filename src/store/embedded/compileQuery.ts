@@ -1,0 +1,390 @@
+/**
+ * The canonical MongoDB filter and sort (the subset `src/query/` generates) → SQL over the
+ * `documents` table (alias `d`), with MongoDB's semantics.
+ *
+ * - `_id`, `_folio.version`, `_folio.createdAt` and `_folio.updatedAt` compile to the `id`,
+ *   `version`, `created_at` and `updated_at` columns, so the primary key and the
+ *   (scope, collection, <column>, id) indexes serve filters and sorts on them. Those values are
+ *   always present and of one type, which keeps the column forms exact: `$version` never equals
+ *   a string, `_id` never compares with a number.
+ * - Any other path reads `d.body` with SQLite's JSON functions, following MongoDB's path
+ *   traversal (see `src/query/pathValues.ts`): arrays before the last segment are traversed into
+ *   their object elements, numeric segments also pick array positions, an array at the end
+ *   matches when any element does, and a missing field matches `null`. Type brackets are kept:
+ *   numbers compare only with numbers, strings only with strings (binary UTF-8 order, like
+ *   MongoDB's default collation).
+ * - Every value and every JSON path is a bound parameter. Field names go into JSON paths as
+ *   double-quoted labels escaped like JSON strings, which SQLite reads back exactly, so no field
+ *   name can change the shape of a path or of the SQL. The SQL text depends only on the shape of
+ *   the query, which keeps prepared statements reusable.
+ */
+import { arrayIndexOf } from '../../query/pathValues.js';
+import type { FindQuery, JsonValue, StoredFilter } from '../port.js';
+
+export type SqlParam = string | number | bigint | null;
+export interface CompiledSql {
+  sql: string;
+  params: SqlParam[];
+}
+
+/** The stored paths that live in their own indexed columns. */
+const COLUMNS: Record<string, { sql: string; type: 'text' | 'integer' }> = {
+  _id: { sql: 'd.id', type: 'text' },
+  '_folio.version': { sql: 'd.version', type: 'integer' },
+  '_folio.createdAt': { sql: 'd.created_at', type: 'text' },
+  '_folio.updatedAt': { sql: 'd.updated_at', type: 'text' },
+};
+
+/** A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. */
+export function compileFilter(filter: StoredFilter): CompiledSql {
+  return new FilterCompiler().document(filter);
+}
+
+/** An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element). */
+export function compileSort(sort: FindQuery['sort']): CompiledSql {
+  if (sort.length === 0) throw new Error('compileSort needs at least one key');
+  return join(
+    sort.map(([path, direction]) => {
+      if (direction !== 1 && direction !== -1) throw new Error(`bad sort direction ${String(direction)}`);
+      const order = direction === 1 ? 'ASC' : 'DESC';
+      const column = COLUMNS[path];
+      if (column) return raw(`${column.sql} ${order}`);
+      const segments = path.split('.');
+      // The function gets only the first field's JSON (`->`), not the whole document.
+      return sql`folio_sort_key(d.body -> ${param(`$${label(segments[0]!)}`)}, ${param(JSON.stringify(segments))}, ${param(direction)}) ${raw(order)}`;
+    }),
+    ', ',
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL fragments
+
+function raw(text: string): CompiledSql {
+  return { sql: text, params: [] };
+}
+
+function param(value: SqlParam): CompiledSql {
+  return { sql: '?', params: [value] };
+}
+
+/** Template literal whose holes are fragments, so text and parameters stay in step. */
+function sql(strings: TemplateStringsArray, ...parts: CompiledSql[]): CompiledSql {
+  let text = strings[0]!;
+  const params: SqlParam[] = [];
+  parts.forEach((part, i) => {
+    text += part.sql + strings[i + 1]!;
+    params.push(...part.params);
+  });
+  return { sql: text, params };
+}
+
+function join(parts: CompiledSql[], separator: string): CompiledSql {
+  return { sql: parts.map((p) => p.sql).join(separator), params: parts.flatMap((p) => p.params) };
+}
+
+/** A condition that may be known at compile time. */
+type Cond = CompiledSql | boolean;
+
+const TRUE = raw('1');
+const FALSE = raw('0');
+
+function toSql(cond: Cond): CompiledSql {
+  return cond === true ? TRUE : cond === false ? FALSE : cond;
+}
+
+function and(conds: Cond[]): Cond {
+  if (conds.includes(false)) return false;
+  const rest = conds.filter((c): c is CompiledSql => c !== true);
+  if (rest.length === 0) return true;
+  if (rest.length === 1) return rest[0]!;
+  return sql`(${join(rest, ' AND ')})`;
+}
+
+function or(conds: Cond[]): Cond {
+  if (conds.includes(true)) return true;
+  const rest = conds.filter((c): c is CompiledSql => c !== false);
+  if (rest.length === 0) return false;
+  if (rest.length === 1) return rest[0]!;
+  return sql`(${join(rest, ' OR ')})`;
+}
+
+function not(cond: Cond): Cond {
+  return typeof cond === 'boolean' ? !cond : sql`NOT ${cond}`;
+}
+
+/** `"seg"` as a JSON path step; SQLite decodes JSON string escapes in quoted labels. */
+function label(segment: string): string {
+  return `.${JSON.stringify(segment)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value tests: what one operator asks of one value seen at the path
+
+/** SQLite's `json_type` names for scalars. */
+type ScalarType = 'null' | 'true' | 'false' | 'integer' | 'real' | 'text';
+const SCALAR_TYPES: ScalarType[] = ['null', 'true', 'false', 'integer', 'real', 'text'];
+
+interface ValueTest {
+  /** Whether a MISSING slot satisfies the test (`$in` holding null). */
+  missing: boolean;
+  /** Whether any present value (object, array, scalar) satisfies it (`$exists`). */
+  anyPresent: boolean;
+  /** The condition on a scalar of `type` whose SQL value is `value`. */
+  scalar(type: ScalarType, value: CompiledSql): Cond;
+}
+
+function inTest(values: JsonValue[]): ValueTest {
+  const strings: string[] = [];
+  const numbers: number[] = [];
+  const flags = { null: false, true: false, false: false };
+  for (const v of values) {
+    if (typeof v === 'string') strings.push(v);
+    else if (typeof v === 'number') numbers.push(v);
+    else if (v === null) flags.null = true;
+    else if (v === true) flags.true = true;
+    else if (v === false) flags.false = true;
+    // Arrays and objects in `$in` would match whole arrays/subdocuments; the translator never
+    // generates them, and silently ignoring one would give wrong answers.
+    else throw new Error('compileFilter: $in supports scalar values only');
+  }
+  const member = (value: CompiledSql, list: SqlParam[]): Cond =>
+    list.length === 0 ? false : sql`${value} IN (${join(list.map(param), ', ')})`;
+  return {
+    missing: flags.null,
+    anyPresent: false,
+    scalar(type, value) {
+      switch (type) {
+        case 'text':
+          return member(value, strings);
+        case 'integer':
+        case 'real':
+          return member(value, numbers);
+        default:
+          return flags[type];
+      }
+    },
+  };
+}
+
+const RANGE_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+
+function rangeTest(operator: string, operand: JsonValue): ValueTest {
+  const symbol = RANGE_OPERATORS[operator]!;
+  let bracket: ScalarType[];
+  if (typeof operand === 'number') bracket = ['integer', 'real'];
+  else if (typeof operand === 'string') bracket = ['text'];
+  else throw new Error(`compileFilter: ${operator} supports a number or a string only`);
+  return {
+    missing: false,
+    anyPresent: false,
+    scalar: (type, value) => bracket.includes(type) && sql`${value} ${raw(symbol)} ${param(operand)}`,
+  };
+}
+
+function regexTest(pattern: JsonValue, options: JsonValue | undefined): ValueTest {
+  if (typeof pattern !== 'string') throw new Error('compileFilter: $regex must be a string');
+  const flags = options ?? '';
+  if (flags !== '' && flags !== 'i') throw new Error("compileFilter: $options may only be 'i'");
+  return {
+    missing: false,
+    anyPresent: false,
+    scalar: (type, value) =>
+      type === 'text' && sql`folio_regex(${value}, ${param(pattern)}, ${param(flags)})`,
+  };
+}
+
+const EXISTS_TEST: ValueTest = { missing: false, anyPresent: true, scalar: () => true };
+
+// ---------------------------------------------------------------------------------------------
+// Filter compilation
+
+/** A JSON value inside `base` (SQL giving JSON text) at `path` (a JSON path, bound as a parameter). */
+interface Location {
+  base: CompiledSql;
+  path: string;
+}
+
+class FilterCompiler {
+  /** Numbers correlated `json_each` aliases so nested subqueries never shadow each other. */
+  #aliases = 0;
+
+  document(filter: StoredFilter): CompiledSql {
+    if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+      throw new Error('compileFilter: a filter must be an object');
+    }
+    return toSql(
+      and(
+        Object.entries(filter).map(([key, value]) => {
+          if (key === '$and') {
+            if (!Array.isArray(value) || value.length === 0) {
+              throw new Error('compileFilter: $and needs a non-empty array');
+            }
+            return and(value.map((sub) => this.document(sub as StoredFilter)));
+          }
+          if (key.startsWith('$')) throw new Error(`compileFilter: unsupported operator ${key}`);
+          return this.#field(key, value);
+        }),
+      ),
+    );
+  }
+
+  #field(path: string, condition: JsonValue): Cond {
+    if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) {
+      throw new Error(
+        `compileFilter: '${path}' needs an operator object (implicit equality is not supported)`,
+      );
+    }
+    const conds: Cond[] = [];
+    for (const [operator, operand] of Object.entries(condition)) {
+      switch (operator) {
+        case '$in':
+        case '$nin': {
+          if (!Array.isArray(operand)) throw new Error(`compileFilter: ${operator} needs an array`);
+          const matched = this.#anySlot(path, inTest(operand));
+          conds.push(operator === '$in' ? matched : not(matched));
+          break;
+        }
+        case '$gt':
+        case '$gte':
+        case '$lt':
+        case '$lte':
+          conds.push(this.#anySlot(path, rangeTest(operator, operand)));
+          break;
+        case '$regex':
+          conds.push(this.#anySlot(path, regexTest(operand, condition.$options)));
+          break;
+        case '$options':
+          if (!Object.hasOwn(condition, '$regex')) throw new Error('compileFilter: $options without $regex');
+          break;
+        case '$exists': {
+          if (typeof operand !== 'boolean') throw new Error('compileFilter: $exists needs true or false');
+          const present = this.#anySlot(path, EXISTS_TEST);
+          conds.push(operand ? present : not(present));
+          break;
+        }
+        default:
+          throw new Error(`compileFilter: unsupported operator ${operator}`);
+      }
+    }
+    return and(conds);
+  }
+
+  /** Whether some slot MongoDB sees at `path` satisfies `test`. */
+  #anySlot(path: string, test: ValueTest): Cond {
+    const column = COLUMNS[path];
+    if (column) return test.anyPresent || test.scalar(column.type, raw(column.sql));
+    const segments = path.split('.');
+    if (segments.some((s) => s.length === 0)) throw new Error(`compileFilter: bad path '${path}'`);
+    return this.#valueAt({ base: raw('d.body'), path: `$${label(segments[0]!)}` }, segments, 0, test);
+  }
+
+  /** The value (possibly missing) found for `segments[at]` at `loc`. */
+  #valueAt(loc: Location, segments: string[], at: number, test: ValueTest): Cond {
+    if (at === segments.length - 1) return this.#leaf(loc, test);
+    const object = this.#valueAt(
+      { base: loc.base, path: loc.path + label(segments[at + 1]!) },
+      segments,
+      at + 1,
+      test,
+    );
+    const array = this.#inArray(loc, segments, at + 1, test);
+    // A missing field, or a scalar where the path needs an object, is one MISSING slot.
+    return caseOf(
+      jsonType(loc),
+      [
+        ['object', object],
+        ['array', array],
+      ],
+      test.missing,
+    );
+  }
+
+  /** The array at `loc`, with `segments[at]` applying to its elements. */
+  #inArray(loc: Location, segments: string[], at: number, test: ValueTest): Cond {
+    const e = `e${++this.#aliases}`;
+    const element: Location = { base: raw(`${e}.value`), path: `$${label(segments[at]!)}` };
+    const viaObjects = this.#valueAt(element, segments, at, test);
+    const implicit =
+      viaObjects === false
+        ? false
+        : sql`EXISTS (SELECT 1 FROM json_each(${loc.base}, ${param(loc.path)}) AS ${raw(e)} WHERE ${raw(e)}.type = 'object' AND ${toSql(viaObjects)})`;
+    const index = arrayIndexOf(segments[at]!);
+    if (index === undefined) return implicit;
+    const picked: Location = { base: loc.base, path: `${loc.path}[${index}]` };
+    let positional: Cond;
+    if (at === segments.length - 1) {
+      // The picked element itself, not expanded even if it is an array; absent → nothing.
+      positional = caseOf(
+        jsonType(picked),
+        [
+          ...SCALAR_TYPES.map((t): [string, Cond] => [t, test.scalar(t, jsonExtract(picked))]),
+          ['object', test.anyPresent],
+          ['array', test.anyPresent],
+        ],
+        false,
+      );
+    } else {
+      positional = caseOf(
+        jsonType(picked),
+        [
+          [
+            'object',
+            this.#valueAt(
+              { base: loc.base, path: picked.path + label(segments[at + 1]!) },
+              segments,
+              at + 1,
+              test,
+            ),
+          ],
+          ['array', this.#inArray(picked, segments, at + 1, test)],
+        ],
+        false,
+      );
+    }
+    return or([implicit, positional]);
+  }
+
+  /** The value at the last segment: an array matches by any element. */
+  #leaf(loc: Location, test: ValueTest): Cond {
+    if (test.anyPresent) return sql`(${jsonType(loc)} IS NOT NULL)`;
+    const e = `e${++this.#aliases}`;
+    const elementCond = caseOf(
+      raw(`${e}.type`),
+      SCALAR_TYPES.map((t) => [t, test.scalar(t, raw(`${e}.atom`))]),
+      false,
+    );
+    const anyElement =
+      elementCond === false
+        ? false
+        : sql`EXISTS (SELECT 1 FROM json_each(${loc.base}, ${param(loc.path)}) AS ${raw(e)} WHERE ${toSql(elementCond)})`;
+    return caseOf(
+      jsonType(loc),
+      [
+        ...SCALAR_TYPES.map((t): [string, Cond] => [t, test.scalar(t, jsonExtract(loc))]),
+        ['array', anyElement],
+        ['object', false],
+      ],
+      test.missing,
+    );
+  }
+}
+
+function jsonType(loc: Location): CompiledSql {
+  return sql`json_type(${loc.base}, ${param(loc.path)})`;
+}
+
+function jsonExtract(loc: Location): CompiledSql {
+  return sql`json_extract(${loc.base}, ${param(loc.path)})`;
+}
+
+/**
+ * `CASE subject WHEN k THEN c ... ELSE otherwise END`, leaving out branches equal to the ELSE
+ * value. A NULL subject (a missing value) takes the ELSE branch.
+ */
+function caseOf(subject: CompiledSql, branches: Array<[string, Cond]>, otherwise: boolean): Cond {
+  const kept = branches.filter(([, cond]) => cond !== otherwise);
+  if (kept.length === 0) return otherwise;
+  const whens = kept.map(([key, cond]) => sql`WHEN ${raw(`'${key}'`)} THEN ${toSql(cond)}`);
+  return sql`(CASE ${subject} ${join(whens, ' ')} ELSE ${raw(otherwise ? '1' : '0')} END)`;
+}

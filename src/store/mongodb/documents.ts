@@ -1,0 +1,208 @@
+/**
+ * Documents and their version history on MongoDB. A commit is one multi-document transaction
+ * over the document collection and its version sidecar; the change event is MongoDB's own
+ * change-stream entry for the document write (changes.ts).
+ */
+import type {
+  ClientSession,
+  Collection,
+  Document,
+  Filter,
+  FindOptions,
+  MongoClient,
+  Sort,
+  SortDirection,
+} from 'mongodb';
+import type {
+  CommitResult,
+  DataScope,
+  DocumentRepository,
+  DocumentWrite,
+  FindQuery,
+  FolioDocument,
+  StoredFilter,
+  VersionInfo,
+} from '../port.js';
+import { fromStored, type StoredDocument } from '../storedForm.js';
+import type { ClusterClock } from './clusterClock.js';
+import type { CollectionRegistry } from './collections.js';
+import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
+import { isDuplicateKeyError } from './serverErrors.js';
+import { inTransaction } from './transactions.js';
+import {
+  assertContiguous,
+  batchIds,
+  findConflicts,
+  matchesExpected,
+  planWrites,
+  type VersionRecord,
+} from './writePlan.js';
+
+/** Whole-commit attempts after a duplicate key or a count mismatch (see commit()). */
+const MAX_COMMIT_ATTEMPTS = 5;
+
+/** The conditions held at the snapshot but a write disagreed: someone else got in between. */
+class ConcurrentChange extends Error {
+  constructor() {
+    super('a document changed between the version check and the write');
+    this.name = 'ConcurrentChange';
+  }
+}
+
+/** Ordered inclusion projection; a path inside another requested path is dropped (MongoDB
+ * refuses both `a` and `a.b` in one projection, and `a` already includes `a.b`). */
+export function toProjection(paths: readonly string[]): Document {
+  const unique = [...new Set(paths)];
+  const kept = unique.filter(
+    (path) => !unique.some((other) => other !== path && path.startsWith(`${other}.`)),
+  );
+  const projection: Document = { _id: 1 };
+  for (const path of kept) projection[path] = 1;
+  return projection;
+}
+
+/**
+ * The exact arguments `find()` gives the driver: the canonical filter as is, the sort as an
+ * ordered list (`_id` when empty, like the embedded store), skip and limit (0 = no limit, as
+ * in MongoDB) and an inclusion projection that always keeps `_id`.
+ */
+export function toDriverFind(query: FindQuery): { filter: Filter<Document>; options: FindOptions } {
+  const keys: Array<[string, SortDirection]> =
+    query.sort.length > 0 ? query.sort.map(([p, d]) => [p, d]) : [['_id', 1]];
+  const sort: Sort = keys;
+  const options: FindOptions = { sort, skip: query.skip, limit: query.limit };
+  if (query.projection) options.projection = toProjection(query.projection);
+  return { filter: query.filter, options };
+}
+
+export class MongoDocuments implements DocumentRepository {
+  constructor(
+    private readonly client: MongoClient,
+    private readonly dbPrefix: string,
+    private readonly collections: CollectionRegistry,
+    private readonly clock: ClusterClock,
+  ) {}
+
+  #dbName(scope: DataScope): string {
+    return projectDbName(this.dbPrefix, scope);
+  }
+
+  #documents(scope: DataScope, collection: string): Collection<StoredDocument> {
+    assertCollectionName(collection);
+    return this.client.db(this.#dbName(scope)).collection<StoredDocument>(collection);
+  }
+
+  /** The same collection, typed for the canonical filter (a MongoDB filter over any document). */
+  #queryable(scope: DataScope, collection: string): Collection<Document> {
+    assertCollectionName(collection);
+    return this.client.db(this.#dbName(scope)).collection(collection);
+  }
+
+  #versions(scope: DataScope, collection: string): Collection<VersionRecord> {
+    return this.client.db(this.#dbName(scope)).collection<VersionRecord>(versionsCollectionName(collection));
+  }
+
+  async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
+    const stored = await this.#documents(scope, collection).findOne({ _id: id });
+    return stored ? fromStored(stored) : null;
+  }
+
+  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+    assertContiguous(writes);
+    const documents = this.#documents(scope, collection);
+    if (writes.length === 0) return { ok: true };
+    await this.collections.ensure(this.#dbName(scope), collection);
+    const versions = this.#versions(scope, collection);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#commitOnce(documents, versions, writes);
+      } catch (error) {
+        // A document appeared or changed between our snapshot and our write without the server
+        // reporting a write conflict (which withTransaction retries by itself). Start over: the
+        // next attempt's snapshot sees the change and reports it as a conflict if it is one.
+        const raced = error instanceof ConcurrentChange || isDuplicateKeyError(error);
+        if (!raced || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #commitOnce(
+    documents: Collection<StoredDocument>,
+    versions: Collection<VersionRecord>,
+    writes: DocumentWrite[],
+  ): Promise<CommitResult> {
+    // The callback may run several times (withTransaction retries transient errors, e.g. a
+    // write conflict with a concurrent commit), so it builds everything afresh each time.
+    const { result, operationTime } = await inTransaction(this.client, async (s): Promise<CommitResult> => {
+      const current = await this.#currentVersions(documents, batchIds(writes), s);
+      const conflicts = findConflicts(writes, current);
+      if (conflicts.length > 0) {
+        // Nothing was written; aborting by hand makes withTransaction return our result.
+        await s.abortTransaction();
+        return { ok: false, conflicts };
+      }
+      const plan = planWrites(writes);
+      const written = await documents.bulkWrite(plan.documentOps, { session: s, ordered: true });
+      if (!matchesExpected(written, plan.expected)) throw new ConcurrentChange();
+      if (plan.versionOps.length > 0)
+        await versions.bulkWrite(plan.versionOps, { session: s, ordered: true });
+      return { ok: true };
+    });
+    // The commit's cluster time: a watch() from now on starts after this write (changes.ts).
+    if (result.ok) this.clock.observe(operationTime);
+    return result;
+  }
+
+  /** Current `$version` of each existing id, read inside the transaction's snapshot. */
+  async #currentVersions(
+    documents: Collection<StoredDocument>,
+    ids: string[],
+    session: ClientSession,
+  ): Promise<Map<string, number>> {
+    const rows = await documents
+      .find({ _id: { $in: ids } }, { session, projection: { _id: 1, '_folio.version': 1 } })
+      .toArray();
+    const current = new Map<string, number>();
+    for (const row of rows) {
+      const version: unknown = row._folio?.version;
+      // A document without Folio metadata (written by something else) counts as version 0,
+      // so no condition expecting a real version can match it.
+      current.set(row._id, typeof version === 'number' ? version : 0);
+    }
+    return current;
+  }
+
+  async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
+    const { filter, options } = toDriverFind(query);
+    const rows = await this.#queryable(scope, collection).find(filter, options).toArray();
+    return rows.map((row) => fromStored(row));
+  }
+
+  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
+    return this.#queryable(scope, collection).countDocuments(filter);
+  }
+
+  async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
+    assertCollectionName(collection);
+    const rows = await this.#versions(scope, collection)
+      .find({ docId: id }, { sort: { version: -1 }, projection: { document: 0 } })
+      .toArray();
+    return rows.map((row) => ({
+      version: row.version,
+      operation: row.operation,
+      timestamp: row.timestamp,
+      apiKeyHint: row.apiKeyHint,
+    }));
+  }
+
+  async getVersion(
+    scope: DataScope,
+    collection: string,
+    id: string,
+    version: number,
+  ): Promise<FolioDocument | null> {
+    assertCollectionName(collection);
+    const row = await this.#versions(scope, collection).findOne({ docId: id, version });
+    return row ? fromStored(row.document) : null;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * How the port's account, session, project and key records are stored in the system database:
+ * `id` becomes `_id`; everything else keeps its name. Two additions: accounts carry
+ * `emailLower` (the unique, case-insensitive lookup key) and a session's `expiresAt` is a BSON
+ * Date so MongoDB's TTL monitor can remove expired sessions. ISO strings with milliseconds
+ * (what Folio writes) come back unchanged.
+ */
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  Env,
+  JsonObject,
+  KeyScope,
+  KeyStatus,
+  Plan,
+  ProjectRecord,
+  SessionRecord,
+} from '../port.js';
+
+export interface AccountDoc {
+  _id: string;
+  email: string;
+  emailLower: string;
+  passwordHash: string;
+  plan: Plan;
+  createdAt: string;
+}
+
+export interface SessionDoc {
+  _id: string;
+  accountId: string;
+  createdAt: string;
+  expiresAt: Date;
+}
+
+export interface ProjectDoc {
+  _id: string;
+  accountId: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface KeyDoc {
+  _id: string;
+  projectId: string;
+  name: string;
+  env: Env;
+  scope: KeyScope;
+  config: JsonObject;
+  status: KeyStatus;
+  keyHash: string;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  rotatedFrom: string | null;
+}
+
+/** Emails are compared lower-cased. */
+export function emailKey(email: string): string {
+  return email.toLowerCase();
+}
+
+export function toAccountDoc(a: AccountRecord): AccountDoc {
+  return {
+    _id: a.id,
+    email: a.email,
+    emailLower: emailKey(a.email),
+    passwordHash: a.passwordHash,
+    plan: a.plan,
+    createdAt: a.createdAt,
+  };
+}
+
+export function fromAccountDoc(d: AccountDoc): AccountRecord {
+  return { id: d._id, email: d.email, passwordHash: d.passwordHash, plan: d.plan, createdAt: d.createdAt };
+}
+
+export function toSessionDoc(s: SessionRecord): SessionDoc {
+  return {
+    _id: s.tokenHash,
+    accountId: s.accountId,
+    createdAt: s.createdAt,
+    expiresAt: new Date(s.expiresAt),
+  };
+}
+
+export function fromSessionDoc(d: SessionDoc): SessionRecord {
+  return {
+    tokenHash: d._id,
+    accountId: d.accountId,
+    createdAt: d.createdAt,
+    expiresAt: d.expiresAt.toISOString(),
+  };
+}
+
+export function toProjectDoc(p: ProjectRecord): ProjectDoc {
+  return { _id: p.id, accountId: p.accountId, name: p.name, createdAt: p.createdAt };
+}
+
+export function fromProjectDoc(d: ProjectDoc): ProjectRecord {
+  return { id: d._id, accountId: d.accountId, name: d.name, createdAt: d.createdAt };
+}
+
+export function toKeyDoc(k: ApiKeyRecord): KeyDoc {
+  return {
+    _id: k.id,
+    projectId: k.projectId,
+    name: k.name,
+    env: k.env,
+    scope: k.scope,
+    config: k.config,
+    status: k.status,
+    keyHash: k.keyHash,
+    hint: k.hint,
+    createdAt: k.createdAt,
+    lastUsedAt: k.lastUsedAt,
+    revokedAt: k.revokedAt,
+    rotatedFrom: k.rotatedFrom,
+  };
+}
+
+export function fromKeyDoc(d: KeyDoc): ApiKeyRecord {
+  return {
+    id: d._id,
+    projectId: d.projectId,
+    name: d.name,
+    env: d.env,
+    scope: d.scope,
+    config: d.config,
+    status: d.status,
+    keyHash: d.keyHash,
+    hint: d.hint,
+    createdAt: d.createdAt,
+    lastUsedAt: d.lastUsedAt ?? null,
+    revokedAt: d.revokedAt ?? null,
+    rotatedFrom: d.rotatedFrom ?? null,
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * What a commit checks and sends, as pure functions over the batch: the conditions (evaluated
+ * like the embedded store: in order, each against the state the earlier writes leave) and the
+ * ordered bulk operations for the document collection and its version sidecar.
+ */
+import type { AnyBulkWriteOperation, BulkWriteResult } from 'mongodb';
+import type { DocumentWrite, WriteConflict, WriteOperation } from '../port.js';
+import { type StoredDocument, toStored } from '../storedForm.js';
+
+/** One element of a document's history in the sidecar collection. */
+export interface VersionRecord {
+  docId: string;
+  version: number;
+  operation: WriteOperation;
+  /** The version's `$updatedAt`: when the write that made it happened. */
+  timestamp: string;
+  apiKeyHint: string;
+  /** The whole document at that version, in stored form. */
+  document: StoredDocument;
+}
+
+function idOf(write: DocumentWrite): string {
+  return write.kind === 'put' ? write.document._id : write.id;
+}
+
+/** The distinct ids a batch touches, in first-seen order. */
+export function batchIds(writes: readonly DocumentWrite[]): string[] {
+  return [...new Set(writes.map(idOf))];
+}
+
+/** A caller bug rather than a conflict: versions must stay contiguous. */
+export function assertContiguous(writes: readonly DocumentWrite[]): void {
+  for (const write of writes) {
+    if (write.kind === 'put' && write.document.$version !== write.expectedVersion + 1) {
+      throw new TypeError(
+        `put of ${write.document._id}: $version ${write.document.$version} must be expectedVersion + 1 ` +
+          `(${write.expectedVersion + 1})`,
+      );
+    }
+  }
+}
+
+/**
+ * Every write whose condition fails, given each id's current `$version` (absent = no document):
+ * `expectedVersion` 0 means "must not exist", n means "is at version n"; a delete needs the
+ * document to exist.
+ */
+export function findConflicts(
+  writes: readonly DocumentWrite[],
+  current: ReadonlyMap<string, number>,
+): WriteConflict[] {
+  const state = new Map<string, number | null>();
+  const versionOf = (id: string): number | null =>
+    state.has(id) ? (state.get(id) ?? null) : (current.get(id) ?? null);
+  const conflicts: WriteConflict[] = [];
+  for (const write of writes) {
+    const id = idOf(write);
+    const found = versionOf(id);
+    if ((found ?? 0) !== write.expectedVersion || (write.kind === 'delete' && found === null)) {
+      conflicts.push({ id, currentVersion: found });
+      continue;
+    }
+    state.set(id, write.kind === 'put' ? write.document.$version : null);
+  }
+  return conflicts;
+}
+
+export interface WritePlan {
+  documentOps: AnyBulkWriteOperation<StoredDocument>[];
+  versionOps: AnyBulkWriteOperation<VersionRecord>[];
+  /** What the document bulk write must report if no one else changed these documents. */
+  expected: { inserted: number; matched: number; deleted: number };
+}
+
+/**
+ * The ordered operations for a batch whose conditions hold. Every document write is still
+ * conditioned on the version it expects, so a change slipping in between the check and the
+ * write shows up as a count mismatch (or a write conflict) instead of a lost update.
+ */
+export function planWrites(writes: readonly DocumentWrite[]): WritePlan {
+  const documentOps: AnyBulkWriteOperation<StoredDocument>[] = [];
+  const versionOps: AnyBulkWriteOperation<VersionRecord>[] = [];
+  const expected = { inserted: 0, matched: 0, deleted: 0 };
+  for (const write of writes) {
+    if (write.kind === 'delete') {
+      documentOps.push({ deleteOne: { filter: { _id: write.id, '_folio.version': write.expectedVersion } } });
+      versionOps.push({ deleteMany: { filter: { docId: write.id } } });
+      expected.deleted++;
+      continue;
+    }
+    const stored = toStored(write.document);
+    if (write.expectedVersion === 0) {
+      documentOps.push({ insertOne: { document: stored } });
+      expected.inserted++;
+    } else {
+      documentOps.push({
+        replaceOne: {
+          filter: { _id: stored._id, '_folio.version': write.expectedVersion },
+          replacement: stored,
+        },
+      });
+      expected.matched++;
+    }
+    const version = write.document.$version;
+    versionOps.push({
+      insertOne: {
+        document: {
+          docId: stored._id,
+          version,
+          operation: write.operation,
+          timestamp: write.document.$updatedAt,
+          apiKeyHint: write.apiKeyHint,
+          document: stored,
+        },
+      },
+    });
+    // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
+    const cutoff = version - write.keepVersions;
+    if (cutoff >= 1)
+      versionOps.push({ deleteMany: { filter: { docId: stored._id, version: { $lte: cutoff } } } });
+  }
+  return { documentOps, versionOps, expected };
+}
+
+export function matchesExpected(result: BulkWriteResult, expected: WritePlan['expected']): boolean {
+  return (
+    result.insertedCount === expected.inserted &&
+    result.matchedCount === expected.matched &&
+    result.deletedCount === expected.deleted
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * MongoDB for the test suites: `MONGODB_URI` when set, else an in-memory replica set from
+ * mongodb-memory-server when it can get a `mongod` binary. Without either, the MongoDB suites
+ * are left out and exactly one `SKIPPED: no MongoDB (<reason>)` line says so (never a silent
+ * pass); with `FOLIO_REQUIRE_MONGODB=1` (`npm run test:mongodb`) that is an error instead.
+ *
+ * Every store or server gets its own database prefix, unique to this run, so runs and suites
+ * never see each other's data; a root `after` hook drops this run's databases at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import type { ConfigOverrides } from '../../src/config/load.js';
+import { createMongoStore } from '../../src/store/mongodb/index.js';
+import { startMemoryReplicaSet } from '../../src/store/mongodb/memoryServer.js';
+import type { Store } from '../../src/store/port.js';
+import type { StoreFactory } from '../store/factories.js';
+
+/** How long mongodb-memory-server may take to start (a first run downloads `mongod`). */
+const MEMORY_SERVER_START_MS = 120_000;
+/** Fail fast in tests when the server is unreachable, instead of the driver's 30 s. */
+const SERVER_SELECTION_TIMEOUT_MS = 15_000;
+
+export interface MongoTestTarget {
+  uri: string;
+  /** Where it came from, for suite titles. */
+  source: 'MONGODB_URI' | 'mongodb-memory-server';
+}
+
+/** `t` + base-36 time + random: this run's stem; prefixes are `<stem>_<n>` (≤ 20 characters). */
+const RUN_STEM = `t${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+let prefixCounter = 0;
+
+/** A database prefix no other store, server or run uses. */
+export function uniqueDbPrefix(): string {
+  prefixCounter += 1;
+  return `${RUN_STEM}_${prefixCounter.toString(36)}`;
+}
+
+let probe: Promise<MongoTestTarget | null> | null = null;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Drop every database whose name starts with `<stem>_` (a prefix or this run's stem). */
+export async function dropDatabases(uri: string, stem: string): Promise<void> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS });
+  try {
+    const { databases } = await client
+      .db('admin')
+      .admin()
+      .listDatabases({ nameOnly: true, filter: { name: { $regex: `^${stem}_` } } });
+    for (const { name } of databases) await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+
+/** Runs `fn` once after all tests, when loaded under mocha (a root-level hook). */
+function afterAllTests(fn: () => Promise<void>): void {
+  if (typeof after === 'function') after(fn);
+}
+
+async function findMongo(): Promise<MongoTestTarget | null> {
+  const uri = process.env.MONGODB_URI;
+  if (uri) {
+    afterAllTests(() => dropDatabases(uri, RUN_STEM));
+    return { uri, source: 'MONGODB_URI' };
+  }
+  const starting = startMemoryReplicaSet();
+  try {
+    const memory = await withTimeout(starting, MEMORY_SERVER_START_MS, 'mongodb-memory-server');
+    afterAllTests(() => memory.stop());
+    return { uri: memory.uri, source: 'mongodb-memory-server' };
+  } catch (error) {
+    // If it does come up after the timeout, do not leave it running.
+    starting.then((late) => late.stop()).catch(() => {});
+    const reason = `MONGODB_URI is not set and ${(error as Error).message}`;
+    if (process.env.FOLIO_REQUIRE_MONGODB === '1') {
+      const message = `FOLIO_REQUIRE_MONGODB=1 but there is no MongoDB: ${reason}`;
+      // Also printed: mocha may report a failed spec import with an unrelated loader error.
+      console.error(message);
+      throw new Error(message);
+    }
+    console.log(`SKIPPED: no MongoDB (${reason})`);
+    return null;
+  }
+}
+
+/** The MongoDB to test against, or null (after printing the one SKIPPED line). Memoized. */
+export function mongoTestTarget(): Promise<MongoTestTarget | null> {
+  probe ??= findMongo();
+  return probe;
+}
+
+/** A URI and a fresh prefix for one more server or store, or null when MongoDB is skipped. */
+export async function mongoConnection(): Promise<{ uri: string; dbPrefix: string } | null> {
+  const target = await mongoTestTarget();
+  return target ? { uri: target.uri, dbPrefix: uniqueDbPrefix() } : null;
+}
+
+const prefixes = new WeakMap<Store, string>();
+
+/** The conformance suite's MongoDB store factory (none when MongoDB is skipped). */
+export async function mongoStoreFactories(): Promise<StoreFactory[]> {
+  const target = await mongoTestTarget();
+  if (!target) return [];
+  return [
+    {
+      name: `mongodb @mongodb (${target.source})`,
+      create: async () => {
+        const dbPrefix = uniqueDbPrefix();
+        const store = createMongoStore({
+          uri: target.uri,
+          dbPrefix,
+          clientOptions: { serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS },
+        });
+        try {
+          await store.init();
+        } catch (error) {
+          await store.close();
+          throw error;
+        }
+        prefixes.set(store, dbPrefix);
+        return store;
+      },
+      destroy: async (store) => {
+        await store.close();
+        const dbPrefix = prefixes.get(store);
+        if (dbPrefix) await dropDatabases(target.uri, dbPrefix);
+      },
+    },
+  ];
+}
+
+export interface MongoServerTarget {
+  /** Tagged `@mongodb`, so `npm run test:mongodb` selects these suites. */
+  name: string;
+  /** Configuration for one test server on MongoDB, with its own database prefix. */
+  overrides(): Promise<ConfigOverrides>;
+}
+
+/** For the HTTP suites (test/support/stores.ts): run them on MongoDB too, when there is one. */
+export async function mongoServerOverrides(): Promise<MongoServerTarget[]> {
+  const target = await mongoTestTarget();
+  if (!target) return [];
+  return [
+    {
+      name: 'mongodb @mongodb',
+      overrides: async () => ({
+        store: 'mongodb',
+        mongodbUri: target.uri,
+        mongodb: { dbPrefix: uniqueDbPrefix() },
+      }),
+    },
+  ];
+}
