@@ -32,7 +32,9 @@ const server = await startTestServer({ config: { plans: { team: { maxOffset: 1_0
 try {
   const tenant = await server.tenant({ plan: 'team' });
   const { store } = server.running.services;
-  const project = (await store.accounts.listProjects((await store.accounts.findAccountByEmail(tenant.email))?.id ?? ''))[0];
+  const project = (
+    await store.accounts.listProjects((await store.accounts.findAccountByEmail(tenant.email))?.id ?? '')
+  )[0];
   if (!project) throw new Error('bench tenant has no project');
   const scope = { projectId: project.id, env: 'test' as const };
 
@@ -86,9 +88,15 @@ try {
       'range + sort + limit 20',
       () => `${base}?filter[price][gte]=${Math.floor(random() * 900)}&sort=-$createdAt&limit=20`,
     ],
-    ['contains filter', () => `${base}?filter[name][contains]=${WORDS[Math.floor(random() * WORDS.length)]}&limit=20`],
+    [
+      'contains filter',
+      () => `${base}?filter[name][contains]=${WORDS[Math.floor(random() * WORDS.length)]}&limit=20`,
+    ],
     ['count', () => `${base}?count=true&filter[category]=cat-${Math.floor(random() * 50)}`],
-    ['sort by $updatedAt, deep page', () => `${base}?sort=$updatedAt&offset=${Math.floor(random() * 5000)}&limit=20`],
+    [
+      'sort by $updatedAt, deep page',
+      () => `${base}?sort=$updatedAt&offset=${Math.floor(random() * 5000)}&limit=20`,
+    ],
   ];
 
   const rows: Array<{ query: string; p50: number; p99: number; mean: number }> = [];
@@ -106,11 +114,19 @@ try {
   }
 
   const out = process.stdout;
-  out.write(`\nFolio bench: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`);
-  out.write(`seeded in ${(seedMs / 1000).toFixed(1)} s (${Math.round(DOCS / (seedMs / 1000)).toLocaleString('en')} docs/s through the port)\n\n`);
-  out.write(`${'query'.padEnd(32)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}\n`);
+  out.write(
+    `\nFolio bench: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`,
+  );
+  out.write(
+    `seeded in ${(seedMs / 1000).toFixed(1)} s (${Math.round(DOCS / (seedMs / 1000)).toLocaleString('en')} docs/s through the port)\n\n`,
+  );
+  out.write(
+    `${'query'.padEnd(32)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}\n`,
+  );
   for (const r of rows) {
-    out.write(`${r.query.padEnd(32)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}\n`);
+    out.write(
+      `${r.query.padEnd(32)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}\n`,
+    );
   }
   out.write(`\nRSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB\n`);
   if (process.env.BENCH_JSON) out.write(`${JSON.stringify({ docs: DOCS, seedMs, rows })}\n`);

@@ -1,7 +1,7 @@
 /** Start and stop the whole service: store, services, HTTP server. */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
@@ -18,7 +18,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  logger: Logger = pino({ level: config.logLevel }),
+): Promise<RunningServer> {
   const opened = await openStore(config);
   const services = createServices(opened.store, config);
   try {

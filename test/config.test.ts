@@ -4,10 +4,30 @@ import { ConfigError, envName, loadConfig } from '../src/config/load.js';
 describe('configuration', () => {
   it('defaults hold the plan numbers of DESIGN.md', () => {
     const { plans } = loadConfig({});
-    expect(plans.free).to.include({ requestsPerSecond: 10, activeKeys: 2, storedVersions: 5, versionDiff: false });
-    expect(plans.pro).to.include({ requestsPerSecond: 50, activeKeys: 20, storedVersions: 50, versionDiff: true });
-    expect(plans.team).to.include({ requestsPerSecond: 200, activeKeys: 100, storedVersions: 100, versionDiff: true });
-    expect(plans.team).to.include({ maxFilters: 50, maxPageSize: 500, maxOffset: 250000, maxBulkOperations: 500 });
+    expect(plans.free).to.include({
+      requestsPerSecond: 10,
+      activeKeys: 2,
+      storedVersions: 5,
+      versionDiff: false,
+    });
+    expect(plans.pro).to.include({
+      requestsPerSecond: 50,
+      activeKeys: 20,
+      storedVersions: 50,
+      versionDiff: true,
+    });
+    expect(plans.team).to.include({
+      requestsPerSecond: 200,
+      activeKeys: 100,
+      storedVersions: 100,
+      versionDiff: true,
+    });
+    expect(plans.team).to.include({
+      maxFilters: 50,
+      maxPageSize: 500,
+      maxOffset: 250000,
+      maxBulkOperations: 500,
+    });
   });
 
   it('maps a.bKey to FOLIO_A_B_KEY', () => {
@@ -39,7 +59,10 @@ describe('configuration', () => {
       [{ PORT: '70000' }, /PORT:/],
       [{ FOLIO_PLANS_PRO_STORED_VERSIONS: '0' }, /FOLIO_PLANS_PRO_STORED_VERSIONS:/],
       [{ FOLIO_AUTH_SIGNUP: 'maybe' }, /FOLIO_AUTH_SIGNUP:/],
-      [{ FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'yes please' }, /FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: expected true or false/],
+      [
+        { FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'yes please' },
+        /FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: expected true or false/,
+      ],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).to.throw(ConfigError, message);

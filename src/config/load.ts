@@ -61,7 +61,8 @@ function setPath(tree: Tree, path: string, value: unknown): void {
 function coerce(name: string, raw: string, like: unknown): unknown {
   if (typeof like === 'number') {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${name}: expected a number, got "${raw}"`);
+    if (raw.trim() === '' || !Number.isFinite(n))
+      throw new ConfigError(`${name}: expected a number, got "${raw}"`);
     return n;
   }
   if (typeof like === 'boolean') {

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.js';
 import { isoNow, newId } from '../ids.js';
-import { type AccountRecord, DuplicateError, type Plan, type ProjectRecord, type Store } from '../store/port.js';
+import {
+  type AccountRecord,
+  DuplicateError,
+  type Plan,
+  type ProjectRecord,
+  type Store,
+} from '../store/port.js';
 import { generateSessionToken, hashPassword, hashToken, verifyPassword } from './secrets.js';
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -47,7 +53,11 @@ export class AccountService {
     options: { force?: boolean; plan?: Plan } = {},
   ): Promise<{ account: AccountRecord; token: string }> {
     if (this.config.auth.signup === 'closed' && !options.force) {
-      throw new AppError(403, 'signup_closed', 'Signup is closed on this server; ask an operator for an account.');
+      throw new AppError(
+        403,
+        'signup_closed',
+        'Signup is closed on this server; ask an operator for an account.',
+      );
     }
     const account: AccountRecord = {
       id: newId('acc'),
@@ -65,7 +75,10 @@ export class AccountService {
     return { account, token: await this.openSession(account.id) };
   }
 
-  async login(input: { email: string; password: string }): Promise<{ token: string; account: AccountRecord }> {
+  async login(input: {
+    email: string;
+    password: string;
+  }): Promise<{ token: string; account: AccountRecord }> {
     const account = await this.store.accounts.findAccountByEmail(input.email.toLowerCase());
     // Verify even for unknown emails so timing does not reveal which emails exist.
     const ok = await verifyPassword(input.password, account?.passwordHash ?? DUMMY_HASH);
@@ -81,7 +94,10 @@ export class AccountService {
   async authenticateSession(token: string): Promise<AccountRecord> {
     const session = await this.store.accounts.findSession(hashToken(token), isoNow());
     const account = session ? await this.store.accounts.getAccount(session.accountId) : null;
-    if (!account) throw unauthorized('A valid session is required (cookie folio_session or Authorization: Bearer <session>).');
+    if (!account)
+      throw unauthorized(
+        'A valid session is required (cookie folio_session or Authorization: Bearer <session>).',
+      );
     return account;
   }
 

@@ -62,7 +62,10 @@ export class ApiKeyService {
   }
 
   /** The key and its project, if the account owns it; 404 otherwise. */
-  async ownKey(account: AccountRecord, keyId: string): Promise<{ key: ApiKeyRecord; project: ProjectRecord }> {
+  async ownKey(
+    account: AccountRecord,
+    keyId: string,
+  ): Promise<{ key: ApiKeyRecord; project: ProjectRecord }> {
     const key = await this.store.accounts.getKey(keyId);
     const project = key ? await this.store.accounts.getProject(key.projectId) : null;
     if (!key || !project || project.accountId !== account.id) throw notFound('API key');
@@ -89,7 +92,7 @@ export class ApiKeyService {
   async authenticate(rawKey: string | undefined): Promise<KeyContext> {
     if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
     const key = await this.store.accounts.findKeyByHash(hashToken(rawKey));
-    if (!key || key.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
+    if (key?.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
     const project = await this.store.accounts.getProject(key.projectId);
     const account = project ? await this.store.accounts.getAccount(project.accountId) : null;
     if (!project || !account) throw unauthorized('This API key is unknown or revoked.');
@@ -109,7 +112,8 @@ export class ApiKeyService {
 
   /** The key may act only inside its own project. */
   assertProject(ctx: KeyContext, ns: string): void {
-    if (ctx.project.name !== ns) throw forbidden(`This API key belongs to project "${ctx.project.name}", not "${ns}".`);
+    if (ctx.project.name !== ns)
+      throw forbidden(`This API key belongs to project "${ctx.project.name}", not "${ns}".`);
   }
 
   private record(

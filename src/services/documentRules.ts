@@ -46,7 +46,8 @@ function assertFieldNames(value: JsonValue, path: string, depth: number): void {
   for (const [key, child] of Object.entries(value)) {
     const where = path ? `${path}.${key}` : key;
     if (key === '') throw badRequest('Field names may not be empty.', { field: where });
-    if (key.startsWith('$')) throw badRequest(`Field "${where}": names may not start with "$".`, { field: where });
+    if (key.startsWith('$'))
+      throw badRequest(`Field "${where}": names may not start with "$".`, { field: where });
     if (key.includes('.')) throw badRequest(`Field "${where}": names may not contain ".".`, { field: where });
     assertFieldNames(child, where, depth + 1);
   }
@@ -64,7 +65,8 @@ export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; 
   for (const [key, value] of Object.entries(body)) {
     if (key === '_id') id = value;
     else if (isMetaField(key)) continue;
-    else if (key === RESERVED_FIELD) throw badRequest(`Field "${RESERVED_FIELD}" is reserved.`, { field: key });
+    else if (key === RESERVED_FIELD)
+      throw badRequest(`Field "${RESERVED_FIELD}" is reserved.`, { field: key });
     else fields[key] = value;
   }
   assertFieldNames(fields, '', 0);
@@ -74,13 +76,18 @@ export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; 
 /** `_id` in a body must be absent or equal to the document's id. */
 export function assertBodyIdMatches(bodyId: JsonValue | undefined, id: string): void {
   if (bodyId !== undefined && bodyId !== id) {
-    throw badRequest(`Body _id "${String(bodyId)}" does not match the document id "${id}".`, { field: '_id' });
+    throw badRequest(`Body _id "${String(bodyId)}" does not match the document id "${id}".`, {
+      field: '_id',
+    });
   }
 }
 
 export function assertDocumentSize(doc: JsonObject, maxBytes: number): void {
   const bytes = Buffer.byteLength(JSON.stringify(doc));
   if (bytes > maxBytes) {
-    throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${maxBytes}.`, { bytes, max: maxBytes });
+    throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${maxBytes}.`, {
+      bytes,
+      max: maxBytes,
+    });
   }
 }

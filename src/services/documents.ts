@@ -24,14 +24,17 @@ const MAX_ATTEMPTS = 200;
 export type PatchKind = 'merge' | 'json';
 
 /** `If-Match: "3"` (also `W/"3"` and bare `3`); `*` means "any existing version". */
-export type Precondition = { kind: 'version'; version: number; raw: string } | { kind: 'exists'; raw: string };
+export type Precondition =
+  | { kind: 'version'; version: number; raw: string }
+  | { kind: 'exists'; raw: string };
 
 export function parseIfMatch(header: string | undefined): Precondition | undefined {
   if (header === undefined || header.trim() === '') return undefined;
   const raw = header.trim();
   if (raw === '*') return { kind: 'exists', raw };
   const match = /^(?:W\/)?"?(\d{1,15})"?$/.exec(raw);
-  if (!match) throw new AppError(400, 'invalid_header', 'If-Match must be an ETag like "3" (the document $version).');
+  if (!match)
+    throw new AppError(400, 'invalid_header', 'If-Match must be an ETag like "3" (the document $version).');
   return { kind: 'version', version: Number(match[1]), raw };
 }
 
@@ -62,7 +65,9 @@ export class DocumentService {
       id = bodyId;
     } else throw badRequest('_id must be a string.', { field: '_id' });
     const doc = this.build(id, fields, null);
-    const result = await this.store.documents.commit(ctx.scope, collection, [this.put(ctx, doc, 0, 'create')]);
+    const result = await this.store.documents.commit(ctx.scope, collection, [
+      this.put(ctx, doc, 0, 'create'),
+    ]);
     if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
     return doc;
   }
@@ -178,7 +183,12 @@ export class DocumentService {
     return doc;
   }
 
-  private put(ctx: KeyContext, document: FolioDocument, expectedVersion: number, operation: WriteOperation): PutWrite {
+  private put(
+    ctx: KeyContext,
+    document: FolioDocument,
+    expectedVersion: number,
+    operation: WriteOperation,
+  ): PutWrite {
     return {
       kind: 'put',
       expectedVersion,
@@ -192,6 +202,7 @@ export class DocumentService {
 
 function checkPrecondition(precondition: Precondition | undefined, current: FolioDocument | null): void {
   if (!precondition) return;
-  const matches = precondition.kind === 'exists' ? current !== null : current?.$version === precondition.version;
+  const matches =
+    precondition.kind === 'exists' ? current !== null : current?.$version === precondition.version;
   if (!matches) throw versionMismatch(precondition.raw, current?.$version ?? null);
 }

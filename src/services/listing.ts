@@ -17,7 +17,11 @@ export class ListingService {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,
-      { maxFilters: ctx.limits.maxFilters, maxLimit: ctx.limits.maxPageSize, maxOffset: ctx.limits.maxOffset },
+      {
+        maxFilters: ctx.limits.maxFilters,
+        maxLimit: ctx.limits.maxPageSize,
+        maxOffset: ctx.limits.maxOffset,
+      },
       ctx.plan,
     );
     const { documents } = this.store;

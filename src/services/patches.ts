@@ -25,8 +25,10 @@ function topMember(pointer: string): string {
   return (pointer.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
+/** Whether a pointer writes inside `_id` or a metadata field. The root (`""`) is allowed: the
+ * whole user content is replaced and the server re-applies its own fields. */
 function isManaged(pointer: unknown): boolean {
-  if (typeof pointer !== 'string' || pointer === '') return typeof pointer === 'string';
+  if (typeof pointer !== 'string' || pointer === '') return false;
   const top = topMember(pointer);
   return top === '_id' || isMetaField(top);
 }
@@ -41,27 +43,38 @@ export function applyJsonPatch(doc: FolioDocument, patch: unknown): JsonValue {
   if (!Array.isArray(patch)) throw invalidPatch('A JSON patch must be an array of operations.');
   patch.forEach((op: unknown, index) => {
     if (!isJsonObject(op) || typeof op.op !== 'string' || !OPS.has(op.op) || typeof op.path !== 'string') {
-      throw invalidPatch(`Operation ${index} needs "op" (add, remove, replace, move, copy, test) and "path".`, {
-        index,
-      });
+      throw invalidPatch(
+        `Operation ${index} needs "op" (add, remove, replace, move, copy, test) and "path".`,
+        {
+          index,
+        },
+      );
     }
     const writes = op.op !== 'test';
     if (writes && (isManaged(op.path) || (op.op === 'move' && isManaged(op.from)))) {
-      throw invalidPatch(`Operation ${index} would change a server-managed field (_id, $createdAt, $updatedAt, $version).`, {
-        index,
-      });
+      throw invalidPatch(
+        `Operation ${index} would change a server-managed field (_id, $createdAt, $updatedAt, $version).`,
+        {
+          index,
+        },
+      );
     }
   });
   const operations = patch as Operation[];
   const structural = validate(operations);
-  if (structural) throw invalidPatch(structural.message.split('\n')[0] ?? 'Invalid JSON patch.', { index: structural.index ?? null });
+  if (structural)
+    throw invalidPatch(structural.message.split('\n')[0] ?? 'Invalid JSON patch.', {
+      index: structural.index ?? null,
+    });
   try {
     return applyPatch(structuredClone(doc), operations, true, true).newDocument as JsonValue;
   } catch (err) {
     // Structure was validated above, so what fails now depends on the document: a failed
     // `test`, a missing path, an index out of range.
     if (err instanceof JsonPatchError) {
-      throw patchFailed(`Patch cannot be applied: ${err.message.split('\n')[0]}`, { index: err.index ?? null });
+      throw patchFailed(`Patch cannot be applied: ${err.message.split('\n')[0]}`, {
+        index: err.index ?? null,
+      });
     }
     throw err;
   }

@@ -33,7 +33,11 @@ export class RateLimiter {
   /** Count this request; throws 429 `rate_limited` (with the headers) beyond the plan's limit. */
   async hit(ctx: KeyContext, nowMs: number = Date.now()): Promise<RateLimitState> {
     const limit = ctx.limits.requestsPerSecond;
-    const { count, resetAtMs } = await this.store.counters.hit(`rate:${ctx.key.id}`, this.config.rateLimit.windowMs, nowMs);
+    const { count, resetAtMs } = await this.store.counters.hit(
+      `rate:${ctx.key.id}`,
+      this.config.rateLimit.windowMs,
+      nowMs,
+    );
     const state = { limit, remaining: Math.max(0, limit - count), reset: Math.ceil(resetAtMs / 1000) };
     if (count > limit) {
       const error = rateLimited(Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)));

@@ -66,7 +66,13 @@ export class VersionService {
     return doc;
   }
 
-  async diff(ctx: KeyContext, collection: string, id: string, from: number, to: number): Promise<VersionDiff> {
+  async diff(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    from: number,
+    to: number,
+  ): Promise<VersionDiff> {
     if (!ctx.limits.versionDiff) throw planFeatureUnavailable('Version diff', ctx.plan);
     const [before, after] = await Promise.all([
       this.get(ctx, collection, id, from),

@@ -71,7 +71,11 @@ export class FanOut<Key extends string = string> {
   #groups = new Map<Key, { subs: Set<QueueSubscription>; stop: () => void }>();
 
   constructor(
-    private readonly open: (key: Key, emit: (e: ChangeEvent) => void, end: (r: ChangeFeedEnd) => void) => () => void,
+    private readonly open: (
+      key: Key,
+      emit: (e: ChangeEvent) => void,
+      end: (r: ChangeFeedEnd) => void,
+    ) => () => void,
   ) {}
 
   /** Subscribers currently attached to `key` (0 when no source is open). */

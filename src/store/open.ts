@@ -14,7 +14,10 @@ export interface OpenedStore {
 export async function openStore(config: Config): Promise<OpenedStore> {
   const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
   if (kind === 'embedded') {
-    const store = createEmbeddedStore({ dataDir: config.dataDir, eventRetentionMs: config.events.retentionMs });
+    const store = createEmbeddedStore({
+      dataDir: config.dataDir,
+      eventRetentionMs: config.events.retentionMs,
+    });
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };
   }

@@ -109,7 +109,12 @@ export interface DocumentRepository {
   /** The document's history, newest first; empty when the document does not exist. */
   listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]>;
   /** The full document as it was at that version, or null if that version is not stored. */
-  getVersion(scope: DataScope, collection: string, id: string, version: number): Promise<FolioDocument | null>;
+  getVersion(
+    scope: DataScope,
+    collection: string,
+    id: string,
+    version: number,
+  ): Promise<FolioDocument | null>;
 }
 
 export type ChangeType = 'created' | 'updated' | 'deleted';

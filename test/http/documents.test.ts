@@ -125,10 +125,35 @@ forEachStore('documents over HTTP', (ctx) => {
   it('a malformed JSON patch is 400 invalid_patch', async () => {
     const doc = (await req('POST', '/notes', { body: { a: 1 } })).body;
     for (const body of [{ op: 'add' }, [{ op: 'jump', path: '/a' }], [{ op: 'add', path: '/b' }]]) {
-      const res = await req('PATCH', `/notes/${doc._id}`, { body, contentType: 'application/json-patch+json' });
+      const res = await req('PATCH', `/notes/${doc._id}`, {
+        body,
+        contentType: 'application/json-patch+json',
+      });
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(res.body.error.code).to.equal('invalid_patch');
     }
+  });
+
+  it('a JSON patch may replace the whole content at the root; the server keeps _id and metadata', async () => {
+    const doc = (await req('POST', '/notes', { body: { a: 1 } })).body;
+    const res = await req('PATCH', `/notes/${doc._id}`, {
+      body: [{ op: 'replace', path: '', value: { b: 2 } }],
+      contentType: 'application/json-patch+json',
+    });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({
+      _id: doc._id,
+      b: 2,
+      $createdAt: doc.$createdAt,
+      $updatedAt: res.body.$updatedAt,
+      $version: 2,
+    });
+    const toArray = await req('PATCH', `/notes/${doc._id}`, {
+      body: [{ op: 'replace', path: '', value: [1] }],
+      contentType: 'application/json-patch+json',
+    });
+    expect(toArray.status).to.equal(400);
+    expect(toArray.body.error.code).to.equal('invalid_body');
   });
 
   it('a JSON patch may not write the managed fields', async () => {

@@ -47,7 +47,14 @@ forEachStore('errors and input validation', (ctx) => {
   });
 
   it('$-prefixed, dotted and reserved field names are 400 at any depth', async () => {
-    const bodies = [{ $set: 1 }, { a: { $gt: 1 } }, { 'a.b': 1 }, { a: [{ 'x.y': 1 }] }, { _folio: {} }, { '': 1 }];
+    const bodies = [
+      { $set: 1 },
+      { a: { $gt: 1 } },
+      { 'a.b': 1 },
+      { a: [{ 'x.y': 1 }] },
+      { _folio: {} },
+      { '': 1 },
+    ];
     for (const body of bodies) {
       const res = await req('POST', '/bad3', { body });
       expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -95,7 +102,10 @@ forEachStore('errors and input validation', (ctx) => {
   });
 
   it('a wrong Content-Type is 415 naming the accepted types', async () => {
-    const post = await req('POST', '/c', { rawBody: 'a=1', contentType: 'application/x-www-form-urlencoded' });
+    const post = await req('POST', '/c', {
+      rawBody: 'a=1',
+      contentType: 'application/x-www-form-urlencoded',
+    });
     expect(post.status).to.equal(415);
     expect(post.body.error.code).to.equal('unsupported_media_type');
     expect(post.body.error.message).to.include('application/json');

@@ -5,19 +5,27 @@ forEachStore('accounts, sessions and projects', (ctx) => {
   const password = 'correct horse battery';
 
   it('signup answers 201 with the account and a session token, never the password hash', async () => {
-    const res = await ctx.server.request('POST', '/api/auth/signup', { body: { email: 'New@Example.test', password } });
+    const res = await ctx.server.request('POST', '/api/auth/signup', {
+      body: { email: 'New@Example.test', password },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.account).to.include({ email: 'new@example.test', plan: 'free' });
     expect(res.body.account.id).to.match(/^acc_/);
     expect(res.body.token).to.be.a('string');
     expect(res.text).to.not.match(/scrypt|passwordHash/);
     expect(res.headers.get('set-cookie')).to.match(/folio_session=/);
-    const again = await ctx.server.request('POST', '/api/auth/signup', { body: { email: 'new@example.test', password } });
+    const again = await ctx.server.request('POST', '/api/auth/signup', {
+      body: { email: 'new@example.test', password },
+    });
     expect(again.status).to.equal(409);
   });
 
   it('signup rejects a bad email or a short password with 400 invalid_body', async () => {
-    for (const body of [{ email: 'nope', password }, { email: 'a@b.test', password: 'short' }, { email: 'a@b.test' }]) {
+    for (const body of [
+      { email: 'nope', password },
+      { email: 'a@b.test', password: 'short' },
+      { email: 'a@b.test' },
+    ]) {
       const res = await ctx.server.request('POST', '/api/auth/signup', { body });
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(res.body.error.code).to.equal('invalid_body');
@@ -27,7 +35,9 @@ forEachStore('accounts, sessions and projects', (ctx) => {
   it('login gives a new session; a wrong password is 401; logout ends the session', async () => {
     const email = `login-${Date.now()}@example.test`;
     await ctx.server.request('POST', '/api/auth/signup', { body: { email, password } });
-    const wrong = await ctx.server.request('POST', '/api/auth/login', { body: { email, password: 'wrong password' } });
+    const wrong = await ctx.server.request('POST', '/api/auth/login', {
+      body: { email, password: 'wrong password' },
+    });
     expect(wrong.status).to.equal(401);
     const login = await ctx.server.request('POST', '/api/auth/login', { body: { email, password } });
     expect(login.status).to.equal(200);
@@ -65,7 +75,9 @@ forEachStore('accounts, sessions and projects', (ctx) => {
     expect(created.body.id).to.match(/^prj_/);
     const list = await ctx.server.request('GET', '/api/projects', { session });
     expect(list.body.projects.map((p: { name: string }) => p.name)).to.include.members(['app', 'second']);
-    expect((await ctx.server.request('POST', '/api/projects', { session, body: { name: 'second' } })).status).to.equal(409);
+    expect(
+      (await ctx.server.request('POST', '/api/projects', { session, body: { name: 'second' } })).status,
+    ).to.equal(409);
     for (const name of ['bad name', '-x', 'api', '']) {
       const res = await ctx.server.request('POST', '/api/projects', { session, body: { name } });
       expect(res.status, name).to.equal(400);
@@ -92,7 +104,13 @@ forEachStore('API keys', (ctx) => {
     });
     expect(res.status).to.equal(201);
     expect(res.body.rawKey).to.match(/^folio_sk_live_[0-9A-Za-z]{40}$/);
-    expect(res.body.apiKey).to.include({ name: 'server', project: t.project, env: 'live', scope: 'read-only', status: 'active' });
+    expect(res.body.apiKey).to.include({
+      name: 'server',
+      project: t.project,
+      env: 'live',
+      scope: 'read-only',
+      status: 'active',
+    });
     expect(res.body.apiKey.config).to.deep.equal({ team: 'ops' });
     expect(res.body.apiKey.hint).to.equal(`folio_sk_live_...${res.body.rawKey.slice(-4)}`);
     const listed = await keysOf(t.session, t.project);
@@ -109,8 +127,14 @@ forEachStore('API keys', (ctx) => {
     });
     expect(third.status).to.equal(403);
     expect(third.body.error.code).to.equal('plan_limit_exceeded');
-    expect(third.body.error.details).to.deep.equal({ limit: 'active API keys per project', max: 2, plan: 'free' });
-    expect((await ctx.server.request('DELETE', `/api/keys/${second.id}`, { session: t.session })).status).to.equal(204);
+    expect(third.body.error.details).to.deep.equal({
+      limit: 'active API keys per project',
+      max: 2,
+      plan: 'free',
+    });
+    expect(
+      (await ctx.server.request('DELETE', `/api/keys/${second.id}`, { session: t.session })).status,
+    ).to.equal(204);
     expect((await t.newKey()).rawKey).to.match(/^folio_sk_test_/);
   });
 
@@ -132,20 +156,33 @@ forEachStore('API keys', (ctx) => {
     });
     const oldKey = created.body.rawKey;
     expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(200);
-    const res = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, { session: t.session });
+    const res = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
+      session: t.session,
+    });
     expect(res.status).to.equal(201);
-    expect(res.body.rawKey).to.match(/^folio_sk_live_/).and.not.equal(oldKey);
-    expect(res.body.apiKey).to.include({ name: 'rotating', env: 'live', scope: 'read-only', status: 'active' });
+    expect(res.body.rawKey)
+      .to.match(/^folio_sk_live_/)
+      .and.not.equal(oldKey);
+    expect(res.body.apiKey).to.include({
+      name: 'rotating',
+      env: 'live',
+      scope: 'read-only',
+      status: 'active',
+    });
     expect(res.body.apiKey.config).to.deep.equal({ a: 1 });
     expect(res.body.apiKey.rotatedFrom).to.equal(created.body.apiKey.id);
     expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(401);
-    expect((await ctx.server.request('GET', `/${t.project}/c`, { key: res.body.rawKey })).status).to.equal(200);
+    expect((await ctx.server.request('GET', `/${t.project}/c`, { key: res.body.rawKey })).status).to.equal(
+      200,
+    );
     const statuses = Object.fromEntries(
       (await keysOf(t.session, t.project)).map((k: { id: string; status: string }) => [k.id, k.status]),
     );
     expect(statuses[created.body.apiKey.id]).to.equal('revoked');
     // A revoked key cannot be rotated again.
-    const again = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, { session: t.session });
+    const again = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
+      session: t.session,
+    });
     expect(again.status).to.equal(404);
   });
 
@@ -159,9 +196,15 @@ forEachStore('API keys', (ctx) => {
     const a = await ctx.server.tenant();
     const b = await ctx.server.tenant();
     const { id } = (await keysOf(a.session, a.project))[0];
-    expect((await ctx.server.request('DELETE', `/api/keys/${id}`, { session: b.session })).status).to.equal(404);
-    expect((await ctx.server.request('POST', `/api/keys/${id}/rotate`, { session: b.session })).status).to.equal(404);
-    expect((await ctx.server.request('GET', `/api/keys?project=${a.project}-none`, { session: b.session })).status).to.equal(404);
+    expect((await ctx.server.request('DELETE', `/api/keys/${id}`, { session: b.session })).status).to.equal(
+      404,
+    );
+    expect(
+      (await ctx.server.request('POST', `/api/keys/${id}/rotate`, { session: b.session })).status,
+    ).to.equal(404);
+    expect(
+      (await ctx.server.request('GET', `/api/keys?project=${a.project}-none`, { session: b.session })).status,
+    ).to.equal(404);
   });
 });
 
@@ -179,7 +222,9 @@ forEachStore('API-key access rules', (ctx) => {
     const t = ctx.tenant;
     const { rawKey: ro } = await t.newKey({ scope: 'read-only' });
     const doc = (await ctx.server.request('POST', `/${t.project}/ro`, { key: t.key, body: { a: 1 } })).body;
-    expect((await ctx.server.request('GET', `/${t.project}/ro/${doc._id}`, { key: ro })).status).to.equal(200);
+    expect((await ctx.server.request('GET', `/${t.project}/ro/${doc._id}`, { key: ro })).status).to.equal(
+      200,
+    );
     const writes = [
       ctx.server.request('POST', `/${t.project}/ro`, { key: ro, body: { a: 2 } }),
       ctx.server.request('PUT', `/${t.project}/ro/${doc._id}`, { key: ro, body: { a: 2 } }),
@@ -211,12 +256,21 @@ forEachStore('API-key access rules', (ctx) => {
   it('test and live keys of one project see disjoint collections of the same name', async () => {
     const t = await ctx.server.tenant();
     const { rawKey: live } = await t.newKey({ env: 'live' });
-    const testDoc = (await ctx.server.request('PUT', `/${t.project}/shared/same-id`, { key: t.key, body: { env: 'test' } })).body;
+    const testDoc = (
+      await ctx.server.request('PUT', `/${t.project}/shared/same-id`, { key: t.key, body: { env: 'test' } })
+    ).body;
     expect(testDoc.$version).to.equal(1);
-    expect((await ctx.server.request('GET', `/${t.project}/shared/same-id`, { key: live })).status).to.equal(404);
-    const liveDoc = await ctx.server.request('PUT', `/${t.project}/shared/same-id`, { key: live, body: { env: 'live' } });
+    expect((await ctx.server.request('GET', `/${t.project}/shared/same-id`, { key: live })).status).to.equal(
+      404,
+    );
+    const liveDoc = await ctx.server.request('PUT', `/${t.project}/shared/same-id`, {
+      key: live,
+      body: { env: 'live' },
+    });
     expect(liveDoc.status).to.equal(201);
-    expect((await ctx.server.request('GET', `/${t.project}/shared/same-id`, { key: t.key })).body.env).to.equal('test');
+    expect(
+      (await ctx.server.request('GET', `/${t.project}/shared/same-id`, { key: t.key })).body.env,
+    ).to.equal('test');
     const liveList = await ctx.server.request('GET', `/${t.project}/shared`, { key: live });
     expect(liveList.body.data.map((d: { env: string }) => d.env)).to.deep.equal(['live']);
   });

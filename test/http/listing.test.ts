@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { forEachStore } from '../support/stores.js';
 
 const people = [
-  { _id: 'p01', name: 'Ana', age: 31, city: 'Paris', tags: ['admin', 'dev'], address: { city: 'Paris', zip: '75001' } },
+  {
+    _id: 'p01',
+    name: 'Ana',
+    age: 31,
+    city: 'Paris',
+    tags: ['admin', 'dev'],
+    address: { city: 'Paris', zip: '75001' },
+  },
   { _id: 'p02', name: 'Bruno', age: 25, city: 'Lyon', tags: ['dev'], address: { city: 'Lyon' } },
   { _id: 'p03', name: 'Chloé', age: '40', city: 'paris', tags: [], active: true },
   { _id: 'p04', name: 'Émile', age: 52, city: 'Nice', active: false, joined: '2024-03-01T00:00:00.000Z' },
@@ -23,7 +30,10 @@ forEachStore(
 
     before(async () => {
       for (const p of people) {
-        const res = await ctx.server.request('POST', `/${ctx.tenant.project}/people`, { key: ctx.tenant.key, body: p });
+        const res = await ctx.server.request('POST', `/${ctx.tenant.project}/people`, {
+          key: ctx.tenant.key,
+          body: p,
+        });
         expect(res.status).to.equal(201);
       }
     });
@@ -31,7 +41,14 @@ forEachStore(
     it('lists with {data, meta:{total, limit, offset, hasMore}}, default limit 20, creation order', async () => {
       const res = await list('');
       expect(res.body.meta).to.deep.equal({ total: 6, limit: 20, offset: 0, hasMore: false });
-      expect(res.body.data.map((d: { _id: string }) => d._id)).to.deep.equal(['p01', 'p02', 'p03', 'p04', 'p05', 'p06']);
+      expect(res.body.data.map((d: { _id: string }) => d._id)).to.deep.equal([
+        'p01',
+        'p02',
+        'p03',
+        'p04',
+        'p05',
+        'p06',
+      ]);
       expect(res.body.data[0]).to.include({ name: 'Ana', $version: 1 });
     });
 
@@ -126,7 +143,11 @@ forEachStore(
     });
 
     it('over a plan maximum is 403 plan_limit_exceeded (Free: limit 50, offset 1000, 5 filters)', async () => {
-      const over = ['?limit=51', '?offset=1001', `?${Array.from({ length: 6 }, (_, i) => `filter[f${i}]=1`).join('&')}`];
+      const over = [
+        '?limit=51',
+        '?offset=1001',
+        `?${Array.from({ length: 6 }, (_, i) => `filter[f${i}]=1`).join('&')}`,
+      ];
       for (const query of over) {
         const res = await list(query);
         expect(res.status, query).to.equal(403);

@@ -1,49 +1,55 @@
 import { expect } from 'chai';
 import { forEachStore } from '../support/stores.js';
 
-forEachStore('per-key rate limits', (ctx) => {
-  it('a burst of 30 requests on a Free key: exactly 10 succeed, the rest are 429 rate_limited', async () => {
-    const t = await ctx.server.tenant({ plan: 'free' });
-    const burst = await Promise.all(
-      Array.from({ length: 30 }, () => ctx.server.request('GET', `/${t.project}/rl`, { key: t.key })),
-    );
-    const ok = burst.filter((r) => r.status === 200);
-    const limited = burst.filter((r) => r.status === 429);
-    expect(ok).to.have.length(10);
-    expect(limited).to.have.length(20);
-    for (const res of limited) {
-      expect(res.body.error.code).to.equal('rate_limited');
-      expect(Number(res.headers.get('retry-after'))).to.be.within(1, 1);
-      expect(res.headers.get('x-ratelimit-remaining')).to.equal('0');
-      expect(res.headers.get('x-ratelimit-limit')).to.equal('10');
-    }
-  });
+forEachStore(
+  'per-key rate limits',
+  (ctx) => {
+    it('a burst of 30 requests on a Free key: exactly 10 succeed, the rest are 429 rate_limited', async () => {
+      const t = await ctx.server.tenant({ plan: 'free' });
+      const burst = await Promise.all(
+        Array.from({ length: 30 }, () => ctx.server.request('GET', `/${t.project}/rl`, { key: t.key })),
+      );
+      const ok = burst.filter((r) => r.status === 200);
+      const limited = burst.filter((r) => r.status === 429);
+      expect(ok).to.have.length(10);
+      expect(limited).to.have.length(20);
+      for (const res of limited) {
+        expect(res.body.error.code).to.equal('rate_limited');
+        expect(Number(res.headers.get('retry-after'))).to.be.within(1, 1);
+        expect(res.headers.get('x-ratelimit-remaining')).to.equal('0');
+        expect(res.headers.get('x-ratelimit-limit')).to.equal('10');
+      }
+    });
 
-  it('keyed responses carry X-RateLimit-Limit, -Remaining (counting down) and -Reset (epoch seconds)', async () => {
-    const t = await ctx.server.tenant({ plan: 'pro' });
-    const before = Math.floor(Date.now() / 1000);
-    const first = await ctx.server.request('GET', `/${t.project}/rl`, { key: t.key });
-    const second = await ctx.server.request('GET', `/${t.project}/rl/missing`, { key: t.key });
-    expect(first.headers.get('x-ratelimit-limit')).to.equal('50');
-    const remaining = [first, second].map((r) => Number(r.headers.get('x-ratelimit-remaining')));
-    expect(remaining[0]).to.be.at.most(49);
-    expect(remaining[1]).to.equal((remaining[0] as number) - 1);
-    expect(second.status).to.equal(404);
-    const reset = Number(first.headers.get('x-ratelimit-reset'));
-    expect(reset).to.be.within(before, before + 2);
-  });
+    it('keyed responses carry X-RateLimit-Limit, -Remaining (counting down) and -Reset (epoch seconds)', async () => {
+      const t = await ctx.server.tenant({ plan: 'pro' });
+      const before = Math.floor(Date.now() / 1000);
+      const first = await ctx.server.request('GET', `/${t.project}/rl`, { key: t.key });
+      const second = await ctx.server.request('GET', `/${t.project}/rl/missing`, { key: t.key });
+      expect(first.headers.get('x-ratelimit-limit')).to.equal('50');
+      const remaining = [first, second].map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+      expect(remaining[0]).to.be.at.most(49);
+      expect(remaining[1]).to.equal((remaining[0] as number) - 1);
+      expect(second.status).to.equal(404);
+      const reset = Number(first.headers.get('x-ratelimit-reset'));
+      expect(reset).to.be.within(before, before + 2);
+    });
 
-  it('plans set the limit: Team allows 200 per second', async () => {
-    const t = await ctx.server.tenant({ plan: 'team' });
-    const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: t.key });
-    expect(res.headers.get('x-ratelimit-limit')).to.equal('200');
-  });
+    it('plans set the limit: Team allows 200 per second', async () => {
+      const t = await ctx.server.tenant({ plan: 'team' });
+      const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: t.key });
+      expect(res.headers.get('x-ratelimit-limit')).to.equal('200');
+    });
 
-  it('limits are per key: a second key of the same project has its own budget', async () => {
-    const t = await ctx.server.tenant({ plan: 'free' });
-    const other = await t.newKey({ env: 'live' });
-    await Promise.all(Array.from({ length: 12 }, () => ctx.server.request('GET', `/${t.project}/rl`, { key: t.key })));
-    const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: other.rawKey });
-    expect(res.status).to.equal(200);
-  });
-}, { realRateLimits: true });
+    it('limits are per key: a second key of the same project has its own budget', async () => {
+      const t = await ctx.server.tenant({ plan: 'free' });
+      const other = await t.newKey({ env: 'live' });
+      await Promise.all(
+        Array.from({ length: 12 }, () => ctx.server.request('GET', `/${t.project}/rl`, { key: t.key })),
+      );
+      const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: other.rawKey });
+      expect(res.status).to.equal(200);
+    });
+  },
+  { realRateLimits: true },
+);

@@ -26,7 +26,11 @@ forEachStore(
       expect(res.status).to.equal(200);
       const { versions } = res.body;
       expect(versions.map((v: { version: number }) => v.version)).to.deep.equal([3, 2, 1]);
-      expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal(['patch', 'update', 'create']);
+      expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal([
+        'patch',
+        'update',
+        'create',
+      ]);
       const hint = `folio_sk_test_...${ctx.tenant.key.slice(-4)}`;
       for (const v of versions) {
         expect(Object.keys(v).sort()).to.deep.equal(['apiKeyHint', 'operation', 'timestamp', 'version']);
@@ -50,7 +54,8 @@ forEachStore(
     });
 
     it('diffs two versions as changed/added/removed records with dot paths', async () => {
-      const id = (await req('POST', '/d', { body: { a: 1, nested: { x: 1, gone: true }, tags: ['p'] } })).body._id;
+      const id = (await req('POST', '/d', { body: { a: 1, nested: { x: 1, gone: true }, tags: ['p'] } })).body
+        ._id;
       await req('PUT', `/d/${id}`, { body: { a: 2, nested: { x: 1, y: 'new' }, tags: ['p', 'q'] } });
       const res = await req('GET', `/d/${id}/versions/diff?from=1&to=2`);
       expect(res.status).to.equal(200);

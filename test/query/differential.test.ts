@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { Query } from 'mingo';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
 import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
@@ -305,7 +306,11 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
         const inMemory = docs.filter((d) => matchesFilter(d, q.filter)).length;
         expect(inMemory, `matchesFilter\n${context}`).to.equal(expected.count);
         if (q.projection) {
-          for (const doc of got) expect(projectStored(doc, q.projection)._id).to.equal(doc._id);
+          const spec = Object.fromEntries(q.projection.map((path) => [path, 1]));
+          for (const doc of got) {
+            const [reference] = new Query({}).find([doc], spec).all();
+            expect(projectStored(doc, q.projection), `select\n${context}`).to.deep.equal(reference);
+          }
         }
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },

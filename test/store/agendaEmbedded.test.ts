@@ -1,7 +1,8 @@
 /**
  * Agenda 6 on the embedded store's SQLite backend: real Agenda instances, a real database file in
- * a temp dir, opened like the store opens it (WAL, busy_timeout). Two connections to one file
- * stand for two Folio processes sharing it.
+ * a temp dir, opened like the store opens it (WAL, busy_timeout). Several connections to one file
+ * in this process check that jobs are claimed by one connection only; worker processes check it
+ * again with true parallelism, as two Folio processes sharing the file would run.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { once } from 'node:events';

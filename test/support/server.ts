@@ -76,7 +76,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   ]);
   const running = await startServer(config);
 
-  async function request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async function request<T = Json>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     const token = options.key ?? options.session;
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -94,7 +98,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   async function tenant(options: { plan?: Plan; project?: string } = {}): Promise<Tenant> {
     tenantCounter += 1;
     const email = `user${tenantCounter}-${Date.now()}@example.test`;
-    const signup = await request('POST', '/api/auth/signup', { body: { email, password: 'correct horse battery' } });
+    const signup = await request('POST', '/api/auth/signup', {
+      body: { email, password: 'correct horse battery' },
+    });
     if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
     const session: string = signup.body.token;
     if (options.plan && options.plan !== 'free') {
@@ -104,7 +110,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const project = options.project ?? 'app';
     const created = await request('POST', '/api/projects', { session, body: { name: project } });
     if (created.status !== 201) throw new Error(`project failed: ${created.text}`);
-    const newKey: Tenant['newKey'] = async ({ env = 'test', scope = 'read-write', name = 'test key' } = {}) => {
+    const newKey: Tenant['newKey'] = async ({
+      env = 'test',
+      scope = 'read-write',
+      name = 'test key',
+    } = {}) => {
       const res = await request('POST', '/api/keys', { session, body: { project, name, env, scope } });
       if (res.status !== 201) throw new Error(`key failed: ${res.status} ${res.text}`);
       return { rawKey: res.body.rawKey, id: res.body.apiKey.id };

@@ -15,7 +15,6 @@ export interface StoreTarget {
 const targets: StoreTarget[] = [
   { name: 'embedded', overrides: async () => ({}) },
   // TEMP until test/support/mongodb.ts lands
-
 ];
 
 export interface SuiteContext {

@@ -12,7 +12,10 @@ export const JSON_TYPE = 'application/json';
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 export const JSON_PATCH_TYPE = 'application/json-patch+json';
 
-export function jsonBody(accepted: readonly string[], limitBytes: number): Middleware<FolioState, FolioContext> {
+export function jsonBody(
+  accepted: readonly string[],
+  limitBytes: number,
+): Middleware<FolioState, FolioContext> {
   const parse = koaBody({
     json: true,
     jsonStrict: false,
@@ -29,7 +32,8 @@ export function jsonBody(accepted: readonly string[], limitBytes: number): Middl
     await parse(ctx, async () => {
       // co-body reads an empty body as {}; a missing body is a client mistake, say so.
       const raw = (ctx.request.body as Record<symbol, unknown> | undefined)?.[Symbol.for('unparsedBody')];
-      if (typeof raw === 'string' && raw.trim() === '') throw badRequest('Request body is empty; send a JSON document.');
+      if (typeof raw === 'string' && raw.trim() === '')
+        throw badRequest('Request body is empty; send a JSON document.');
       await next();
     });
   };

@@ -19,7 +19,8 @@ function fromHttpError(err: HttpLikeError): AppError | null {
   const status = err.status ?? err.statusCode;
   if (status === 413) return new AppError(413, 'payload_too_large', 'Request body is too large.');
   if (status === 400) return new AppError(400, 'invalid_body', 'Request body is not valid JSON.');
-  if (status === 415) return new AppError(415, 'unsupported_media_type', err.message ?? 'Unsupported Content-Type.');
+  if (status === 415)
+    return new AppError(415, 'unsupported_media_type', err.message ?? 'Unsupported Content-Type.');
   if (status && status >= 400 && status < 500 && err.expose) {
     return new AppError(status, 'bad_request', err.message ?? 'Bad request.');
   }
@@ -32,12 +33,17 @@ export function errorHandler(): Middleware<FolioState, FolioContext> {
       await next();
     } catch (caught) {
       const known = caught instanceof AppError ? caught : fromHttpError(caught as HttpLikeError);
-      const error = known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+      const error =
+        known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
       if (!known) ctx.log?.error({ err: caught }, 'unhandled error');
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
       ctx.body = {
-        error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+        },
       };
     }
   };

@@ -1,7 +1,12 @@
 /** Signup, login, logout, the account and its projects: session-authenticated `/api` routes. */
 import { z } from 'zod';
 import { badRequest } from '../../errors.js';
-import { credentialsSchema, projectNameSchema, publicAccount, publicProject } from '../../services/accounts.js';
+import {
+  credentialsSchema,
+  projectNameSchema,
+  publicAccount,
+  publicProject,
+} from '../../services/accounts.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
 import { accountOf, type Ctx, type FolioRouter } from '../types.js';
@@ -11,7 +16,12 @@ const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
 const projectSchema = z.strictObject({ name: projectNameSchema });
 
 function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
-  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', maxAge: maxAgeMs, overwrite: true });
+  ctx.cookies.set(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    maxAge: maxAgeMs,
+    overwrite: true,
+  });
 }
 
 export function registerAccountRoutes(router: FolioRouter): void {

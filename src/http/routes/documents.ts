@@ -30,7 +30,10 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   });
 
   router.get('/:ns/:collection/:id', async (ctx) => {
-    sendDocument(ctx, await ctx.services.documents.get(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')));
+    sendDocument(
+      ctx,
+      await ctx.services.documents.get(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')),
+    );
   });
 
   router.put('/:ns/:collection/:id', body, async (ctx) => {
@@ -71,12 +74,23 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   router.get('/:ns/:collection/:id/versions/diff', async (ctx) => {
     const from = parseVersionNumber('from', single(ctx.query.from));
     const to = parseVersionNumber('to', single(ctx.query.to));
-    ctx.body = await ctx.services.versions.diff(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id'), from, to);
+    ctx.body = await ctx.services.versions.diff(
+      keyOf(ctx),
+      param(ctx, 'collection'),
+      param(ctx, 'id'),
+      from,
+      to,
+    );
   });
 
   router.get('/:ns/:collection/:id/versions/:version', async (ctx) => {
     const version = parseVersionNumber('version', param(ctx, 'version'));
-    const doc = await ctx.services.versions.get(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id'), version);
+    const doc = await ctx.services.versions.get(
+      keyOf(ctx),
+      param(ctx, 'collection'),
+      param(ctx, 'id'),
+      version,
+    );
     sendDocument(ctx, doc);
   });
 

@@ -1,6 +1,5 @@
 /** API key management: create, list, revoke, rotate (session-authenticated). */
-import { publicKey } from '../../services/apiKeys.js';
-import { createKeySchema } from '../../services/apiKeys.js';
+import { createKeySchema, publicKey } from '../../services/apiKeys.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { sessionAuth } from '../middleware/sessionAuth.js';
 import { accountOf, type FolioRouter, param } from '../types.js';

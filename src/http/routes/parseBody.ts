@@ -7,5 +7,8 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') || undefined;
-  throw badRequest(`${field ? `${field}: ` : ''}${issue?.message ?? 'invalid body'}`, field ? { field } : undefined);
+  throw badRequest(
+    `${field ? `${field}: ` : ''}${issue?.message ?? 'invalid body'}`,
+    field ? { field } : undefined,
+  );
 }
