@@ -27,7 +27,9 @@ function matchesOperator(slots: PathSlot[], op: string, operand: JsonValue, cond
     case '$nin': {
       if (!Array.isArray(operand)) throw new Error(`matchesFilter: ${op} needs an array`);
       const found = slots.some((slot) =>
-        slot === MISSING ? operand.includes(null) : anyValue(slot, (v) => operand.some((x) => sameScalar(v, x))),
+        slot === MISSING
+          ? operand.includes(null)
+          : anyValue(slot, (v) => operand.some((x) => sameScalar(v, x))),
       );
       return op === '$in' ? found : !found;
     }
@@ -42,7 +44,9 @@ function matchesOperator(slots: PathSlot[], op: string, operand: JsonValue, cond
       if (typeof operand !== 'string') throw new Error('matchesFilter: $regex must be a string');
       // `u`: MongoDB's PCRE runs in UTF mode, folding case the Unicode way.
       const regex = new RegExp(operand, `u${condition.$options === 'i' ? 'i' : ''}`);
-      return slots.some((slot) => slot !== MISSING && anyValue(slot, (v) => typeof v === 'string' && regex.test(v)));
+      return slots.some(
+        (slot) => slot !== MISSING && anyValue(slot, (v) => typeof v === 'string' && regex.test(v)),
+      );
     }
     case '$options':
       return true;
@@ -59,7 +63,8 @@ function anyValue(slot: Exclude<PathSlot, typeof MISSING>, test: (v: JsonValue) 
 }
 
 function sameScalar(value: JsonValue, operand: JsonValue): boolean {
-  if (typeof operand === 'object' && operand !== null) throw new Error('matchesFilter: $in supports scalars only');
+  if (typeof operand === 'object' && operand !== null)
+    throw new Error('matchesFilter: $in supports scalars only');
   return value === operand;
 }
 

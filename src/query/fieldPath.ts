@@ -7,10 +7,16 @@
  */
 import { invalidQuery } from '../errors.js';
 import { isMetaField, RESERVED_FIELD, storedPath } from '../store/storedForm.js';
+import { arrayIndexOf } from './pathValues.js';
 
 /** Deep enough for real documents; bounds the size of the SQL a path compiles to. */
 export const MAX_PATH_SEGMENTS = 16;
 export const MAX_PATH_LENGTH = 512;
+/**
+ * A numeric segment (`items.0`) may pick an array position as well as name a field, and each one
+ * doubles the work of matching the rest of the path, so a path may hold only a few.
+ */
+export const MAX_NUMERIC_SEGMENTS = 4;
 
 /**
  * The stored path for an API field path, or an `invalid_query` error naming `param`.
@@ -34,6 +40,9 @@ export function toStoredPath(param: string, apiPath: string): string {
         `field path '${apiPath}' has a segment starting with '$'; only $version, $createdAt and $updatedAt (as whole paths) may`,
       );
     }
+  }
+  if (segments.filter((s) => arrayIndexOf(s) !== undefined).length > MAX_NUMERIC_SEGMENTS) {
+    throw invalidQuery(param, `field path has more than ${MAX_NUMERIC_SEGMENTS} numeric segments`);
   }
   if (segments[0] === RESERVED_FIELD) {
     throw invalidQuery(param, `'${RESERVED_FIELD}' is reserved; use $version, $createdAt or $updatedAt`);

@@ -25,15 +25,61 @@ const RUNS = Number(process.env.FOLIO_QUERY_RUNS ?? 1200);
 // Documents
 
 const WORDS = [
-  'apple', 'Apple', 'APPLE', 'éclair', 'Éclair', 'ÉCLAIR', 'straße', 'STRASSE', 'ẞ', 'ſ', 'K',
-  'ΣΊΣΥΦΟΣ', 'σίσυφος', 'ς', 'İstanbul', 'istanbul', 'ǅ', 'ǆ', 'émoji 😀', '😀', '𝔘𝔫𝔦', '',
-  'ſ', 'K', 'ς', 'ẞ', 'ǅ', 'null', 'true', 'false', '100%', 'a.b', 'x*y', '(p)', '[b]', 'back\\slash', 'dol$ar', '^caret',
-  'quote"d', "it's", 'tab\there', 'new\nline', 'zero\u0000byte', 'Zz', 'zz', 'ab', 'abc',
+  'apple',
+  'Apple',
+  'APPLE',
+  'éclair',
+  'Éclair',
+  'ÉCLAIR',
+  'straße',
+  'STRASSE',
+  'ẞ',
+  'ſ',
+  'K',
+  'ΣΊΣΥΦΟΣ',
+  'σίσυφος',
+  'ς',
+  'İstanbul',
+  'istanbul',
+  'ǅ',
+  'ǆ',
+  'émoji 😀',
+  '😀',
+  '𝔘𝔫𝔦',
+  '',
+  'ſ',
+  'K',
+  'ς',
+  'ẞ',
+  'ǅ',
+  'null',
+  'true',
+  'false',
+  '100%',
+  'a.b',
+  'x*y',
+  '(p)',
+  '[b]',
+  'back\\slash',
+  'dol$ar',
+  '^caret',
+  'quote"d',
+  "it's",
+  'tab\there',
+  'new\nline',
+  'zero\u0000byte',
+  'Zz',
+  'zz',
+  'ab',
+  'abc',
 ];
 const NUMERIC_STRINGS = ['5', '10', '2.5', '-1', '007', '1e3', '0', '3', '20'];
 const DATES = [
-  '2024-01-05T10:00:00.000Z', '2024-01-05T10:00:00.001Z', '2023-12-31T23:59:59.999Z',
-  '2024-02-29T00:00:00.000Z', '2025-06-01T12:30:00.000Z',
+  '2024-01-05T10:00:00.000Z',
+  '2024-01-05T10:00:00.001Z',
+  '2023-12-31T23:59:59.999Z',
+  '2024-02-29T00:00:00.000Z',
+  '2025-06-01T12:30:00.000Z',
 ];
 
 const scalar: fc.Arbitrary<JsonValue> = fc.oneof(
@@ -63,7 +109,12 @@ const userFields = fc.record(
     tags: fc.oneof(scalars, scalar),
     o: fc.oneof({ weight: 3, arbitrary: objectValue }, { weight: 1, arbitrary: scalar }),
     items: fc.oneof(
-      { weight: 3, arbitrary: fc.array(fc.oneof({ weight: 4, arbitrary: item }, { weight: 1, arbitrary: scalar }), { maxLength: 3 }) },
+      {
+        weight: 3,
+        arbitrary: fc.array(fc.oneof({ weight: 4, arbitrary: item }, { weight: 1, arbitrary: scalar }), {
+          maxLength: 3,
+        }),
+      },
       { weight: 1, arbitrary: item },
     ),
     stats: fc.oneof(
@@ -84,7 +135,9 @@ const meta = fc.record({
 const collection = fc
   .uniqueArray(fc.integer({ min: 0, max: 999 }), { minLength: 2, maxLength: 14 })
   .chain((ids) =>
-    fc.tuple(...ids.map((id) => fc.tuple(userFields, meta).map(([fields, folio]) => ({ id, fields, folio })))),
+    fc.tuple(
+      ...ids.map((id) => fc.tuple(userFields, meta).map(([fields, folio]) => ({ id, fields, folio }))),
+    ),
   )
   .map((rows) =>
     rows.map(
@@ -98,15 +151,65 @@ const collection = fc
 // URL parameters
 
 const FILTER_FIELDS = [
-  'n', 's', 'm', 'tags', 'tags.0', 'o', 'o.x', 'o.y', 'o.z.w', 'o.x.q', 'items', 'items.k', 'items.v',
-  'items.0', 'items.0.k', 'items.1.k', 'stats.0', 'stats.2024', 'd', 'zzz', '_id', '$version',
-  '$createdAt', '$updatedAt',
+  'n',
+  's',
+  'm',
+  'tags',
+  'tags.0',
+  'o',
+  'o.x',
+  'o.y',
+  'o.z.w',
+  'o.x.q',
+  'items',
+  'items.k',
+  'items.v',
+  'items.0',
+  'items.0.k',
+  'items.1.k',
+  'stats.0',
+  'stats.2024',
+  'd',
+  'zzz',
+  '_id',
+  '$version',
+  '$createdAt',
+  '$updatedAt',
 ];
 const SORT_FIELDS = [
-  'n', 's', 'm', 'tags', 'tags.0', 'o.x', 'o.y', 'o.z.w', 'items.k', 'items.v', 'items.0.k', 'stats.0',
-  'stats.2024', 'd', 'zzz', '_id', '$version', '$createdAt', '$updatedAt',
+  'n',
+  's',
+  'm',
+  'tags',
+  'tags.0',
+  'o.x',
+  'o.y',
+  'o.z.w',
+  'items.k',
+  'items.v',
+  'items.0.k',
+  'stats.0',
+  'stats.2024',
+  'd',
+  'zzz',
+  '_id',
+  '$version',
+  '$createdAt',
+  '$updatedAt',
 ];
-const SELECT_FIELDS = ['n', 's', 'o', 'o.x', 'o.z.w', 'items.k', 'items', 'tags', 'd', '$version', '$createdAt'];
+const SELECT_FIELDS = [
+  'n',
+  's',
+  'o',
+  'o.x',
+  'o.z.w',
+  'items.k',
+  'items',
+  'tags',
+  'd',
+  '$version',
+  '$createdAt',
+];
 
 const fixedValueText = fc.oneof(
   fc.constantFrom(...WORDS),
@@ -115,7 +218,29 @@ const fixedValueText = fc.oneof(
   fc.constantFrom('1.5', '2.25', '-0.5', '1000000', 'true', 'false', 'null', 'doc_5', 'doc_'),
   fc.constantFrom(...DATES, '2024-01', '2024-01-05'),
   // Substrings for `contains`, including case and Unicode folding pairs.
-  fc.constantFrom('É', 'é', 'ss', 'SS', 'ß', 'σ', 'Σ', 'ς', 's', 'S', 'k', 'K', 'i', 'İ', '😀', '.', '*', '\\', '"', 'pp', 'A'),
+  fc.constantFrom(
+    'É',
+    'é',
+    'ss',
+    'SS',
+    'ß',
+    'σ',
+    'Σ',
+    'ς',
+    's',
+    'S',
+    'k',
+    'K',
+    'i',
+    'İ',
+    '😀',
+    '.',
+    '*',
+    '\\',
+    '"',
+    'pp',
+    'A',
+  ),
 );
 
 const META_PATHS: Record<string, string> = {
@@ -134,9 +259,12 @@ function valuesAt(docs: JsonObject[], field: string): string[] {
   };
   const walk = (v: JsonValue | undefined, segments: string[]): void => {
     if (v === undefined) return;
-    if (segments.length === 0) return leaves(v);
+    if (segments.length === 0) {
+      leaves(v);
+      return;
+    }
     if (Array.isArray(v)) {
-      v.forEach((item) => walk(item, segments));
+      for (const item of v) walk(item, segments);
       const index = Number(segments[0]);
       if (Number.isInteger(index)) walk(v[index], segments.slice(1));
     } else if (v !== null && typeof v === 'object') {
@@ -187,7 +315,10 @@ type Operator = (typeof OPERATORS)[number];
 /** Paths through arrays and mixed types are where implementations disagree: draw them more. */
 const filterField = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...FILTER_FIELDS) },
-  { weight: 1, arbitrary: fc.constantFrom('items.k', 'items.v', 'items.0.k', 'tags', 'm', 'o.x', 'stats.0', 'd') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('items.k', 'items.v', 'items.0.k', 'tags', 'm', 'o.x', 'stats.0', 'd'),
+  },
 );
 
 function filterParamFor(docs: JsonObject[]): fc.Arbitrary<[string, string]> {
@@ -227,13 +358,15 @@ function urlQueryFor(docs: JsonObject[]): fc.Arbitrary<RawQuery> {
       },
       { requiredKeys: ['filters'] },
     )
-    .map(({ filters, sort, limit, offset, select }): RawQuery => ({
-      ...Object.fromEntries(filters),
-      ...(sort === undefined ? {} : { sort }),
-      ...(limit === undefined ? {} : { limit }),
-      ...(offset === undefined ? {} : { offset }),
-      ...(select === undefined ? {} : { select: select.join(',') }),
-    }));
+    .map(
+      ({ filters, sort, limit, offset, select }): RawQuery => ({
+        ...Object.fromEntries(filters),
+        ...(sort === undefined ? {} : { sort }),
+        ...(limit === undefined ? {} : { limit }),
+        ...(offset === undefined ? {} : { offset }),
+        ...(select === undefined ? {} : { select: select.join(',') }),
+      }),
+    );
 }
 
 const testCase = collection.chain((docs) => urlQueryFor(docs).map((params) => ({ docs, params })));
@@ -278,7 +411,13 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
         db.transaction(() => {
           for (const doc of docs) {
             const folio = doc._folio as JsonObject;
-            const row = [doc._id, folio.version, folio.createdAt, folio.updatedAt, JSON.stringify(doc)] as const;
+            const row = [
+              doc._id,
+              folio.version,
+              folio.createdAt,
+              folio.updatedAt,
+              JSON.stringify(doc),
+            ] as const;
             insert.run('scope', name, ...row);
             insert.run('decoy', name, ...row);
           }
@@ -289,7 +428,9 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
         const order = compileSort(q.sort);
         const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
         const rows = db
-          .prepare<SqlParam[], { body: string }>(`SELECT d.body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`)
+          .prepare<SqlParam[], { body: string }>(
+            `SELECT d.body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`,
+          )
           .all('scope', name, ...where.params, ...order.params, q.limit, q.offset);
         const { n } = db
           .prepare<SqlParam[], { n: number }>(`SELECT count(*) AS n ${base}`)

@@ -155,7 +155,11 @@ function inArray(array: JsonValue[], rest: string[]): Array<JsonValue | undefine
 const EMPTY = Symbol('empty array');
 
 /** MongoDB's sort key of one document for one path: the min (asc) or max (desc) index key. */
-function mongoSortKey(doc: JsonObject, path: string, direction: 1 | -1): { belowNull: boolean; key: JsonValue } {
+function mongoSortKey(
+  doc: JsonObject,
+  path: string,
+  direction: 1 | -1,
+): { belowNull: boolean; key: JsonValue } {
   const keys = indexKeys(doc, path.split('.'));
   const rank = (k: JsonValue | typeof EMPTY) => (k === EMPTY ? 0 : 1);
   let best: JsonValue | typeof EMPTY = keys[0]!;
@@ -215,7 +219,17 @@ function indexKeys(doc: JsonObject, segments: string[]): Array<JsonValue | typeo
 /** Cross-type order for the scalar keys the generator makes: null < numbers < strings < booleans. */
 function bsonCompare(a: JsonValue, b: JsonValue): number {
   const order = (v: JsonValue) =>
-    v === null ? 0 : typeof v === 'number' ? 1 : typeof v === 'string' ? 2 : Array.isArray(v) ? 4 : typeof v === 'object' ? 3 : 5;
+    v === null
+      ? 0
+      : typeof v === 'number'
+        ? 1
+        : typeof v === 'string'
+          ? 2
+          : Array.isArray(v)
+            ? 4
+            : typeof v === 'object'
+              ? 3
+              : 5;
   const d = order(a) - order(b);
   if (d !== 0) return d;
   if (typeof a === 'number' && typeof b === 'number') return a - b;

@@ -62,7 +62,12 @@ export async function dropDatabases(uri: string, stem: string): Promise<void> {
 
 /** Runs `fn` once after all tests, when loaded under mocha (a root-level hook). */
 function afterAllTests(fn: () => Promise<void>): void {
-  if (typeof after === 'function') after(fn);
+  if (typeof after !== 'function') return;
+  after(async function () {
+    // Dropping many databases, or stopping mongod, can outlast the default test timeout.
+    this.timeout(120_000);
+    await fn();
+  });
 }
 
 async function findMongo(): Promise<MongoTestTarget | null> {

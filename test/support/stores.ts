@@ -4,6 +4,7 @@
  */
 import type { ConfigOverrides } from '../../src/config/load.js';
 import type { Plan } from '../../src/store/port.js';
+import { mongoServerOverrides } from './mongodb.js';
 import { startTestServer, type Tenant, type TestServer } from './server.js';
 
 export interface StoreTarget {
@@ -14,7 +15,7 @@ export interface StoreTarget {
 
 const targets: StoreTarget[] = [
   { name: 'embedded', overrides: async () => ({}) },
-  // TEMP until test/support/mongodb.ts lands
+  ...(await mongoServerOverrides()),
 ];
 
 export interface SuiteContext {

@@ -18,6 +18,7 @@
  *   name can change the shape of a path or of the SQL. The SQL text depends only on the shape of
  *   the query, which keeps prepared statements reusable.
  */
+import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
 import { arrayIndexOf } from '../../query/pathValues.js';
 import type { FindQuery, JsonValue, StoredFilter } from '../port.js';
 
@@ -172,7 +173,7 @@ const RANGE_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<'
 function rangeTest(operator: string, operand: JsonValue): ValueTest {
   const symbol = RANGE_OPERATORS[operator]!;
   let bracket: ScalarType[];
-  if (typeof operand === 'number') bracket = ['integer', 'real'];
+  if (typeof operand === 'number') bracket = ['integer', 'real', 'text'];
   else if (typeof operand === 'string') bracket = ['text'];
   else throw new Error(`compileFilter: ${operator} supports a number or a string only`);
   return {
@@ -199,10 +200,13 @@ const EXISTS_TEST: ValueTest = { missing: false, anyPresent: true, scalar: () =>
 // ---------------------------------------------------------------------------------------------
 // Filter compilation
 
-/** A JSON value inside `base` (SQL giving JSON text) at `path` (a JSON path, bound as a parameter). */
+/**
+ * A JSON value: inside `base` (SQL giving JSON text) at `path` (SQL giving a JSON path; bound
+ * parameters, possibly concatenated with a column of an enclosing subquery).
+ */
 interface Location {
   base: CompiledSql;
-  path: string;
+  path: CompiledSql;
 }
 
 class FilterCompiler {
@@ -276,46 +280,69 @@ class FilterCompiler {
     if (column) return test.anyPresent || test.scalar(column.type, raw(column.sql));
     const segments = path.split('.');
     if (segments.some((s) => s.length === 0)) throw new Error(`compileFilter: bad path '${path}'`);
-    return this.#valueAt({ base: raw('d.body'), path: `$${label(segments[0]!)}` }, segments, 0, test);
+    if (segments.filter((s) => arrayIndexOf(s) !== undefined).length > MAX_NUMERIC_SEGMENTS) {
+      throw new Error(`compileFilter: more than ${MAX_NUMERIC_SEGMENTS} numeric segments in '${path}'`);
+    }
+    return this.#valueAt({ base: raw('d.body'), path: param(`$${label(segments[0]!)}`) }, segments, 0, test);
   }
 
-  /** The value (possibly missing) found for `segments[at]` at `loc`. */
+  /**
+   * The value (possibly missing) found for `segments[at]` at `loc`. Before the last segment, an
+   * object and the object elements of an array are both "containers" to look the next segment up
+   * in; one row source enumerates them, so the rest of the path is compiled once per level.
+   */
   #valueAt(loc: Location, segments: string[], at: number, test: ValueTest): Cond {
     if (at === segments.length - 1) return this.#leaf(loc, test);
-    const object = this.#valueAt(
-      { base: loc.base, path: loc.path + label(segments[at + 1]!) },
-      segments,
-      at + 1,
-      test,
-    );
-    const array = this.#inArray(loc, segments, at + 1, test);
-    // A missing field, or a scalar where the path needs an object, is one MISSING slot.
-    return caseOf(
-      jsonType(loc),
-      [
-        ['object', object],
-        ['array', array],
-      ],
-      test.missing,
-    );
+    const containers = sql`SELECT ${loc.base} AS b, ${loc.path} AS p WHERE ${jsonType(loc)} = 'object'
+      UNION ALL ${this.#objectElements(loc, jsonType(loc))}`;
+    return or([
+      this.#lookup(containers, segments, at + 1, test),
+      this.#positional(loc, segments, at + 1, test),
+      // A missing field, or a scalar where the path needs an object, is one MISSING slot.
+      test.missing &&
+        caseOf(
+          jsonType(loc),
+          [
+            ['object', false],
+            ['array', false],
+          ],
+          true,
+        ),
+    ]);
   }
 
   /** The array at `loc`, with `segments[at]` applying to its elements. */
   #inArray(loc: Location, segments: string[], at: number, test: ValueTest): Cond {
-    const e = `e${++this.#aliases}`;
-    const element: Location = { base: raw(`${e}.value`), path: `$${label(segments[at]!)}` };
-    const viaObjects = this.#valueAt(element, segments, at, test);
-    const implicit =
-      viaObjects === false
-        ? false
-        : sql`EXISTS (SELECT 1 FROM json_each(${loc.base}, ${param(loc.path)}) AS ${raw(e)} WHERE ${raw(e)}.type = 'object' AND ${toSql(viaObjects)})`;
+    return or([
+      this.#lookup(this.#objectElements(loc, null), segments, at, test),
+      this.#positional(loc, segments, at, test),
+    ]);
+  }
+
+  /** `SELECT b, p` rows for the object elements of the array at `loc` (when `type` says array). */
+  #objectElements(loc: Location, type: CompiledSql | null): CompiledSql {
+    const e = raw(`e${++this.#aliases}`);
+    const guard = type ? sql`${type} = 'array' AND ` : raw('');
+    return sql`SELECT ${e}.value AS b, '$' AS p FROM json_each(${loc.base}, ${loc.path}) AS ${e} WHERE ${guard}${e}.type = 'object'`;
+  }
+
+  /** Whether some container row (`b`, `p`: an object) yields a matching slot for `segments[at]`. */
+  #lookup(containers: CompiledSql, segments: string[], at: number, test: ValueTest): Cond {
+    const c = raw(`c${++this.#aliases}`);
+    const field: Location = { base: sql`${c}.b`, path: sql`${c}.p || ${param(label(segments[at]!))}` };
+    const found = this.#valueAt(field, segments, at, test);
+    return found !== false && sql`EXISTS (SELECT 1 FROM (${containers}) AS ${c} WHERE ${toSql(found)})`;
+  }
+
+  /** When `segments[at]` is a number and the value at `loc` an array: the element at that position. */
+  #positional(loc: Location, segments: string[], at: number, test: ValueTest): Cond {
     const index = arrayIndexOf(segments[at]!);
-    if (index === undefined) return implicit;
-    const picked: Location = { base: loc.base, path: `${loc.path}[${index}]` };
-    let positional: Cond;
+    if (index === undefined) return false;
+    const picked: Location = { base: loc.base, path: sql`${loc.path} || ${param(`[${index}]`)}` };
+    let cond: Cond;
     if (at === segments.length - 1) {
       // The picked element itself, not expanded even if it is an array; absent → nothing.
-      positional = caseOf(
+      cond = caseOf(
         jsonType(picked),
         [
           ...SCALAR_TYPES.map((t): [string, Cond] => [t, test.scalar(t, jsonExtract(picked))]),
@@ -325,24 +352,20 @@ class FilterCompiler {
         false,
       );
     } else {
-      positional = caseOf(
+      const next: Location = {
+        base: picked.base,
+        path: sql`${picked.path} || ${param(label(segments[at + 1]!))}`,
+      };
+      cond = caseOf(
         jsonType(picked),
         [
-          [
-            'object',
-            this.#valueAt(
-              { base: loc.base, path: picked.path + label(segments[at + 1]!) },
-              segments,
-              at + 1,
-              test,
-            ),
-          ],
+          ['object', this.#valueAt(next, segments, at + 1, test)],
           ['array', this.#inArray(picked, segments, at + 1, test)],
         ],
         false,
       );
     }
-    return or([implicit, positional]);
+    return cond !== false && and([sql`${jsonType(loc)} = 'array'`, cond]);
   }
 
   /** The value at the last segment: an array matches by any element. */
@@ -357,7 +380,7 @@ class FilterCompiler {
     const anyElement =
       elementCond === false
         ? false
-        : sql`EXISTS (SELECT 1 FROM json_each(${loc.base}, ${param(loc.path)}) AS ${raw(e)} WHERE ${toSql(elementCond)})`;
+        : sql`EXISTS (SELECT 1 FROM json_each(${loc.base}, ${loc.path}) AS ${raw(e)} WHERE ${toSql(elementCond)})`;
     return caseOf(
       jsonType(loc),
       [
@@ -371,11 +394,11 @@ class FilterCompiler {
 }
 
 function jsonType(loc: Location): CompiledSql {
-  return sql`json_type(${loc.base}, ${param(loc.path)})`;
+  return sql`json_type(${loc.base}, ${loc.path})`;
 }
 
 function jsonExtract(loc: Location): CompiledSql {
-  return sql`json_extract(${loc.base}, ${param(loc.path)})`;
+  return sql`json_extract(${loc.base}, ${loc.path})`;
 }
 
 /**

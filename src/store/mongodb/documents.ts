@@ -165,9 +165,11 @@ export class MongoDocuments implements DocumentRepository {
     const current = new Map<string, number>();
     for (const row of rows) {
       const version: unknown = row._folio?.version;
-      // A document without Folio metadata (written by something else) counts as version 0,
-      // so no condition expecting a real version can match it.
-      current.set(row._id, typeof version === 'number' ? version : 0);
+      if (typeof version !== 'number') {
+        // Only something other than Folio can have written it; no condition can be decided.
+        throw new Error(`document ${row._id} in ${documents.collectionName} has no _folio.version`);
+      }
+      current.set(row._id, version);
     }
     return current;
   }

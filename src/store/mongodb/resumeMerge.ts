@@ -11,8 +11,8 @@
  *
  * - the private stream yields an event already in the buffer: deliver the buffer from that
  *   event on (buffered events before it are at or before T: the subscriber has them);
- * - the shared stream carries the event the private stream delivered last: nothing is pending,
- *   switch at once;
+ * - the shared stream carries the event the private stream delivered last: switch at once (what
+ *   it buffered before is at or before T, or was delivered privately already);
  * - otherwise the shared event is buffered. If the shared stream is behind, the buffer briefly
  *   holds events already delivered; they are dropped when it reaches the last one.
  *

@@ -1,0 +1,222 @@
+/**
+ * What only the MongoDB store promises, on a live server (`@mongodb`; skipped with the one
+ * SKIPPED line when there is none): the documented layout, the indexes, collection creation
+ * with pre- and post-images, the resumed subscription's move onto the shared stream, and
+ * invalidation. Everything the port promises is the conformance suite's.
+ */
+import { expect } from 'chai';
+import { isoNow, newId } from '../../src/ids.js';
+import type { MongoStore } from '../../src/store/mongodb/index.js';
+import { SYSTEM_INDEXES, VERSIONS_INDEXES } from '../../src/store/mongodb/indexes.js';
+import {
+  projectDbName,
+  SYSTEM_COLLECTIONS,
+  type SystemCollection,
+  systemDbName,
+  versionsCollectionName,
+} from '../../src/store/mongodb/naming.js';
+import type { SessionDoc } from '../../src/store/mongodb/systemRecords.js';
+import type { VersionRecord } from '../../src/store/mongodb/writePlan.js';
+import type {
+  ChangeEvent,
+  ChangeSubscription,
+  DataScope,
+  FolioDocument,
+  JsonObject,
+  PutWrite,
+  Store,
+} from '../../src/store/port.js';
+import { type StoredDocument, toStored } from '../../src/store/storedForm.js';
+import { mongoStoreFactories } from '../support/mongodb.js';
+
+const WAIT_MS = 10_000;
+
+function asMongo(store: Store): MongoStore {
+  if (store.kind !== 'mongodb' || !('client' in store)) throw new Error('not the MongoDB store');
+  return store as MongoStore;
+}
+
+function doc(fields: JsonObject, version = 1, id = newId('doc')): FolioDocument {
+  const now = isoNow();
+  return { _id: id, ...fields, $createdAt: now, $updatedAt: now, $version: version };
+}
+
+function put(document: FolioDocument): PutWrite {
+  return {
+    kind: 'put',
+    expectedVersion: document.$version - 1,
+    document,
+    operation: document.$version === 1 ? 'create' : 'update',
+    apiKeyHint: 'folio_sk_test_...abcd',
+    keepVersions: 10,
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), WAIT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+class Reader {
+  readonly #it: AsyncIterator<ChangeEvent>;
+  constructor(readonly sub: ChangeSubscription) {
+    this.#it = sub[Symbol.asyncIterator]();
+  }
+  async next(): Promise<ChangeEvent> {
+    const r = await withTimeout(this.#it.next(), 'an event');
+    if (r.done) throw new Error(`ended (${this.sub.endedBy}) instead of yielding`);
+    return r.value;
+  }
+  async ended(): Promise<void> {
+    const r = await withTimeout(this.#it.next(), 'the end');
+    if (!r.done) throw new Error(`expected the end, got ${JSON.stringify(r.value)}`);
+  }
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+for (const factory of await mongoStoreFactories()) {
+  describe(`MongoDB store specifics: ${factory.name}`, () => {
+    let store: MongoStore;
+    const newScope = (): DataScope => ({ projectId: newId('prj'), env: 'test' });
+    const db = (scope: DataScope) => store.client.db(projectDbName(store.dbPrefix, scope));
+
+    before(async () => {
+      store = asMongo(await factory.create());
+    });
+
+    after(async () => {
+      if (store) await factory.destroy(store);
+    });
+
+    it('creates the system indexes at init, as declared', async () => {
+      const system = store.client.db(systemDbName(store.dbPrefix));
+      for (const role of Object.keys(SYSTEM_INDEXES) as SystemCollection[]) {
+        const existing = await system.collection(SYSTEM_COLLECTIONS[role]).listIndexes().toArray();
+        for (const index of SYSTEM_INDEXES[role]) {
+          const found = existing.find((e) => e.name === index.name);
+          expect(found, `${role}.${index.name}`).not.to.equal(undefined);
+          expect(found!.key).to.deep.equal(index.key);
+          expect(found!.unique ?? false).to.equal(index.unique ?? false);
+          expect(found!.expireAfterSeconds).to.equal(index.expireAfterSeconds);
+        }
+      }
+    });
+
+    it('creates a collection by its first write, with pre- and post-images and its version sidecar', async () => {
+      const scope = newScope();
+      const d = doc({ name: 'first' });
+      expect(await store.documents.commit(scope, 'fresh', [put(d)])).to.deep.equal({ ok: true });
+      const [info] = await db(scope).listCollections({ name: 'fresh' }).toArray();
+      const options = (info as { options?: { changeStreamPreAndPostImages?: unknown } }).options;
+      expect(options?.changeStreamPreAndPostImages).to.deep.equal({ enabled: true });
+      const indexes = await db(scope).collection(versionsCollectionName('fresh')).listIndexes().toArray();
+      for (const index of VERSIONS_INDEXES) {
+        const found = indexes.find((e) => e.name === index.name);
+        expect(found?.key).to.deep.equal(index.key);
+        expect(found?.unique).to.equal(true);
+      }
+    });
+
+    it('stores documents and version records in the documented layout', async () => {
+      const scope = newScope();
+      const v1 = doc({ name: 'Ada', nested: { n: 1.5 } });
+      const v2 = { ...v1, name: 'Ada L.', $version: 2, $updatedAt: isoNow() };
+      await store.documents.commit(scope, 'layout', [put(v1)]);
+      await store.documents.commit(scope, 'layout', [put(v2)]);
+      expect(await db(scope).collection<StoredDocument>('layout').findOne({ _id: v1._id })).to.deep.equal(
+        toStored(v2),
+      );
+      const records = await db(scope)
+        .collection<VersionRecord>(versionsCollectionName('layout'))
+        .find({ docId: v1._id }, { projection: { _id: 0 }, sort: { version: 1 } })
+        .toArray();
+      expect(records).to.deep.equal([
+        {
+          docId: v1._id,
+          version: 1,
+          operation: 'create',
+          timestamp: v1.$updatedAt,
+          apiKeyHint: 'folio_sk_test_...abcd',
+          document: toStored(v1),
+        },
+        {
+          docId: v1._id,
+          version: 2,
+          operation: 'update',
+          timestamp: v2.$updatedAt,
+          apiKeyHint: 'folio_sk_test_...abcd',
+          document: toStored(v2),
+        },
+      ]);
+    });
+
+    it('stores a session expiry as a Date, for the TTL index', async () => {
+      const session = {
+        tokenHash: newId('req').toLowerCase(),
+        accountId: newId('acc'),
+        createdAt: isoNow(),
+        expiresAt: isoNow(Date.now() + 60_000),
+      };
+      await store.accounts.createSession(session);
+      const raw = await store.client
+        .db(systemDbName(store.dbPrefix))
+        .collection<SessionDoc>(SYSTEM_COLLECTIONS.sessions)
+        .findOne({ _id: session.tokenHash });
+      expect(raw?.expiresAt).to.be.instanceOf(Date);
+      expect(raw!.expiresAt.toISOString()).to.equal(session.expiresAt);
+    });
+
+    it('moves a resumed subscription onto the shared stream once both carry the same event', async () => {
+      const scope = newScope();
+      const live = new Reader(store.changes.watch(scope, 'resumes'));
+      const resumed: Reader[] = [];
+      try {
+        const [a, b, c, d] = [doc({ i: 'a' }), doc({ i: 'b' }), doc({ i: 'c' }), doc({ i: 'd' })];
+        await store.documents.commit(scope, 'resumes', [put(a)]);
+        const eventA = await live.next();
+        await store.documents.commit(scope, 'resumes', [put(b)]);
+        expect((await live.next()).documentId).to.equal(b._id);
+        const shared = store.changes.sourceCount;
+        resumed.push(new Reader(store.changes.watch(scope, 'resumes', { after: eventA.token })));
+        // A private catch-up stream besides the shared one.
+        expect(store.changes.sourceCount).to.equal(shared + 1);
+        expect((await resumed[0]!.next()).documentId).to.equal(b._id);
+        await store.documents.commit(scope, 'resumes', [put(c)]);
+        expect((await live.next()).documentId).to.equal(c._id);
+        expect((await resumed[0]!.next()).documentId).to.equal(c._id);
+        // Both streams carried c: the private one is closed.
+        await until(() => store.changes.sourceCount === shared, 'the private stream to close');
+        await store.documents.commit(scope, 'resumes', [put(d)]);
+        expect((await resumed[0]!.next()).documentId).to.equal(d._id);
+        expect((await live.next()).documentId).to.equal(d._id);
+      } finally {
+        live.sub.close();
+        for (const r of resumed) r.sub.close();
+      }
+    });
+
+    it('ends subscribers with invalidated when their collection is dropped', async () => {
+      const scope = newScope();
+      const reader = new Reader(store.changes.watch(scope, 'doomed'));
+      try {
+        await store.documents.commit(scope, 'doomed', [put(doc({}))]);
+        await reader.next();
+        await db(scope).collection('doomed').drop();
+        await reader.ended();
+        expect(reader.sub.endedBy).to.equal('invalidated');
+      } finally {
+        reader.sub.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,1029 @@
+/**
+ * The MongoDB store's logic that needs no server: stored form through BSON, index definitions,
+ * the server check, database naming, the exact find() arguments (evaluated by mingo against the
+ * embedded store's answers), the write plan (its conditional filters evaluated by mingo), the
+ * change-event mapping, the resume hand-over, the cluster clock and the counter update.
+ * The live behaviour is the conformance suite's (`test/store/conformance.test.ts`, `@mongodb`).
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { find, Query, updateOne } from 'mingo';
+import type { PipelineStage } from 'mingo/updater';
+import {
+  Binary,
+  BSON,
+  type ChangeStreamDocument,
+  type Document,
+  MongoServerError,
+  type Sort,
+  Timestamp,
+} from 'mongodb';
+import { isoNow, newId } from '../../src/ids.js';
+import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import type { EmbeddedStore } from '../../src/store/embedded/index.js';
+import { toDuplicateError } from '../../src/store/mongodb/accounts.js';
+import {
+  CHANGE_STREAM_OPTIONS,
+  endReasonFor,
+  isWellFormedToken,
+  MissingImageError,
+  toChangeEvent,
+  tokenFromString,
+  UnexpectedTokenError,
+} from '../../src/store/mongodb/changeEvents.js';
+import {
+  asTimestamp,
+  ClusterClock,
+  compareTimestamps,
+  isAfterStart,
+  majorityOpTime,
+} from '../../src/store/mongodb/clusterClock.js';
+import { COUNTER_TTL_GRACE_MS, counterUpdatePipeline } from '../../src/store/mongodb/counters.js';
+import { toDriverFind, toProjection } from '../../src/store/mongodb/documents.js';
+import { createMongoStore } from '../../src/store/mongodb/index.js';
+import {
+  DOCUMENT_COLLECTION_OPTIONS,
+  DOCUMENT_INDEXES,
+  documentCollectionIndexes,
+  SYSTEM_INDEXES,
+  VERSIONS_INDEXES,
+} from '../../src/store/mongodb/indexes.js';
+import { MISSING_PACKAGE_MESSAGE } from '../../src/store/mongodb/memoryServer.js';
+import {
+  assertDbPrefix,
+  COLLECTION_NAME_PATTERN,
+  MAX_DB_NAME_BYTES,
+  projectDbName,
+  projectSegment,
+  SYSTEM_COLLECTIONS,
+  systemDbName,
+  versionsCollectionName,
+} from '../../src/store/mongodb/naming.js';
+import { ResumeMerge } from '../../src/store/mongodb/resumeMerge.js';
+import { checkServer, parseServerVersion } from '../../src/store/mongodb/serverCheck.js';
+import { duplicateKeyFields, isDuplicateKeyError } from '../../src/store/mongodb/serverErrors.js';
+import {
+  fromAccountDoc,
+  fromKeyDoc,
+  fromProjectDoc,
+  fromSessionDoc,
+  toAccountDoc,
+  toKeyDoc,
+  toProjectDoc,
+  toSessionDoc,
+} from '../../src/store/mongodb/systemRecords.js';
+import { TRANSACTION_OPTIONS } from '../../src/store/mongodb/transactions.js';
+import {
+  assertContiguous,
+  findConflicts,
+  planWrites,
+  type VersionRecord,
+} from '../../src/store/mongodb/writePlan.js';
+import {
+  type ApiKeyRecord,
+  type ChangeEvent,
+  type DataScope,
+  type DocumentWrite,
+  DuplicateError,
+  type FindQuery,
+  type FolioDocument,
+  type JsonObject,
+  type PutWrite,
+  type StoredFilter,
+} from '../../src/store/port.js';
+import { fromStored, type StoredDocument, toStored } from '../../src/store/storedForm.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+
+/** Through the driver's own BSON encoding and back, as a document makes a round trip to MongoDB. */
+function throughBson<T extends Document>(doc: T): Document {
+  return BSON.deserialize(BSON.serialize(doc));
+}
+
+function folioDoc(fields: JsonObject, version = 1, id = newId('doc')): FolioDocument {
+  const created = '2024-05-01T10:00:00.000Z';
+  return {
+    _id: id,
+    ...fields,
+    $createdAt: created,
+    $updatedAt: isoNow(Date.parse(created) + version),
+    $version: version,
+  };
+}
+
+function put(document: FolioDocument, keepVersions = 10): PutWrite {
+  return {
+    kind: 'put',
+    expectedVersion: document.$version - 1,
+    document,
+    operation: document.$version === 1 ? 'create' : 'update',
+    apiKeyHint: 'folio_sk_test_...abcd',
+    keepVersions,
+  };
+}
+
+describe('MongoDB store: stored form', () => {
+  it('round-trips documents through BSON with metadata under _folio', () => {
+    const doc = folioDoc(
+      {
+        name: 'Ada',
+        n: 3,
+        big: 2 ** 40 + 1,
+        ratio: 1.5,
+        negative: -7,
+        flag: false,
+        nothing: null,
+        nested: { list: [1, 'two', null, { x: true }], deeper: { a: [] } },
+        empty: {},
+      },
+      4,
+    );
+    const stored = toStored(doc);
+    expect(stored._folio).to.deep.equal({ version: 4, createdAt: doc.$createdAt, updatedAt: doc.$updatedAt });
+    expect(Object.keys(stored).filter((k) => k.startsWith('$'))).to.deep.equal([]);
+    const back = fromStored(throughBson(stored));
+    expect(back).to.deep.equal(doc);
+    expect(typeof back.big).to.equal('number');
+  });
+
+  it('keeps metadata timestamps as ISO strings, so filters on them compare like the embedded store', () => {
+    const stored = throughBson(toStored(folioDoc({})));
+    expect(stored._folio.createdAt).to.be.a('string');
+    expect(stored._folio.updatedAt).to.be.a('string');
+    expect(stored._folio.version).to.be.a('number');
+  });
+
+  it('maps a projected stored document back with only the metadata it holds', () => {
+    expect(fromStored(throughBson({ _id: 'doc_1', name: 'x', _folio: { version: 2 } }))).to.deep.equal({
+      _id: 'doc_1',
+      name: 'x',
+      $version: 2,
+    });
+  });
+});
+
+describe('MongoDB store: system records', () => {
+  it('stores accounts with a lower-cased email key and maps them back unchanged', () => {
+    const account = {
+      id: newId('acc'),
+      email: 'Ada.Lovelace@Example.COM',
+      passwordHash: 'scrypt$x',
+      plan: 'pro' as const,
+      createdAt: isoNow(),
+    };
+    const doc = toAccountDoc(account);
+    expect(doc._id).to.equal(account.id);
+    expect(doc.emailLower).to.equal('ada.lovelace@example.com');
+    expect(fromAccountDoc(throughBson(doc) as typeof doc)).to.deep.equal(account);
+  });
+
+  it('stores a session expiry as a BSON Date (for the TTL index) and returns the same ISO string', () => {
+    const session = {
+      tokenHash: 'abc123',
+      accountId: newId('acc'),
+      createdAt: isoNow(1_700_000_000_000),
+      expiresAt: isoNow(1_700_000_060_123),
+    };
+    const doc = toSessionDoc(session);
+    expect(doc.expiresAt).to.be.instanceOf(Date);
+    const back = throughBson(doc);
+    expect(back.expiresAt).to.be.instanceOf(Date);
+    expect(fromSessionDoc(back as typeof doc)).to.deep.equal(session);
+  });
+
+  it('round-trips projects and keys, config and nulls included', () => {
+    const project = { id: newId('prj'), accountId: newId('acc'), name: 'shop', createdAt: isoNow() };
+    expect(
+      fromProjectDoc(throughBson(toProjectDoc(project)) as ReturnType<typeof toProjectDoc>),
+    ).to.deep.equal(project);
+    const key: ApiKeyRecord = {
+      id: newId('key'),
+      projectId: project.id,
+      name: 'server',
+      env: 'live',
+      scope: 'read-only',
+      config: { note: 'x', nested: { a: [1, 2.5, null] } },
+      status: 'active',
+      keyHash: 'f'.repeat(64),
+      hint: 'folio_sk_live_...abcd',
+      createdAt: isoNow(),
+      lastUsedAt: null,
+      revokedAt: null,
+      rotatedFrom: newId('key'),
+    };
+    expect(fromKeyDoc(throughBson(toKeyDoc(key)) as ReturnType<typeof toKeyDoc>)).to.deep.equal(key);
+  });
+});
+
+describe('MongoDB store: index definitions', () => {
+  it('declares the unique, lookup and TTL indexes of the system database', () => {
+    expect(SYSTEM_INDEXES).to.deep.equal({
+      accounts: [{ key: { emailLower: 1 }, name: 'emailLower_unique', unique: true }],
+      projects: [
+        { key: { accountId: 1, name: 1 }, name: 'accountId_name_unique', unique: true },
+        { key: { accountId: 1, createdAt: 1 }, name: 'accountId_createdAt' },
+      ],
+      keys: [
+        { key: { keyHash: 1 }, name: 'keyHash_unique', unique: true },
+        { key: { projectId: 1, createdAt: -1 }, name: 'projectId_createdAt' },
+      ],
+      sessions: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+      counters: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+    });
+    expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
+  });
+
+  it('keys each version sidecar uniquely by (docId, version), and gives documents only _id', () => {
+    expect(VERSIONS_INDEXES).to.deep.equal([
+      { key: { docId: 1, version: 1 }, name: 'docId_version_unique', unique: true },
+    ]);
+    expect(DOCUMENT_INDEXES).to.deep.equal([]);
+    expect(documentCollectionIndexes()).to.deep.equal({ documents: [], versions: VERSIONS_INDEXES });
+  });
+
+  it('creates document collections with pre- and post-images recorded', () => {
+    expect(DOCUMENT_COLLECTION_OPTIONS).to.deep.equal({ changeStreamPreAndPostImages: { enabled: true } });
+  });
+
+  it('runs transactions with snapshot reads and majority writes on the primary', () => {
+    expect(TRANSACTION_OPTIONS).to.deep.equal({
+      readConcern: { level: 'snapshot' },
+      writeConcern: { w: 'majority' },
+      readPreference: 'primary',
+    });
+  });
+});
+
+describe('MongoDB store: server check', () => {
+  const build = (version: string) => ({
+    version,
+    versionArray: version.split('.').map(Number).concat(0),
+    ok: 1,
+  });
+  const replicaSet = {
+    isWritablePrimary: true,
+    setName: 'rs0',
+    hosts: ['db:27017'],
+    maxWireVersion: 21,
+    ok: 1,
+  };
+  const mongos = { isWritablePrimary: true, msg: 'isdbgrid', maxWireVersion: 21, ok: 1 };
+  const standalone = { isWritablePrimary: true, maxWireVersion: 21, ok: 1 };
+
+  it('accepts a replica set and a sharded cluster on 6.0 or later', () => {
+    expect(checkServer(replicaSet, build('6.0.0'))).to.deep.equal({
+      ok: true,
+      topology: 'replicaSet',
+      version: '6.0.0',
+    });
+    expect(checkServer(replicaSet, build('7.0.12'))).to.include({ ok: true, topology: 'replicaSet' });
+    expect(checkServer(mongos, build('8.0.4'))).to.deep.equal({
+      ok: true,
+      topology: 'sharded',
+      version: '8.0.4',
+    });
+  });
+
+  it('refuses a standalone server, saying why and how to make a replica set', () => {
+    const verdict = checkServer(standalone, build('7.0.2'));
+    expect(verdict.ok).to.equal(false);
+    if (verdict.ok) return;
+    expect(verdict.problems).to.deep.equal(['standalone']);
+    expect(verdict.message).to.match(/standalone/);
+    expect(verdict.message).to.match(/transaction/);
+    expect(verdict.message).to.match(/change stream/);
+    expect(verdict.message).to.include('--replSet');
+    expect(verdict.message).to.include('rs.initiate()');
+    expect(verdict.message).to.include('?replicaSet=');
+  });
+
+  it('tells a replica set member that was never initiated to run rs.initiate()', () => {
+    const verdict = checkServer({ isWritablePrimary: false, isreplicaset: true, ok: 1 }, build('7.0.2'));
+    expect(verdict.ok).to.equal(false);
+    if (verdict.ok) return;
+    expect(verdict.problems).to.deep.equal(['uninitiatedReplicaSet']);
+    expect(verdict.message).to.include('rs.initiate()');
+  });
+
+  it('refuses MongoDB older than 6.0, naming the version found', () => {
+    const verdict = checkServer(replicaSet, build('5.0.14'));
+    expect(verdict.ok).to.equal(false);
+    if (verdict.ok) return;
+    expect(verdict.problems).to.deep.equal(['version']);
+    expect(verdict.message).to.include('5.0.14');
+    expect(verdict.message).to.include('6.0');
+  });
+
+  it('reports both problems of an old standalone server', () => {
+    const verdict = checkServer(standalone, build('4.4.29'));
+    expect(verdict.ok).to.equal(false);
+    if (!verdict.ok) expect(verdict.problems).to.deep.equal(['version', 'standalone']);
+  });
+
+  it('reads the version from versionArray, else from the version string', () => {
+    expect(parseServerVersion({ versionArray: [6, 0, 3, 0], version: 'ignored' })).to.deep.equal([6, 0, 3]);
+    expect(parseServerVersion({ version: '7.0.0-rc1' })).to.deep.equal([7, 0, 0]);
+    expect(parseServerVersion({ version: 'garbage' })).to.equal(null);
+    expect(checkServer(replicaSet, { version: '6.0.1' }).ok).to.equal(true);
+    expect(checkServer(replicaSet, {}).ok).to.equal(false);
+  });
+});
+
+describe('MongoDB store: naming', () => {
+  const forbidden = /[/\\. "$*<>:|?\0]/;
+  const scope = (projectId: string, env: DataScope['env'] = 'live'): DataScope => ({ projectId, env });
+
+  it('names one database per project environment, readable for canonical project ids', () => {
+    const id = newId('prj');
+    expect(projectDbName('folio', scope(id))).to.equal(`folio_${id.toLowerCase()}_live`);
+    expect(projectDbName('folio', scope(id, 'test'))).to.equal(`folio_${id.toLowerCase()}_test`);
+    expect(systemDbName('folio')).to.equal('folio_system');
+  });
+
+  it('keeps every database name within 63 bytes and free of forbidden characters', () => {
+    const longPrefix = `p${'x'.repeat(19)}`;
+    assertDbPrefix(longPrefix);
+    const ids = [newId('prj'), 'p1', 'weird/id.with "chars"$', 'é'.repeat(300), '', 'prj_lowercase'];
+    for (const id of ids) {
+      for (const env of ['live', 'test'] as const) {
+        const name = projectDbName(longPrefix, scope(id, env));
+        expect(Buffer.byteLength(name), name).to.be.at.most(MAX_DB_NAME_BYTES);
+        expect(name).not.to.match(forbidden);
+      }
+    }
+    expect(Buffer.byteLength(systemDbName(longPrefix))).to.be.at.most(MAX_DB_NAME_BYTES);
+  });
+
+  it('never maps two project ids to names that clash, even ones differing only in case', () => {
+    const ids = [newId('prj'), newId('prj'), 'P1', 'p1', 'x', 'X', 'prj_abc', 'PRJ_ABC'];
+    const names = ids.map((id) => projectDbName('folio', scope(id)).toLowerCase());
+    expect(new Set(names).size).to.equal(ids.length);
+    // A hashed segment can never look like a canonical one.
+    expect(projectSegment('p1')).to.match(/^x[0-9a-f]{32}$/);
+    expect(projectSegment(newId('prj'))).to.match(/^prj_[0-9a-z]{26}$/);
+  });
+
+  it('refuses prefixes the configuration would refuse', () => {
+    for (const bad of ['', '1abc', 'a-b', 'a.b', 'x'.repeat(21)]) {
+      expect(() => assertDbPrefix(bad), bad).to.throw(/prefix/);
+    }
+  });
+
+  it('names version sidecars so that no Folio collection can ever take the name', () => {
+    expect(versionsCollectionName('things')).to.equal('_folio.versions.things');
+    expect(COLLECTION_NAME_PATTERN.test(versionsCollectionName('things'))).to.equal(false);
+    expect(() => versionsCollectionName('bad.name')).to.throw();
+  });
+});
+
+describe('MongoDB store: find() arguments', () => {
+  it('passes the filter through and sends sort, skip, limit and an inclusion projection', () => {
+    const filter: StoredFilter = {
+      $and: [{ age: { $gt: 30 } }, { 'city.name': { $in: ['London', 'Paris'] } }],
+    };
+    const query: FindQuery = {
+      filter,
+      sort: [
+        ['age', -1],
+        ['_id', -1],
+      ],
+      skip: 20,
+      limit: 10,
+      projection: ['_id', 'name', 'city', 'city.name', '_folio.version'],
+    };
+    const { filter: sent, options } = toDriverFind(query);
+    expect(sent).to.equal(filter);
+    expect(options).to.deep.equal({
+      sort: [
+        ['age', -1],
+        ['_id', -1],
+      ],
+      skip: 20,
+      limit: 10,
+      projection: { _id: 1, name: 1, city: 1, '_folio.version': 1 },
+    });
+  });
+
+  it('sorts by _id when no sort is given, passes limit 0 (no limit) through, and projects nothing by default', () => {
+    const { options } = toDriverFind({ filter: {}, sort: [], skip: 0, limit: 0 });
+    expect(options).to.deep.equal({ sort: [['_id', 1]], skip: 0, limit: 0 });
+  });
+
+  it('always includes _id and drops paths inside other requested paths', () => {
+    expect(toProjection(['a.b', 'a', 'c.d', 'c.d.e', 'c.f'])).to.deep.equal({
+      _id: 1,
+      a: 1,
+      'c.d': 1,
+      'c.f': 1,
+    });
+    expect(toProjection([])).to.deep.equal({ _id: 1 });
+  });
+
+  describe('evaluated by mingo, the arguments give the embedded store’s answers', () => {
+    const scope: DataScope = { projectId: newId('prj'), env: 'test' };
+    const COLLECTION = 'people';
+    let embedded: EmbeddedStore;
+    let stored: StoredDocument[];
+
+    before(async () => {
+      embedded = await createTempEmbeddedStore();
+      const rows: JsonObject[] = [
+        { name: 'Ada', age: 36, city: { name: 'London', zip: 'N1' }, tags: ['math'], active: true },
+        { name: 'alan', age: 41, city: { name: 'Wilmslow' }, tags: ['math', 'code'], active: false },
+        { name: 'Grace', age: 85, city: { name: 'Arlington' }, active: true, score: 9 },
+        { name: 'Linus', age: 28, city: { name: 'Helsinki' }, tags: ['code'] },
+        { name: 'Barbara', age: 41, score: 9.5 },
+        { name: 'Édith', age: 47, city: { name: 'Paris' }, tags: [], score: 7.25 },
+        { name: 'ken', age: 41, city: { name: 'london' }, score: 8, note: 'a.b (c)' },
+        { name: 'Zed', age: '41', city: { name: 'Oslo', zip: '0150' }, active: 'true' },
+      ];
+      const docs: FolioDocument[] = [];
+      for (const [i, fields] of rows.entries()) {
+        const doc = folioDoc(fields, 1, `doc_${String(i).padStart(2, '0')}`);
+        await embedded.documents.commit(scope, COLLECTION, [put(doc)]);
+        docs.push(doc);
+      }
+      // Two more versions of one document, so version and update-time filters discriminate.
+      let current = docs[4]!;
+      for (const age of [42, 43]) {
+        const next = {
+          ...current,
+          age,
+          $version: current.$version + 1,
+          $updatedAt: isoNow(Date.now() + age),
+        };
+        await embedded.documents.commit(scope, COLLECTION, [put(next)]);
+        current = next;
+      }
+      docs[4] = current;
+      stored = docs.map(toStored);
+    });
+
+    after(async () => {
+      if (embedded) await destroyTempEmbeddedStore(embedded);
+    });
+
+    /** What MongoDB would answer for the driver arguments, per mingo. */
+    function mingoFind(query: FindQuery): FolioDocument[] {
+      const { filter, options } = toDriverFind(query);
+      const sort = options.sort as Sort;
+      expect(Array.isArray(sort)).to.equal(true);
+      const sortSpec: Record<string, 1 | -1> = {};
+      for (const [path, direction] of sort as Array<[string, 1 | -1]>) sortSpec[path] = direction;
+      let cursor = find(stored, filter, options.projection)
+        .sort(sortSpec)
+        .skip(options.skip ?? 0);
+      if (options.limit) cursor = cursor.limit(options.limit);
+      return (cursor.all() as JsonObject[]).map(fromStored);
+    }
+
+    const queries: RawQuery[] = [
+      {},
+      { 'filter[age][gt]': '36', sort: '-age' },
+      { 'filter[name][contains]': 'a', sort: 'name' },
+      { 'filter[city.name]': 'London' },
+      { 'filter[city.name][contains]': 'LON', select: 'city.name' },
+      { 'filter[tags]': 'code' },
+      { 'filter[tags][exists]': 'false', sort: 'name' },
+      { 'filter[age][in]': '28,41', sort: '-age,name', limit: '2', offset: '1' },
+      { 'filter[age]': '41', sort: 'name' },
+      { 'filter[active]': 'true' },
+      { 'filter[name][neq]': 'Ada', select: 'name,city.name' },
+      { 'filter[$version][gte]': '2' },
+      { sort: '-$updatedAt', select: 'name,$version,$updatedAt' },
+      { 'filter[score][lte]': '9', sort: 'score' },
+      { sort: 'city.name', select: 'city' },
+      { 'filter[note][contains]': '.b (', select: 'note' },
+      { 'filter[age][gte]': '41', 'filter[age][lt]': '50', sort: '-name', limit: '3' },
+      { 'filter[city.zip][exists]': 'true', sort: '-city.zip' },
+      { offset: '6', limit: '5' },
+    ];
+
+    for (const raw of queries) {
+      it(`agrees on ${JSON.stringify(raw)}`, async () => {
+        const q = parseListQuery(raw);
+        const query: FindQuery = {
+          filter: q.filter,
+          sort: q.sort,
+          skip: q.offset,
+          limit: q.limit,
+          projection: q.projection,
+        };
+        const expected = await embedded.documents.find(scope, COLLECTION, query);
+        expect(mingoFind(query)).to.deep.equal(expected);
+        const mingoCount = new Query(toDriverFind(query).filter).find(stored).all().length;
+        expect(mingoCount).to.equal(await embedded.documents.count(scope, COLLECTION, q.filter));
+      });
+    }
+  });
+});
+
+describe('MongoDB store: write plan', () => {
+  const v1 = folioDoc({ name: 'a' }, 1, 'doc_a');
+  const v2 = { ...v1, name: 'b', $version: 2 };
+  const other = folioDoc({ name: 'o' }, 1, 'doc_o');
+
+  it('refuses a $version that is not expectedVersion + 1, as a caller bug', () => {
+    expect(() => assertContiguous([{ ...put(v2), expectedVersion: 0 }])).to.throw(TypeError);
+    expect(() => assertContiguous([put(v2)])).not.to.throw();
+  });
+
+  it('reports each failed condition with the current version, in write order', () => {
+    const current = new Map([
+      ['doc_a', 3],
+      ['doc_o', 1],
+    ]);
+    const writes: DocumentWrite[] = [
+      put(folioDoc({}, 1, 'doc_new')),
+      put(v1), // exists at 3
+      put(v2), // expects 1, is 3
+      { kind: 'delete', id: 'doc_o', expectedVersion: 1 },
+      { kind: 'delete', id: 'doc_missing', expectedVersion: 4 },
+      put({ ...folioDoc({}, 2, 'doc_gone') }), // update of a missing document
+    ];
+    expect(findConflicts(writes, current)).to.deep.equal([
+      { id: 'doc_a', currentVersion: 3 },
+      { id: 'doc_a', currentVersion: 3 },
+      { id: 'doc_missing', currentVersion: null },
+      { id: 'doc_gone', currentVersion: null },
+    ]);
+  });
+
+  it('evaluates each condition against what the earlier writes of the batch leave', () => {
+    const writes: DocumentWrite[] = [
+      put(v1),
+      put(v2),
+      { kind: 'delete', id: 'doc_a', expectedVersion: 2 },
+      put(v1),
+    ];
+    expect(findConflicts(writes, new Map())).to.deep.equal([]);
+    expect(findConflicts([{ kind: 'delete', id: 'doc_a', expectedVersion: 0 }], new Map())).to.deep.equal([
+      { id: 'doc_a', currentVersion: null },
+    ]);
+  });
+
+  it('plans an insert for a create, a version-conditioned replace for an update, and pruning', () => {
+    const v5 = { ...v1, $version: 5 };
+    const plan = planWrites([put(v1), put(v5, 3), { kind: 'delete', id: 'doc_o', expectedVersion: 2 }]);
+    const s1 = toStored(v1);
+    const s5 = toStored(v5);
+    expect(plan.documentOps).to.deep.equal([
+      { insertOne: { document: s1 } },
+      { replaceOne: { filter: { _id: 'doc_a', '_folio.version': 4 }, replacement: s5 } },
+      { deleteOne: { filter: { _id: 'doc_o', '_folio.version': 2 } } },
+    ]);
+    const record = (doc: FolioDocument, operation: string): VersionRecord =>
+      ({
+        docId: doc._id,
+        version: doc.$version,
+        operation,
+        timestamp: doc.$updatedAt,
+        apiKeyHint: 'folio_sk_test_...abcd',
+        document: toStored(doc),
+      }) as VersionRecord;
+    expect(plan.versionOps).to.deep.equal([
+      { insertOne: { document: record(v1, 'create') } },
+      { insertOne: { document: record(v5, 'update') } },
+      { deleteMany: { filter: { docId: 'doc_a', version: { $lte: 2 } } } },
+      { deleteMany: { filter: { docId: 'doc_o' } } },
+    ]);
+    expect(plan.expected).to.deep.equal({ inserted: 1, matched: 1, deleted: 1 });
+  });
+
+  /** Applies a plan to in-memory collections, each filter evaluated by mingo. */
+  function apply(docs: StoredDocument[], versions: VersionRecord[], writes: DocumentWrite[]) {
+    const plan = planWrites(writes);
+    const counts = { inserted: 0, matched: 0, deleted: 0 };
+    for (const op of plan.documentOps) {
+      if ('insertOne' in op) {
+        const doc = op.insertOne.document as StoredDocument;
+        if (docs.some((d) => d._id === doc._id)) throw new Error('E11000');
+        docs.push(doc);
+        counts.inserted++;
+      } else if ('replaceOne' in op) {
+        const at = docs.findIndex((d) => new Query(op.replaceOne.filter as Document).test(d));
+        if (at >= 0) {
+          docs[at] = op.replaceOne.replacement as StoredDocument;
+          counts.matched++;
+        }
+      } else if ('deleteOne' in op) {
+        const at = docs.findIndex((d) => new Query(op.deleteOne.filter as Document).test(d));
+        if (at >= 0) {
+          docs.splice(at, 1);
+          counts.deleted++;
+        }
+      }
+    }
+    for (const op of plan.versionOps) {
+      if ('insertOne' in op) versions.push(op.insertOne.document as VersionRecord);
+      else if ('deleteMany' in op) {
+        const q = new Query(op.deleteMany.filter as Document);
+        versions.splice(0, versions.length, ...versions.filter((v) => !q.test({ ...v })));
+      }
+    }
+    return { counts, expected: plan.expected };
+  }
+
+  it('conditions every write on the version it expects: a stale plan matches nothing', () => {
+    const docs: StoredDocument[] = [];
+    const versions: VersionRecord[] = [];
+    apply(docs, versions, [put(v1)]);
+    apply(docs, versions, [put(v2)]);
+    // A writer that still believes the document is at version 1:
+    const stale = apply(docs, versions, [put({ ...v1, name: 'stale', $version: 2 })]);
+    expect(stale.counts).not.to.deep.equal(stale.expected);
+    expect(docs).to.deep.equal([toStored(v2)]);
+    const staleDelete = apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 1 }]);
+    expect(staleDelete.counts.deleted).to.equal(0);
+  });
+
+  it('keeps exactly keepVersions records and removes the whole history with the document', () => {
+    const docs: StoredDocument[] = [];
+    const versions: VersionRecord[] = [];
+    let doc = v1;
+    apply(docs, versions, [put(doc, 3)]);
+    for (let v = 2; v <= 6; v++) {
+      doc = { ...doc, n: v, $version: v };
+      const { counts, expected } = apply(docs, versions, [put(doc, 3)]);
+      expect(counts).to.deep.equal(expected);
+    }
+    expect(versions.map((r) => r.version)).to.deep.equal([4, 5, 6]);
+    expect(fromStored(versions.at(-1)!.document)).to.deep.equal(doc);
+    apply(docs, versions, [put(other)]);
+    apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 6 }]);
+    expect(docs.map((d) => d._id)).to.deep.equal(['doc_o']);
+    expect(versions.map((r) => r.docId)).to.deep.equal(['doc_o']);
+  });
+});
+
+describe('MongoDB store: change events', () => {
+  const uuid = new Binary(Buffer.alloc(16), 4);
+  const ns = { db: 'folio_x_live', coll: 'things' };
+  const clusterTime = new Timestamp({ t: 1_717_000_000, i: 3 });
+  const wallTime = new Date('2024-05-29T16:26:40.123Z');
+  const v1 = folioDoc({ name: 'Ada' }, 1, 'doc_1');
+  const v2 = { ...v1, name: 'Ada L.', $version: 2 };
+  const common = { clusterTime, wallTime, ns, documentKey: { _id: 'doc_1' }, collectionUUID: uuid };
+
+  it('maps inserts to created, replacements and updates to updated, deletes to deleted', () => {
+    const inserted: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA01' },
+      operationType: 'insert',
+      fullDocument: throughBson(toStored(v1)) as StoredDocument,
+      ...common,
+    };
+    expect(toChangeEvent(inserted, 'things')).to.deep.equal({
+      event: {
+        token: '82AA01',
+        type: 'created',
+        collection: 'things',
+        documentId: 'doc_1',
+        document: v1,
+        timestamp: '2024-05-29T16:26:40.123Z',
+      },
+      clusterTime,
+    });
+    const replaced: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA02' },
+      operationType: 'replace',
+      fullDocument: toStored(v2),
+      fullDocumentBeforeChange: toStored(v1),
+      clusterTime,
+      wallTime,
+      ns,
+      documentKey: { _id: 'doc_1' },
+    };
+    expect(toChangeEvent(replaced, 'things')?.event).to.include({ type: 'updated', token: '82AA02' });
+    expect(toChangeEvent(replaced, 'things')?.event.document).to.deep.equal(v2);
+    const updated: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA03' },
+      operationType: 'update',
+      fullDocument: toStored(v2),
+      updateDescription: { updatedFields: { name: 'Ada L.' } },
+      ...common,
+    };
+    expect(toChangeEvent(updated, 'things')?.event.type).to.equal('updated');
+    const deleted: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA04' },
+      operationType: 'delete',
+      fullDocumentBeforeChange: toStored(v2),
+      ...common,
+    };
+    // The document as it was just before the delete.
+    expect(toChangeEvent(deleted, 'things')?.event).to.deep.include({ type: 'deleted', document: v2 });
+  });
+
+  it('ignores events that are not document changes', () => {
+    const drop: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA05' },
+      operationType: 'drop',
+      ns,
+      clusterTime,
+      collectionUUID: uuid,
+    };
+    expect(toChangeEvent(drop, 'things')).to.equal(null);
+  });
+
+  it('fails (history lost) rather than emit an event without its document', () => {
+    const deleted: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA06' },
+      operationType: 'delete',
+      ...common,
+    };
+    expect(() => toChangeEvent(deleted, 'things')).to.throw(MissingImageError);
+    expect(endReasonFor(new MissingImageError('delete'))).to.equal('history_lost');
+  });
+
+  it('refuses a resume token that is not a {_data} string', () => {
+    const odd: ChangeStreamDocument<StoredDocument> = {
+      _id: { other: 1 },
+      operationType: 'insert',
+      fullDocument: toStored(v1),
+      ...common,
+    };
+    expect(() => toChangeEvent(odd, 'things')).to.throw(UnexpectedTokenError);
+    expect(tokenFromString('82AB')).to.deep.equal({ _data: '82AB' });
+  });
+
+  it('falls back to the cluster time for the timestamp when the wall time is missing', () => {
+    const inserted: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA07' },
+      operationType: 'insert',
+      fullDocument: toStored(v1),
+      ns,
+      documentKey: { _id: 'doc_1' },
+      collectionUUID: uuid,
+      clusterTime,
+    };
+    expect(toChangeEvent(inserted, 'things')?.event.timestamp).to.equal(
+      new Date(1_717_000_000_000).toISOString(),
+    );
+  });
+
+  it('asks the server for post-images and pre-images, as required', () => {
+    expect(CHANGE_STREAM_OPTIONS).to.deep.equal({
+      fullDocument: 'required',
+      fullDocumentBeforeChange: 'required',
+    });
+  });
+
+  it('ends subscriptions with history_lost for lost history, invalidated for other fatal errors', () => {
+    const server = (code: number, codeName?: string) =>
+      new MongoServerError({ message: 'x', code, codeName });
+    for (const code of [286, 280, 260, 47])
+      expect(endReasonFor(server(code)), String(code)).to.equal('history_lost');
+    expect(endReasonFor(server(999, 'ChangeStreamHistoryLost'))).to.equal('history_lost');
+    expect(endReasonFor(server(13, 'Unauthorized'))).to.equal('invalidated');
+    expect(endReasonFor(new Error('boom'))).to.equal('invalidated');
+  });
+
+  it('accepts only hex resume tokens', () => {
+    expect(isWellFormedToken('8263A1B2C3000000012B022C0100296E5A1004')).to.equal(true);
+    for (const bad of ['', 'evt_01J', '826', 'zz', '82 63'])
+      expect(isWellFormedToken(bad), bad).to.equal(false);
+  });
+});
+
+describe('MongoDB store: resume hand-over', () => {
+  const event = (i: number): ChangeEvent => ({
+    token: `82${String(i).padStart(4, '0')}`,
+    type: 'created',
+    collection: 'things',
+    documentId: `doc_${i}`,
+    document: folioDoc({ i }, 1, `doc_${i}`),
+    timestamp: '2024-05-01T10:00:00.000Z',
+  });
+
+  it('delivers every event after the token exactly once, in order, however the streams interleave', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }), // events in all
+        fc.nat(), // token position
+        fc.nat(), // where the shared stream starts
+        fc.array(fc.boolean(), { maxLength: 40 }), // which stream delivers next
+        (total, tokenSeed, joinSeed, schedule) => {
+          const events = Array.from({ length: total }, (_, i) => event(i));
+          const token = (tokenSeed % (total + 1)) - 1; // -1: replay from the first event
+          const join = joinSeed % (total + 1);
+          const privateStream = events.slice(token + 1);
+          const sharedStream = events.slice(join);
+          const merge = new ResumeMerge();
+          const delivered: ChangeEvent[] = [];
+          let p = 0;
+          let s = 0;
+          let step = 0;
+          for (;;) {
+            const privateOpen = merge.state !== 'shared' && p < privateStream.length;
+            const sharedLeft = s < sharedStream.length;
+            if (!privateOpen && !sharedLeft) break;
+            const preferPrivate = schedule[step++ % Math.max(schedule.length, 1)] ?? true;
+            if (privateOpen && (preferPrivate || !sharedLeft))
+              delivered.push(...merge.fromPrivate(privateStream[p++]!));
+            else delivered.push(...merge.fromShared(sharedStream[s++]!));
+          }
+          expect(delivered.map((e) => e.token)).to.deep.equal(privateStream.map((e) => e.token));
+          // Once both have carried the newest event, the private stream is no longer needed.
+          if (privateStream.length > 0 && join < total) expect(merge.state).to.equal('shared');
+        },
+      ),
+      { seed: 20240611, numRuns: 500 },
+    );
+  });
+
+  it('after the switch, passes shared events straight through and ignores the private stream', () => {
+    const merge = new ResumeMerge();
+    expect(merge.fromShared(event(5))).to.deep.equal([]);
+    expect(merge.fromPrivate(event(4))).to.deep.equal([event(4)]);
+    expect(merge.fromPrivate(event(5))).to.deep.equal([event(5)]);
+    expect(merge.state).to.equal('shared');
+    expect(merge.fromShared(event(6))).to.deep.equal([event(6)]);
+    expect(merge.fromPrivate(event(6))).to.deep.equal([]);
+  });
+
+  it('stays on the private stream rather than buffer without bound', () => {
+    const merge = new ResumeMerge(2);
+    for (const i of [10, 11, 12]) merge.fromShared(event(i));
+    expect(merge.state).to.equal('private-only');
+    expect(merge.fromPrivate(event(1))).to.deep.equal([event(1)]);
+    expect(merge.fromShared(event(13))).to.deep.equal([]);
+  });
+});
+
+describe('MongoDB store: cluster clock', () => {
+  const ts = (t: number, i: number) => new Timestamp({ t, i });
+
+  it('orders timestamps by seconds, then increment', () => {
+    expect(compareTimestamps(ts(10, 5), ts(11, 0))).to.equal(-1);
+    expect(compareTimestamps(ts(11, 2), ts(11, 1))).to.equal(1);
+    expect(compareTimestamps(ts(11, 2), ts(11, 2))).to.equal(0);
+  });
+
+  it('keeps the newest time it is told, and knows how fresh it is', () => {
+    let now = 1000;
+    const clock = new ClusterClock(() => now);
+    expect(clock.latest).to.equal(null);
+    expect(clock.fresh(30_000)).to.equal(null);
+    clock.observe(ts(100, 2));
+    clock.observe(ts(99, 9));
+    clock.observe(undefined);
+    clock.observe('not a timestamp');
+    expect(clock.latest?.toString()).to.equal(ts(100, 2).toString());
+    now = 20_000;
+    expect(clock.fresh(30_000)?.toString()).to.equal(ts(100, 2).toString());
+    now = 40_000;
+    expect(clock.fresh(30_000)).to.equal(null);
+    // Seeing the same time again (an idle cluster's heartbeat) makes it fresh again.
+    clock.observe(ts(100, 2));
+    expect(clock.fresh(30_000)).not.to.equal(null);
+  });
+
+  it('reads the majority-commit time from a replica-set member’s hello reply', () => {
+    const hello = {
+      setName: 'rs0',
+      lastWrite: {
+        opTime: { ts: ts(200, 5), t: 1 },
+        majorityOpTime: { ts: ts(200, 4), t: 1 },
+        lastWriteDate: new Date(),
+      },
+    };
+    expect(majorityOpTime(hello)?.toString()).to.equal(ts(200, 4).toString());
+    expect(majorityOpTime(throughBson(hello))?.toString()).to.equal(ts(200, 4).toString());
+    expect(majorityOpTime({ msg: 'isdbgrid' })).to.equal(null);
+    const clock = new ClusterClock();
+    clock.observeHello(hello);
+    expect(clock.latest?.toString()).to.equal(ts(200, 4).toString());
+    expect(asTimestamp({ _bsontype: 'Timestamp', t: 3, i: 4 })?.toString()).to.equal(ts(3, 4).toString());
+  });
+
+  it('starts a subscription strictly after the time it read', () => {
+    expect(isAfterStart(ts(100, 2), ts(100, 2))).to.equal(false);
+    expect(isAfterStart(ts(100, 2), ts(100, 1))).to.equal(false);
+    expect(isAfterStart(ts(100, 2), ts(100, 3))).to.equal(true);
+    expect(isAfterStart(null, ts(1, 1))).to.equal(true);
+    expect(isAfterStart(ts(100, 2), undefined)).to.equal(true);
+  });
+});
+
+describe('MongoDB store: rate-limit counter update', () => {
+  /** findOneAndUpdate with upsert, per mingo: a missing key starts as `{_id}`. */
+  function hit(docs: Document[], key: string, windowMs: number, nowMs: number) {
+    if (!docs.some((d) => d._id === key)) docs.push({ _id: key });
+    updateOne(docs, { _id: key }, counterUpdatePipeline(windowMs, nowMs) as PipelineStage[]);
+    const doc = docs.find((d) => d._id === key)!;
+    return { count: doc.count as number, resetAtMs: doc.resetAt as number, expiresAt: doc.expiresAt as Date };
+  }
+
+  it('opens a window at the first hit, counts within it, and opens a new one at its end', () => {
+    const docs: Document[] = [];
+    const t0 = 1_700_000_000_000;
+    for (let i = 1; i <= 5; i++) {
+      expect(hit(docs, 'k', 1000, t0 + (i - 1) * 100)).to.deep.include({ count: i, resetAtMs: t0 + 1000 });
+    }
+    expect(hit(docs, 'k', 1000, t0 + 999)).to.deep.include({ count: 6, resetAtMs: t0 + 1000 });
+    expect(hit(docs, 'k', 1000, t0 + 1000)).to.deep.include({ count: 1, resetAtMs: t0 + 2000 });
+    expect(hit(docs, 'k', 1000, t0 + 5000)).to.deep.include({ count: 1, resetAtMs: t0 + 6000 });
+    expect(hit(docs, 'other', 1000, t0)).to.deep.include({ count: 1 });
+  });
+
+  it('keeps a counter alive for the window plus a grace period after its last hit (server time)', () => {
+    const before = Date.now();
+    const { expiresAt } = hit([], 'k', 5000, 1_700_000_000_000);
+    expect(expiresAt).to.be.instanceOf(Date);
+    expect(expiresAt.getTime()).to.be.at.least(before + 5000 + COUNTER_TTL_GRACE_MS);
+  });
+});
+
+describe('MongoDB store: server errors', () => {
+  it('recognises duplicate keys and the unique field they are about', () => {
+    const withPattern = new MongoServerError({
+      message: 'E11000 duplicate key',
+      code: 11000,
+      keyPattern: { emailLower: 1 },
+    });
+    expect(isDuplicateKeyError(withPattern)).to.equal(true);
+    expect(duplicateKeyFields(withPattern)).to.deep.equal(['emailLower']);
+    const fromMessage = new MongoServerError({
+      message:
+        'E11000 duplicate key error collection: folio_system.keys index: keyHash_unique dup key: { keyHash: "x" }',
+      code: 11000,
+    });
+    expect(duplicateKeyFields(fromMessage)).to.include('keyHash');
+    expect(isDuplicateKeyError(new MongoServerError({ message: 'x', code: 112 }))).to.equal(false);
+    expect(isDuplicateKeyError(new Error('E11000'))).to.equal(false);
+  });
+
+  it('turns them into the port’s DuplicateError with the port’s field names', () => {
+    const dup = (keyPattern: Document) =>
+      new MongoServerError({ message: 'E11000', code: 11000, keyPattern });
+    expect(toDuplicateError(dup({ emailLower: 1 }), 'id')).to.deep.include({ field: 'email' });
+    expect(toDuplicateError(dup({ accountId: 1, name: 1 }), 'id')).to.deep.include({ field: 'name' });
+    expect(toDuplicateError(dup({ keyHash: 1 }), 'id')).to.deep.include({ field: 'keyHash' });
+    expect(toDuplicateError(dup({ _id: 1 }), 'tokenHash')).to.deep.include({ field: 'tokenHash' });
+    expect(toDuplicateError(dup({ _id: 1 }), 'id')).to.be.instanceOf(DuplicateError);
+    expect(toDuplicateError(new Error('other'), 'id')).to.equal(null);
+  });
+});
+
+describe('MongoDB store: in-memory replica set', () => {
+  it('says how to install mongodb-memory-server-core when it is missing', () => {
+    expect(MISSING_PACKAGE_MESSAGE).to.include('npm install mongodb-memory-server-core');
+  });
+});
+
+describe('MongoDB store: without a server', () => {
+  // Nothing listens on port 1: every attempt to reach a server fails fast.
+  const uri = 'mongodb://127.0.0.1:1/?replicaSet=rs0&serverSelectionTimeoutMS=300&connectTimeoutMS=300';
+
+  it('connects only in init(), and says so when it cannot', async () => {
+    const store = createMongoStore({ uri });
+    try {
+      expect(store.kind).to.equal('mongodb');
+      expect(store.dbPrefix).to.equal('folio');
+      const error = await store.init().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(Error);
+      expect((error as Error).message).to.match(/^Cannot connect to MongoDB \(MONGODB_URI\)/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a database prefix the configuration would refuse', () => {
+    expect(() => createMongoStore({ uri, dbPrefix: 'bad-prefix' })).to.throw(/prefix/);
+  });
+
+  it('hands out one Agenda backend, on its own connection', async () => {
+    const store = createMongoStore({ uri, dbPrefix: 'other' });
+    try {
+      const backend = store.agendaBackend();
+      expect(backend).to.equal(store.agendaBackend());
+      expect(backend.name).to.equal('MongoDB');
+      expect((backend as { ownsConnection?: unknown }).ownsConnection).to.equal(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ends a subscription at once with history_lost for a token it never issued', async () => {
+    const store = createMongoStore({ uri });
+    try {
+      const sub = store.changes.watch({ projectId: newId('prj'), env: 'test' }, 'things', {
+        after: 'evt_123',
+      });
+      expect(sub.endedBy).to.equal('history_lost');
+      const it = sub[Symbol.asyncIterator]();
+      expect((await it.next()).done).to.equal(true);
+      expect(store.changes.sourceCount).to.equal(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ends subscriptions made after close() with store_closed', async () => {
+    const store = createMongoStore({ uri });
+    await store.close();
+    const sub = store.changes.watch({ projectId: newId('prj'), env: 'live' }, 'things');
+    expect(sub.endedBy).to.equal('store_closed');
+  });
+});
