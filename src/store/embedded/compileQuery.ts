@@ -173,7 +173,7 @@ const RANGE_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<'
 function rangeTest(operator: string, operand: JsonValue): ValueTest {
   const symbol = RANGE_OPERATORS[operator]!;
   let bracket: ScalarType[];
-  if (typeof operand === 'number') bracket = ['integer', 'real', 'text'];
+  if (typeof operand === 'number') bracket = ['integer', 'real'];
   else if (typeof operand === 'string') bracket = ['text'];
   else throw new Error(`compileFilter: ${operator} supports a number or a string only`);
   return {
