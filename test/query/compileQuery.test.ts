@@ -177,6 +177,17 @@ describe('embedded store: filters compile to SQL with MongoDB semantics', () => 
       expect(idsMatching(db, { 'c.1.foo': { $in: [5] } })).to.deep.equal(['e6']);
       expect(idsMatching(db, { 's.2024': { $in: ['yes'] } })).to.deep.equal(['e7']);
     });
+
+    it('a position picks the element itself: a nested array there is one value, not its elements (path.cpp)', () => {
+      const db = databaseWith([
+        { _id: 'n1', n: [[1, 2], 3] },
+        { _id: 'n2', n: [1] },
+      ]);
+      expect(idsMatching(db, { 'n.0': { $in: [1] } })).to.deep.equal(['n2']);
+      expect(idsMatching(db, { 'n.0.1': { $in: [2] } })).to.deep.equal(['n1']);
+      expect(idsMatching(db, { 'n.0': { $exists: true } })).to.deep.equal(['n1', 'n2']);
+      expect(idsMatching(db, { 'n.1': { $exists: true } })).to.deep.equal(['n1']);
+    });
   });
 
   describe('types', () => {

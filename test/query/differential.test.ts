@@ -454,7 +454,7 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
           }
         }
       }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      { seed: SEED, numRuns: RUNS },
     );
   });
 });

@@ -79,7 +79,7 @@ describe('embedded store: database file and schema', () => {
         { name: 'version', type: 'INTEGER', notnull: 1, pk: 0 },
         { name: 'created_at', type: 'TEXT', notnull: 1, pk: 0 },
         { name: 'updated_at', type: 'TEXT', notnull: 1, pk: 0 },
-        { name: 'body', type: 'TEXT', notnull: 1, pk: 0 },
+        { name: 'body', type: 'BLOB', notnull: 1, pk: 0 },
       ]);
       const indexColumns = (name: string) =>
         store.db
@@ -104,7 +104,7 @@ describe('embedded store: database file and schema', () => {
         .prepare<
           [],
           { scope: string; version: number; created_at: string; updated_at: string; body: string }
-        >('SELECT scope, version, created_at, updated_at, body FROM documents')
+        >('SELECT scope, version, created_at, updated_at, json(body) AS body FROM documents')
         .get()!;
       expect(row.scope).to.equal('prj_embedded:test');
       expect(row.version).to.equal(1);

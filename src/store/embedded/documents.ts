@@ -51,13 +51,13 @@ export class EmbeddedDocuments implements DocumentRepository {
   constructor(db: Database.Database, feed: EmbeddedChangeFeed) {
     this.#feed = feed;
     this.#queries = new StatementCache(db, 256);
-    this.#getBody = db.prepare('SELECT body FROM documents WHERE scope = ? AND collection = ? AND id = ?');
+    this.#getBody = db.prepare('SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?');
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
     this.#upsert = db.prepare(
       'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+        'VALUES (?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
         'version = excluded.version, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     );
@@ -104,7 +104,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     const where = compileFilter(query.filter);
     const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
     const sql =
-      `SELECT d.body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
+      `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
       `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
     // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
     const limit = query.limit > 0 ? query.limit : -1;
