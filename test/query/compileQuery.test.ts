@@ -4,25 +4,19 @@ import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { applySchema } from '../../src/store/embedded/schema.js';
 import type { FindQuery, JsonObject, StoredFilter } from '../../src/store/port.js';
 
-const TABLE = `
-  CREATE TABLE documents (
-    scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (scope, collection, id)
-  );
-  CREATE INDEX documents_created ON documents (scope, collection, created_at, id);
-  CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
-  CREATE INDEX documents_version ON documents (scope, collection, version, id);
-`;
+/** Rows go in exactly as the embedded store writes them: its own schema, bodies as JSONB. */
+const INSERT =
+  'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))';
 
 /** A database holding `docs` (user fields; metadata filled in) in one collection. */
 function databaseWith(docs: JsonObject[]): Database.Database {
   const db = new Database(':memory:');
   registerQueryFunctions(db);
-  db.exec(TABLE);
-  const insert = db.prepare('INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)');
+  applySchema(db);
+  const insert = db.prepare(INSERT);
   for (const doc of docs) {
     const folio = (doc._folio as JsonObject | undefined) ?? {
       version: 1,
@@ -37,7 +31,7 @@ function databaseWith(docs: JsonObject[]): Database.Database {
 
 function storedDocs(db: Database.Database): JsonObject[] {
   return db
-    .prepare<[], { body: string }>("SELECT body FROM documents WHERE scope = 's' ORDER BY id")
+    .prepare<[], { body: string }>("SELECT json(body) AS body FROM documents WHERE scope = 's' ORDER BY id")
     .all()
     .map((r) => JSON.parse(r.body) as JsonObject);
 }
@@ -487,8 +481,8 @@ describe('embedded store: indexed list queries on 100,000 documents', function (
   before(() => {
     db = new Database(':memory:');
     registerQueryFunctions(db);
-    db.exec(TABLE);
-    const insert = db.prepare('INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)');
+    applySchema(db);
+    const insert = db.prepare(INSERT);
     db.transaction(() => {
       for (let i = 0; i < N; i++) {
         const id = `doc_${String(i).padStart(6, '0')}`;
@@ -513,7 +507,7 @@ describe('embedded store: indexed list queries on 100,000 documents', function (
     const q = parseListQuery(params);
     const where = compileFilter(q.filter);
     const order = compileSort(q.sort);
-    const sql = `SELECT d.id, d.body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
+    const sql = `SELECT d.id, json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
     const args: SqlParam[] = ['s', 'c', ...where.params, ...order.params, q.limit, q.offset];
     const detail = db
       .prepare<SqlParam[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)

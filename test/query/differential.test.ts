@@ -14,6 +14,7 @@ import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
 import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
 import { projectStored } from '../../src/store/embedded/projection.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject, JsonValue } from '../../src/store/port.js';
 import { oracleFind } from './mingoOracle.js';
 
@@ -377,16 +378,8 @@ const testCase = collection.chain((docs) => urlQueryFor(docs).map((params) => ({
 function openDatabase(): Database.Database {
   const db = new Database(':memory:');
   registerQueryFunctions(db);
-  db.exec(`
-    CREATE TABLE documents (
-      scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL,
-      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body TEXT NOT NULL,
-      PRIMARY KEY (scope, collection, id)
-    );
-    CREATE INDEX documents_created ON documents (scope, collection, created_at, id);
-    CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
-    CREATE INDEX documents_version ON documents (scope, collection, version, id);
-  `);
+  // The embedded store's own schema, so the SQL runs over JSONB bodies as in production.
+  applySchema(db);
   return db;
 }
 
@@ -402,7 +395,7 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
 
   it(`${RUNS} generated collections and queries give the same documents, order and count (seed ${SEED})`, () => {
     const insert = db.prepare(
-      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))',
     );
     fc.assert(
       fc.property(testCase, ({ docs, params }) => {
@@ -429,7 +422,7 @@ describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', f
         const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
         const rows = db
           .prepare<SqlParam[], { body: string }>(
-            `SELECT d.body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`,
+            `SELECT json(d.body) AS body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`,
           )
           .all('scope', name, ...where.params, ...order.params, q.limit, q.offset);
         const { n } = db
