@@ -51,7 +51,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   constructor(db: Database.Database, feed: EmbeddedChangeFeed) {
     this.#feed = feed;
     this.#queries = new StatementCache(db, 256);
-    this.#getBody = db.prepare('SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?');
+    this.#getBody = db.prepare(
+      'SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+    );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
