@@ -8,6 +8,11 @@ import type { FolioDocument } from '../../store/port.js';
 import { JSON_PATCH_TYPE, JSON_TYPE, jsonBody, MERGE_PATCH_TYPE } from '../middleware/body.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 
+/** The caller, collection and document id a `/{ns}/{collection}/{id}...` route addresses. */
+function documentAt(ctx: Ctx) {
+  return [keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')] as const;
+}
+
 function sendDocument(ctx: Ctx, doc: FolioDocument, status = 200): void {
   ctx.status = status;
   ctx.set('ETag', `"${doc.$version}"`);
@@ -30,17 +35,12 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   });
 
   router.get('/:ns/:collection/:id', async (ctx) => {
-    sendDocument(
-      ctx,
-      await ctx.services.documents.get(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')),
-    );
+    sendDocument(ctx, await ctx.services.documents.get(...documentAt(ctx)));
   });
 
   router.put('/:ns/:collection/:id', body, async (ctx) => {
     const { doc, created } = await ctx.services.documents.replace(
-      keyOf(ctx),
-      param(ctx, 'collection'),
-      param(ctx, 'id'),
+      ...documentAt(ctx),
       ctx.request.body,
       ifMatch(ctx),
     );
@@ -49,24 +49,17 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
 
   router.patch('/:ns/:collection/:id', patchBody, async (ctx) => {
     const kind = ctx.is(JSON_PATCH_TYPE) ? 'json' : 'merge';
-    const doc = await ctx.services.documents.patch(
-      keyOf(ctx),
-      param(ctx, 'collection'),
-      param(ctx, 'id'),
-      kind,
-      ctx.request.body,
-      ifMatch(ctx),
-    );
+    const doc = await ctx.services.documents.patch(...documentAt(ctx), kind, ctx.request.body, ifMatch(ctx));
     sendDocument(ctx, doc);
   });
 
   router.delete('/:ns/:collection/:id', async (ctx) => {
-    await ctx.services.documents.delete(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id'), ifMatch(ctx));
+    await ctx.services.documents.delete(...documentAt(ctx), ifMatch(ctx));
     ctx.status = 204;
   });
 
   router.get('/:ns/:collection/:id/versions', async (ctx) => {
-    const versions = await ctx.services.versions.list(keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id'));
+    const versions = await ctx.services.versions.list(...documentAt(ctx));
     ctx.body = { versions };
   });
 
@@ -74,35 +67,18 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   router.get('/:ns/:collection/:id/versions/diff', async (ctx) => {
     const from = parseVersionNumber('from', single(ctx.query.from));
     const to = parseVersionNumber('to', single(ctx.query.to));
-    ctx.body = await ctx.services.versions.diff(
-      keyOf(ctx),
-      param(ctx, 'collection'),
-      param(ctx, 'id'),
-      from,
-      to,
-    );
+    ctx.body = await ctx.services.versions.diff(...documentAt(ctx), from, to);
   });
 
   router.get('/:ns/:collection/:id/versions/:version', async (ctx) => {
     const version = parseVersionNumber('version', param(ctx, 'version'));
-    const doc = await ctx.services.versions.get(
-      keyOf(ctx),
-      param(ctx, 'collection'),
-      param(ctx, 'id'),
-      version,
-    );
+    const doc = await ctx.services.versions.get(...documentAt(ctx), version);
     sendDocument(ctx, doc);
   });
 
   router.post('/:ns/:collection/:id/versions/:version/restore', async (ctx) => {
     const version = parseVersionNumber('version', param(ctx, 'version'));
-    const doc = await ctx.services.documents.restore(
-      keyOf(ctx),
-      param(ctx, 'collection'),
-      param(ctx, 'id'),
-      version,
-      ifMatch(ctx),
-    );
+    const doc = await ctx.services.documents.restore(...documentAt(ctx), version, ifMatch(ctx));
     ctx.set('X-Document-Version', String(doc.$version));
     sendDocument(ctx, doc);
   });

@@ -5,56 +5,18 @@
  * Date so MongoDB's TTL monitor can remove expired sessions. ISO strings with milliseconds
  * (what Folio writes) come back unchanged.
  */
-import type {
-  AccountRecord,
-  ApiKeyRecord,
-  Env,
-  JsonObject,
-  KeyScope,
-  KeyStatus,
-  Plan,
-  ProjectRecord,
-  SessionRecord,
-} from '../port.js';
+import type { AccountRecord, ApiKeyRecord, ProjectRecord, SessionRecord } from '../port.js';
 
-export interface AccountDoc {
-  _id: string;
-  email: string;
-  emailLower: string;
-  passwordHash: string;
-  plan: Plan;
-  createdAt: string;
-}
+/** A port record as stored: `id` becomes `_id`. */
+type WithMongoId<T extends { id: string }> = Omit<T, 'id'> & { _id: string };
 
-export interface SessionDoc {
-  _id: string;
-  accountId: string;
-  createdAt: string;
-  expiresAt: Date;
-}
+export type AccountDoc = WithMongoId<AccountRecord> & { emailLower: string };
 
-export interface ProjectDoc {
-  _id: string;
-  accountId: string;
-  name: string;
-  createdAt: string;
-}
+export type SessionDoc = Omit<SessionRecord, 'tokenHash' | 'expiresAt'> & { _id: string; expiresAt: Date };
 
-export interface KeyDoc {
-  _id: string;
-  projectId: string;
-  name: string;
-  env: Env;
-  scope: KeyScope;
-  config: JsonObject;
-  status: KeyStatus;
-  keyHash: string;
-  hint: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  rotatedFrom: string | null;
-}
+export type ProjectDoc = WithMongoId<ProjectRecord>;
+
+export type KeyDoc = WithMongoId<ApiKeyRecord>;
 
 /** Emails are compared lower-cased. */
 export function emailKey(email: string): string {
