@@ -1,6 +1,8 @@
 /** Listing and counting a collection from URL query parameters. */
+
+import { invalidQuery } from '../errors.js';
 import { checkPlanQueryLimits, parseListQuery } from '../query/listQuery.js';
-import type { FolioDocument, Store } from '../store/port.js';
+import { type FolioDocument, QueryRejectedError, type Store } from '../store/port.js';
 import type { KeyContext } from './context.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -14,6 +16,19 @@ export class ListingService {
   constructor(private readonly store: Store) {}
 
   async list(ctx: KeyContext, collection: string, raw: RawQuery): Promise<ListPage | { count: number }> {
+    try {
+      return await this.answer(ctx, collection, raw);
+    } catch (error) {
+      if (error instanceof QueryRejectedError) throw invalidQuery(error.param, error.message);
+      throw error;
+    }
+  }
+
+  private async answer(
+    ctx: KeyContext,
+    collection: string,
+    raw: RawQuery,
+  ): Promise<ListPage | { count: number }> {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,

@@ -206,6 +206,20 @@ export class DuplicateError extends Error {
   }
 }
 
+/**
+ * The store cannot answer a query the service considers valid (MongoDB refuses, for example, a
+ * sort over two parallel arrays). The service answers 400 naming `param`.
+ */
+export class QueryRejectedError extends Error {
+  constructor(
+    readonly param: 'filter' | 'sort' | 'select',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'QueryRejectedError';
+  }
+}
+
 export interface AccountRepository {
   /** Throws DuplicateError('email') if the email (compared lower-cased) is taken. */
   createAccount(account: AccountRecord): Promise<void>;

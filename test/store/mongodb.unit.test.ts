@@ -61,7 +61,11 @@ import {
 } from '../../src/store/mongodb/naming.js';
 import { ResumeMerge } from '../../src/store/mongodb/resumeMerge.js';
 import { checkServer, parseServerVersion } from '../../src/store/mongodb/serverCheck.js';
-import { duplicateKeyFields, isDuplicateKeyError } from '../../src/store/mongodb/serverErrors.js';
+import {
+  duplicateKeyFields,
+  isDuplicateKeyError,
+  queryRejection,
+} from '../../src/store/mongodb/serverErrors.js';
 import {
   fromAccountDoc,
   fromKeyDoc,
@@ -89,6 +93,7 @@ import {
   type FolioDocument,
   type JsonObject,
   type PutWrite,
+  QueryRejectedError,
   type StoredFilter,
 } from '../../src/store/port.js';
 import { fromStored, type StoredDocument, toStored } from '../../src/store/storedForm.js';
@@ -960,6 +965,20 @@ describe('MongoDB store: server errors', () => {
     expect(toDuplicateError(dup({ _id: 1 }), 'tokenHash')).to.deep.include({ field: 'tokenHash' });
     expect(toDuplicateError(dup({ _id: 1 }), 'id')).to.be.instanceOf(DuplicateError);
     expect(toDuplicateError(new Error('other'), 'id')).to.equal(null);
+  });
+
+  it('turns a refused query shape into the port’s QueryRejectedError naming the parameter', () => {
+    const parallel = new MongoServerError({
+      message: 'cannot sort with keys that are parallel arrays',
+      code: 2,
+    });
+    const rejected = queryRejection(parallel);
+    expect(rejected).to.be.instanceOf(QueryRejectedError);
+    expect(rejected?.param).to.equal('sort');
+    expect(rejected?.message).to.include('parallel arrays');
+    expect(queryRejection(new MongoServerError({ message: 'bad $in', code: 2 }))?.param).to.equal('filter');
+    expect(queryRejection(new MongoServerError({ message: 'sort', code: 11000 }))).to.equal(null);
+    expect(queryRejection(new Error('cannot sort'))).to.equal(null);
   });
 });
 

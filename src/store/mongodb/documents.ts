@@ -27,7 +27,7 @@ import { fromStored, type StoredDocument } from '../storedForm.js';
 import type { ClusterClock } from './clusterClock.js';
 import type { CollectionRegistry } from './collections.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
-import { isDuplicateKeyError } from './serverErrors.js';
+import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
 import {
   assertContiguous,
@@ -176,8 +176,12 @@ export class MongoDocuments implements DocumentRepository {
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
     const { filter, options } = toDriverFind(query);
-    const rows = await this.#queryable(scope, collection).find(filter, options).toArray();
-    return rows.map((row) => fromStored(row));
+    try {
+      const rows = await this.#queryable(scope, collection).find(filter, options).toArray();
+      return rows.map((row) => fromStored(row));
+    } catch (error) {
+      throw queryRejection(error) ?? error;
+    }
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {

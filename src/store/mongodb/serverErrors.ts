@@ -1,8 +1,11 @@
 /** Recognising the few MongoDB server errors the store turns into results. */
 import { MongoBulkWriteError, MongoServerError } from 'mongodb';
+import { QueryRejectedError } from '../port.js';
 
 /** E11000: a unique index (or `_id`) already holds the value. */
 export const DUPLICATE_KEY = 11000;
+/** The server refuses the query's shape (e.g. `cannot sort with keys that are parallel arrays`). */
+export const BAD_VALUE = 2;
 /** The collection to create exists already. */
 export const NAMESPACE_EXISTS = 48;
 
@@ -39,4 +42,18 @@ export function duplicateKeyFields(error: unknown): string[] {
   if (typeof pattern === 'object' && pattern !== null) return Object.keys(pattern);
   const index = /index: (\S+)/.exec(error.message)?.[1];
   return index ? index.split('_') : [];
+}
+
+/**
+ * A query the server refuses for the data it meets, as the port's QueryRejectedError (a 400 for
+ * the client); null for any other error.
+ */
+export function queryRejection(error: unknown): QueryRejectedError | null {
+  if (!(error instanceof MongoServerError) || error.code !== BAD_VALUE) return null;
+  const param = /sort/i.test(error.message)
+    ? 'sort'
+    : /projection|path collision/i.test(error.message)
+      ? 'select'
+      : 'filter';
+  return new QueryRejectedError(param, `MongoDB refused the query: ${error.message}`);
 }
