@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { Env, KeyScope, Plan } from '../../src/store/port.js';
@@ -65,6 +66,8 @@ const RELAXED_RATE_LIMITS: ConfigOverrides = {
 export interface TestServerOptions {
   config?: ConfigOverrides;
   realRateLimits?: boolean;
+  /** Receives the server's log lines (default: none). */
+  logger?: Logger;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -74,7 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     options.realRateLimits ? {} : RELAXED_RATE_LIMITS,
     options.config ?? {},
   ]);
-  const running = await startServer(config);
+  const running = await startServer(config, options.logger);
 
   async function request<T = Json>(
     method: string,
