@@ -3,11 +3,15 @@
  * Every key `a.bKey` can be set as `FOLIO_A_B_KEY`; `PORT`, `HOST`, `FOLIO_DATA_DIR` and
  * `MONGODB_URI` are the short names operators expect.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Config, configSchema } from './schema.js';
 
-const DEFAULTS_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
+// `config/` sits at the package root: two levels up from src/config, three from the compiled
+// dist/src/config.
+const DEFAULTS_FILE = ['../../config/default.json', '../../../config/default.json']
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .find((file) => existsSync(file)) as string;
 
 /** Short names that take precedence over the derived `FOLIO_*` names. */
 const ALIASES: Record<string, string> = {

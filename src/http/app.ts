@@ -18,9 +18,6 @@ import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import type { FolioContext, FolioState } from './types.js';
 
-/** First path segments that are Folio's own, never a project. */
-const SYSTEM_SEGMENTS = new Set(['api', 'healthz']);
-
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
   const app = new Koa<FolioState, FolioContext>({ proxy: true });
   app.context.services = services;
@@ -36,12 +33,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   registerKeyRoutes(system);
 
   const data = new Router<FolioState, FolioContext>();
-  const authenticate = apiKeyAuth();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
-  data.param('ns', async (ns, ctx, next) => {
-    if (SYSTEM_SEGMENTS.has(ns)) throw notFound('Route');
-    await authenticate(ctx, next);
-  });
+  data.param('ns', apiKeyAuth());
   data.param('collection', async (collection, _ctx, next) => {
     assertCollectionName(collection);
     await next();

@@ -2,10 +2,9 @@
  * `/{ns}/...` routes: resolve the Bearer API key, confine it to its own project, count the
  * request against the key's rate limit, and keep read-only keys to GET.
  */
-import type { Middleware } from 'koa';
-import { readOnlyKey } from '../../errors.js';
+import { notFound, readOnlyKey } from '../../errors.js';
 import { rateLimitHeaders } from '../../services/rateLimit.js';
-import type { FolioContext, FolioState } from '../types.js';
+import type { Ctx } from '../types.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -14,12 +13,16 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-export function apiKeyAuth(): Middleware<FolioState, FolioContext> {
-  return async (ctx, next) => {
+/** First path segments that are Folio's own, never a project. */
+const SYSTEM_SEGMENTS = new Set(['api', 'healthz']);
+
+/** A router `param('ns', ...)` handler, so it runs before any route middleware (body parsing). */
+export function apiKeyAuth() {
+  return async (ns: string, ctx: Ctx, next: () => Promise<unknown>): Promise<void> => {
+    if (SYSTEM_SEGMENTS.has(ns)) throw notFound('Route');
     const { apiKeys, rateLimiter } = ctx.services;
     const key = await apiKeys.authenticate(bearerToken(ctx.get('Authorization')));
-    const ns = (ctx as { params?: Record<string, string> }).params?.ns;
-    if (ns !== undefined) apiKeys.assertProject(key, ns);
+    apiKeys.assertProject(key, ns);
     ctx.state.key = key;
     const limit = await rateLimiter.hit(key);
     ctx.set(rateLimitHeaders(limit));
