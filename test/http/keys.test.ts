@@ -113,6 +113,10 @@ forEachStore('API keys', (ctx) => {
     });
     expect(res.body.apiKey.config).to.deep.equal({ team: 'ops' });
     expect(res.body.apiKey.hint).to.equal(`folio_sk_live_...${res.body.rawKey.slice(-4)}`);
+    expect(res.body.apiKey.id).to.match(/^key_[0-9A-Z]{26}$/);
+    expect(Object.keys(res.body.apiKey).sort()).to.deep.equal(
+      ['config', 'createdAt', 'env', 'hint', 'id', 'lastUsedAt', 'name', 'project', 'scope', 'status'].sort(),
+    );
     const listed = await keysOf(t.session, t.project);
     expect(JSON.stringify(listed)).to.not.include(res.body.rawKey.slice(14));
     expect(listed.map((k: { id: string }) => k.id)).to.include(res.body.apiKey.id);
