@@ -1,9 +1,10 @@
 import { expect } from 'chai';
+import { startTestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 forEachStore(
   'per-key rate limits',
-  (ctx) => {
+  (ctx, target) => {
     it('a burst of 30 requests on a Free key: exactly 10 succeed, the rest are 429 rate_limited', async () => {
       const t = await ctx.server.tenant({ plan: 'free' });
       const burst = await Promise.all(
@@ -40,6 +41,28 @@ forEachStore(
       const res = await ctx.server.request('GET', `/${t.project}/rl`, { key: t.key });
       expect(res.headers.get('x-ratelimit-limit')).to.equal('200');
     });
+
+    // Only MongoDB is shared by several instances; the embedded store is one process by design.
+    if (target.name !== 'embedded') {
+      it('two instances on one MongoDB share the count: a Free key still gets exactly 10', async () => {
+        const { config } = ctx.server.running.services;
+        const second = await startTestServer({
+          config: { store: config.store, mongodbUri: config.mongodbUri, mongodb: config.mongodb },
+          realRateLimits: true,
+        });
+        try {
+          const t = await ctx.server.tenant({ plan: 'free' });
+          const burst = await Promise.all(
+            Array.from({ length: 30 }, (_, i) =>
+              (i % 2 ? second : ctx.server).request('GET', `/${t.project}/rl`, { key: t.key }),
+            ),
+          );
+          expect(burst.filter((r) => r.status === 200)).to.have.length(10);
+        } finally {
+          await second.close();
+        }
+      });
+    }
 
     it('limits are per key: a second key of the same project has its own budget', async () => {
       const t = await ctx.server.tenant({ plan: 'free' });
