@@ -41,16 +41,18 @@ export class ListingService {
     );
     const { documents } = this.store;
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
-    const [data, total] = await Promise.all([
-      documents.find(ctx.scope, collection, {
-        filter: query.filter,
-        sort: query.sort,
-        skip: query.offset,
-        limit: query.limit,
-        projection: query.projection,
-      }),
-      documents.count(ctx.scope, collection, query.filter),
-    ]);
+    const data = await documents.find(ctx.scope, collection, {
+      filter: query.filter,
+      sort: query.sort,
+      skip: query.offset,
+      limit: query.limit,
+      projection: query.projection,
+    });
+    // A short page that is not past the end already tells the total: no second scan.
+    const lastPage = data.length < query.limit && (data.length > 0 || query.offset === 0);
+    const total = lastPage
+      ? query.offset + data.length
+      : await documents.count(ctx.scope, collection, query.filter);
     return {
       data,
       meta: { total, limit: query.limit, offset: query.offset, hasMore: query.offset + data.length < total },

@@ -58,6 +58,11 @@ forEachStore(
       const page2 = await list('?limit=4&offset=4');
       expect(page2.body.meta).to.deep.equal({ total: 6, limit: 4, offset: 4, hasMore: false });
       expect(page2.body.data).to.have.length(2);
+      const past = await list('?limit=4&offset=10');
+      expect(past.body).to.deep.equal({ data: [], meta: { total: 6, limit: 4, offset: 10, hasMore: false } });
+      const exact = await list('?limit=3&offset=3');
+      expect(exact.body.meta).to.deep.equal({ total: 6, limit: 3, offset: 3, hasMore: false });
+      expect((await list('?limit=2&filter[city]=Lyon')).body.meta.total).to.equal(1);
     });
 
     it('equality matches the raw string or its JSON reading (age=40 finds "40")', async () => {
