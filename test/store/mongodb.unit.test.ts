@@ -77,12 +77,7 @@ import {
   toSessionDoc,
 } from '../../src/store/mongodb/systemRecords.js';
 import { TRANSACTION_OPTIONS } from '../../src/store/mongodb/transactions.js';
-import {
-  assertContiguous,
-  findConflicts,
-  planWrites,
-  type VersionRecord,
-} from '../../src/store/mongodb/writePlan.js';
+import { planWrites, type VersionRecord } from '../../src/store/mongodb/writePlan.js';
 import {
   type ApiKeyRecord,
   type ChangeEvent,
@@ -97,6 +92,7 @@ import {
   type StoredFilter,
 } from '../../src/store/port.js';
 import { fromStored, type StoredDocument, toStored } from '../../src/store/storedForm.js';
+import { assertContiguous, findConflicts } from '../../src/store/writeConditions.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 
 /** Through the driver's own BSON encoding and back, as a document makes a round trip to MongoDB. */
@@ -545,7 +541,7 @@ describe('MongoDB store: write plan', () => {
       { kind: 'delete', id: 'doc_missing', expectedVersion: 4 },
       put({ ...folioDoc({}, 2, 'doc_gone') }), // update of a missing document
     ];
-    expect(findConflicts(writes, current)).to.deep.equal([
+    expect(findConflicts(writes, (id) => current.get(id) ?? null)).to.deep.equal([
       { id: 'doc_a', currentVersion: 3 },
       { id: 'doc_a', currentVersion: 3 },
       { id: 'doc_missing', currentVersion: null },
@@ -560,8 +556,8 @@ describe('MongoDB store: write plan', () => {
       { kind: 'delete', id: 'doc_a', expectedVersion: 2 },
       put(v1),
     ];
-    expect(findConflicts(writes, new Map())).to.deep.equal([]);
-    expect(findConflicts([{ kind: 'delete', id: 'doc_a', expectedVersion: 0 }], new Map())).to.deep.equal([
+    expect(findConflicts(writes, () => null)).to.deep.equal([]);
+    expect(findConflicts([{ kind: 'delete', id: 'doc_a', expectedVersion: 0 }], () => null)).to.deep.equal([
       { id: 'doc_a', currentVersion: null },
     ]);
   });

@@ -19,6 +19,7 @@ import type {
   WriteOperation,
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
+import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
 import { projectStored } from './projection.js';
@@ -197,32 +198,12 @@ export class EmbeddedDocuments implements DocumentRepository {
     return { ok: true, events };
   }
 
-  /**
-   * Every write's condition, evaluated in order against the state the earlier writes of the same
-   * batch leave behind (so a batch may create a document and then update it).
-   */
+  /** Every failing write condition (shared rules: ../writeConditions.ts). */
   #check(scopeKey: string, collection: string, writes: DocumentWrite[]): WriteConflict[] {
-    const versions = new Map<string, number | null>();
-    const current = (id: string): number | null => {
-      if (versions.has(id)) return versions.get(id) ?? null;
-      return this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null;
-    };
-    const conflicts: WriteConflict[] = [];
-    for (const write of writes) {
-      const id = write.kind === 'put' ? write.document._id : write.id;
-      if (write.kind === 'put' && write.document.$version !== write.expectedVersion + 1) {
-        // A caller bug, not a conflict: versions must stay contiguous.
-        throw new TypeError(
-          `put of ${id}: $version ${write.document.$version} must be expectedVersion + 1 (${write.expectedVersion + 1})`,
-        );
-      }
-      const found = current(id);
-      if ((found ?? 0) !== write.expectedVersion || (write.kind === 'delete' && found === null)) {
-        conflicts.push({ id, currentVersion: found });
-        continue;
-      }
-      versions.set(id, write.kind === 'put' ? write.document.$version : null);
-    }
-    return conflicts;
+    assertContiguous(writes);
+    return findConflicts(
+      writes,
+      (id) => this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null,
+    );
   }
 }

@@ -24,19 +24,13 @@ import type {
   VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
+import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import type { CollectionRegistry } from './collections.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
-import {
-  assertContiguous,
-  batchIds,
-  findConflicts,
-  matchesExpected,
-  planWrites,
-  type VersionRecord,
-} from './writePlan.js';
+import { batchIds, matchesExpected, planWrites, type VersionRecord } from './writePlan.js';
 
 /** Whole-commit attempts after a duplicate key or a count mismatch (see commit()). */
 const MAX_COMMIT_ATTEMPTS = 5;
@@ -135,7 +129,7 @@ export class MongoDocuments implements DocumentRepository {
     // write conflict with a concurrent commit), so it builds everything afresh each time.
     const { result, operationTime } = await inTransaction(this.client, async (s): Promise<CommitResult> => {
       const current = await this.#currentVersions(documents, batchIds(writes), s);
-      const conflicts = findConflicts(writes, current);
+      const conflicts = findConflicts(writes, (id) => current.get(id) ?? null);
       if (conflicts.length > 0) {
         // Nothing was written; aborting by hand makes withTransaction return our result.
         await s.abortTransaction();

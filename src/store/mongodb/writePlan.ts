@@ -1,11 +1,12 @@
 /**
- * What a commit checks and sends, as pure functions over the batch: the conditions (evaluated
- * like the embedded store: in order, each against the state the earlier writes leave) and the
- * ordered bulk operations for the document collection and its version sidecar.
+ * What a commit sends, as pure functions over the batch: the ordered bulk operations for the
+ * document collection and its version sidecar. The conditions are `../writeConditions.ts`,
+ * shared with the embedded store.
  */
 import type { AnyBulkWriteOperation, BulkWriteResult } from 'mongodb';
-import type { DocumentWrite, WriteConflict, WriteOperation } from '../port.js';
+import type { DocumentWrite, WriteOperation } from '../port.js';
 import { type StoredDocument, toStored } from '../storedForm.js';
+import { writeId } from '../writeConditions.js';
 
 /** One element of a document's history in the sidecar collection. */
 export interface VersionRecord {
@@ -19,50 +20,9 @@ export interface VersionRecord {
   document: StoredDocument;
 }
 
-function idOf(write: DocumentWrite): string {
-  return write.kind === 'put' ? write.document._id : write.id;
-}
-
 /** The distinct ids a batch touches, in first-seen order. */
 export function batchIds(writes: readonly DocumentWrite[]): string[] {
-  return [...new Set(writes.map(idOf))];
-}
-
-/** A caller bug rather than a conflict: versions must stay contiguous. */
-export function assertContiguous(writes: readonly DocumentWrite[]): void {
-  for (const write of writes) {
-    if (write.kind === 'put' && write.document.$version !== write.expectedVersion + 1) {
-      throw new TypeError(
-        `put of ${write.document._id}: $version ${write.document.$version} must be expectedVersion + 1 ` +
-          `(${write.expectedVersion + 1})`,
-      );
-    }
-  }
-}
-
-/**
- * Every write whose condition fails, given each id's current `$version` (absent = no document):
- * `expectedVersion` 0 means "must not exist", n means "is at version n"; a delete needs the
- * document to exist.
- */
-export function findConflicts(
-  writes: readonly DocumentWrite[],
-  current: ReadonlyMap<string, number>,
-): WriteConflict[] {
-  const state = new Map<string, number | null>();
-  const versionOf = (id: string): number | null =>
-    state.has(id) ? (state.get(id) ?? null) : (current.get(id) ?? null);
-  const conflicts: WriteConflict[] = [];
-  for (const write of writes) {
-    const id = idOf(write);
-    const found = versionOf(id);
-    if ((found ?? 0) !== write.expectedVersion || (write.kind === 'delete' && found === null)) {
-      conflicts.push({ id, currentVersion: found });
-      continue;
-    }
-    state.set(id, write.kind === 'put' ? write.document.$version : null);
-  }
-  return conflicts;
+  return [...new Set(writes.map(writeId))];
 }
 
 export interface WritePlan {
