@@ -30,6 +30,8 @@ export const configSchema = z.strictObject({
   mongodb: z.strictObject({ dbPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/) }),
   bootstrap: z.boolean(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  /** `Access-Control-Allow-Origin` for browser clients: `*` or one origin. */
+  cors: z.strictObject({ origin: z.string().min(1) }),
   auth: z.strictObject({ signup: z.enum(['open', 'closed']), sessionTtlHours: positiveInt }),
   documents: z.strictObject({ maxBytes: positiveInt }),
   events: z.strictObject({ retentionMs: positiveInt }),

@@ -1,6 +1,6 @@
 /**
  * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
- * request id → access log → error mapping → JSON 404 → routes (account routes by session, data
+ * request id → CORS → access log → error mapping → JSON 404 → routes (account routes by session, data
  * routes by API key) → JSON 405.
  */
 import { Router } from '@koa/router';
@@ -11,6 +11,7 @@ import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import { accessLog } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
+import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
@@ -42,6 +43,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());
+  // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
+  app.use(corsPolicy(services.config.cors.origin));
   app.use(accessLog(logger));
   app.use(errorHandler());
   app.use(async (ctx, next) => {

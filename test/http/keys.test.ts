@@ -255,6 +255,8 @@ forEachStore('API-key access rules', (ctx) => {
     const res = await ctx.server.request('GET', `/${other.project}/things`, { key: ctx.tenant.key });
     expect(res.status).to.equal(403);
     expect(res.body.error.code).to.equal('forbidden');
+    // Still a keyed response: it counts against the key and says so.
+    expect(res.headers.get('x-ratelimit-remaining')).to.match(/^\d+$/);
   });
 
   it('test and live keys of one project see disjoint collections of the same name', async () => {

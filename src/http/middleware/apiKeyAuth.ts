@@ -22,10 +22,10 @@ export function apiKeyAuth() {
     if (SYSTEM_SEGMENTS.has(ns)) throw notFound('Route');
     const { apiKeys, rateLimiter } = ctx.services;
     const key = await apiKeys.authenticate(bearerToken(ctx.get('Authorization')));
+    // Every request with a valid key counts and carries the headers, refused ones included.
+    ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
     apiKeys.assertProject(key, ns);
     ctx.state.key = key;
-    const limit = await rateLimiter.hit(key);
-    ctx.set(rateLimitHeaders(limit));
     if (key.key.scope === 'read-only' && !READ_METHODS.has(ctx.method)) throw readOnlyKey();
     await next();
   };
