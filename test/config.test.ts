@@ -3,7 +3,8 @@ import { ConfigError, envName, loadConfig } from '../src/config/load.js';
 
 describe('configuration', () => {
   it('defaults hold the plan numbers of DESIGN.md', () => {
-    const { plans } = loadConfig({});
+    const { plans, rateLimit } = loadConfig({});
+    expect(rateLimit.windowMs).to.equal(1000);
     expect(plans.free).to.include({
       requestsPerSecond: 10,
       activeKeys: 2,

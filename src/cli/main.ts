@@ -27,6 +27,10 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else process.stderr.write(`folio: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    process.stderr.write(
+      `${(err as Error).message}: the port is taken; set PORT to another one (PORT=0 picks a free port).\n`,
+    );
+  } else process.stderr.write(`folio: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

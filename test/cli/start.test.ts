@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -71,6 +72,28 @@ describe('npm start (folio serve)', function () {
     const list = await fetch(`${second.url}/default/notes`, { headers: { Authorization: `Bearer ${key}` } });
     expect(((await list.json()) as { meta: { total: number } }).meta.total).to.equal(1);
     expect(await stop(second.child)).to.equal(0);
+  });
+
+  it('a taken port stops start-up with a hint instead of a stack trace', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    const { port } = blocker.address() as { port: number };
+    try {
+      const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      child.stderr?.on('data', (c: Buffer) => {
+        err += c.toString();
+      });
+      const [code] = await once(child, 'exit');
+      expect(code).to.equal(1);
+      expect(err).to.include('set PORT to another one');
+      expect(err).to.not.include('    at ');
+    } finally {
+      blocker.close();
+    }
   });
 
   it('a bad configuration value stops start-up naming the variable', async () => {
