@@ -1,12 +1,16 @@
 /** The `folio` command. */
 import { ConfigError } from '../config/load.js';
+import { ADMIN_USAGE, admin } from './admin.js';
 import { serve } from './serve.js';
 
 const USAGE = `Usage: folio <command>
 
 Commands:
   serve    Run the HTTP service (default). Configure with environment variables (see README).
+${ADMIN_USAGE}
   help     Show this help.
+
+Every command uses the store the environment selects (FOLIO_DATA_DIR, MONGODB_URI, ...).
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -14,6 +18,11 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve();
+    case 'account':
+    case 'project':
+    case 'key':
+      process.exitCode = await admin(argv);
+      return;
     case 'help':
     case '--help':
     case '-h':

@@ -1,0 +1,117 @@
+/**
+ * `folio account|project|key create`: operator commands that work on the configured store
+ * directly, whatever `auth.signup` says (DESIGN: "the CLI can always create accounts and
+ * keys"). Secrets are printed once, like the HTTP API shows them once.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { loadConfig } from '../config/load.js';
+import { AppError } from '../errors.js';
+import { credentialsSchema, projectNameSchema } from '../services/accounts.js';
+import { createKeySchema } from '../services/apiKeys.js';
+import { createServices, type Services } from '../services/index.js';
+import { openStore } from '../store/open.js';
+import type { AccountRecord } from '../store/port.js';
+
+export const ADMIN_USAGE = `  account create --email E [--password P] [--plan free|pro|team]
+           Create an account (a password is generated and printed when not given).
+  project create --email E --name N
+           Create a project for an account.
+  key create --email E --project N [--env test|live] [--scope read-write|read-only] [--name NAME]
+           Create an API key and print it once.`;
+
+const PLANS = ['free', 'pro', 'team'] as const;
+
+class UsageError extends Error {}
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function accountByEmail(services: Services, email: string): Promise<AccountRecord> {
+  const account = await services.store.accounts.findAccountByEmail(email.toLowerCase());
+  if (!account) throw new UsageError(`no account with email ${email}`);
+  return account;
+}
+
+type Command = (services: Services, values: Record<string, string | undefined>) => Promise<string>;
+
+const COMMANDS: Record<string, Command> = {
+  'account create': async (services, values) => {
+    const generated = values.password === undefined;
+    const password = values.password ?? randomBytes(12).toString('base64url');
+    const input = credentialsSchema.parse({ email: required(values, 'email'), password });
+    const plan = values.plan ?? 'free';
+    if (!PLANS.includes(plan as (typeof PLANS)[number]))
+      throw new UsageError('--plan must be free, pro or team');
+    const { account } = await services.accounts.signup(input, {
+      force: true,
+      plan: plan as (typeof PLANS)[number],
+    });
+    return [
+      `account ${account.id} ${account.email} (${account.plan})`,
+      ...(generated ? [`password: ${password}   (shown once)`] : []),
+    ].join('\n');
+  },
+  'project create': async (services, values) => {
+    const account = await accountByEmail(services, required(values, 'email'));
+    const project = await services.accounts.createProject(account, projectNameSchema.parse(values.name));
+    return `project ${project.id} ${project.name}`;
+  },
+  'key create': async (services, values) => {
+    const account = await accountByEmail(services, required(values, 'email'));
+    const input = createKeySchema.parse({
+      project: required(values, 'project'),
+      name: values.name ?? 'CLI key',
+      env: values.env ?? 'test',
+      scope: values.scope ?? 'read-write',
+    });
+    const project = await services.accounts.ownProjectByName(account, input.project);
+    const { apiKey, rawKey } = await services.apiKeys.create(account, project, input);
+    return `key ${apiKey.id} ${apiKey.env} ${apiKey.scope} for project ${project.name}\n${rawKey}   (shown once)`;
+  },
+};
+
+/** Run one admin command; returns the process exit code. */
+export async function admin(argv: string[]): Promise<number> {
+  const [noun, verb, ...rest] = argv;
+  const command = COMMANDS[`${noun} ${verb}`];
+  if (!command) {
+    process.stderr.write(`Unknown command "${[noun, verb].filter(Boolean).join(' ')}".\n`);
+    return 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: Object.fromEntries(
+      ['email', 'password', 'plan', 'name', 'project', 'env', 'scope'].map((o) => [
+        o,
+        { type: 'string' as const },
+      ]),
+    ),
+  });
+  const config = loadConfig();
+  const opened = await openStore(config);
+  try {
+    const output = await command(
+      createServices(opened.store, config),
+      values as Record<string, string | undefined>,
+    );
+    process.stdout.write(`${output}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof AppError) {
+      process.stderr.write(`${err.message}\n`);
+      return err instanceof UsageError ? 2 : 1;
+    }
+    if (err instanceof z.ZodError) {
+      process.stderr.write(`${z.prettifyError(err)}\n`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await opened.stop();
+  }
+}

@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { loadConfig } from '../../src/config/load.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+
+async function folio(
+  dataDir: string,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const child = spawn(process.execPath, ['bin/folio.js', ...args], {
+    env: { ...process.env, FOLIO_DATA_DIR: dataDir, FOLIO_AUTH_SIGNUP: 'closed', FOLIO_LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const [code] = await once(child, 'exit');
+  return { code: code as number, out, err };
+}
+
+describe('folio account|project|key create (operator CLI)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let server: RunningServer | undefined;
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'folio-admin-'));
+  });
+  after(async () => {
+    await server?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates an account, a project and a key even with signup closed; the key and password work', async () => {
+    const account = await folio(dataDir, 'account', 'create', '--email', 'Ops@Example.test', '--plan', 'pro');
+    expect(account.code, account.err).to.equal(0);
+    expect(account.out).to.match(/^account acc_\S+ ops@example\.test \(pro\)/);
+    const password = /password: (\S+)/.exec(account.out)?.[1] as string;
+    expect(password).to.be.a('string');
+    expect(
+      (await folio(dataDir, 'project', 'create', '--email', 'ops@example.test', '--name', 'shop')).code,
+    ).to.equal(0);
+    const key = await folio(
+      dataDir,
+      'key',
+      'create',
+      '--email',
+      'ops@example.test',
+      '--project',
+      'shop',
+      '--env',
+      'live',
+    );
+    expect(key.code, key.err).to.equal(0);
+    const rawKey = /(folio_sk_live_[0-9A-Za-z]{40})/.exec(key.out)?.[1] as string;
+    expect(rawKey).to.be.a('string');
+
+    const config = loadConfig(
+      {},
+      { dataDir, port: 0, host: '127.0.0.1', logLevel: 'silent', auth: { signup: 'closed' } },
+    );
+    server = await startServer(config);
+    const doc = await fetch(`${server.url}/shop/orders`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${rawKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ total: 3 }),
+    });
+    expect(doc.status).to.equal(201);
+    const login = await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'ops@example.test', password }),
+    });
+    expect(login.status).to.equal(200);
+    expect(server.bootstrap, 'an existing account means no dev bootstrap').to.equal(null);
+  });
+
+  it('bad input exits non-zero with a message', async () => {
+    const noAccount = await folio(
+      dataDir,
+      'key',
+      'create',
+      '--email',
+      'nobody@example.test',
+      '--project',
+      'shop',
+    );
+    expect(noAccount.code).to.equal(2);
+    expect(noAccount.err).to.include('no account with email nobody@example.test');
+    const badEnv = await folio(
+      dataDir,
+      'key',
+      'create',
+      '--email',
+      'ops@example.test',
+      '--project',
+      'shop',
+      '--env',
+      'prod',
+    );
+    expect(badEnv.code).to.equal(2);
+    expect(badEnv.err).to.include('env');
+    const missing = await folio(dataDir, 'project', 'create', '--email', 'ops@example.test');
+    expect(missing.code).to.equal(2);
+    const unknown = await folio(dataDir, 'key', 'destroy');
+    expect(unknown.code).to.equal(2);
+  });
+});
