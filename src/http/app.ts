@@ -27,8 +27,17 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   app.silent = true;
 
   const system = new Router<FolioState, FolioContext>();
-  system.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok', store: services.store.kind };
+  // For load balancers: 200 only while the store answers, so an instance that lost its
+  // database is taken out of rotation.
+  system.get('/healthz', async (ctx) => {
+    const store = services.store.kind;
+    try {
+      await services.store.ping();
+      ctx.body = { status: 'ok', store };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { status: 'unavailable', store };
+    }
   });
   registerAccountRoutes(system);
   registerKeyRoutes(system);

@@ -271,6 +271,8 @@ export interface Store {
   agendaBackend(): AgendaBackend;
   /** Create schemas and indexes; verify the server is usable. Idempotent. */
   init(): Promise<void>;
+  /** Resolves when the store answers a trivial request now; rejects otherwise (health checks). */
+  ping(): Promise<void>;
   /** End subscriptions and release connections. */
   close(): Promise<void>;
 }

@@ -182,6 +182,20 @@ for (const factory of factories) {
       if (store) await factory.destroy(store);
     });
 
+    describe('health', () => {
+      it('ping resolves while the store is open and rejects once it is closed', async () => {
+        await store.ping();
+        const other = await factory.create();
+        await other.close();
+        let failed = false;
+        await other.ping().catch(() => {
+          failed = true;
+        });
+        expect(failed).to.equal(true);
+        await factory.destroy(other);
+      });
+    });
+
     describe('documents: writes and conditions', () => {
       it('creates a document with expectedVersion 0 and returns it unchanged from get', async () => {
         const scope = newScope();

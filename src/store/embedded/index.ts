@@ -104,6 +104,10 @@ export class EmbeddedStore implements Store {
     };
   }
 
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     const parts = this.#parts;

@@ -109,6 +109,10 @@ class MongoStoreImpl implements MongoStore {
     return this.#agenda;
   }
 
+  async ping(): Promise<void> {
+    await this.#system.command({ ping: 1 });
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
