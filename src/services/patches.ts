@@ -25,6 +25,15 @@ function topMember(pointer: string): string {
   return (pointer.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
+/** Pointers into `__proto__` or `constructor/prototype` (fast-json-patch would throw a TypeError). */
+function touchesPrototype(pointer: unknown): boolean {
+  if (typeof pointer !== 'string') return false;
+  const parts = pointer.split('/');
+  return parts.some(
+    (part, i) => part === '__proto__' || (part === 'prototype' && parts[i - 1] === 'constructor'),
+  );
+}
+
 /** Whether a pointer writes inside `_id` or a metadata field. The root (`""`) is allowed: the
  * whole user content is replaced and the server re-applies its own fields. */
 function isManaged(pointer: unknown): boolean {
@@ -45,6 +54,14 @@ export function applyJsonPatch(doc: FolioDocument, patch: unknown): JsonValue {
     if (!isJsonObject(op) || typeof op.op !== 'string' || !OPS.has(op.op) || typeof op.path !== 'string') {
       throw invalidPatch(
         `Operation ${index} needs "op" (add, remove, replace, move, copy, test) and "path".`,
+        {
+          index,
+        },
+      );
+    }
+    if ([op.path, op.from].some(touchesPrototype)) {
+      throw invalidPatch(
+        `Operation ${index} addresses __proto__ or constructor/prototype, which is not allowed.`,
         {
           index,
         },

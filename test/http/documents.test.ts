@@ -156,6 +156,19 @@ forEachStore('documents over HTTP', (ctx) => {
     expect(toArray.body.error.code).to.equal('invalid_body');
   });
 
+  it('a JSON patch into __proto__ or constructor/prototype is 400 invalid_patch', async () => {
+    const doc = (await req('POST', '/notes', { body: { a: 1 } })).body;
+    for (const path of ['/__proto__/polluted', '/constructor/prototype/polluted', '/a/__proto__']) {
+      const res = await req('PATCH', `/notes/${doc._id}`, {
+        body: [{ op: 'add', path, value: true }],
+        contentType: 'application/json-patch+json',
+      });
+      expect(res.status, path).to.equal(400);
+      expect(res.body.error.code).to.equal('invalid_patch');
+    }
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+  });
+
   it('a JSON patch may not write the managed fields', async () => {
     const doc = (await req('POST', '/notes', { body: { a: 1 } })).body;
     for (const path of ['/_id', '/$version', '/$createdAt']) {

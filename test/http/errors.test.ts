@@ -63,6 +63,15 @@ forEachStore('errors and input validation', (ctx) => {
     await expectNothingWritten('bad3');
   });
 
+  it('__proto__ keys are refused with 400 and a message that says so', async () => {
+    for (const rawBody of ['{"__proto__":{"x":1},"a":1}', '{"a":{"__proto__":{"y":2}}}']) {
+      const res = await req('POST', '/bad5', { rawBody });
+      expect(res.status, rawBody).to.equal(400);
+      expect(res.body.error.message).to.include('__proto__');
+    }
+    await expectNothingWritten('bad5');
+  });
+
   it('a merge patch cannot smuggle in bad field names', async () => {
     const doc = (await req('POST', '/bad4', { body: { a: 1 } })).body;
     const res = await req('PATCH', `/bad4/${doc._id}`, {

@@ -18,7 +18,13 @@ interface HttpLikeError {
 function fromHttpError(err: HttpLikeError): AppError | null {
   const status = err.status ?? err.statusCode;
   if (status === 413) return new AppError(413, 'payload_too_large', 'Request body is too large.');
-  if (status === 400) return new AppError(400, 'invalid_body', 'Request body is not valid JSON.');
+  if (status === 400) {
+    // The JSON parser refuses prototype keys outright (no pollution, nothing stored).
+    const message = /prototype/i.test(err.message ?? '')
+      ? 'The field name __proto__ is not allowed.'
+      : 'Request body is not valid JSON.';
+    return new AppError(400, 'invalid_body', message);
+  }
   if (status === 415)
     return new AppError(415, 'unsupported_media_type', err.message ?? 'Unsupported Content-Type.');
   if (status && status >= 400 && status < 500 && err.expose) {
