@@ -35,6 +35,15 @@ forEachStore('errors and input validation', (ctx) => {
     await expectNothingWritten('bad1');
   });
 
+  it('a body that does not match its Content-Encoding is 400, an unknown encoding 415', async () => {
+    const gzip = await req('POST', '/bad6', { rawBody: 'not gzip', headers: { 'Content-Encoding': 'gzip' } });
+    expect(gzip.status).to.equal(400);
+    expect(gzip.body.error.code).to.equal('invalid_body');
+    const unknown = await req('POST', '/bad6', { rawBody: '{}', headers: { 'Content-Encoding': 'zz' } });
+    expect(unknown.status).to.equal(415);
+    await expectNothingWritten('bad6');
+  });
+
   it('non-object bodies are 400 invalid_body', async () => {
     for (const rawBody of ['[1,2]', '"text"', '42', 'null', '']) {
       const res = await req('POST', '/bad2', { rawBody });

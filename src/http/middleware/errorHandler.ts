@@ -8,6 +8,7 @@ import { AppError } from '../../errors.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 interface HttpLikeError {
+  code?: unknown;
   status?: number;
   statusCode?: number;
   expose?: boolean;
@@ -17,6 +18,10 @@ interface HttpLikeError {
 
 function fromHttpError(err: HttpLikeError): AppError | null {
   const status = err.status ?? err.statusCode;
+  // zlib failing on a body sent with Content-Encoding: gzip/deflate that is not what it says.
+  if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return new AppError(400, 'invalid_body', 'Request body could not be decompressed (Content-Encoding).');
+  }
   if (status === 413) return new AppError(413, 'payload_too_large', 'Request body is too large.');
   if (status === 400) {
     // The JSON parser refuses prototype keys outright (no pollution, nothing stored).
