@@ -1,30 +1,14 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
+import { runFolio } from '../support/cli.js';
 
-async function folio(
-  dataDir: string,
-  ...args: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, ['bin/folio.js', ...args], {
-    env: { ...process.env, FOLIO_DATA_DIR: dataDir, FOLIO_AUTH_SIGNUP: 'closed', FOLIO_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const [code] = await once(child, 'exit');
-  return { code: code as number, out, err };
+/** The operator CLI on `dataDir`, with signup closed (the CLI must not care). */
+function folio(dataDir: string, ...args: string[]) {
+  return runFolio(args, { FOLIO_DATA_DIR: dataDir, FOLIO_AUTH_SIGNUP: 'closed', FOLIO_LOG_LEVEL: 'silent' });
 }
 
 describe('folio account|project|key create (operator CLI)', function () {

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { runFolio } from '../support/cli.js';
 
 interface Started {
   child: ChildProcess;
@@ -79,15 +80,11 @@ describe('npm start (folio serve)', function () {
     await once(blocker, 'listening');
     const { port } = blocker.address() as { port: number };
     try {
-      const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      const { code, err } = await runFolio(['serve'], {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        FOLIO_DATA_DIR: dataDir,
       });
-      let err = '';
-      child.stderr?.on('data', (c: Buffer) => {
-        err += c.toString();
-      });
-      const [code] = await once(child, 'exit');
       expect(code).to.equal(1);
       expect(err).to.include('set PORT to another one');
       expect(err).to.not.include('    at ');
@@ -97,15 +94,7 @@ describe('npm start (folio serve)', function () {
   });
 
   it('a bad configuration value stops start-up naming the variable', async () => {
-    const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-      env: { ...process.env, PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    child.stderr?.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    const [code] = await once(child, 'exit');
+    const { code, err } = await runFolio(['serve'], { PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir });
     expect(code).to.equal(1);
     expect(err).to.include('PORT: expected a number');
   });
