@@ -10,80 +10,27 @@ import {
   type ApiKeyRecord,
   type ChangeEvent,
   type ChangeFeed,
-  type ChangeSubscription,
   type DataScope,
   DuplicateError,
   type FolioDocument,
   type JsonObject,
-  type PutWrite,
   type Store,
-  type WriteOperation,
 } from '../../src/store/port.js';
+import { mongoStoreFactories } from '../support/mongodb.js';
 import { embeddedFactory } from './embeddedFactory.js';
 import type { StoreFactory } from './factories.js';
+import { ChangeReader, firstVersion, HINT, nextVersion, putWrite } from './fixtures.js';
 
-/** MongoDB factories, or none (test/support/mongodb.ts prints the SKIPPED line itself). */
-async function loadMongoFactories(): Promise<StoreFactory[]> {
-  // A variable specifier keeps this file compiling before test/support/mongodb.ts exists.
-  const specifier = '../support/mongodb.js';
-  let mod: { mongoStoreFactories?: () => Promise<StoreFactory[]> };
-  try {
-    mod = await import(specifier);
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String(error).includes('support/mongodb')) {
-      console.log('SKIPPED: no MongoDB (test/support/mongodb.ts is not there)');
-      return [];
-    }
-    throw error;
-  }
-  if (typeof mod.mongoStoreFactories !== 'function') {
-    throw new Error('test/support/mongodb.ts must export mongoStoreFactories()');
-  }
-  return mod.mongoStoreFactories();
-}
-
-const factories: StoreFactory[] = [embeddedFactory, ...(await loadMongoFactories())];
+const factories: StoreFactory[] = [embeddedFactory, ...(await mongoStoreFactories())];
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
 
 const COLLECTION = 'things';
-const HINT = 'folio_sk_test_...abcd';
 /** How long to wait for an event that should come (MongoDB change streams are not instant). */
-const EVENT_WAIT_MS = 10_000;
 
 function newScope(env: DataScope['env'] = 'test'): DataScope {
   return { projectId: newId('prj'), env };
-}
-
-function firstVersion(fields: JsonObject = {}, id = newId('doc')): FolioDocument {
-  const now = isoNow();
-  return { _id: id, ...fields, $createdAt: now, $updatedAt: now, $version: 1 };
-}
-
-function nextVersion(prev: FolioDocument, fields: JsonObject): FolioDocument {
-  return {
-    _id: prev._id,
-    ...fields,
-    $createdAt: prev.$createdAt,
-    $updatedAt: isoNow(),
-    $version: prev.$version + 1,
-  };
-}
-
-function put(
-  document: FolioDocument,
-  options: { operation?: WriteOperation; keepVersions?: number } = {},
-): PutWrite {
-  return {
-    kind: 'put',
-    expectedVersion: document.$version - 1,
-    document,
-    operation: options.operation ?? (document.$version === 1 ? 'create' : 'update'),
-    apiKeyHint: HINT,
-    keepVersions: options.keepVersions ?? 10,
-  };
 }
 
 async function mustCommit(
@@ -98,48 +45,13 @@ async function mustCommit(
 /** Create a document and write `updates` more versions of it; returns every version. */
 async function writeVersions(store: Store, scope: DataScope, updates: number, keepVersions = 10) {
   const versions = [firstVersion({ n: 0 })];
-  await mustCommit(store, scope, [put(versions[0]!, { keepVersions })]);
+  await mustCommit(store, scope, [putWrite(versions[0]!, { keepVersions })]);
   for (let i = 1; i <= updates; i++) {
     const next = nextVersion(versions[i - 1]!, { n: i });
-    await mustCommit(store, scope, [put(next, { keepVersions })]);
+    await mustCommit(store, scope, [putWrite(next, { keepVersions })]);
     versions.push(next);
   }
   return versions;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Reads one subscription through a single iterator, with timeouts. */
-class Reader {
-  readonly #it: AsyncIterator<ChangeEvent>;
-
-  constructor(readonly sub: ChangeSubscription) {
-    this.#it = sub[Symbol.asyncIterator]();
-  }
-
-  async next(): Promise<ChangeEvent> {
-    const result = await withTimeout(this.#it.next(), EVENT_WAIT_MS, 'a change event');
-    if (result.done) throw new Error(`subscription ended (endedBy ${this.sub.endedBy}) instead of yielding`);
-    return result.value;
-  }
-
-  async take(n: number): Promise<ChangeEvent[]> {
-    const events: ChangeEvent[] = [];
-    for (let i = 0; i < n; i++) events.push(await this.next());
-    return events;
-  }
-
-  /** Resolves when the subscription finishes; fails if it yields an event instead. */
-  async ended(): Promise<void> {
-    const result = await withTimeout(this.#it.next(), EVENT_WAIT_MS, 'the subscription to end');
-    if (!result.done) throw new Error(`expected the end, got event ${JSON.stringify(result.value)}`);
-  }
 }
 
 /** Observe fan-out: stores expose how many sources their feed holds open. */
@@ -200,7 +112,7 @@ for (const factory of factories) {
       it('creates a document with expectedVersion 0 and returns it unchanged from get', async () => {
         const scope = newScope();
         const doc = firstVersion({ name: 'Ada', nested: { list: [1, 'two', null, { x: true }] }, n: 1.5 });
-        await mustCommit(store, scope, [put(doc)]);
+        await mustCommit(store, scope, [putWrite(doc)]);
         expect(await store.documents.get(scope, COLLECTION, doc._id)).to.deep.equal(doc);
       });
 
@@ -211,9 +123,9 @@ for (const factory of factories) {
       it('replaces the document when the write names its current version', async () => {
         const scope = newScope();
         const v1 = firstVersion({ name: 'Ada', gone: true });
-        await mustCommit(store, scope, [put(v1)]);
+        await mustCommit(store, scope, [putWrite(v1)]);
         const v2 = nextVersion(v1, { name: 'Grace' });
-        await mustCommit(store, scope, [put(v2)]);
+        await mustCommit(store, scope, [putWrite(v2)]);
         const current = await store.documents.get(scope, COLLECTION, v1._id);
         expect(current).to.deep.equal(v2);
         expect(current).not.to.have.property('gone');
@@ -222,9 +134,9 @@ for (const factory of factories) {
       it('refuses to create an id that exists, reporting its current version', async () => {
         const scope = newScope();
         const v1 = firstVersion({ name: 'Ada' });
-        await mustCommit(store, scope, [put(v1)]);
+        await mustCommit(store, scope, [putWrite(v1)]);
         const again = firstVersion({ name: 'Impostor' }, v1._id);
-        const result = await store.documents.commit(scope, COLLECTION, [put(again)]);
+        const result = await store.documents.commit(scope, COLLECTION, [putWrite(again)]);
         expect(result).to.deep.equal({ ok: false, conflicts: [{ id: v1._id, currentVersion: 1 }] });
         expect(await store.documents.get(scope, COLLECTION, v1._id)).to.deep.equal(v1);
       });
@@ -233,7 +145,7 @@ for (const factory of factories) {
         const scope = newScope();
         const [v1, , v3] = await writeVersions(store, scope, 2);
         const stale = nextVersion(v1!, { n: 'stale' });
-        const result = await store.documents.commit(scope, COLLECTION, [put(stale)]);
+        const result = await store.documents.commit(scope, COLLECTION, [putWrite(stale)]);
         expect(result).to.deep.equal({ ok: false, conflicts: [{ id: v1!._id, currentVersion: 3 }] });
         expect(await store.documents.get(scope, COLLECTION, v1!._id)).to.deep.equal(v3);
       });
@@ -241,7 +153,7 @@ for (const factory of factories) {
       it('refuses to update a missing document, reporting currentVersion null', async () => {
         const scope = newScope();
         const ghost = nextVersion(firstVersion({}), { n: 1 });
-        const result = await store.documents.commit(scope, COLLECTION, [put(ghost)]);
+        const result = await store.documents.commit(scope, COLLECTION, [putWrite(ghost)]);
         expect(result).to.deep.equal({ ok: false, conflicts: [{ id: ghost._id, currentVersion: null }] });
         expect(await store.documents.get(scope, COLLECTION, ghost._id)).to.equal(null);
       });
@@ -280,12 +192,12 @@ for (const factory of factories) {
         const doomed = firstVersion({ name: 'never' });
         const toDelete = await writeVersions(store, scope, 0);
         const missing = newId('doc');
-        const sub = new Reader(store.changes.watch(scope, COLLECTION));
+        const sub = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
           const result = await store.documents.commit(scope, COLLECTION, [
-            put(doomed),
+            putWrite(doomed),
             { kind: 'delete', id: toDelete[0]!._id, expectedVersion: 1 },
-            put(nextVersion(existing[0]!, { n: 'stale' })),
+            putWrite(nextVersion(existing[0]!, { n: 'stale' })),
             { kind: 'delete', id: missing, expectedVersion: 4 },
           ]);
           expect(result).to.deep.equal({
@@ -301,7 +213,7 @@ for (const factory of factories) {
           expect(await store.documents.get(scope, COLLECTION, existing[0]!._id)).to.deep.equal(existing[1]);
           // No event either: the first event the watcher sees is the next successful write.
           const marker = firstVersion({ name: 'marker' });
-          await mustCommit(store, scope, [put(marker)]);
+          await mustCommit(store, scope, [putWrite(marker)]);
           const event = await sub.next();
           expect(event.documentId).to.equal(marker._id);
         } finally {
@@ -315,8 +227,8 @@ for (const factory of factories) {
         const a = firstVersion({ name: 'a' });
         const b = firstVersion({ name: 'b' });
         await mustCommit(store, scope, [
-          put(a),
-          put(b),
+          putWrite(a),
+          putWrite(b),
           { kind: 'delete', id: old[0]!._id, expectedVersion: 1 },
         ]);
         expect(await store.documents.get(scope, COLLECTION, a._id)).to.deep.equal(a);
@@ -331,7 +243,7 @@ for (const factory of factories) {
         const id = versions[0]!._id;
         await mustCommit(store, scope, [{ kind: 'delete', id, expectedVersion: 3 }]);
         const reborn = firstVersion({ name: 'again' }, id);
-        await mustCommit(store, scope, [put(reborn)]);
+        await mustCommit(store, scope, [putWrite(reborn)]);
         expect(await store.documents.get(scope, COLLECTION, id)).to.deep.equal(reborn);
         const list = await store.documents.listVersions(scope, COLLECTION, id);
         expect(list.map((v) => v.version)).to.deep.equal([1]);
@@ -342,7 +254,7 @@ for (const factory of factories) {
         this.timeout(60_000);
         const scope = newScope();
         const seed = firstVersion({ count: 0 });
-        await mustCommit(store, scope, [put(seed, { keepVersions: 100 })]);
+        await mustCommit(store, scope, [putWrite(seed, { keepVersions: 100 })]);
         let conflicts = 0;
         const loop = async (worker: number) => {
           for (;;) {
@@ -354,7 +266,7 @@ for (const factory of factories) {
               [`w${worker}`]: true,
             });
             const result = await store.documents.commit(scope, COLLECTION, [
-              put(next, { keepVersions: 100 }),
+              putWrite(next, { keepVersions: 100 }),
             ]);
             if (result.ok) return;
             conflicts++;
@@ -378,12 +290,12 @@ for (const factory of factories) {
       it('lists versions newest first with operation, timestamp and key hint', async () => {
         const scope = newScope();
         const v1 = firstVersion({ n: 1 });
-        await mustCommit(store, scope, [put(v1)]);
+        await mustCommit(store, scope, [putWrite(v1)]);
         const v2 = nextVersion(v1, { n: 2 });
-        await mustCommit(store, scope, [put(v2, { operation: 'patch' })]);
+        await mustCommit(store, scope, [putWrite(v2, { operation: 'patch' })]);
         const v3 = nextVersion(v2, { n: 1 });
         await mustCommit(store, scope, [
-          { ...put(v3, { operation: 'restore' }), apiKeyHint: 'folio_sk_live_...wxyz' },
+          { ...putWrite(v3, { operation: 'restore' }), apiKeyHint: 'folio_sk_live_...wxyz' },
         ]);
         const list = await store.documents.listVersions(scope, COLLECTION, v1._id);
         expect(
@@ -423,7 +335,7 @@ for (const factory of factories) {
         const scope = newScope();
         const versions = await writeVersions(store, scope, 4, 10);
         const next = nextVersion(versions[4]!, { n: 'last' });
-        await mustCommit(store, scope, [put(next, { keepVersions: 2 })]);
+        await mustCommit(store, scope, [putWrite(next, { keepVersions: 2 })]);
         const list = await store.documents.listVersions(scope, COLLECTION, next._id);
         expect(list.map((v) => v.version)).to.deep.equal([6, 5]);
       });
@@ -435,7 +347,7 @@ for (const factory of factories) {
         const test: DataScope = { projectId: live.projectId, env: 'test' };
         const other = newScope('live');
         const doc = firstVersion({ where: 'live' });
-        await mustCommit(store, live, [put(doc)]);
+        await mustCommit(store, live, [putWrite(doc)]);
         for (const scope of [test, other]) {
           expect(await store.documents.get(scope, COLLECTION, doc._id)).to.equal(null);
           expect(await store.documents.listVersions(scope, COLLECTION, doc._id)).to.deep.equal([]);
@@ -451,7 +363,7 @@ for (const factory of factories) {
           ).to.deep.equal([]);
           // The same id is free to be created there, independently.
           const twin = firstVersion({ where: scope.env }, doc._id);
-          await mustCommit(store, scope, [put(twin)]);
+          await mustCommit(store, scope, [putWrite(twin)]);
           expect(await store.documents.get(scope, COLLECTION, doc._id)).to.deep.equal(twin);
         }
         expect(await store.documents.get(live, COLLECTION, doc._id)).to.deep.equal(doc);
@@ -460,7 +372,7 @@ for (const factory of factories) {
       it('keeps collections of one scope separate', async () => {
         const scope = newScope();
         const doc = firstVersion({ name: 'x' });
-        await mustCommit(store, scope, [put(doc)]);
+        await mustCommit(store, scope, [putWrite(doc)]);
         expect(await store.documents.get(scope, 'others', doc._id)).to.equal(null);
         expect(await store.documents.count(scope, 'others', {})).to.equal(0);
       });
@@ -482,15 +394,15 @@ for (const factory of factories) {
         ];
         for (const fields of rows) {
           const doc = firstVersion(fields);
-          await mustCommit(store, scope, [put(doc)]);
+          await mustCommit(store, scope, [putWrite(doc)]);
           people.push(doc);
         }
         const updated = nextVersion(people[4]!, { name: 'Barbara', age: 42 });
-        await mustCommit(store, scope, [put(updated)]);
+        await mustCommit(store, scope, [putWrite(updated)]);
         people[4] = updated;
         // Noise in a neighbouring scope and collection.
-        await mustCommit(store, newScope(), [put(firstVersion({ name: 'Ada', age: 36 }))]);
-        await store.documents.commit(scope, 'others', [put(firstVersion({ name: 'Ada', age: 36 }))]);
+        await mustCommit(store, newScope(), [putWrite(firstVersion({ name: 'Ada', age: 36 }))]);
+        await store.documents.commit(scope, 'others', [putWrite(firstVersion({ name: 'Ada', age: 36 }))]);
       });
 
       it('returns every document of the collection in _id order for an empty filter', async () => {
@@ -559,12 +471,12 @@ for (const factory of factories) {
     describe('change feed', () => {
       it('delivers created, updated and deleted events in commit order with increasing tokens', async () => {
         const scope = newScope();
-        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
           const v1 = firstVersion({ name: 'Ada' });
-          await mustCommit(store, scope, [put(v1)]);
+          await mustCommit(store, scope, [putWrite(v1)]);
           const v2 = nextVersion(v1, { name: 'Ada L.' });
-          await mustCommit(store, scope, [put(v2, { operation: 'patch' })]);
+          await mustCommit(store, scope, [putWrite(v2, { operation: 'patch' })]);
           await mustCommit(store, scope, [{ kind: 'delete', id: v1._id, expectedVersion: 2 }]);
           const events = await reader.take(3);
           expect(events.map((e) => [e.type, e.collection, e.documentId])).to.deep.equal([
@@ -585,13 +497,13 @@ for (const factory of factories) {
 
       it('yields one event per write of a batch, in write order', async () => {
         const scope = newScope();
-        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
           const docs = [firstVersion({ i: 0 }), firstVersion({ i: 1 }), firstVersion({ i: 2 })];
           await mustCommit(
             store,
             scope,
-            docs.map((d) => put(d)),
+            docs.map((d) => putWrite(d)),
           );
           const events = await reader.take(3);
           expect(events.map((e) => e.documentId)).to.deep.equal(docs.map((d) => d._id));
@@ -602,11 +514,11 @@ for (const factory of factories) {
 
       it('starts from now when no token is given', async () => {
         const scope = newScope();
-        await mustCommit(store, scope, [put(firstVersion({ when: 'before' }))]);
-        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        await mustCommit(store, scope, [putWrite(firstVersion({ when: 'before' }))]);
+        const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
           const after = firstVersion({ when: 'after' });
-          await mustCommit(store, scope, [put(after)]);
+          await mustCommit(store, scope, [putWrite(after)]);
           expect((await reader.next()).documentId).to.equal(after._id);
         } finally {
           reader.sub.close();
@@ -615,13 +527,13 @@ for (const factory of factories) {
 
       it('delivers only its own collection and scope', async () => {
         const scope = newScope('live');
-        const reader = new Reader(store.changes.watch(scope, COLLECTION));
+        const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
-          await mustCommit(store, { projectId: scope.projectId, env: 'test' }, [put(firstVersion({}))]);
-          await mustCommit(store, newScope('live'), [put(firstVersion({}))]);
-          await store.documents.commit(scope, 'others', [put(firstVersion({}))]);
+          await mustCommit(store, { projectId: scope.projectId, env: 'test' }, [putWrite(firstVersion({}))]);
+          await mustCommit(store, newScope('live'), [putWrite(firstVersion({}))]);
+          await store.documents.commit(scope, 'others', [putWrite(firstVersion({}))]);
           const mine = firstVersion({ mine: true });
-          await mustCommit(store, scope, [put(mine)]);
+          await mustCommit(store, scope, [putWrite(mine)]);
           expect((await reader.next()).documentId).to.equal(mine._id);
         } finally {
           reader.sub.close();
@@ -630,36 +542,36 @@ for (const factory of factories) {
 
       it('resumes after a token: replays exactly the missed events, then continues live', async () => {
         const scope = newScope();
-        const first = new Reader(store.changes.watch(scope, COLLECTION));
+        const first = new ChangeReader(store.changes.watch(scope, COLLECTION));
         const docs = Array.from({ length: 5 }, (_, i) => firstVersion({ i }));
         let seen: ChangeEvent[];
         try {
-          await mustCommit(store, scope, [put(docs[0]!)]);
-          await mustCommit(store, scope, [put(docs[1]!)]);
+          await mustCommit(store, scope, [putWrite(docs[0]!)]);
+          await mustCommit(store, scope, [putWrite(docs[1]!)]);
           seen = await first.take(2);
         } finally {
           first.sub.close();
         }
         // Missed while disconnected:
-        await mustCommit(store, scope, [put(docs[2]!)]);
-        await mustCommit(store, scope, [put(docs[3]!)]);
-        const resumed = new Reader(store.changes.watch(scope, COLLECTION, { after: seen[1]!.token }));
+        await mustCommit(store, scope, [putWrite(docs[2]!)]);
+        await mustCommit(store, scope, [putWrite(docs[3]!)]);
+        const resumed = new ChangeReader(store.changes.watch(scope, COLLECTION, { after: seen[1]!.token }));
         try {
           const replayed = await resumed.take(2);
           expect(replayed.map((e) => e.documentId)).to.deep.equal([docs[2]!._id, docs[3]!._id]);
           expect(replayed[0]!.document).to.deep.equal(docs[2]);
-          await mustCommit(store, scope, [put(docs[4]!)]);
+          await mustCommit(store, scope, [putWrite(docs[4]!)]);
           expect((await resumed.next()).documentId).to.equal(docs[4]!._id);
         } finally {
           resumed.sub.close();
         }
         // Resuming from an earlier token replays from there, again without duplicates.
-        const again = new Reader(store.changes.watch(scope, COLLECTION, { after: seen[0]!.token }));
+        const again = new ChangeReader(store.changes.watch(scope, COLLECTION, { after: seen[0]!.token }));
         try {
           const replayed = await again.take(4);
           expect(replayed.map((e) => e.documentId)).to.deep.equal(docs.slice(1).map((d) => d._id));
           const last = firstVersion({ i: 'last' });
-          await mustCommit(store, scope, [put(last)]);
+          await mustCommit(store, scope, [putWrite(last)]);
           expect((await again.next()).documentId).to.equal(last._id);
         } finally {
           again.sub.close();
@@ -668,18 +580,18 @@ for (const factory of factories) {
 
       it('resuming after the latest token yields only later events', async () => {
         const scope = newScope();
-        const first = new Reader(store.changes.watch(scope, COLLECTION));
+        const first = new ChangeReader(store.changes.watch(scope, COLLECTION));
         let token: string;
         try {
-          await mustCommit(store, scope, [put(firstVersion({}))]);
+          await mustCommit(store, scope, [putWrite(firstVersion({}))]);
           token = (await first.next()).token;
         } finally {
           first.sub.close();
         }
-        const resumed = new Reader(store.changes.watch(scope, COLLECTION, { after: token }));
+        const resumed = new ChangeReader(store.changes.watch(scope, COLLECTION, { after: token }));
         try {
           const later = firstVersion({ later: true });
-          await mustCommit(store, scope, [put(later)]);
+          await mustCommit(store, scope, [putWrite(later)]);
           expect((await resumed.next()).documentId).to.equal(later._id);
         } finally {
           resumed.sub.close();
@@ -689,19 +601,19 @@ for (const factory of factories) {
       it('fans one source out to every subscription of a collection', async () => {
         const scope = newScope();
         const before = sourceCount(store.changes);
-        const a = new Reader(store.changes.watch(scope, COLLECTION));
-        const b = new Reader(store.changes.watch(scope, COLLECTION));
+        const a = new ChangeReader(store.changes.watch(scope, COLLECTION));
+        const b = new ChangeReader(store.changes.watch(scope, COLLECTION));
         try {
           expect(sourceCount(store.changes)).to.equal(before + 1);
           const doc = firstVersion({});
-          await mustCommit(store, scope, [put(doc)]);
+          await mustCommit(store, scope, [putWrite(doc)]);
           expect((await a.next()).documentId).to.equal(doc._id);
           expect((await b.next()).documentId).to.equal(doc._id);
           a.sub.close();
           expect(sourceCount(store.changes)).to.equal(before + 1);
           // The remaining subscriber keeps receiving after the other one left.
           const doc2 = firstVersion({});
-          await mustCommit(store, scope, [put(doc2)]);
+          await mustCommit(store, scope, [putWrite(doc2)]);
           expect((await b.next()).documentId).to.equal(doc2._id);
         } finally {
           a.sub.close();
@@ -712,7 +624,7 @@ for (const factory of factories) {
       });
 
       it('finishes the iterator on close(), idempotently, without endedBy', async () => {
-        const reader = new Reader(store.changes.watch(newScope(), COLLECTION));
+        const reader = new ChangeReader(store.changes.watch(newScope(), COLLECTION));
         reader.sub.close();
         reader.sub.close();
         await reader.ended();
@@ -721,9 +633,9 @@ for (const factory of factories) {
 
       it('ends open subscriptions with store_closed when the store closes', async () => {
         const own = await factory.create();
-        let reader: Reader | undefined;
+        let reader: ChangeReader | undefined;
         try {
-          reader = new Reader(own.changes.watch(newScope(), COLLECTION));
+          reader = new ChangeReader(own.changes.watch(newScope(), COLLECTION));
         } finally {
           await factory.destroy(own);
         }

@@ -8,24 +8,14 @@ import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import { SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
-import type { DataScope, FolioDocument, PutWrite } from '../../src/store/port.js';
+import type { DataScope, FolioDocument } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+import { putWrite } from './fixtures.js';
 
 const scope: DataScope = { projectId: 'prj_embedded', env: 'test' };
 
 function doc(version: number, id = newId('doc')): FolioDocument {
   return { _id: id, n: version, $createdAt: isoNow(), $updatedAt: isoNow(), $version: version };
-}
-
-function put(document: FolioDocument): PutWrite {
-  return {
-    kind: 'put',
-    expectedVersion: document.$version - 1,
-    document,
-    operation: 'create',
-    apiKeyHint: 'folio_sk_test_...abcd',
-    keepVersions: 5,
-  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -99,7 +89,7 @@ describe('embedded store: database file and schema', () => {
     await store.init();
     try {
       const d = doc(1);
-      await store.documents.commit(scope, 'things', [put(d)]);
+      await store.documents.commit(scope, 'things', [putWrite(d)]);
       const row = store.db
         .prepare<
           [],
@@ -125,7 +115,7 @@ describe('embedded store: database file and schema', () => {
     await first.init();
     await first.init();
     const d = doc(1);
-    await first.documents.commit(scope, 'things', [put(d)]);
+    await first.documents.commit(scope, 'things', [putWrite(d)]);
     await first.close();
     await first.close();
     const second = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
@@ -190,14 +180,14 @@ describe('embedded store: commits', () => {
     store.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
 
   it('writes the document, its version and its change-log row in one transaction', async () => {
-    await store.documents.commit(scope, 'things', [put(doc(1))]);
+    await store.documents.commit(scope, 'things', [putWrite(doc(1))]);
     expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
     // Make the outbox insert fail: the document and version rows must roll back with it.
     store.db.exec(
       "CREATE TEMP TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END",
     );
     const d = doc(1);
-    const error = await rejection(store.documents.commit(scope, 'things', [put(d)]));
+    const error = await rejection(store.documents.commit(scope, 'things', [putWrite(d)]));
     expect(String(error)).to.match(/refused/);
     expect(await store.documents.get(scope, 'things', d._id)).to.equal(null);
     expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
@@ -206,8 +196,8 @@ describe('embedded store: commits', () => {
   it('records the change type and the pre-delete document in the outbox', async () => {
     const d1 = doc(1);
     const d2 = { ...doc(2, d1._id), $createdAt: d1.$createdAt };
-    await store.documents.commit(scope, 'things', [put(d1)]);
-    await store.documents.commit(scope, 'things', [put(d2)]);
+    await store.documents.commit(scope, 'things', [putWrite(d1)]);
+    await store.documents.commit(scope, 'things', [putWrite(d2)]);
     await store.documents.commit(scope, 'things', [{ kind: 'delete', id: d1._id, expectedVersion: 2 }]);
     const rows = store.db
       .prepare<[], { seq: number; type: string; document: string }>(
@@ -225,7 +215,9 @@ describe('embedded store: commits', () => {
   it('evaluates a batch in order, so one commit may create a document and update it', async () => {
     const d1 = doc(1);
     const d2 = { ...doc(2, d1._id), $createdAt: d1.$createdAt };
-    expect(await store.documents.commit(scope, 'things', [put(d1), put(d2)])).to.deep.equal({ ok: true });
+    expect(await store.documents.commit(scope, 'things', [putWrite(d1), putWrite(d2)])).to.deep.equal({
+      ok: true,
+    });
     expect(await store.documents.get(scope, 'things', d1._id)).to.deep.equal(d2);
     const versions = await store.documents.listVersions(scope, 'things', d1._id);
     expect(versions.map((v) => v.version)).to.deep.equal([2, 1]);
@@ -234,14 +226,14 @@ describe('embedded store: commits', () => {
   it('throws, writing nothing, when a put breaks the expectedVersion + 1 rule', async () => {
     const d = doc(3);
     const error = await rejection(
-      store.documents.commit(scope, 'things', [{ ...put(d), expectedVersion: 0 }]),
+      store.documents.commit(scope, 'things', [{ ...putWrite(d), expectedVersion: 0 }]),
     );
     expect(error).to.be.instanceOf(TypeError);
     expect(count('documents')).to.equal(0);
   });
 
   it('treats limit 0 as no limit, like MongoDB', async () => {
-    for (let i = 0; i < 3; i++) await store.documents.commit(scope, 'things', [put(doc(1))]);
+    for (let i = 0; i < 3; i++) await store.documents.commit(scope, 'things', [putWrite(doc(1))]);
     const found = await store.documents.find(scope, 'things', {
       filter: {},
       sort: [['_id', 1]],

@@ -17,63 +17,16 @@ import {
 } from '../../src/store/mongodb/naming.js';
 import type { SessionDoc } from '../../src/store/mongodb/systemRecords.js';
 import type { VersionRecord } from '../../src/store/mongodb/writePlan.js';
-import type {
-  ChangeEvent,
-  ChangeSubscription,
-  DataScope,
-  FolioDocument,
-  JsonObject,
-  PutWrite,
-  Store,
-} from '../../src/store/port.js';
+import type { DataScope, Store } from '../../src/store/port.js';
 import { type StoredDocument, toStored } from '../../src/store/storedForm.js';
 import { mongoStoreFactories } from '../support/mongodb.js';
+import { ChangeReader, firstVersion, putWrite } from './fixtures.js';
 
 const WAIT_MS = 10_000;
 
 function asMongo(store: Store): MongoStore {
   if (store.kind !== 'mongodb' || !('client' in store)) throw new Error('not the MongoDB store');
   return store as MongoStore;
-}
-
-function doc(fields: JsonObject, version = 1, id = newId('doc')): FolioDocument {
-  const now = isoNow();
-  return { _id: id, ...fields, $createdAt: now, $updatedAt: now, $version: version };
-}
-
-function put(document: FolioDocument): PutWrite {
-  return {
-    kind: 'put',
-    expectedVersion: document.$version - 1,
-    document,
-    operation: document.$version === 1 ? 'create' : 'update',
-    apiKeyHint: 'folio_sk_test_...abcd',
-    keepVersions: 10,
-  };
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), WAIT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-class Reader {
-  readonly #it: AsyncIterator<ChangeEvent>;
-  constructor(readonly sub: ChangeSubscription) {
-    this.#it = sub[Symbol.asyncIterator]();
-  }
-  async next(): Promise<ChangeEvent> {
-    const r = await withTimeout(this.#it.next(), 'an event');
-    if (r.done) throw new Error(`ended (${this.sub.endedBy}) instead of yielding`);
-    return r.value;
-  }
-  async ended(): Promise<void> {
-    const r = await withTimeout(this.#it.next(), 'the end');
-    if (!r.done) throw new Error(`expected the end, got ${JSON.stringify(r.value)}`);
-  }
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -114,8 +67,8 @@ for (const factory of await mongoStoreFactories()) {
 
     it('creates a collection by its first write, with pre- and post-images and its version sidecar', async () => {
       const scope = newScope();
-      const d = doc({ name: 'first' });
-      expect(await store.documents.commit(scope, 'fresh', [put(d)])).to.deep.equal({ ok: true });
+      const d = firstVersion({ name: 'first' });
+      expect(await store.documents.commit(scope, 'fresh', [putWrite(d)])).to.deep.equal({ ok: true });
       const [info] = await db(scope).listCollections({ name: 'fresh' }).toArray();
       const options = (info as { options?: { changeStreamPreAndPostImages?: unknown } }).options;
       expect(options?.changeStreamPreAndPostImages).to.deep.equal({ enabled: true });
@@ -129,10 +82,10 @@ for (const factory of await mongoStoreFactories()) {
 
     it('stores documents and version records in the documented layout', async () => {
       const scope = newScope();
-      const v1 = doc({ name: 'Ada', nested: { n: 1.5 } });
+      const v1 = firstVersion({ name: 'Ada', nested: { n: 1.5 } });
       const v2 = { ...v1, name: 'Ada L.', $version: 2, $updatedAt: isoNow() };
-      await store.documents.commit(scope, 'layout', [put(v1)]);
-      await store.documents.commit(scope, 'layout', [put(v2)]);
+      await store.documents.commit(scope, 'layout', [putWrite(v1)]);
+      await store.documents.commit(scope, 'layout', [putWrite(v2)]);
       expect(await db(scope).collection<StoredDocument>('layout').findOne({ _id: v1._id })).to.deep.equal(
         toStored(v2),
       );
@@ -178,25 +131,30 @@ for (const factory of await mongoStoreFactories()) {
 
     it('moves a resumed subscription onto the shared stream once both carry the same event', async () => {
       const scope = newScope();
-      const live = new Reader(store.changes.watch(scope, 'resumes'));
-      const resumed: Reader[] = [];
+      const live = new ChangeReader(store.changes.watch(scope, 'resumes'));
+      const resumed: ChangeReader[] = [];
       try {
-        const [a, b, c, d] = [doc({ i: 'a' }), doc({ i: 'b' }), doc({ i: 'c' }), doc({ i: 'd' })];
-        await store.documents.commit(scope, 'resumes', [put(a)]);
+        const [a, b, c, d] = [
+          firstVersion({ i: 'a' }),
+          firstVersion({ i: 'b' }),
+          firstVersion({ i: 'c' }),
+          firstVersion({ i: 'd' }),
+        ];
+        await store.documents.commit(scope, 'resumes', [putWrite(a)]);
         const eventA = await live.next();
-        await store.documents.commit(scope, 'resumes', [put(b)]);
+        await store.documents.commit(scope, 'resumes', [putWrite(b)]);
         expect((await live.next()).documentId).to.equal(b._id);
         const shared = store.changes.sourceCount;
-        resumed.push(new Reader(store.changes.watch(scope, 'resumes', { after: eventA.token })));
+        resumed.push(new ChangeReader(store.changes.watch(scope, 'resumes', { after: eventA.token })));
         // A private catch-up stream besides the shared one.
         expect(store.changes.sourceCount).to.equal(shared + 1);
         expect((await resumed[0]!.next()).documentId).to.equal(b._id);
-        await store.documents.commit(scope, 'resumes', [put(c)]);
+        await store.documents.commit(scope, 'resumes', [putWrite(c)]);
         expect((await live.next()).documentId).to.equal(c._id);
         expect((await resumed[0]!.next()).documentId).to.equal(c._id);
         // Both streams carried c: the private one is closed.
         await until(() => store.changes.sourceCount === shared, 'the private stream to close');
-        await store.documents.commit(scope, 'resumes', [put(d)]);
+        await store.documents.commit(scope, 'resumes', [putWrite(d)]);
         expect((await resumed[0]!.next()).documentId).to.equal(d._id);
         expect((await live.next()).documentId).to.equal(d._id);
       } finally {
@@ -207,9 +165,9 @@ for (const factory of await mongoStoreFactories()) {
 
     it('ends subscribers with invalidated when their collection is dropped', async () => {
       const scope = newScope();
-      const reader = new Reader(store.changes.watch(scope, 'doomed'));
+      const reader = new ChangeReader(store.changes.watch(scope, 'doomed'));
       try {
-        await store.documents.commit(scope, 'doomed', [put(doc({}))]);
+        await store.documents.commit(scope, 'doomed', [putWrite(firstVersion({}))]);
         await reader.next();
         await db(scope).collection('doomed').drop();
         await reader.ended();

@@ -87,13 +87,13 @@ import {
   type FindQuery,
   type FolioDocument,
   type JsonObject,
-  type PutWrite,
   QueryRejectedError,
   type StoredFilter,
 } from '../../src/store/port.js';
 import { fromStored, type StoredDocument, toStored } from '../../src/store/storedForm.js';
 import { assertContiguous, findConflicts } from '../../src/store/writeConditions.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+import { putWrite } from './fixtures.js';
 
 /** Through the driver's own BSON encoding and back, as a document makes a round trip to MongoDB. */
 function throughBson<T extends Document>(doc: T): Document {
@@ -108,17 +108,6 @@ function folioDoc(fields: JsonObject, version = 1, id = newId('doc')): FolioDocu
     $createdAt: created,
     $updatedAt: isoNow(Date.parse(created) + version),
     $version: version,
-  };
-}
-
-function put(document: FolioDocument, keepVersions = 10): PutWrite {
-  return {
-    kind: 'put',
-    expectedVersion: document.$version - 1,
-    document,
-    operation: document.$version === 1 ? 'create' : 'update',
-    apiKeyHint: 'folio_sk_test_...abcd',
-    keepVersions,
   };
 }
 
@@ -440,7 +429,7 @@ describe('MongoDB store: find() arguments', () => {
       const docs: FolioDocument[] = [];
       for (const [i, fields] of rows.entries()) {
         const doc = folioDoc(fields, 1, `doc_${String(i).padStart(2, '0')}`);
-        await embedded.documents.commit(scope, COLLECTION, [put(doc)]);
+        await embedded.documents.commit(scope, COLLECTION, [putWrite(doc)]);
         docs.push(doc);
       }
       // Two more versions of one document, so version and update-time filters discriminate.
@@ -452,7 +441,7 @@ describe('MongoDB store: find() arguments', () => {
           $version: current.$version + 1,
           $updatedAt: isoNow(Date.now() + age),
         };
-        await embedded.documents.commit(scope, COLLECTION, [put(next)]);
+        await embedded.documents.commit(scope, COLLECTION, [putWrite(next)]);
         current = next;
       }
       docs[4] = current;
@@ -524,8 +513,8 @@ describe('MongoDB store: write plan', () => {
   const other = folioDoc({ name: 'o' }, 1, 'doc_o');
 
   it('refuses a $version that is not expectedVersion + 1, as a caller bug', () => {
-    expect(() => assertContiguous([{ ...put(v2), expectedVersion: 0 }])).to.throw(TypeError);
-    expect(() => assertContiguous([put(v2)])).not.to.throw();
+    expect(() => assertContiguous([{ ...putWrite(v2), expectedVersion: 0 }])).to.throw(TypeError);
+    expect(() => assertContiguous([putWrite(v2)])).not.to.throw();
   });
 
   it('reports each failed condition with the current version, in write order', () => {
@@ -534,12 +523,12 @@ describe('MongoDB store: write plan', () => {
       ['doc_o', 1],
     ]);
     const writes: DocumentWrite[] = [
-      put(folioDoc({}, 1, 'doc_new')),
-      put(v1), // exists at 3
-      put(v2), // expects 1, is 3
+      putWrite(folioDoc({}, 1, 'doc_new')),
+      putWrite(v1), // exists at 3
+      putWrite(v2), // expects 1, is 3
       { kind: 'delete', id: 'doc_o', expectedVersion: 1 },
       { kind: 'delete', id: 'doc_missing', expectedVersion: 4 },
-      put({ ...folioDoc({}, 2, 'doc_gone') }), // update of a missing document
+      putWrite({ ...folioDoc({}, 2, 'doc_gone') }), // update of a missing document
     ];
     expect(findConflicts(writes, (id) => current.get(id) ?? null)).to.deep.equal([
       { id: 'doc_a', currentVersion: 3 },
@@ -551,10 +540,10 @@ describe('MongoDB store: write plan', () => {
 
   it('evaluates each condition against what the earlier writes of the batch leave', () => {
     const writes: DocumentWrite[] = [
-      put(v1),
-      put(v2),
+      putWrite(v1),
+      putWrite(v2),
       { kind: 'delete', id: 'doc_a', expectedVersion: 2 },
-      put(v1),
+      putWrite(v1),
     ];
     expect(findConflicts(writes, () => null)).to.deep.equal([]);
     expect(findConflicts([{ kind: 'delete', id: 'doc_a', expectedVersion: 0 }], () => null)).to.deep.equal([
@@ -564,7 +553,11 @@ describe('MongoDB store: write plan', () => {
 
   it('plans an insert for a create, a version-conditioned replace for an update, and pruning', () => {
     const v5 = { ...v1, $version: 5 };
-    const plan = planWrites([put(v1), put(v5, 3), { kind: 'delete', id: 'doc_o', expectedVersion: 2 }]);
+    const plan = planWrites([
+      putWrite(v1),
+      putWrite(v5, { keepVersions: 3 }),
+      { kind: 'delete', id: 'doc_o', expectedVersion: 2 },
+    ]);
     const s1 = toStored(v1);
     const s5 = toStored(v5);
     expect(plan.documentOps).to.deep.equal([
@@ -627,10 +620,10 @@ describe('MongoDB store: write plan', () => {
   it('conditions every write on the version it expects: a stale plan matches nothing', () => {
     const docs: StoredDocument[] = [];
     const versions: VersionRecord[] = [];
-    apply(docs, versions, [put(v1)]);
-    apply(docs, versions, [put(v2)]);
+    apply(docs, versions, [putWrite(v1)]);
+    apply(docs, versions, [putWrite(v2)]);
     // A writer that still believes the document is at version 1:
-    const stale = apply(docs, versions, [put({ ...v1, name: 'stale', $version: 2 })]);
+    const stale = apply(docs, versions, [putWrite({ ...v1, name: 'stale', $version: 2 })]);
     expect(stale.counts).not.to.deep.equal(stale.expected);
     expect(docs).to.deep.equal([toStored(v2)]);
     const staleDelete = apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 1 }]);
@@ -641,15 +634,15 @@ describe('MongoDB store: write plan', () => {
     const docs: StoredDocument[] = [];
     const versions: VersionRecord[] = [];
     let doc = v1;
-    apply(docs, versions, [put(doc, 3)]);
+    apply(docs, versions, [putWrite(doc, { keepVersions: 3 })]);
     for (let v = 2; v <= 6; v++) {
       doc = { ...doc, n: v, $version: v };
-      const { counts, expected } = apply(docs, versions, [put(doc, 3)]);
+      const { counts, expected } = apply(docs, versions, [putWrite(doc, { keepVersions: 3 })]);
       expect(counts).to.deep.equal(expected);
     }
     expect(versions.map((r) => r.version)).to.deep.equal([4, 5, 6]);
     expect(fromStored(versions.at(-1)!.document)).to.deep.equal(doc);
-    apply(docs, versions, [put(other)]);
+    apply(docs, versions, [putWrite(other)]);
     apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 6 }]);
     expect(docs.map((d) => d._id)).to.deep.equal(['doc_o']);
     expect(versions.map((r) => r.docId)).to.deep.equal(['doc_o']);

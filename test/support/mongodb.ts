@@ -14,6 +14,7 @@ import { createMongoStore } from '../../src/store/mongodb/index.js';
 import { startMemoryReplicaSet } from '../../src/store/mongodb/memoryServer.js';
 import type { Store } from '../../src/store/port.js';
 import type { StoreFactory } from '../store/factories.js';
+import { withTimeout } from './timeout.js';
 
 /** How long mongodb-memory-server may take to start (a first run downloads `mongod`). */
 const MEMORY_SERVER_START_MS = 120_000;
@@ -37,14 +38,6 @@ export function uniqueDbPrefix(): string {
 }
 
 let probe: Promise<MongoTestTarget | null> | null = null;
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Drop every database whose name starts with `<stem>_` (a prefix or this run's stem). */
 export async function dropDatabases(uri: string, stem: string): Promise<void> {
