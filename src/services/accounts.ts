@@ -81,7 +81,7 @@ export class AccountService {
   }): Promise<{ token: string; account: AccountRecord }> {
     const account = await this.store.accounts.findAccountByEmail(input.email.toLowerCase());
     // Verify even for unknown emails so timing does not reveal which emails exist.
-    const ok = await verifyPassword(input.password, account?.passwordHash ?? DUMMY_HASH);
+    const ok = await verifyPassword(input.password, account?.passwordHash ?? (await dummyHash()));
     if (!account || !ok) throw unauthorized('Email or password is wrong.');
     return { token: await this.openSession(account.id), account };
   }
@@ -150,5 +150,10 @@ export class AccountService {
   }
 }
 
-// A valid scrypt hash of a random password, used to equalise login timing.
-const DUMMY_HASH = await hashPassword(`dummy-${Math.random()}`);
+// A valid scrypt hash of a random password, used to equalise login timing. Made on the first
+// login of an unknown email rather than at start-up.
+let dummy: Promise<string> | undefined;
+function dummyHash(): Promise<string> {
+  dummy ??= hashPassword(`dummy-${Math.random()}`);
+  return dummy;
+}

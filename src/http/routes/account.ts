@@ -1,6 +1,5 @@
 /** Signup, login, logout, the account and its projects: session-authenticated `/api` routes. */
 import { z } from 'zod';
-import { badRequest } from '../../errors.js';
 import {
   credentialsSchema,
   projectNameSchema,
@@ -67,9 +66,4 @@ export function registerAccountRoutes(router: FolioRouter): void {
     const projects = await ctx.services.accounts.listProjects(accountOf(ctx));
     ctx.body = { projects: projects.map(publicProject) };
   });
-}
-
-export function requireString(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value === '') throw badRequest(`${name} is required.`, { field: name });
-  return value;
 }

@@ -3,8 +3,7 @@ import { createKeySchema, publicKey } from '../../services/apiKeys.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { sessionAuth } from '../middleware/sessionAuth.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
-import { requireString } from './account.js';
-import { parseBody } from './parseBody.js';
+import { parseBody, requireString } from './parseBody.js';
 
 export function registerKeyRoutes(router: FolioRouter): void {
   const body = jsonBody([JSON_TYPE], 64 * 1024);
