@@ -228,6 +228,15 @@ forEachStore('documents over HTTP', (ctx) => {
       expect((await req('GET', `/cas/${doc._id}`)).body).to.include({ a: 2, $version: 2 });
     });
 
+    it('If-Match: * requires the document to exist', async () => {
+      const missing = await req('PUT', '/cas/star-missing', { body: { a: 1 }, headers: { 'If-Match': '*' } });
+      expect(missing.status).to.equal(412);
+      expect((await req('GET', '/cas/star-missing')).status).to.equal(404);
+      await req('PUT', '/cas/star-present', { body: { a: 1 } });
+      const present = await req('PUT', '/cas/star-present', { body: { a: 2 }, headers: { 'If-Match': '*' } });
+      expect(present.status).to.equal(200);
+    });
+
     it('a malformed If-Match is 400', async () => {
       const doc = (await req('POST', '/cas', { body: { a: 1 } })).body;
       const res = await req('PUT', `/cas/${doc._id}`, { body: { a: 2 }, headers: { 'If-Match': 'banana' } });

@@ -81,6 +81,17 @@ forEachStore('errors and input validation', (ctx) => {
     await expectNothingWritten('bad5');
   });
 
+  it('documents nested deeper than 64 levels are 400', async () => {
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 70; i++) deep = { d: deep };
+    const res = await req('POST', '/bad7', { body: deep });
+    expect(res.status).to.equal(400);
+    expect(res.body.error.code).to.equal('invalid_body');
+    let ok: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 30; i++) ok = { d: ok };
+    expect((await req('POST', '/bad8', { body: ok })).status).to.equal(201);
+  });
+
   it('a merge patch cannot smuggle in bad field names', async () => {
     const doc = (await req('POST', '/bad4', { body: { a: 1 } })).body;
     const res = await req('PATCH', `/bad4/${doc._id}`, {

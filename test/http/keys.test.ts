@@ -39,6 +39,11 @@ forEachStore('accounts, sessions and projects', (ctx) => {
       body: { email, password: 'wrong password' },
     });
     expect(wrong.status).to.equal(401);
+    const unknown = await ctx.server.request('POST', '/api/auth/login', {
+      body: { email: `nobody-${Date.now()}@example.test`, password },
+    });
+    expect(unknown.status).to.equal(401);
+    expect(unknown.body.error.message).to.equal(wrong.body.error.message);
     const login = await ctx.server.request('POST', '/api/auth/login', { body: { email, password } });
     expect(login.status).to.equal(200);
     const session = login.body.token;
@@ -120,6 +125,20 @@ forEachStore('API keys', (ctx) => {
     const listed = await keysOf(t.session, t.project);
     expect(JSON.stringify(listed)).to.not.include(res.body.rawKey.slice(14));
     expect(listed.map((k: { id: string }) => k.id)).to.include(res.body.apiKey.id);
+  });
+
+  it('records when a key was last used', async () => {
+    const t = await ctx.server.tenant();
+    expect((await keysOf(t.session, t.project))[0].lastUsedAt).to.equal(null);
+    const before = Date.now();
+    await ctx.server.request('GET', `/${t.project}/c`, { key: t.key });
+    // The stamp is written in the background: wait for it briefly.
+    let lastUsedAt: string | null = null;
+    for (let i = 0; i < 50 && !lastUsedAt; i++) {
+      lastUsedAt = (await keysOf(t.session, t.project))[0].lastUsedAt;
+      if (!lastUsedAt) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(Date.parse(lastUsedAt as string)).to.be.at.least(before - 1000);
   });
 
   it('enforces active keys per plan (Free 2); revoking frees a slot', async () => {
