@@ -60,6 +60,11 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     await next();
     // Nothing answered: a JSON 404 rather than Koa's plain-text one.
     if (ctx.status === 404 && ctx.body == null) throw notFound('Route');
+    // A plain OPTIONS (not a CORS preflight, which corsPolicy answered): the router sets only the
+    // Allow header; the API answers JSON everywhere, so the body says the same.
+    if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {
+      ctx.body = { allow: (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean) };
+    }
   });
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));

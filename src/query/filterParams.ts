@@ -19,6 +19,11 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 export const MAX_FILTERS = 100;
 /** Items in one `in` list. */
 export const MAX_IN_ITEMS = 100;
+/**
+ * Characters in a `contains` value. It becomes a regular expression, whose compiler overflows
+ * on patterns of some ten thousand characters; no real search needs more than this.
+ */
+export const MAX_CONTAINS_LENGTH = 1000;
 
 const operatorSchema = z.enum(FILTER_OPERATORS);
 const existsSchema = z.enum(['true', 'false']);
@@ -92,6 +97,9 @@ function condition(key: string, op: FilterOperator, raw: string): { [op: string]
     case 'lte':
       return { [`$${op}`]: rangeOperand(raw) };
     case 'contains':
+      if (raw.length > MAX_CONTAINS_LENGTH) {
+        throw invalidQuery(key, `contains takes at most ${MAX_CONTAINS_LENGTH} characters`);
+      }
       return { $regex: escapeRegex(raw), $options: 'i' };
     case 'exists': {
       const flag = existsSchema.safeParse(raw);

@@ -135,15 +135,18 @@ function applyOne(document: JsonValue, operation: Operation, index: number): Jso
  * Object.prototype's functions and treat a missing field as present.
  */
 function assertPointersResolve(document: JsonValue, operation: Operation, index: number): void {
-  const mustExist: string[] = [];
-  if (operation.op === 'move' || operation.op === 'copy') mustExist.push(operation.from);
+  const mustExist: Array<{ pointer: string; container: boolean }> = [];
+  if (operation.op === 'move' || operation.op === 'copy')
+    mustExist.push({ pointer: operation.from, container: false });
   if (operation.op === 'remove' || operation.op === 'replace' || operation.op === 'test') {
-    mustExist.push(operation.path);
+    mustExist.push({ pointer: operation.path, container: false });
   } else if (operation.path !== '') {
-    mustExist.push(parentPointer(operation.path)); // add, move, copy: the target's parent
+    // add, move, copy: the target's parent must be an object or array to add into.
+    mustExist.push({ pointer: parentPointer(operation.path), container: true });
   }
-  for (const pointer of mustExist) {
-    if (!pointerResolves(document, pointer)) {
+  for (const { pointer, container } of mustExist) {
+    const found = valueAt(document, pointer);
+    if (found === undefined || (container && (typeof found !== 'object' || found === null))) {
       throw patchFailed(`Patch cannot be applied: operation ${index}: path "${pointer}" does not exist.`, {
         index,
       });
@@ -155,22 +158,21 @@ function parentPointer(pointer: string): string {
   return pointer.slice(0, pointer.lastIndexOf('/'));
 }
 
-/** Whether an RFC 6901 pointer names a value of `document`, through own members only. */
-function pointerResolves(document: JsonValue, pointer: string): boolean {
-  if (pointer === '') return true;
+/** The value an RFC 6901 pointer names in `document`, through own members only; undefined if none. */
+function valueAt(document: JsonValue, pointer: string): JsonValue | undefined {
   let node: JsonValue = document;
-  for (const raw of pointer.split('/').slice(1)) {
+  for (const raw of pointer === '' ? [] : pointer.split('/').slice(1)) {
     const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(node)) {
-      if (!/^(?:0|[1-9]\d*)$/.test(segment) || Number(segment) >= node.length) return false;
+      if (!/^(?:0|[1-9]\d*)$/.test(segment) || Number(segment) >= node.length) return undefined;
       node = node[Number(segment)]!;
     } else if (isJsonObject(node) && Object.hasOwn(node, segment)) {
       node = node[segment]!;
     } else {
-      return false;
+      return undefined;
     }
   }
-  return true;
+  return node;
 }
 
 /** A copy may double the document: hold the intermediate result to the final document's limits. */
