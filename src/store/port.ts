@@ -178,6 +178,11 @@ export interface ProjectRecord {
   accountId: string;
   name: string;
   createdAt: string;
+  /**
+   * Browser origins allowed to call the project's data routes with any of its keys, or null for
+   * the default policy (any origin for read-only keys, none for read-write keys).
+   */
+  allowedOrigins: string[] | null;
 }
 
 export interface ApiKeyRecord {
@@ -238,6 +243,8 @@ export interface AccountRepository {
   getProject(id: string): Promise<ProjectRecord | null>;
   findProject(accountId: string, name: string): Promise<ProjectRecord | null>;
   listProjects(accountId: string): Promise<ProjectRecord[]>;
+  /** Replace the project's allowed origins (null: the default policy). */
+  setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void>;
 
   createKey(key: ApiKeyRecord): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | null>;

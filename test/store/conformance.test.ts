@@ -705,8 +705,14 @@ for (const factory of factories) {
 
       it('creates, finds and lists projects; a name is unique within its account only', async () => {
         const accountId = newId('acc');
-        const p1 = { id: newId('prj'), accountId, name: 'shop', createdAt: isoNow() };
-        const p2 = { id: newId('prj'), accountId, name: 'blog', createdAt: isoNow() };
+        const p1 = { id: newId('prj'), accountId, name: 'shop', createdAt: isoNow(), allowedOrigins: null };
+        const p2 = {
+          id: newId('prj'),
+          accountId,
+          name: 'blog',
+          createdAt: isoNow(),
+          allowedOrigins: ['https://a.example'],
+        };
         await store.accounts.createProject(p1);
         await store.accounts.createProject(p2);
         expect(await store.accounts.getProject(p1.id)).to.deep.equal(p1);
@@ -717,7 +723,13 @@ for (const factory of factories) {
         expect(listed).to.have.deep.members([p1, p2]);
         expect(listed).to.have.length(2);
         const error = await store.accounts
-          .createProject({ id: newId('prj'), accountId, name: 'shop', createdAt: isoNow() })
+          .createProject({
+            id: newId('prj'),
+            accountId,
+            name: 'shop',
+            createdAt: isoNow(),
+            allowedOrigins: null,
+          })
           .then(
             () => null,
             (e: unknown) => e,
@@ -729,8 +741,29 @@ for (const factory of factories) {
           accountId: newId('acc'),
           name: 'shop',
           createdAt: isoNow(),
+          allowedOrigins: null,
         });
         expect(await store.accounts.listProjects(accountId)).to.have.length(2);
+      });
+
+      it('replaces a project’s allowed origins, and null restores the default policy', async () => {
+        const project = {
+          id: newId('prj'),
+          accountId: newId('acc'),
+          name: 'web',
+          createdAt: isoNow(),
+          allowedOrigins: null,
+        };
+        await store.accounts.createProject(project);
+        await store.accounts.setAllowedOrigins(project.id, ['https://a.example', 'http://localhost:5173']);
+        expect((await store.accounts.getProject(project.id))?.allowedOrigins).to.deep.equal([
+          'https://a.example',
+          'http://localhost:5173',
+        ]);
+        await store.accounts.setAllowedOrigins(project.id, []);
+        expect((await store.accounts.getProject(project.id))?.allowedOrigins).to.deep.equal([]);
+        await store.accounts.setAllowedOrigins(project.id, null);
+        expect((await store.accounts.getProject(project.id))?.allowedOrigins).to.equal(null);
       });
     });
 

@@ -181,10 +181,18 @@ describe('MongoDB store: system records', () => {
   });
 
   it('round-trips projects and keys, config and nulls included', () => {
-    const project = { id: newId('prj'), accountId: newId('acc'), name: 'shop', createdAt: isoNow() };
+    const project = {
+      id: newId('prj'),
+      accountId: newId('acc'),
+      name: 'shop',
+      createdAt: isoNow(),
+      allowedOrigins: ['https://a.example'],
+    };
     expect(
       fromProjectDoc(throughBson(toProjectDoc(project)) as ReturnType<typeof toProjectDoc>),
     ).to.deep.equal(project);
+    const { allowedOrigins: _, ...older } = toProjectDoc(project);
+    expect(fromProjectDoc(older).allowedOrigins, 'a project written before origins existed').to.equal(null);
     const key: ApiKeyRecord = {
       id: newId('key'),
       projectId: project.id,
