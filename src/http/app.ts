@@ -15,6 +15,7 @@ import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import type { FolioContext, FolioState } from './types.js';
@@ -41,6 +42,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   registerAccountRoutes(system);
   registerKeyRoutes(system);
+  registerApiDocRoutes(system);
 
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
