@@ -8,10 +8,10 @@ import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
 import type { Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
-import { EmbeddedAgendaBackend } from './agendaBackend.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { EmbeddedCounters } from './counters.js';
 import { EmbeddedDocuments } from './documents.js';
+import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
 
