@@ -9,11 +9,14 @@ import Database from 'better-sqlite3';
 import type { Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
 import { EmbeddedChangeFeed } from './changes.js';
+import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
+import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
+import { EmbeddedWebhooks } from './webhooks.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory of the database file; created if missing. */
@@ -32,6 +35,9 @@ interface Parts {
   documents: EmbeddedDocuments;
   changes: EmbeddedChangeFeed;
   accounts: EmbeddedAccounts;
+  webhooks: EmbeddedWebhooks;
+  deliveries: EmbeddedDeliveries;
+  consumers: EmbeddedFeedConsumers;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
 }
@@ -59,6 +65,18 @@ export class EmbeddedStore implements Store {
 
   get accounts(): EmbeddedAccounts {
     return this.#ready().accounts;
+  }
+
+  get webhooks(): EmbeddedWebhooks {
+    return this.#ready().webhooks;
+  }
+
+  get deliveries(): EmbeddedDeliveries {
+    return this.#ready().deliveries;
+  }
+
+  get consumers(): EmbeddedFeedConsumers {
+    return this.#ready().consumers;
   }
 
   /** The open database, for the embedded Agenda backend and embedded-only tooling. */
@@ -99,6 +117,9 @@ export class EmbeddedStore implements Store {
       changes,
       documents: new EmbeddedDocuments(db, changes),
       accounts: new EmbeddedAccounts(db),
+      webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
+      deliveries: new EmbeddedDeliveries(db),
+      consumers: new EmbeddedFeedConsumers(db),
       agenda: null,
       pruneTimer,
     };
