@@ -8,6 +8,7 @@ import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
 import type { Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
+import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
@@ -108,14 +109,15 @@ export class EmbeddedStore implements Store {
       db.close();
       throw error;
     }
-    const changes = new EmbeddedChangeFeed(db, this.options.eventRetentionMs);
+    const log = new ChangeLog(db);
+    const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
     changes.prune();
     const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
     this.#parts = {
       db,
       changes,
-      documents: new EmbeddedDocuments(db, changes),
+      documents: new EmbeddedDocuments(db, log, changes),
       accounts: new EmbeddedAccounts(db),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

@@ -75,6 +75,29 @@ export function projectDbName(prefix: string, scope: DataScope): string {
   return `${prefix}_${projectSegment(scope.projectId)}_${scope.env}`;
 }
 
+/**
+ * A regular expression (source) matching exactly the project databases of `prefix`: what the
+ * store's change stream selects. Anchored with the exact segment shapes, so another deployment
+ * whose prefix merely starts with this one (`folio` vs `folio_a`) never matches.
+ */
+export function projectDbPattern(prefix: string): string {
+  assertDbPrefix(prefix);
+  return `^${prefix}_(prj_[0-9a-hjkmnp-tv-z]{26}|x[0-9a-f]{32})_(live|test)$`;
+}
+
+/**
+ * The scope a project database holds, when its name says so: canonical project ids are kept
+ * readable (lower-cased ULIDs, upper-cased back here); hashed ones cannot be read back (null).
+ */
+export function scopeFromDbName(prefix: string, dbName: string): DataScope | null {
+  assertDbPrefix(prefix);
+  const head = `${prefix}_prj_`;
+  if (!dbName.startsWith(head)) return null;
+  const match = /^([0-9a-hjkmnp-tv-z]{26})_(live|test)$/.exec(dbName.slice(head.length));
+  if (!match) return null;
+  return { projectId: `prj_${match[1]!.toUpperCase()}`, env: match[2] as DataScope['env'] };
+}
+
 /** The database holding accounts, projects, keys, sessions, counters and jobs. */
 export function systemDbName(prefix: string): string {
   assertDbPrefix(prefix);
