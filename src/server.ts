@@ -7,12 +7,15 @@ import { createApp } from './http/app.js';
 import { JobRunner } from './jobs/jobRunner.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
+import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { openStore } from './store/open.js';
 
 export interface RunningServer {
   url: string;
   port: number;
   services: Services;
+  /** Reads the change feed for webhooks (tests look at its lease). */
+  dispatcher: WebhookDispatcher;
   storeDescription: string;
   /** Set when this start created the dev account and key. */
   bootstrap: BootstrapResult | null;
@@ -37,13 +40,22 @@ export async function startServer(
     logger,
   );
   jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  // Agenda stops before the store closes, and the delivery client after Agenda.
+  const dispatcher = new WebhookDispatcher(
+    opened.store,
+    jobs,
+    { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
+    logger,
+  );
+  // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
+  // delivery client after Agenda.
   const stopBackground = async () => {
+    await dispatcher.stop();
     await jobs.stop();
     await services.webhookSender.close();
   };
   try {
     await jobs.start();
+    dispatcher.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(services, logger);
@@ -55,6 +67,7 @@ export async function startServer(
       url: `http://${host}:${port}`,
       port,
       services,
+      dispatcher,
       storeDescription: opened.description,
       bootstrap,
       close() {

@@ -56,6 +56,8 @@ export const configSchema = z.strictObject({
     disableAfterFailures: positiveInt,
     /** Bytes of a receiver's answer read (the rest is discarded). */
     maxResponseBytes: positiveInt,
+    /** The dispatcher's lease: another instance takes over this long after a holder died. */
+    dispatcherLeaseMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
