@@ -103,7 +103,9 @@ export class WebhookDispatcher {
             sub.close();
           }
         })
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'webhook dispatcher lease renewal failed'));
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'webhook dispatcher lease renewal failed'),
+        );
     }, this.options.leaseMs / 3);
     renew.unref();
     try {
