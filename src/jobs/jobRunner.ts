@@ -64,7 +64,7 @@ export class JobRunner implements DeliveryQueue {
 
   /** The lock outlives one attempt and the scan window in which Agenda claims jobs early. */
   get lockLifetimeMs(): number {
-    return this.options.pollMs + this.options.attemptTimeoutMs + 5_000;
+    return this.options.pollMs + this.options.attemptTimeoutMs + 1_000;
   }
 
   handleDeliveries(handler: DeliveryHandler): void {
