@@ -4,8 +4,8 @@
  * jobs saved by other instances are found by polling every `pollMs`.
  *
  * Shutdown (`stop`): Agenda stops taking jobs and releases those it had claimed but not started;
- * attempts in flight are aborted and reschedule themselves, and `stop` waits for Agenda to have
- * saved them, so the store can close right after. Agenda's own leftover timers keep nothing
+ * attempts in flight get a short grace to finish, the rest are aborted and reschedule themselves,
+ * and `stop` waits for Agenda to have saved them, so the store can close right after. Agenda's own leftover timers keep nothing
  * waiting: `folio serve` exits when `close()` resolves.
  */
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
@@ -29,7 +29,12 @@ export interface JobRunnerOptions {
   keepFinishedMs: number;
 }
 
-/** How long stop() waits for aborted attempts to be saved before letting the store close. */
+/**
+ * How long stop() lets attempts in flight finish on their own before aborting them: an attempt
+ * cut short after the receiver took it would be sent again (at least once, but needlessly).
+ */
+const STOP_GRACE_MS = 3_000;
+/** How long stop() then waits for aborted attempts to be saved before letting the store close. */
 const STOP_WAIT_MS = 5_000;
 
 export class JobRunner implements DeliveryQueue {
@@ -135,13 +140,19 @@ export class JobRunner implements DeliveryQueue {
     if (!this.#started) return;
     this.#started = false;
     await this.#agenda.stop();
-    this.#shutdown.abort();
     const saved = Promise.all([...this.#running.values()].map((run) => run.done));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, STOP_WAIT_MS);
-    });
-    await Promise.race([saved, timeout]);
-    clearTimeout(timer);
+    await within(saved, Math.min(STOP_GRACE_MS, this.options.attemptTimeoutMs));
+    this.#shutdown.abort();
+    await within(saved, STOP_WAIT_MS);
   }
+}
+
+/** Wait for `promise`, but no longer than `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
 }
