@@ -46,11 +46,10 @@ describe('MongoDB store: webhook failure pipeline', () => {
 });
 
 describe('MongoDB store: feed consumer lease', () => {
-  const now = Date.now();
   const lease = (holder: string | null, expiresInMs: number) => ({
     _id: 'dispatcher',
     holder,
-    leaseExpiresAt: new Date(now + expiresInMs),
+    leaseExpiresAt: new Date(Date.now() + expiresInMs),
   });
 
   it('may be taken when free, own or expired, and not while another holder has it', () => {
