@@ -18,6 +18,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
 
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
@@ -51,6 +52,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     assertCollectionName(collection);
     await next();
   });
+  // Before the document routes: `_webhooks` must not be read as a document id.
+  registerWebhookRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());
