@@ -93,7 +93,8 @@ export async function admin(argv: string[]): Promise<number> {
     ),
   });
   const config = loadConfig();
-  const opened = await openStore(config);
+  // No data-directory lock: these commands must work beside a running embedded server.
+  const opened = await openStore(config, { lockDataDir: false });
   try {
     const output = await command(
       createServices(opened.store, config),

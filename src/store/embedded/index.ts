@@ -2,7 +2,6 @@
  * The embedded store: one SQLite file (`<dataDir>/folio.db`, WAL) serving one Folio process.
  * Nothing touches the disk before `init()`; the repositories exist from then on.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
@@ -11,6 +10,8 @@ import { EmbeddedAccounts } from './accounts.js';
 import { EmbeddedAgendaBackend } from './agendaBackend.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { EmbeddedCounters } from './counters.js';
+import { asDataDirError, prepareDataDir } from './dataDir.js';
+import { type DataDirLock, lockDataDir } from './dataDirLock.js';
 import { EmbeddedDocuments } from './documents.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
@@ -20,6 +21,11 @@ export interface EmbeddedStoreOptions {
   dataDir: string;
   /** Change events younger than this stay resumable. */
   eventRetentionMs: number;
+  /**
+   * Hold the directory's one-process lock (dataDirLock.ts) while open; default true. Short-lived
+   * operator commands that only add accounts and keys pass false to run beside a server.
+   */
+  lock?: boolean;
 }
 
 export const DATABASE_FILE = 'folio.db';
@@ -34,6 +40,7 @@ interface Parts {
   accounts: EmbeddedAccounts;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
+  lock: DataDirLock | null;
 }
 
 export class EmbeddedStore implements Store {
@@ -75,8 +82,15 @@ export class EmbeddedStore implements Store {
   async init(): Promise<void> {
     if (this.#parts) return;
     if (this.#closed) throw new Error('embedded store: init() after close()');
-    mkdirSync(this.options.dataDir, { recursive: true });
-    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    prepareDataDir(this.options.dataDir);
+    const lock = this.options.lock === false ? null : lockDataDir(this.options.dataDir);
+    let db: Database.Database;
+    try {
+      db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    } catch (error) {
+      lock?.release();
+      throw asDataDirError(this.options.dataDir, error);
+    }
     try {
       db.pragma('journal_mode = WAL');
       // NORMAL is durable against process crashes in WAL mode; only an OS crash can lose the
@@ -88,7 +102,8 @@ export class EmbeddedStore implements Store {
       applySchema(db);
     } catch (error) {
       db.close();
-      throw error;
+      lock?.release();
+      throw asDataDirError(this.options.dataDir, error);
     }
     const changes = new EmbeddedChangeFeed(db, this.options.eventRetentionMs);
     changes.prune();
@@ -101,6 +116,7 @@ export class EmbeddedStore implements Store {
       accounts: new EmbeddedAccounts(db),
       agenda: null,
       pruneTimer,
+      lock,
     };
   }
 
@@ -116,6 +132,7 @@ export class EmbeddedStore implements Store {
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
     parts.db.close();
+    parts.lock?.release();
   }
 
   #ready(): Parts {
