@@ -1,7 +1,7 @@
 /**
  * `folio account|project|key create`: operator commands that work on the configured store
- * directly, whatever `auth.signup` says (DESIGN: "the CLI can always create accounts and
- * keys"). Secrets are printed once, like the HTTP API shows them once.
+ * directly, whatever `auth.signup` says: the CLI can always create accounts and keys. Secrets
+ * are printed once, like the HTTP API shows them once.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';

@@ -41,6 +41,8 @@ export interface StartedFolio {
   child: ChildProcess;
   /** stdout and stderr so far, interleaved. */
   output: () => string;
+  /** stdout alone. */
+  stdout: () => string;
   url: string;
 }
 
@@ -65,11 +67,14 @@ export async function startFolio(dataDir: string, options: StartOptions = {}): P
       ? spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn(process.execPath, ['bin/folio.js', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const collect = (chunk: Buffer) => {
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
   const deadline = Date.now() + 20_000;
   while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
     if (Date.now() > deadline || child.exitCode !== null) {
@@ -79,7 +84,7 @@ export async function startFolio(dataDir: string, options: StartOptions = {}): P
     await new Promise((r) => setTimeout(r, 50));
   }
   const url = (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string;
-  return { child, output: () => out, url };
+  return { child, output: () => out, stdout: () => stdout, url };
 }
 
 /** SIGTERM the process and return its exit code. */
