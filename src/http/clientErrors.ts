@@ -70,7 +70,9 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   // Node attaches the in-flight response to the socket; it is not part of the typed API.
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (answer && socket.writable && !inFlight?.headersSent) {
-    socket.end(clientErrorResponse(answer, newId('req')));
+    // A request Koa already holds (its body late) keeps its id, so the answer matches the log.
+    const known = inFlight?.getHeader('X-Request-Id');
+    socket.end(clientErrorResponse(answer, typeof known === 'string' ? known : newId('req')));
   }
   socket.destroy();
 }
