@@ -42,6 +42,8 @@ export const configSchema = z.strictObject({
     timeoutMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
+  /** Imports commit in batches of at most this many documents and bytes (docs/import-export.md). */
+  imports: z.strictObject({ batchDocuments: positiveInt, batchBytes: positiveInt }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
 });
 

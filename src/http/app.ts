@@ -17,6 +17,7 @@ import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerTransferRoutes } from './routes/transfer.js';
 import type { FolioContext, FolioState } from './types.js';
 
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
@@ -49,6 +50,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     assertCollectionName(collection);
     await next();
   });
+  registerTransferRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

@@ -49,6 +49,9 @@ function assertFieldNames(value: JsonValue, path: string, depth: number): void {
     if (key.startsWith('$'))
       throw badRequest(`Field "${where}": names may not start with "$".`, { field: where });
     if (key.includes('.')) throw badRequest(`Field "${where}": names may not contain ".".`, { field: where });
+    // Parsers that keep `__proto__` as a plain key (CSV headers, streamed JSON) reach here.
+    if (key === '__proto__')
+      throw badRequest(`Field "${where}": the name __proto__ is not allowed.`, { field: where });
     assertFieldNames(child, where, depth + 1);
   }
 }
@@ -63,6 +66,7 @@ export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; 
   const fields: JsonObject = {};
   let id: JsonValue | undefined;
   for (const [key, value] of Object.entries(body)) {
+    if (key === '__proto__') throw badRequest('The field name __proto__ is not allowed.', { field: key });
     if (key === '_id') id = value;
     else if (isMetaField(key)) continue;
     else if (key === RESERVED_FIELD)

@@ -221,7 +221,11 @@ export class EmbeddedDocuments implements DocumentRepository {
 }
 
 /** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
-function selectSql(scope: DataScope, collection: string, query: FindQuery): { sql: string; params: SqlParam[] } {
+function selectSql(
+  scope: DataScope,
+  collection: string,
+  query: FindQuery,
+): { sql: string; params: SqlParam[] } {
   const where = compileFilter(query.filter);
   const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
   const sql =
