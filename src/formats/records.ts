@@ -122,7 +122,8 @@ export async function* readCsv(text: AsyncIterable<string>): AsyncGenerator<CsvR
   // papaparse would guess the line ending from its first chunk, which may end before the first
   // line does; look far enough to see one.
   let head = '';
-  while (!/[\r\n]/.test(head) && head.length < 1 << 20) {
+  // A lone `\r` may be the first half of `\r\n`: read on until the ending is certain.
+  while (!/\n|\r[^\n]/.test(head) && head.length < 1 << 20) {
     const next = await source.next();
     if (next.done) break;
     head += next.value;

@@ -21,7 +21,7 @@ const jsonLeaf = fc.oneof(
   fc.constantFrom('', '42', '-0', '1e3', 'true', 'FALSE', 'null', '{}', '[1]', '"x"', '08123', ' 5', '[x'),
   fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
   fc.integer(),
-  fc.constantFrom(2 ** 53, 2 ** 60, -(2 ** 70), 1e21, 9007199254740993),
+  fc.constantFrom(2 ** 53, 2 ** 60, -(2 ** 70), 1e21, 2 ** 53 + 2),
   fc.boolean(),
   fc.constant(null),
   fc.constant({}),
@@ -91,13 +91,20 @@ describe('CSV rows and documents', () => {
 
   it('a row rebuilt from its columns is the document again', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ minLength: 1 }).filter((k) => !k.includes('.')), jsonLeaf, { maxKeys: 6 }), (fields) => {
-        const doc = { nested: fields, top: fields } as JsonObject;
-        const names = flattenDocument(doc).map(([n]) => n);
-        if (names.length === 0) return;
-        const rebuilt = rowToDocument(parseHeader(names), documentToRow(names, doc));
-        expect(JSON.parse(JSON.stringify(rebuilt))).to.deep.equal(JSON.parse(JSON.stringify(doc)));
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.string({ minLength: 1 }).filter((k) => !k.includes('.')),
+          jsonLeaf,
+          { maxKeys: 6 },
+        ),
+        (fields) => {
+          const doc = { nested: fields, top: fields } as JsonObject;
+          const names = flattenDocument(doc).map(([n]) => n);
+          if (names.length === 0) return;
+          const rebuilt = rowToDocument(parseHeader(names), documentToRow(names, doc));
+          expect(JSON.parse(JSON.stringify(rebuilt))).to.deep.equal(JSON.parse(JSON.stringify(doc)));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -114,7 +121,10 @@ describe('record readers', () => {
       const text = ['h1,h2', '1,"a', 'b"', '', '2,3', ',', '4,5'].join(newline) + newline;
       for (const size of [1, 2, 7, 1000]) {
         const records = await collect(readCsv(chunks(text, size)));
-        expect(records.map((r) => r.line), `${JSON.stringify(newline)} ${size}`).to.deep.equal([1, 2, 5, 7]);
+        expect(
+          records.map((r) => r.line),
+          `${JSON.stringify(newline)} ${size}`,
+        ).to.deep.equal([1, 2, 5, 7]);
         expect(records[1]!.cells).to.deep.equal(['1', `a${newline}b`]);
       }
     }

@@ -31,7 +31,9 @@ forEachStore(
       });
       expect(res.status).to.equal(207);
       const r = res.body.results;
-      expect(r.map((x: { status: number }) => x.status)).to.deep.equal([201, 201, 200, 201, 200, 204, 404, 409, 400, 400, 400]);
+      expect(r.map((x: { status: number }) => x.status)).to.deep.equal([
+        201, 201, 200, 201, 200, 204, 404, 409, 400, 400, 400,
+      ]);
       expect(r[0]).to.have.keys('status', '_id', 'ok');
       expect(r[0]._id).to.match(/^doc_/);
       expect(r[1]).to.deep.equal({ status: 201, _id: 'chosen', ok: true });
@@ -47,7 +49,11 @@ forEachStore(
       const existing = (await api().req('GET', '/mixed/existing')).body;
       expect(existing).to.include({ v: 2, w: 3, $version: 3 });
       const versions = (await api().req('GET', '/mixed/existing/versions')).body.versions;
-      expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal(['patch', 'update', 'create']);
+      expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal([
+        'patch',
+        'update',
+        'create',
+      ]);
       expect((await api().req('GET', '/mixed/fresh')).status).to.equal(404);
     });
 
@@ -61,14 +67,17 @@ forEachStore(
           { method: 'PATCH', id: 'x', body: { b: true } },
         ],
       });
-      expect(res.body.results.map((x: { status: number }) => x.status)).to.deep.equal([201, 200, 204, 201, 200]);
+      expect(res.body.results.map((x: { status: number }) => x.status)).to.deep.equal([
+        201, 200, 204, 201, 200,
+      ]);
       const doc = (await api().req('GET', '/ordered/x')).body;
       expect(doc).to.include({ step: 4, b: true, $version: 2 });
       expect(doc).to.not.have.property('a');
     });
 
     it(`plan maximum: ${MAX_OPS} operations run, ${MAX_OPS + 1} are 403 and nothing runs`, async () => {
-      const ops = (n: number) => Array.from({ length: n }, (_, i) => ({ method: 'PUT', id: `m${i}`, body: { i } }));
+      const ops = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ method: 'PUT', id: `m${i}`, body: { i } }));
       const over = await bulk('maxed', { operations: ops(MAX_OPS + 1) });
       expect(over.status).to.equal(403);
       expect(over.body.error.details).to.deep.equal({ limit: 'bulkOperations', max: MAX_OPS, plan: 'free' });
@@ -85,7 +94,12 @@ forEachStore(
         { operations: [] },
         { operations: {} },
         { operations: [{ method: 'GET', id: 'a' }] },
-        { operations: [{ method: 'PUT', id: 'a', body: {} }, { method: 'PUT', id: 'b', bdy: {} }] },
+        {
+          operations: [
+            { method: 'PUT', id: 'a', body: {} },
+            { method: 'PUT', id: 'b', bdy: {} },
+          ],
+        },
         { operations: [{ method: 'PUT', id: 7, body: {} }] },
         { operations: [{ method: 'PUT', id: 'a', body: {} }], extra: true },
       ];
@@ -94,7 +108,10 @@ forEachStore(
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.error.code).to.equal('invalid_body');
       }
-      const notJson = await api().req('POST', '/envelope/_bulk', { rawBody: '{"operations":', contentType: 'application/json' });
+      const notJson = await api().req('POST', '/envelope/_bulk', {
+        rawBody: '{"operations":',
+        contentType: 'application/json',
+      });
       expect(notJson.status).to.equal(400);
       expect(await api().all('envelope')).to.have.length(0);
     });

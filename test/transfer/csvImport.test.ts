@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
+import type { Json } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { CSV, transferClient, userPart } from './client.js';
 
@@ -47,7 +48,7 @@ forEachStore('CSV import', (ctx) => {
       headers: { Authorization: `Bearer ${ctx.tenant.key}`, 'Content-Type': CSV },
       body,
     });
-    const result = await res.json();
+    const result: Json = await res.json();
     expect(res.status, JSON.stringify(result)).to.equal(200);
     const docs = (await api().all(collection)).map(userPart).map(({ _id, ...rest }: { _id: string }) => rest);
     return { result, docs };
@@ -65,13 +66,20 @@ forEachStore('CSV import', (ctx) => {
   });
 
   it('a UTF-8 BOM is not part of the first column name; UTF-8 text is kept', async () => {
-    const { docs } = await importCsv(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('city,word\nZürich,日本語 ✓\n')]));
+    const { docs } = await importCsv(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('city,word\nZürich,日本語 ✓\n')]),
+    );
     expect(docs).to.deep.equal([{ city: 'Zürich', word: '日本語 ✓' }]);
   });
 
   it('an empty file and a header alone import nothing', async () => {
     expect((await importCsv('')).result).to.deep.equal({ imported: 0, skipped: 0, errors: [], total: 0 });
-    expect((await importCsv('a,b\r\n')).result).to.deep.equal({ imported: 0, skipped: 0, errors: [], total: 0 });
+    expect((await importCsv('a,b\r\n')).result).to.deep.equal({
+      imported: 0,
+      skipped: 0,
+      errors: [],
+      total: 0,
+    });
   });
 
   it('ragged rows: missing cells leave fields out; extra cells are the row error, with its line', async () => {

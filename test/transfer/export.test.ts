@@ -9,7 +9,14 @@ const TRICKY = [
   { _id: 'r1', name: 'Ada', age: 36, zip: '08123', code: '42', flag: 'true', empty: '', nil: null },
   { _id: 'r2', address: { city: 'Zürich', geo: { lat: 47.37, lng: 8.54 } }, tags: ['a', 'b,c', '"q"'] },
   { _id: 'r3', nested: { deep: { deeper: { x: [1, { y: 'z' }] } } }, obj: {}, unicode: '日本語 ✓ emoji 🎉' },
-  { _id: 'r4', big: 2 ** 60, small: 1e-7, neg: -0.5, quote: 'she said "hi", then\r\nleft', text: '[not json' },
+  {
+    _id: 'r4',
+    big: 2 ** 60,
+    small: 1e-7,
+    neg: -0.5,
+    quote: 'she said "hi", then\r\nleft',
+    text: '[not json',
+  },
   { _id: 'r5', looksJson: '[1,2]', looksString: '"x"', looksObj: '{}', bool: false, n: 0 },
 ];
 
@@ -25,7 +32,11 @@ forEachStore(
     before(async () => {
       const seeded = await api().importRaw('tricky', JSON.stringify(TRICKY), JSON_TYPE);
       expect(seeded.body.imported).to.equal(TRICKY.length);
-      const people = Array.from({ length: 10 }, (_, i) => ({ _id: `p${i}`, i, team: i % 2 ? 'odd' : 'even' }));
+      const people = Array.from({ length: 10 }, (_, i) => ({
+        _id: `p${i}`,
+        i,
+        team: i % 2 ? 'odd' : 'even',
+      }));
       expect((await api().importRaw('people', JSON.stringify(people), JSON_TYPE)).body.imported).to.equal(10);
     });
 
@@ -33,12 +44,25 @@ forEachStore(
       const res = await exportRaw('people');
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-      expect(res.headers.get('content-disposition')).to.match(/^attachment; filename="people-\d{8}T\d{6}Z\.json"$/);
+      expect(res.headers.get('content-disposition')).to.match(
+        /^attachment; filename="people-\d{8}T\d{6}Z\.json"$/,
+      );
       // Streamed: sent in chunks, without a length known up front.
       expect(res.headers.get('content-length')).to.equal(null);
       expect(res.headers.get('transfer-encoding')).to.equal('chunked');
       const docs = (await res.json()) as Array<Record<string, unknown>>;
-      expect(docs.map((d) => d._id)).to.deep.equal(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9']);
+      expect(docs.map((d) => d._id)).to.deep.equal([
+        'p0',
+        'p1',
+        'p2',
+        'p3',
+        'p4',
+        'p5',
+        'p6',
+        'p7',
+        'p8',
+        'p9',
+      ]);
       expect(docs[0]).to.have.keys('_id', 'i', 'team', '$createdAt', '$updatedAt', '$version');
     });
 
@@ -67,7 +91,9 @@ forEachStore(
       expect(bad.status).to.equal(400);
       const unknown = await exportRaw('people', NDJSON, '?limit=5');
       expect(unknown.status).to.equal(400);
-      expect(((await unknown.json()) as { error: { details: { param: string } } }).error.details.param).to.equal('limit');
+      expect(
+        ((await unknown.json()) as { error: { details: { param: string } } }).error.details.param,
+      ).to.equal('limit');
     });
 
     it(`plan maximum: ${MAX_EXPORT} matching documents export, ${MAX_EXPORT + 1} are 403 saying how many match`, async () => {
@@ -77,7 +103,12 @@ forEachStore(
       expect(over.status).to.equal(403);
       const body = (await over.json()) as { error: { code: string; message: string; details: unknown } };
       expect(body.error.code).to.equal('plan_limit_exceeded');
-      expect(body.error.details).to.deep.equal({ limit: 'exportDocuments', max: MAX_EXPORT, plan: 'free', matched: 13 });
+      expect(body.error.details).to.deep.equal({
+        limit: 'exportDocuments',
+        max: MAX_EXPORT,
+        plan: 'free',
+        matched: 13,
+      });
       expect(body.error.message).to.include('13 documents match');
       const at = await exportRaw('capped', JSON_TYPE, `?filter[i][lt]=${MAX_EXPORT}`);
       expect(at.status).to.equal(200);
@@ -98,7 +129,13 @@ forEachStore(
       const text = await (await exportRaw('tricky', CSV)).text();
       const header = text.split('\r\n')[0]!.split(',');
       expect(header.slice(0, 4)).to.deep.equal(['_id', 'name', 'age', 'zip']);
-      expect(header).to.include.members(['address.city', 'address.geo.lat', 'nested.deep.deeper.x', 'obj', 'tags']);
+      expect(header).to.include.members([
+        'address.city',
+        'address.geo.lat',
+        'nested.deep.deeper.x',
+        'obj',
+        'tags',
+      ]);
       expect(header.slice(-3)).to.deep.equal(['$createdAt', '$updatedAt', '$version']);
       expect(text).to.include('r1,Ada,36,08123,"""42""","""true""","""""",null');
       expect(text).to.include('"[""a"",""b,c"",""\\""q\\""""]"');
@@ -114,7 +151,12 @@ forEachStore(
         const target = `copy${format}`;
         const res = await api().importRaw(target, exported, type);
         expect(res.status).to.equal(200);
-        expect(res.body).to.deep.equal({ imported: TRICKY.length, skipped: 0, errors: [], total: TRICKY.length });
+        expect(res.body).to.deep.equal({
+          imported: TRICKY.length,
+          skipped: 0,
+          errors: [],
+          total: TRICKY.length,
+        });
         const copied = (await api().all(target)).map(userPart);
         expect(copied).to.deep.equal(TRICKY);
       });

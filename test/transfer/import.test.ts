@@ -23,7 +23,10 @@ forEachStore(
     const api = () => transferClient(ctx);
 
     it('imports a JSON array: every document gets its id, metadata and a create version', async () => {
-      const docs = [{ _id: 'a1', name: 'Ada', tags: ['x'] }, { name: 'Bob', address: { city: 'Paris' } }];
+      const docs = [
+        { _id: 'a1', name: 'Ada', tags: ['x'] },
+        { name: 'Bob', address: { city: 'Paris' } },
+      ];
       const res = await api().importRaw('people', JSON.stringify(docs), JSON_TYPE);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ imported: 2, skipped: 0, errors: [], total: 2 });
@@ -69,8 +72,15 @@ forEachStore(
     });
 
     it('refuses __proto__ as a field name in every format, without touching any prototype', async () => {
-      const nd = await api().importRaw('proto', '{"__proto__":{"polluted":1}}\n{"ok":{"__proto__":1}}\n', NDJSON);
-      expect(nd.body.errors.map((e: { code: string }) => e.code)).to.deep.equal(['invalid_body', 'invalid_body']);
+      const nd = await api().importRaw(
+        'proto',
+        '{"__proto__":{"polluted":1}}\n{"ok":{"__proto__":1}}\n',
+        NDJSON,
+      );
+      expect(nd.body.errors.map((e: { code: string }) => e.code)).to.deep.equal([
+        'invalid_body',
+        'invalid_body',
+      ]);
       const csv = await api().importRaw('proto', '__proto__.polluted,constructor\n1,2\n', CSV);
       expect(csv.body.imported).to.equal(0);
       expect(csv.body.errors[0].code).to.equal('invalid_body');
@@ -92,7 +102,14 @@ forEachStore(
 
     describe('onConflict', () => {
       it('fail (the default): taken ids give 409 conflict naming them, and nothing of the body is written', async () => {
-        await api().importRaw('conf', JSON.stringify([{ _id: 'c1', v: 1 }, { _id: 'c2', v: 1 }]), JSON_TYPE);
+        await api().importRaw(
+          'conf',
+          JSON.stringify([
+            { _id: 'c1', v: 1 },
+            { _id: 'c2', v: 1 },
+          ]),
+          JSON_TYPE,
+        );
         const res = await api().importRaw(
           'conf',
           JSON.stringify([{ _id: 'c3', v: 2 }, { _id: 'c2', v: 2 }, { _id: 'c1', v: 2 }, { v: 2 }]),
@@ -120,7 +137,11 @@ forEachStore(
         await api().importRaw('skip', JSON.stringify([{ _id: 's1', v: 1 }]), JSON_TYPE);
         const res = await api().importRaw(
           'skip',
-          JSON.stringify([{ _id: 's1', v: 2 }, { _id: 's2', v: 2 }, { _id: 's2', v: 3 }]),
+          JSON.stringify([
+            { _id: 's1', v: 2 },
+            { _id: 's2', v: 2 },
+            { _id: 's2', v: 3 },
+          ]),
           JSON_TYPE,
           '?onConflict=skip',
         );
@@ -133,12 +154,20 @@ forEachStore(
       });
 
       it('overwrite: taken ids are replaced as by PUT (new version, update record, $createdAt kept), in body order', async () => {
-        const first = await api().importRaw('over', JSON.stringify([{ _id: 'o1', v: 1, gone: true }]), JSON_TYPE);
+        const first = await api().importRaw(
+          'over',
+          JSON.stringify([{ _id: 'o1', v: 1, gone: true }]),
+          JSON_TYPE,
+        );
         expect(first.body.imported).to.equal(1);
         const before = (await api().req('GET', '/over/o1')).body;
         const res = await api().importRaw(
           'over',
-          JSON.stringify([{ _id: 'o1', v: 2 }, { _id: 'o2', v: 1 }, { _id: 'o1', v: 3 }]),
+          JSON.stringify([
+            { _id: 'o1', v: 2 },
+            { _id: 'o2', v: 1 },
+            { _id: 'o1', v: 3 },
+          ]),
           JSON_TYPE,
           '?onConflict=overwrite',
         );
@@ -148,7 +177,11 @@ forEachStore(
         expect(o1.$version).to.equal(3);
         expect(o1.$createdAt).to.equal(before.$createdAt);
         const versions = (await api().req('GET', '/over/o1/versions')).body.versions;
-        expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal(['update', 'update', 'create']);
+        expect(versions.map((v: { operation: string }) => v.operation)).to.deep.equal([
+          'update',
+          'update',
+          'create',
+        ]);
       });
 
       it('an unknown mode or parameter is 400 invalid_query', async () => {
@@ -162,7 +195,12 @@ forEachStore(
 
     describe('idField', () => {
       it('takes the id from the named field, keeps the field, and reads CSV numbers as id text', async () => {
-        const res = await api().importRaw('skus', 'sku,name\nA-1,apple\n1002,pear\n,none\n', CSV, '?idField=sku');
+        const res = await api().importRaw(
+          'skus',
+          'sku,name\nA-1,apple\n1002,pear\n,none\n',
+          CSV,
+          '?idField=sku',
+        );
         expect(res.body.imported).to.equal(2);
         expect(res.body.errors).to.have.length(1);
         expect(res.body.errors[0]).to.include({ index: 2, line: 4, code: 'missing_id' });
@@ -174,7 +212,12 @@ forEachStore(
       });
 
       it('an _id that disagrees with the id field is the record error; a bad idField is 400', async () => {
-        const res = await api().importRaw('skus2', '{"sku":"a","_id":"b"}\n{"sku":"c","_id":"c"}\n', NDJSON, '?idField=sku');
+        const res = await api().importRaw(
+          'skus2',
+          '{"sku":"a","_id":"b"}\n{"sku":"c","_id":"c"}\n',
+          NDJSON,
+          '?idField=sku',
+        );
         expect(res.body.imported).to.equal(1);
         expect(res.body.errors[0]).to.include({ index: 0, code: 'invalid_body' });
         const bad = await api().importRaw('skus2', '[]', JSON_TYPE, '?idField=a.b');
@@ -189,7 +232,11 @@ forEachStore(
         const over = await api().importRaw('lim', lines(MAX_DOCS + 1), NDJSON);
         expect(over.status).to.equal(403);
         expect(over.body.error.code).to.equal('plan_limit_exceeded');
-        expect(over.body.error.details).to.deep.equal({ limit: 'importDocuments', max: MAX_DOCS, plan: 'free' });
+        expect(over.body.error.details).to.deep.equal({
+          limit: 'importDocuments',
+          max: MAX_DOCS,
+          plan: 'free',
+        });
         expect(await api().all('lim')).to.have.length(0);
         const at = await api().importRaw('lim', lines(MAX_DOCS), NDJSON);
         expect(at.status).to.equal(200);
@@ -268,7 +315,11 @@ forEachStore(
         const type = await api().importRaw('enc', 'a\n1\n', 'text/plain');
         expect(type.status).to.equal(415);
         const readOnly = await ctx.tenant.newKey({ scope: 'read-only', name: 'ro' });
-        const ro = await api().req('POST', '/enc/_import', { key: readOnly.rawKey, rawBody: '[]', contentType: JSON_TYPE });
+        const ro = await api().req('POST', '/enc/_import', {
+          key: readOnly.rawKey,
+          rawBody: '[]',
+          contentType: JSON_TYPE,
+        });
         expect(ro.status).to.equal(403);
         expect(ro.body.error.code).to.equal('read_only_key');
         expect(await api().all('enc')).to.have.length(0);
@@ -279,9 +330,18 @@ forEachStore(
       const scope = await tenantScope(ctx.server, ctx.tenant);
       const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'evented'));
       try {
-        const first = await api().importRaw('evented', JSON.stringify([{ _id: 'e1' }, { _id: 'e2' }, { _id: 'e3' }, { _id: 'e4' }]), JSON_TYPE);
+        const first = await api().importRaw(
+          'evented',
+          JSON.stringify([{ _id: 'e1' }, { _id: 'e2' }, { _id: 'e3' }, { _id: 'e4' }]),
+          JSON_TYPE,
+        );
         expect(first.body.imported).to.equal(4);
-        const second = await api().importRaw('evented', '{"_id":"e2","v":2}\n{"_id":"e5"}\n', NDJSON, '?onConflict=overwrite');
+        const second = await api().importRaw(
+          'evented',
+          '{"_id":"e2","v":2}\n{"_id":"e5"}\n',
+          NDJSON,
+          '?onConflict=overwrite',
+        );
         expect(second.body.imported).to.equal(2);
         // A marker written afterwards must be the very next event: no duplicates in between.
         await api().req('POST', '/evented', { body: { _id: 'marker' } });
