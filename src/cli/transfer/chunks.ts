@@ -57,8 +57,9 @@ export async function* fileRecords(
 
 /** The body for a chunk of records. */
 export function chunkBody(format: TransferFormat, header: string, records: readonly FileRecord[]): string {
-  const lines = records.map((r) => r.text);
-  return `${format === 'csv' ? `${header}\r\n` : ''}${lines.join(format === 'csv' ? '\r\n' : '\n')}\n`;
+  const newline = format === 'csv' ? '\r\n' : '\n';
+  const lines = records.map((r) => `${r.text}${newline}`);
+  return `${format === 'csv' ? `${header}${newline}` : ''}${lines.join('')}`;
 }
 
 /** Bytes a record adds to a chunk body. */

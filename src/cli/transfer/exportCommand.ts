@@ -30,7 +30,7 @@ Options:
   -f, --format F            json, csv or ndjson (default: from --out's extension, else json)
   --filter 'FIELD[OP]=V'    keep matching documents; repeatable (AND). OP is one of eq, neq,
                             gt, gte, lt, lte, contains, in, exists; 'FIELD=V' means eq
-  --sort FIELDS             e.g. -age,name (a leading - sorts descending)
+  --sort=FIELDS             e.g. --sort=-age,name (a leading - sorts descending)
   -h, --help                this help
 
 An export larger than the plan allows is refused (403, with the number that match): narrow

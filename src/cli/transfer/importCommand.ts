@@ -182,6 +182,7 @@ async function run(plan: Plan, file: string, size: number, onConflict: string): 
   const sentence =
     `${totals.imported} imported, ${totals.skipped} skipped, ${totals.failed} failed of ${totals.total} records ` +
     `in ${totals.requests} request(s)${failure ? `; stopped: ${failure}. ${resumeHint(onConflict)}` : ''}`;
+  if (failure) process.stderr.write(`folio: ${failure}\n`);
   process.stdout.write(summaryLine(summary, interactive, sentence));
   if (interactive) {
     for (const e of summary.errors)
