@@ -92,16 +92,27 @@ forEachStore(
     });
 
     it('NDJSON and JSON files too, with the collection and format given', async () => {
-      const nd = await file('a.ndjson', Array.from({ length: 20 }, (_, i) => JSON.stringify({ i })).join('\n'));
+      const nd = await file(
+        'a.ndjson',
+        Array.from({ length: 20 }, (_, i) => JSON.stringify({ i })).join('\n'),
+      );
       const ndRun = await runFolio(['import', nd, '-c', 'fromnd'], env());
       expect(JSON.parse(ndRun.out).imported).to.equal(20);
-      const json = await file('b.data', JSON.stringify(Array.from({ length: 15 }, (_, i) => ({ _id: `j${i}` }))));
+      const json = await file(
+        'b.data',
+        JSON.stringify(Array.from({ length: 15 }, (_, i) => ({ _id: `j${i}` }))),
+      );
       const jsonRun = await runFolio(['import', json, '-c', 'fromjson', '--format', 'json'], env());
       expect(JSON.parse(jsonRun.out)).to.include({ imported: 15, total: 15 });
     });
 
     it('record errors make the exit code 1 and are numbered as in the whole file', async () => {
-      const path = await file('bad.ndjson', ['{"a":1}', '{"a":2}', '', '{"a":', ...Array.from({ length: 10 }, () => '{"b":1}'), '{"$x":1}'].join('\n'));
+      const path = await file(
+        'bad.ndjson',
+        ['{"a":1}', '{"a":2}', '', '{"a":', ...Array.from({ length: 10 }, () => '{"b":1}'), '{"$x":1}'].join(
+          '\n',
+        ),
+      );
       const { code, out } = await runFolio(['import', path, '-c', 'witherrors'], env());
       expect(code).to.equal(1);
       const summary = JSON.parse(out);
@@ -125,14 +136,28 @@ forEachStore(
       expect(partial.length).to.equal(summary.imported + 1);
       const again = await runFolio(['import', path, '-c', 'resume', '--on-conflict', 'skip'], env());
       expect(again.code).to.equal(0);
-      expect(JSON.parse(again.out)).to.include({ imported: 20 - 1 - summary.imported, skipped: summary.imported + 1 });
+      expect(JSON.parse(again.out)).to.include({
+        imported: 20 - 1 - summary.imported,
+        skipped: summary.imported + 1,
+      });
       expect(await api().all('resume')).to.have.length(20);
     });
 
     it('exports with filters and sort to a file whose extension picks the format', async () => {
       const out = join(dir, 'odd.csv');
       const res = await runFolio(
-        ['export', '-c', 'people', '--filter', 'n[gte]=50', '--filter', 'n[lt]=55', '--sort=-n', '--out', out],
+        [
+          'export',
+          '-c',
+          'people',
+          '--filter',
+          'n[gte]=50',
+          '--filter',
+          'n[lt]=55',
+          '--sort=-n',
+          '--out',
+          out,
+        ],
         env(),
       );
       expect(res.code, res.err).to.equal(0);
@@ -145,7 +170,12 @@ forEachStore(
     it('exports to standard output (summary on stderr), and fails with exit 1 over the plan', async () => {
       const res = await runFolio(['export', '-c', 'fromnd', '-f', 'ndjson', '--sort', 'i'], env());
       expect(res.code).to.equal(0);
-      expect(res.out.trim().split('\n').map((l) => JSON.parse(l).i)).to.deep.equal([...Array(20).keys()]);
+      expect(
+        res.out
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).i),
+      ).to.deep.equal([...Array(20).keys()]);
       expect(JSON.parse(res.err)).to.include({ ok: true, documents: 20 });
       const over = await runFolio(['export', '-c', 'people', '--out', join(dir, 'all.json')], env());
       expect(over.code).to.equal(1);
@@ -196,7 +226,10 @@ describe('folio import against real rate limits', function () {
   it('waits out 429 responses (Retry-After) and imports everything', async () => {
     const tenant = await server.tenant();
     const path = await file('limited.csv', csvRows(20));
-    const { code, out, err } = await runFolio(['import', path, '-c', 'limited'], envFor(server, tenant.key, tenant.project));
+    const { code, out, err } = await runFolio(
+      ['import', path, '-c', 'limited'],
+      envFor(server, tenant.key, tenant.project),
+    );
     expect(code, err).to.equal(0);
     expect(JSON.parse(out)).to.include({ imported: 20, total: 20 });
     expect(JSON.parse(out).requests).to.be.greaterThanOrEqual(4);

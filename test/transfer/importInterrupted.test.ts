@@ -1,0 +1,152 @@
+/**
+ * What an import promises when it stops half-way, tested the hard way: the server process is
+ * killed (SIGKILL) while an import is being written, then started again on the same data.
+ * Promise: the records in are exactly a prefix of the body, a whole number of batches, each with
+ * its version 1; re-sending the body with onConflict=skip imports exactly the rest.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { mongoConnection } from '../support/mongodb.js';
+
+const RECORDS = 10_000;
+const BATCH = 10;
+
+interface Target {
+  name: string;
+  env(): Promise<Record<string, string>>;
+}
+
+const mongo = await mongoConnection();
+const targets: Target[] = [
+  {
+    name: 'embedded',
+    env: async () => ({ FOLIO_DATA_DIR: await mkdtemp(join(tmpdir(), 'folio-kill-')) }),
+  },
+  ...(mongo
+    ? [
+        {
+          name: 'mongodb @mongodb',
+          env: async () => ({ MONGODB_URI: mongo.uri, FOLIO_MONGODB_DB_PREFIX: mongo.dbPrefix }),
+        },
+      ]
+    : []),
+];
+
+/** `folio serve` in its own process; resolves with its URL once it listens. */
+async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      FOLIO_LOG_LEVEL: 'silent',
+      FOLIO_BOOTSTRAP: 'false',
+      FOLIO_IMPORTS_BATCH_DOCUMENTS: String(BATCH),
+      FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(RECORDS),
+      FOLIO_PLANS_FREE_REQUESTS_PER_SECOND: '100000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Keep reading its output to the end: a closed pipe would kill it on its next write.
+  let output = '';
+  child.stderr!.resume();
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += String(chunk);
+      const url = /listening on (\S+)/.exec(output)?.[1];
+      if (url) resolve({ child, url });
+    });
+    child.once('exit', () => reject(new Error(`folio serve exited: ${output}`)));
+  });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+const ids = Array.from({ length: RECORDS }, (_, i) => `k${String(i).padStart(6, '0')}`);
+const body = ids.map((id, i) => JSON.stringify({ _id: id, i })).join('\n');
+
+for (const target of targets) {
+  describe(`an import cut off half-way [${target.name}]`, function () {
+    this.timeout(120_000);
+    let env: Record<string, string>;
+    let child: ChildProcess | null = null;
+    after(async () => {
+      if (child && child.exitCode === null && child.signalCode === null) await kill(child);
+      if (env?.FOLIO_DATA_DIR) await rm(env.FOLIO_DATA_DIR, { recursive: true, force: true });
+    });
+
+    it('leaves whole batches in input order, and a re-run with onConflict=skip imports exactly the rest', async () => {
+      env = await target.env();
+      let server = await serve(env);
+      child = server.child;
+      const signup = await fetch(`${server.url}/api/auth/signup`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'kill@example.test', password: 'correct horse battery' }),
+      });
+      const { token } = (await signup.json()) as { token: string };
+      const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` };
+      await fetch(`${server.url}/api/projects`, { method: 'POST', headers: json, body: '{"name":"p"}' });
+      const created = await fetch(`${server.url}/api/keys`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ project: 'p', name: 'k', env: 'test', scope: 'read-write' }),
+      });
+      const { rawKey } = (await created.json()) as { rawKey: string };
+      const auth = { Authorization: `Bearer ${rawKey}` };
+      const count = async (url: string) =>
+        ((await (await fetch(`${url}/p/cut?count=true`, { headers: auth })).json()) as { count: number })
+          .count;
+      const send = (url: string, query = '') =>
+        fetch(`${url}/p/cut/_import${query}`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/x-ndjson' },
+          body,
+        });
+
+      const cutOff = send(server.url).then(
+        (res) => `answered ${res.status}`,
+        () => 'connection lost',
+      );
+      // Kill the server as soon as the first batches are in.
+      while ((await count(server.url)) === 0) await sleep(5);
+      await kill(server.child);
+      expect(await cutOff).to.equal('connection lost');
+
+      server = await serve(env);
+      child = server.child;
+      const settled = await count(server.url);
+      expect(settled).to.be.greaterThan(0).and.lessThan(RECORDS);
+      expect(settled % BATCH).to.equal(0);
+      const page = await fetch(`${server.url}/p/cut?sort=-_id&limit=1&select=i`, { headers: auth });
+      const last = ((await page.json()) as { data: Array<{ _id: string; i: number }> }).data[0]!;
+      // The documents in are exactly the first `settled` records: the highest id is record settled-1.
+      expect(last).to.deep.equal({ _id: ids[settled - 1], i: settled - 1 });
+      const versions = await fetch(`${server.url}/p/cut?filter[$version][neq]=1&count=true`, {
+        headers: auth,
+      });
+      expect(((await versions.json()) as { count: number }).count).to.equal(0);
+
+      const resumed = await send(server.url, '?onConflict=skip');
+      expect(resumed.status).to.equal(200);
+      expect(await resumed.json()).to.deep.equal({
+        imported: RECORDS - settled,
+        skipped: settled,
+        errors: [],
+        total: RECORDS,
+      });
+      expect(await count(server.url)).to.equal(RECORDS);
+      await kill(server.child);
+    });
+  });
+}
