@@ -133,3 +133,6 @@ try {
 } finally {
   await server.close();
 }
+
+// Import, export and bulk: a server process of its own (bench/transfer.ts).
+await import('./transfer.js');
