@@ -16,6 +16,7 @@ import { AppError, conflict } from '../../errors.js';
 import type { TransferFormat } from '../../formats/formats.js';
 import type { DataScope, DocumentWrite, Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
+import { assertDocumentSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
 import {
@@ -119,8 +120,15 @@ export class ImportService {
       let prepared: PreparedRecord;
       try {
         prepared = prepareRecord(record.value, options.idField);
-        // Checked now so that a too-large record is known before anything is written.
-        buildDocument(prepared.id, prepared.fields, null, maxDocumentBytes);
+        // Checked now, so that a too-large record is known before anything is written, at the
+        // largest version number there can be: pass 2 need not measure it again.
+        assertDocumentSize(
+          {
+            ...buildDocument(prepared.id, prepared.fields, null, Number.POSITIVE_INFINITY),
+            $version: Number.MAX_SAFE_INTEGER,
+          },
+          maxDocumentBytes,
+        );
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         errors.push(importError(record, error.code, error.message));
@@ -193,7 +201,6 @@ export class ImportService {
     batch: SpooledRecord[],
     result: ImportResult,
   ): Promise<void> {
-    const maxBytes = this.config.documents.maxBytes;
     for (let attempt = 1; ; attempt++) {
       const state = await this.#current(
         ctx.scope,
@@ -215,14 +222,8 @@ export class ImportService {
           );
           continue;
         }
-        let doc: ReturnType<typeof buildDocument>;
-        try {
-          doc = buildDocument(record.id, record.fields, current, maxBytes);
-        } catch (error) {
-          if (!(error instanceof AppError)) throw error;
-          outcome.errors.push(importError(record, error.code, error.message, record.id));
-          continue;
-        }
+        // Its size was checked in pass 1 against the largest metadata it can get.
+        const doc = buildDocument(record.id, record.fields, current);
         writes.push(putWrite(ctx, doc, current?.$version ?? 0, current ? 'update' : 'create'));
         state.set(record.id, doc);
         outcome.imported += 1;
