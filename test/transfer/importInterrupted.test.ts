@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { mongoConnection } from '../support/mongodb.js';
+import { tenantScope } from '../support/scope.js';
+import { forEachStore } from '../support/stores.js';
 
 const RECORDS = 10_000;
 const BATCH = 10;
@@ -150,3 +152,45 @@ for (const target of targets) {
     });
   });
 }
+
+/**
+ * The same promise when the server lives but its store fails mid-import (here: closed under
+ * it): the answer is 503 import_interrupted saying exactly which records are settled.
+ */
+forEachStore(
+  'an import whose store fails half-way',
+  (ctx) => {
+    it('answers 503 import_interrupted with resumeAt: whole batches before it are in, with their events', async () => {
+      const store = ctx.server.running.services.store;
+      const scope = await tenantScope(ctx.server, ctx.tenant);
+      const feed = store.changes.watch(scope, 'failing');
+      const importing = fetch(`${ctx.server.url}/${ctx.tenant.project}/failing/_import`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ctx.tenant.key}`, 'Content-Type': 'application/x-ndjson' },
+        body: ids
+          .slice(0, 5000)
+          .map((id, i) => JSON.stringify({ _id: id, i }))
+          .join('\n'),
+      });
+      const seen: string[] = [];
+      for await (const event of feed) {
+        seen.push(event.documentId);
+        // The first batch is in: take the store away.
+        if (seen.length === BATCH) break;
+      }
+      await store.close();
+      const res = await importing;
+      expect(res.status).to.equal(503);
+      const { error } = (await res.json()) as { error: { code: string; details: Record<string, number> } };
+      expect(error.code).to.equal('import_interrupted');
+      const { resumeAt = -1, imported, skipped, total } = error.details;
+      expect(resumeAt).to.be.greaterThan(0).and.lessThan(5000);
+      expect(resumeAt % BATCH).to.equal(0);
+      expect(imported).to.equal(resumeAt);
+      expect(skipped).to.equal(0);
+      expect(total).to.equal(5000);
+      expect(seen).to.deep.equal(ids.slice(0, BATCH));
+    });
+  },
+  { config: { imports: { batchDocuments: BATCH }, plans: { free: { maxImportDocuments: RECORDS } } } },
+);

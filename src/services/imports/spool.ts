@@ -26,6 +26,7 @@ export class Spool {
   #out: WriteStream | null = null;
   #dir: string | null = null;
   #file = '';
+  #error: Error | null = null;
   count = 0;
 
   async append(index: number, line: number | undefined, id: string, fields: JsonObject): Promise<void> {
@@ -33,7 +34,12 @@ export class Spool {
       this.#dir = await mkdtemp(join(tmpdir(), 'folio-import-'));
       this.#file = join(this.#dir, 'records.ndjson');
       this.#out = createWriteStream(this.#file);
+      // Kept for the next append (a full disk, say); after dispose() it no longer matters.
+      this.#out.on('error', (error) => {
+        this.#error ??= error;
+      });
     }
+    if (this.#error) throw this.#error;
     const entry: Line = [index, line ?? null, id, fields];
     this.count += 1;
     if (!this.#out.write(`${JSON.stringify(entry)}\n`)) await once(this.#out, 'drain');
@@ -43,6 +49,7 @@ export class Spool {
   async *records(): AsyncGenerator<SpooledRecord> {
     const out = this.#out;
     if (!out) return;
+    if (this.#error) throw this.#error;
     out.end();
     await once(out, 'finish');
     const lines = createInterface({
