@@ -7,51 +7,22 @@
  * Run alone: `node --import tsx bench/transfer.ts`; `npm run bench` runs it after the query
  * bench. BENCH_JSON=1 adds a machine-readable line.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
 
 const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
 const CLI_ROWS = 100_000;
 const BULK_OPS = 100;
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-}
-
-async function serve(dataDir: string): Promise<Server> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      FOLIO_DATA_DIR: dataDir,
-      FOLIO_LOG_LEVEL: 'silent',
-      FOLIO_BOOTSTRAP: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      output += String(chunk);
-      const url = /listening on (\S+)/.exec(output)?.[1];
-      if (url) resolve({ child, url });
-    });
-    child.once('exit', () => reject(new Error(`folio serve exited: ${output}`)));
-  });
-}
-
-async function stop(server: Server): Promise<void> {
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGTERM');
-  await exited;
+function serve(dataDir: string): Promise<FolioProcess> {
+  return serveFolio({ FOLIO_DATA_DIR: dataDir });
 }
 
 /** Resident memory of a process, from /proc: current and peak (high-water mark), in MiB. */
@@ -197,7 +168,7 @@ try {
   };
 
   // Export 250,000 from a freshly started server: peak RSS above idle is the export's own cost.
-  await stop(server);
+  await stopFolio(server);
   server = await serve(dataDir);
   await call(`${server.url}/bench/exported?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
   const idle = memory(server.child.pid!);
@@ -251,7 +222,7 @@ try {
   if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
   results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
 } finally {
-  await stop(server).catch(() => {});
+  await stopFolio(server).catch(() => {});
   await rm(dataDir, { recursive: true, force: true });
 }
 

@@ -4,13 +4,12 @@
  * Promise: the records in are exactly a prefix of the body, a whole number of batches, each with
  * its version 1; re-sending the body with onConflict=skip imports exactly the rest.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
 import { mongoConnection } from '../support/mongodb.js';
 import { tenantScope } from '../support/scope.js';
 import { forEachStore } from '../support/stores.js';
@@ -39,39 +38,14 @@ const targets: Target[] = [
     : []),
 ];
 
-/** `folio serve` in its own process; resolves with its URL once it listens. */
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-    env: {
-      ...process.env,
-      ...env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      FOLIO_LOG_LEVEL: 'silent',
-      FOLIO_BOOTSTRAP: 'false',
-      FOLIO_IMPORTS_BATCH_DOCUMENTS: String(BATCH),
-      FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(RECORDS),
-      FOLIO_PLANS_FREE_REQUESTS_PER_SECOND: '100000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // Keep reading its output to the end: a closed pipe would kill it on its next write.
-  let output = '';
-  child.stderr!.resume();
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      output += String(chunk);
-      const url = /listening on (\S+)/.exec(output)?.[1];
-      if (url) resolve({ child, url });
-    });
-    child.once('exit', () => reject(new Error(`folio serve exited: ${output}`)));
-  });
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
+/** Small batches, and a plan that takes the whole body in one request. */
+function folioEnv(env: Record<string, string>): Record<string, string> {
+  return {
+    ...env,
+    FOLIO_IMPORTS_BATCH_DOCUMENTS: String(BATCH),
+    FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(RECORDS),
+    FOLIO_PLANS_FREE_REQUESTS_PER_SECOND: '100000',
+  };
 }
 
 const ids = Array.from({ length: RECORDS }, (_, i) => `k${String(i).padStart(6, '0')}`);
@@ -81,16 +55,16 @@ for (const target of targets) {
   describe(`an import cut off half-way [${target.name}]`, function () {
     this.timeout(120_000);
     let env: Record<string, string>;
-    let child: ChildProcess | null = null;
+    let server: FolioProcess | null = null;
     after(async () => {
-      if (child && child.exitCode === null && child.signalCode === null) await kill(child);
+      if (server) await stopFolio(server, 'SIGKILL');
       if (env?.FOLIO_DATA_DIR) await rm(env.FOLIO_DATA_DIR, { recursive: true, force: true });
     });
 
     it('leaves whole batches in input order, and a re-run with onConflict=skip imports exactly the rest', async () => {
       env = await target.env();
-      let server = await serve(env);
-      child = server.child;
+      server = await serveFolio(folioEnv(env));
+      const first = server;
       const signup = await fetch(`${server.url}/api/auth/signup`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
@@ -116,17 +90,16 @@ for (const target of targets) {
           body,
         });
 
-      const cutOff = send(server.url).then(
+      const cutOff = send(first.url).then(
         (res) => `answered ${res.status}`,
         () => 'connection lost',
       );
       // Kill the server as soon as the first batches are in.
-      while ((await count(server.url)) === 0) await sleep(5);
-      await kill(server.child);
+      while ((await count(first.url)) === 0) await sleep(5);
+      await stopFolio(first, 'SIGKILL');
       expect(await cutOff).to.equal('connection lost');
 
-      server = await serve(env);
-      child = server.child;
+      server = await serveFolio(folioEnv(env));
       const settled = await count(server.url);
       expect(settled).to.be.greaterThan(0).and.lessThan(RECORDS);
       expect(settled % BATCH).to.equal(0);
@@ -148,7 +121,6 @@ for (const target of targets) {
         total: RECORDS,
       });
       expect(await count(server.url)).to.equal(RECORDS);
-      await kill(server.child);
     });
   });
 }
