@@ -7,6 +7,8 @@ export const JSON_TYPE = 'application/json';
 
 export interface TransferClient {
   importRaw(collection: string, body: string, contentType: string, query?: string): Promise<ApiResponse>;
+  /** Import `docs` as a JSON array. */
+  importJson(collection: string, docs: unknown[], query?: string): Promise<ApiResponse>;
   /** Every document of the collection, in `_id` order (via export, so no page limits). */
   all(collection: string): Promise<Json[]>;
   req: (method: string, path: string, options?: Parameters<TestServer['request']>[2]) => Promise<ApiResponse>;
@@ -16,10 +18,12 @@ export function transferClient(ctx: { server: TestServer; tenant: Tenant }): Tra
   const path = (p: string) => `/${ctx.tenant.project}${p}`;
   const req: TransferClient['req'] = (method, p, options = {}) =>
     ctx.server.request(method, path(p), { key: ctx.tenant.key, ...options });
+  const importRaw: TransferClient['importRaw'] = (collection, body, contentType, query = '') =>
+    req('POST', `/${collection}/_import${query}`, { rawBody: body, contentType });
   return {
     req,
-    importRaw: (collection, body, contentType, query = '') =>
-      req('POST', `/${collection}/_import${query}`, { rawBody: body, contentType }),
+    importJson: (collection, docs, query) => importRaw(collection, JSON.stringify(docs), JSON_TYPE, query),
+    importRaw,
     async all(collection) {
       const res = await fetch(`${ctx.server.url}${path(`/${collection}/_export`)}`, {
         headers: { Accept: NDJSON, Authorization: `Bearer ${ctx.tenant.key}` },

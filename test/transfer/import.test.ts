@@ -27,7 +27,7 @@ forEachStore(
         { _id: 'a1', name: 'Ada', tags: ['x'] },
         { name: 'Bob', address: { city: 'Paris' } },
       ];
-      const res = await api().importRaw('people', JSON.stringify(docs), JSON_TYPE);
+      const res = await api().importJson('people', docs);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ imported: 2, skipped: 0, errors: [], total: 2 });
       const stored = await api().all('people');
@@ -63,7 +63,7 @@ forEachStore(
         { _id: 12.5 },
         { ok: 2 },
       ];
-      const res = await api().importRaw('rules', JSON.stringify(records), JSON_TYPE);
+      const res = await api().importJson('rules', records);
       expect(res.status).to.equal(200);
       expect(res.body.imported).to.equal(2);
       expect(res.body.errors.map((e: { index: number }) => e.index)).to.deep.equal([1, 2, 3, 4, 5, 6]);
@@ -90,11 +90,7 @@ forEachStore(
     });
 
     it('a record over the document size limit is reported as payload_too_large', async () => {
-      const res = await api().importRaw(
-        'big',
-        JSON.stringify([{ small: 1 }, { big: 'x'.repeat(3000) }]),
-        JSON_TYPE,
-      );
+      const res = await api().importJson('big', [{ small: 1 }, { big: 'x'.repeat(3000) }]);
       expect(res.status).to.equal(200);
       expect(res.body.imported).to.equal(1);
       expect(res.body.errors[0]).to.include({ index: 1, code: 'payload_too_large' });
@@ -102,19 +98,16 @@ forEachStore(
 
     describe('onConflict', () => {
       it('fail (the default): taken ids give 409 conflict naming them, and nothing of the body is written', async () => {
-        await api().importRaw(
-          'conf',
-          JSON.stringify([
-            { _id: 'c1', v: 1 },
-            { _id: 'c2', v: 1 },
-          ]),
-          JSON_TYPE,
-        );
-        const res = await api().importRaw(
-          'conf',
-          JSON.stringify([{ _id: 'c3', v: 2 }, { _id: 'c2', v: 2 }, { _id: 'c1', v: 2 }, { v: 2 }]),
-          JSON_TYPE,
-        );
+        await api().importJson('conf', [
+          { _id: 'c1', v: 1 },
+          { _id: 'c2', v: 1 },
+        ]);
+        const res = await api().importJson('conf', [
+          { _id: 'c3', v: 2 },
+          { _id: 'c2', v: 2 },
+          { _id: 'c1', v: 2 },
+          { v: 2 },
+        ]);
         expect(res.status).to.equal(409);
         expect(res.body.error.code).to.equal('conflict');
         expect(res.body.error.details.ids).to.have.members(['c1', 'c2']);
@@ -134,15 +127,14 @@ forEachStore(
       });
 
       it('skip: taken ids are counted as skipped and left as they were', async () => {
-        await api().importRaw('skip', JSON.stringify([{ _id: 's1', v: 1 }]), JSON_TYPE);
-        const res = await api().importRaw(
+        await api().importJson('skip', [{ _id: 's1', v: 1 }]);
+        const res = await api().importJson(
           'skip',
-          JSON.stringify([
+          [
             { _id: 's1', v: 2 },
             { _id: 's2', v: 2 },
             { _id: 's2', v: 3 },
-          ]),
-          JSON_TYPE,
+          ],
           '?onConflict=skip',
         );
         expect(res.body).to.deep.equal({ imported: 1, skipped: 2, errors: [], total: 3 });
@@ -154,21 +146,16 @@ forEachStore(
       });
 
       it('overwrite: taken ids are replaced as by PUT (new version, update record, $createdAt kept), in body order', async () => {
-        const first = await api().importRaw(
-          'over',
-          JSON.stringify([{ _id: 'o1', v: 1, gone: true }]),
-          JSON_TYPE,
-        );
+        const first = await api().importJson('over', [{ _id: 'o1', v: 1, gone: true }]);
         expect(first.body.imported).to.equal(1);
         const before = (await api().req('GET', '/over/o1')).body;
-        const res = await api().importRaw(
+        const res = await api().importJson(
           'over',
-          JSON.stringify([
+          [
             { _id: 'o1', v: 2 },
             { _id: 'o2', v: 1 },
             { _id: 'o1', v: 3 },
-          ]),
-          JSON_TYPE,
+          ],
           '?onConflict=overwrite',
         );
         expect(res.body).to.deep.equal({ imported: 3, skipped: 0, errors: [], total: 3 });
@@ -330,11 +317,12 @@ forEachStore(
       const scope = await tenantScope(ctx.server, ctx.tenant);
       const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'evented'));
       try {
-        const first = await api().importRaw(
-          'evented',
-          JSON.stringify([{ _id: 'e1' }, { _id: 'e2' }, { _id: 'e3' }, { _id: 'e4' }]),
-          JSON_TYPE,
-        );
+        const first = await api().importJson('evented', [
+          { _id: 'e1' },
+          { _id: 'e2' },
+          { _id: 'e3' },
+          { _id: 'e4' },
+        ]);
         expect(first.body.imported).to.equal(4);
         const second = await api().importRaw(
           'evented',
