@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { decodeCell, encodeCell } from '../../src/formats/csvCells.js';
-import { documentToRow, flattenDocument, parseHeader, rowToDocument } from '../../src/formats/csvDocument.js';
+import {
+  CsvHeaderError,
+  documentToRow,
+  flattenDocument,
+  MAX_CSV_COLUMNS,
+  parseHeader,
+  rowToDocument,
+} from '../../src/formats/csvDocument.js';
 import { readCsv, readLines } from '../../src/formats/records.js';
 import type { JsonObject, JsonValue } from '../../src/store/port.js';
 
@@ -107,6 +114,12 @@ describe('CSV rows and documents', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it(`a header takes ${MAX_CSV_COLUMNS} columns, not one more`, () => {
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+    expect(parseHeader(names(MAX_CSV_COLUMNS))).to.have.length(MAX_CSV_COLUMNS);
+    expect(() => parseHeader(names(MAX_CSV_COLUMNS + 1))).to.throw(CsvHeaderError);
   });
 
   it('column names are data: constructor and toString build ordinary fields', () => {

@@ -125,6 +125,18 @@ forEachStore(
       expect(await (await exportRaw('nothing')).json()).to.deep.equal([]);
     });
 
+    it('CSV takes 5,000 distinct fields; one more is 406 pointing to JSON and NDJSON', async () => {
+      const wide = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}`, i]));
+      await api().importJson('wide', [{ _id: 'w1', ...wide(4999) }, { _id: 'w2', f4999: 1 }]);
+      expect((await exportRaw('wide', CSV)).status).to.equal(200);
+      await api().importJson('wide', [{ _id: 'w3', f5000: 1 }]);
+      const over = await exportRaw('wide', CSV);
+      expect(over.status).to.equal(406);
+      expect(((await over.json()) as { error: { details: unknown } }).error.details).to.deep.equal({
+        accepted: [JSON_TYPE, NDJSON],
+      });
+    });
+
     it('CSV: union of columns, nested objects as dot columns, arrays as JSON, strings that look like numbers quoted', async () => {
       const text = await (await exportRaw('tricky', CSV)).text();
       const header = text.split('\r\n')[0]!.split(',');
