@@ -127,7 +127,10 @@ forEachStore(
 
     it('CSV takes 5,000 distinct fields; one more is 406 pointing to JSON and NDJSON', async () => {
       const wide = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}`, i]));
-      await api().importJson('wide', [{ _id: 'w1', ...wide(4999) }, { _id: 'w2', f4999: 1 }]);
+      await api().importJson('wide', [
+        { _id: 'w1', ...wide(4999) },
+        { _id: 'w2', f4999: 1 },
+      ]);
       expect((await exportRaw('wide', CSV)).status).to.equal(200);
       await api().importJson('wide', [{ _id: 'w3', f5000: 1 }]);
       const over = await exportRaw('wide', CSV);
