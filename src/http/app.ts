@@ -18,6 +18,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
 
@@ -54,6 +55,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
+  registerTransferRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());
