@@ -15,6 +15,7 @@ import { EmbeddedCounters } from './counters.js';
 import { EmbeddedDocuments } from './documents.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
+import { EmbeddedStreamSlots } from './streamSlots.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory of the database file; created if missing. */
@@ -40,6 +41,7 @@ interface Parts {
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
   readonly counters = new EmbeddedCounters();
+  readonly streamSlots = new EmbeddedStreamSlots();
   #parts: Parts | null = null;
   #closed = false;
 

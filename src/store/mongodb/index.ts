@@ -23,6 +23,7 @@ import {
   systemDbName,
 } from './naming.js';
 import { assertServerUsable, type Topology } from './serverCheck.js';
+import { MongoStreamSlots } from './streamSlots.js';
 
 export interface MongoStoreOptions {
   /** A replica set or sharded cluster; `?replicaSet=` for a replica set. */
@@ -53,6 +54,7 @@ class MongoStoreImpl implements MongoStore {
   readonly changes: MongoChangeFeed;
   readonly accounts: MongoAccounts;
   readonly counters: MongoCounters;
+  readonly streamSlots: MongoStreamSlots;
   topology: Topology | null = null;
 
   readonly #system: Db;
@@ -77,6 +79,7 @@ class MongoStoreImpl implements MongoStore {
     this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock);
     this.accounts = new MongoAccounts(this.client, this.#system);
     this.counters = new MongoCounters(this.#system);
+    this.streamSlots = new MongoStreamSlots(this.#system);
   }
 
   init(): Promise<void> {

@@ -22,6 +22,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   sessions: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
   // Rate-limit windows: a counter is removed once it has been idle for a while (see counters.ts).
   counters: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // Stream-slot leases: a holder's document goes once its last lease expired (see streamSlots.ts).
+  streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */
