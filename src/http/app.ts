@@ -17,6 +17,7 @@ import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerStreamRoutes } from './routes/streams.js';
 import type { FolioContext, FolioState } from './types.js';
 
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
@@ -33,7 +34,9 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     const store = services.store.kind;
     try {
       await services.store.ping();
-      ctx.body = { status: 'ok', store };
+      // Change streams: open in this instance, over how many change sources (0 or 1).
+      const streams = { open: services.streams.openCount, changeSources: services.store.changes.sourceCount };
+      ctx.body = { status: 'ok', store, streams };
     } catch {
       ctx.status = 503;
       ctx.body = { status: 'unavailable', store };
@@ -49,6 +52,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     assertCollectionName(collection);
     await next();
   });
+  // Before the document routes: `_stream` must not be read as a document id.
+  registerStreamRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

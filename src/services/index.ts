@@ -6,6 +6,7 @@ import { ApiKeyService } from './apiKeys.js';
 import { DocumentService } from './documents.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
+import { StreamService } from './streams/index.js';
 import { VersionService } from './versions.js';
 
 export interface Services {
@@ -17,6 +18,7 @@ export interface Services {
   versions: VersionService;
   listing: ListingService;
   rateLimiter: RateLimiter;
+  streams: StreamService;
 }
 
 export function createServices(store: Store, config: Config): Services {
@@ -29,5 +31,6 @@ export function createServices(store: Store, config: Config): Services {
     versions: new VersionService(store),
     listing: new ListingService(store),
     rateLimiter: new RateLimiter(store, config),
+    streams: new StreamService(store, config),
   };
 }

@@ -9,6 +9,7 @@ forEachStore('health check', (ctx, target) => {
     expect(res.body).to.deep.equal({
       status: 'ok',
       store: target.name === 'embedded' ? 'embedded' : 'mongodb',
+      streams: { open: 0, changeSources: 0 },
     });
   });
 });

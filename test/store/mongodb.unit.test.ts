@@ -1044,7 +1044,7 @@ describe('MongoDB store: stream slot leases', () => {
     return true;
   }
   const live = (docs: Document[], holder: string) =>
-    (docs.find((d) => d._id === holder)?.slots as Array<{ id: string; expiresAt: Date }>).map((s) => s.id);
+    (docs.find((d) => d._id === holder)!.slots as Array<{ id: string; expiresAt: Date }>).map((s) => s.id);
 
   it('hands out at most max live leases per holder, and the same slot twice without counting it twice', () => {
     const docs: Document[] = [];
