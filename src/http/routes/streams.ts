@@ -30,7 +30,6 @@ export function registerStreamRoutes(router: FolioRouter): void {
     // A stream is long-lived and latency-bound: no idle timeout, no Nagle delay.
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
-    ctx.req.on('close', () => stream.close('client_closed'));
     ctx.status = 200;
     ctx.set({
       'Content-Type': `${EVENT_STREAM_TYPE}; charset=utf-8`,
@@ -40,6 +39,9 @@ export function registerStreamRoutes(router: FolioRouter): void {
       // The connection ends with the stream: nothing reuses it, and shutdown need not wait for it.
       Connection: 'close',
     });
-    ctx.body = stream.body;
+    // The stream writes the response itself (with its backpressure), not through a body stream:
+    // nothing sits between it and the socket, which keeps an idle stream small.
+    ctx.respond = false;
+    stream.start(ctx.res);
   });
 }

@@ -5,7 +5,7 @@
  * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
  */
 import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { matchesFilter } from '../../query/documentMatcher.js';
 import type {
   ChangeEvent,
@@ -53,7 +53,8 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
 const FORCE_CLOSE_MS = 5000;
 
 export class EventStream {
-  readonly body = new PassThrough();
+  /** The HTTP response the frames go to (set by `start`). */
+  #body: Writable | null = null;
   #closed = false;
   #draining = false;
   #timer: NodeJS.Timeout | null = null;
@@ -69,7 +70,15 @@ export class EventStream {
     return this.#closed;
   }
 
-  start(): void {
+  private get body(): Writable {
+    if (!this.#body) throw new Error('EventStream: start() first');
+    return this.#body;
+  }
+
+  /** Write the stream to `body` (the HTTP response, headers set) until it closes. */
+  start(body: Writable): void {
+    this.#body = body;
+    body.once('close', () => this.close('client_closed'));
     this.body.write(retryFrame(this.options.retryMs));
     this.#timer = setInterval(() => void this.#heartbeat(), this.options.heartbeatMs);
     this.#timer.unref();
@@ -79,7 +88,7 @@ export class EventStream {
   /** Close with a final `stream.closed` event (none for a client that left). Idempotent. */
   close(reason: CloseReason): void {
     if (this.#closed) return;
-    if (reason === 'client_closed') {
+    if (reason === 'client_closed' || !this.#body) {
       this.#finish();
       this.body.destroy();
       return;
@@ -93,7 +102,7 @@ export class EventStream {
    * `maxMs`; a client still not reading by then is cut off.
    */
   async drained(maxMs: number): Promise<void> {
-    if (this.body.writableFinished || this.body.destroyed) return;
+    if (!this.#body || this.body.writableFinished || this.body.destroyed) return;
     const done = new AbortController();
     const timer = setTimeout(() => done.abort(), maxMs);
     await Promise.race([
@@ -195,11 +204,12 @@ export class EventStream {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     this.options.subscription.close();
+    this.options.onClosed(this);
+    if (!this.#body) return;
     this.body.end();
     // A client that reads nothing never takes the final bytes: cut it off after a grace period.
     const force = setTimeout(() => this.body.destroy(), FORCE_CLOSE_MS);
     force.unref();
     this.body.once('close', () => clearTimeout(force));
-    this.options.onClosed(this);
   }
 }

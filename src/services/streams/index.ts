@@ -44,7 +44,8 @@ export class StreamService {
 
   /**
    * Validate, take a slot, subscribe, and wait until the subscription is established. Throws the
-   * client's error (403, 400, 429, 410) before any byte of the stream is sent.
+   * client's error (403, 400, 429, 410) before any byte of the stream is sent. The caller starts
+   * the returned stream on its response.
    */
   async open(
     ctx: KeyContext,
@@ -98,7 +99,6 @@ export class StreamService {
     };
     this.#open.add(entry);
     this.#startChecks();
-    entry.stream.start();
     return entry.stream;
   }
 

@@ -24,8 +24,27 @@ export function eventId(token: string): string {
   return `${EVENT_ID_PREFIX}${token}`;
 }
 
+/**
+ * The frame of the event last formatted: every stream of a scope gets the same event object
+ * from the fan-out, so a thousand subscribers cost one JSON serialisation, not a thousand.
+ */
+const lastFrame: { event: ChangeEvent | null; project: string; frame: string } = {
+  event: null,
+  project: '',
+  frame: '',
+};
+
 /** `event: document.<type>`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`. */
 export function documentFrame(event: ChangeEvent, project: string): string {
+  if (lastFrame.event === event && lastFrame.project === project) return lastFrame.frame;
+  const frame = formatDocumentFrame(event, project);
+  lastFrame.event = event;
+  lastFrame.project = project;
+  lastFrame.frame = frame;
+  return frame;
+}
+
+function formatDocumentFrame(event: ChangeEvent, project: string): string {
   const name = `document.${event.type}`;
   const data = {
     event: name,
