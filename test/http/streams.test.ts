@@ -387,6 +387,21 @@ forEachStore(
         }
       });
 
+      it('closes the streams of an account moved to a plan without streams', async () => {
+        const other = await ctx.server.tenant({ plan: 'pro' });
+        const client = new StreamClient(`${ctx.server.url}/${other.project}/plans/_stream`, other.key);
+        clients.push(client);
+        await client.opened;
+        const res = await ctx.server.request('PATCH', '/api/account', {
+          session: other.session,
+          body: { plan: 'free' },
+        });
+        expect(res.status).to.equal(200);
+        const closed = await client.next(['stream.closed'], 5000);
+        expect(closed.data.reason).to.equal('plan_changed');
+        await until(() => client.errors.some((e) => e.code === 403), 'the 403 on reconnection');
+      });
+
       it('never lets a client that stops reading delay the others; it is closed as too slow', async function () {
         this.timeout(60_000);
         const fast = open('slow');

@@ -79,6 +79,13 @@ export class EventStream {
   start(body: Writable): void {
     this.#body = body;
     body.once('close', () => this.close('client_closed'));
+    // A write to a connection that just broke reports an error; the close above handles it.
+    body.on('error', () => this.close('client_closed'));
+    if (body.destroyed || body.writableEnded) {
+      // The client left while the subscription was being established.
+      this.close('client_closed');
+      return;
+    }
     this.body.write(retryFrame(this.options.retryMs));
     this.#timer = setInterval(() => void this.#heartbeat(), this.options.heartbeatMs);
     this.#timer.unref();
