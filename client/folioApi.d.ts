@@ -559,7 +559,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -683,7 +683,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -767,7 +767,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -912,7 +912,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1007,7 +1007,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1170,7 +1170,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1241,7 +1241,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1340,7 +1340,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1438,7 +1438,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1554,7 +1554,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1623,7 +1623,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1724,7 +1724,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1821,7 +1821,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1899,7 +1899,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2016,7 +2016,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2098,7 +2098,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2180,7 +2180,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2314,7 +2314,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2327,7 +2327,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `import_interrupted` */
+        /** @description `shutting_down`, `import_interrupted` */
         503: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2434,7 +2434,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2552,7 +2552,128 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_stream": {
+    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+          events?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        header: {
+          Accept: "text/event-stream";
+          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          "Last-Event-ID"?: string;
+        };
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "text/event-stream": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `resync_required` */
+        410: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
