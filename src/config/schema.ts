@@ -32,7 +32,12 @@ export const configSchema = z.strictObject({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   /** `Access-Control-Allow-Origin` for browser clients: `*` or one origin. */
   cors: z.strictObject({ origin: z.string().min(1) }),
-  auth: z.strictObject({ signup: z.enum(['open', 'closed']), sessionTtlHours: positiveInt }),
+  auth: z.strictObject({
+    signup: z.enum(['open', 'closed']),
+    sessionTtlHours: positiveInt,
+    /** How long an instance may reuse an API-key look-up (0: never); see services/keyCache.ts. */
+    keyCacheMs: nonNegativeInt,
+  }),
   documents: z.strictObject({ maxBytes: positiveInt }),
   events: z.strictObject({ retentionMs: positiveInt }),
   streams: z.strictObject({ heartbeatMs: positiveInt, maxPerKey: positiveInt }),

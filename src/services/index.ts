@@ -4,6 +4,7 @@ import type { Store } from '../store/port.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
 import { DocumentService } from './documents.js';
+import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { VersionService } from './versions.js';
@@ -20,11 +21,12 @@ export interface Services {
 }
 
 export function createServices(store: Store, config: Config): Services {
+  const keyCache = new KeyCache(config.auth.keyCacheMs);
   return {
     config,
     store,
-    accounts: new AccountService(store, config),
-    apiKeys: new ApiKeyService(store, config),
+    accounts: new AccountService(store, config, keyCache),
+    apiKeys: new ApiKeyService(store, config, keyCache),
     documents: new DocumentService(store, config),
     versions: new VersionService(store),
     listing: new ListingService(store),

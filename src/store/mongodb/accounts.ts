@@ -11,6 +11,7 @@ import {
   DuplicateError,
   type Plan,
   type ProjectRecord,
+  type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
@@ -21,9 +22,12 @@ import {
   fromAccountDoc,
   fromKeyDoc,
   fromProjectDoc,
+  fromResolvedKeyDoc,
   fromSessionDoc,
   type KeyDoc,
   type ProjectDoc,
+  type ResolvedKeyDoc,
+  resolveKeyPipeline,
   type SessionDoc,
   toAccountDoc,
   toKeyDoc,
@@ -151,6 +155,13 @@ export class MongoAccounts implements AccountRepository {
   async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     const doc = await this.#keys.findOne({ keyHash });
     return doc ? fromKeyDoc(doc) : null;
+  }
+
+  async resolveKey(keyHash: string): Promise<ResolvedKey | null> {
+    const [row] = await this.#keys
+      .aggregate<ResolvedKeyDoc>(resolveKeyPipeline(keyHash, SYSTEM_COLLECTIONS))
+      .toArray();
+    return row ? fromResolvedKeyDoc(row) : null;
   }
 
   async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
