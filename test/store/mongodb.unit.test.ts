@@ -38,7 +38,13 @@ import {
   isAfterStart,
   majorityOpTime,
 } from '../../src/store/mongodb/clusterClock.js';
-import { COUNTER_TTL_GRACE_MS, counterUpdatePipeline } from '../../src/store/mongodb/counters.js';
+import {
+  COUNTER_TTL_GRACE_MS,
+  COUNTER_WRITE_CONCERN,
+  type CounterDoc,
+  counterUpdatePipeline,
+  resetInCallerClock,
+} from '../../src/store/mongodb/counters.js';
 import { toDriverFind, toProjection } from '../../src/store/mongodb/documents.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import {
@@ -898,15 +904,20 @@ describe('MongoDB store: cluster clock', () => {
 });
 
 describe('MongoDB store: rate-limit counter update', () => {
-  /** findOneAndUpdate with upsert, per mingo: a missing key starts as `{_id}`. */
-  function hit(docs: Document[], key: string, windowMs: number, nowMs: number) {
+  /** findOneAndUpdate with upsert, per mingo, with the server's clock reading `serverNowMs`. */
+  function hit(docs: Document[], key: string, windowMs: number, serverNowMs: number) {
     if (!docs.some((d) => d._id === key)) docs.push({ _id: key });
-    updateOne(docs, { _id: key }, counterUpdatePipeline(windowMs, nowMs) as PipelineStage[]);
+    const pipeline = counterUpdatePipeline(windowMs, new Date(serverNowMs)) as PipelineStage[];
+    updateOne(docs, { _id: key }, pipeline);
     const doc = docs.find((d) => d._id === key)!;
-    return { count: doc.count as number, resetAtMs: doc.resetAt as number, expiresAt: doc.expiresAt as Date };
+    return {
+      count: doc.count as number,
+      resetAtMs: (doc.resetAt as Date).getTime(),
+      doc: doc as CounterDoc,
+    };
   }
 
-  it('opens a window at the first hit, counts within it, and opens a new one at its end', () => {
+  it('opens a window at the first hit, counts within it, and opens a new one at its end (server time)', () => {
     const docs: Document[] = [];
     const t0 = 1_700_000_000_000;
     for (let i = 1; i <= 5; i++) {
@@ -918,11 +929,45 @@ describe('MongoDB store: rate-limit counter update', () => {
     expect(hit(docs, 'other', 1000, t0)).to.deep.include({ count: 1 });
   });
 
+  it('decides windows by the server clock alone: the pipeline holds no time from the caller', () => {
+    const pipeline = counterUpdatePipeline(1000);
+    expect(JSON.stringify(pipeline)).to.include('"$$NOW"');
+    // Every constant in it: the window, the grace period, and the counting 0 and 1. No dates.
+    const constants = new Set<unknown>();
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value instanceof Date || typeof value === 'number') constants.add(value);
+      else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+    };
+    walk(pipeline);
+    expect([...constants].sort()).to.deep.equal([0, 1, 1000, 1000 + COUNTER_TTL_GRACE_MS].sort());
+  });
+
+  it('reports the window end in the caller’s clock, whatever the skew to the server', () => {
+    const docs: Document[] = [];
+    const serverT0 = 1_700_000_000_000;
+    hit(docs, 'k', 1000, serverT0);
+    const { doc } = hit(docs, 'k', 1000, serverT0 + 300);
+    // 700 ms are left on the server; a caller 5 s behind the server sees 700 ms left too.
+    const callerNow = serverT0 + 300 - 5000;
+    expect(resetInCallerClock(doc, callerNow)).to.equal(callerNow + 700);
+  });
+
+  it('opens a new window over a counter an older Folio left with a numeric resetAt', () => {
+    const t0 = 1_700_000_000_000;
+    const docs: Document[] = [{ _id: 'k', count: 7, resetAt: t0 + 10_000 }];
+    expect(hit(docs, 'k', 1000, t0)).to.deep.include({ count: 1, resetAtMs: t0 + 1000 });
+  });
+
   it('keeps a counter alive for the window plus a grace period after its last hit (server time)', () => {
-    const before = Date.now();
-    const { expiresAt } = hit([], 'k', 5000, 1_700_000_000_000);
-    expect(expiresAt).to.be.instanceOf(Date);
-    expect(expiresAt.getTime()).to.be.at.least(before + 5000 + COUNTER_TTL_GRACE_MS);
+    const t0 = 1_700_000_000_000;
+    const { doc } = hit([], 'k', 5000, t0);
+    expect(doc.expiresAt).to.be.instanceOf(Date);
+    expect(doc.expiresAt.getTime()).to.equal(t0 + 5000 + COUNTER_TTL_GRACE_MS);
+  });
+
+  it('writes counters with w: 1', () => {
+    expect(COUNTER_WRITE_CONCERN).to.deep.equal({ w: 1 });
   });
 });
 
