@@ -3,7 +3,7 @@
  * `{"error":{"code","message","details"}}` with the status. Only what is built here reaches the
  * client: any other thrown error becomes a 500 with a generic message.
  */
-import type { JsonObject } from './store/port.js';
+import type { JsonObject, StoreUnavailableError } from './store/port.js';
 
 export class AppError extends Error {
   constructor(
@@ -79,4 +79,10 @@ export const planFeatureUnavailable = (feature: string, plan: string) =>
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', 'Rate limit exceeded; retry after the window resets.', undefined, {
     'Retry-After': String(retryAfterSeconds),
+  });
+
+/** The store cannot answer now (timeout, no primary): 503 with the store's reason and Retry-After. */
+export const storeUnavailable = (error: StoreUnavailableError) =>
+  new AppError(503, error.reason, error.message, undefined, {
+    'Retry-After': String(error.retryAfterSeconds),
   });

@@ -22,7 +22,7 @@ export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
 ): Promise<RunningServer> {
-  const opened = await openStore(config);
+  const opened = await openStore(config, (message) => logger.warn(message));
   const services = createServices(opened.store, config);
   try {
     const bootstrap =

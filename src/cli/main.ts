@@ -1,5 +1,6 @@
 /** The `folio` command. */
 import { ConfigError } from '../config/load.js';
+import { StoreStartError } from '../store/port.js';
 import { ADMIN_USAGE, admin } from './admin.js';
 import { serve } from './serve.js';
 
@@ -35,7 +36,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  // Both say what is wrong and how to fix it; a stack trace would only bury that.
+  if (err instanceof ConfigError || err instanceof StoreStartError) process.stderr.write(`${err.message}\n`);
   else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     process.stderr.write(
       `${(err as Error).message}: the port is taken; set PORT to another one (PORT=0 picks a free port).\n`,

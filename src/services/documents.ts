@@ -179,7 +179,7 @@ export class DocumentService {
       $updatedAt: now,
       $version: (current?.$version ?? 0) + 1,
     };
-    assertDocumentSize(doc, this.config.documents.maxBytes);
+    assertDocumentSize(doc, this.config.documents);
     return doc;
   }
 

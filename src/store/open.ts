@@ -11,7 +11,8 @@ export interface OpenedStore {
   stop(): Promise<void>;
 }
 
-export async function openStore(config: Config): Promise<OpenedStore> {
+/** `warn` receives start-up and repair warnings (the server logs them). */
+export async function openStore(config: Config, warn?: (message: string) => void): Promise<OpenedStore> {
   const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
   if (kind === 'embedded') {
     const store = createEmbeddedStore({
@@ -23,10 +24,12 @@ export async function openStore(config: Config): Promise<OpenedStore> {
   }
   // The MongoDB driver loads only when it is used, keeping the embedded start fast.
   const { createMongoStore } = await import('./mongodb/index.js');
+  const { dbPrefix, ...limits } = config.mongodb;
+  const mongoOptions = { dbPrefix, limits, eventRetentionMs: config.events.retentionMs, onWarning: warn };
   if (kind === 'mongodb-memory') {
     const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
     const memory = await startMemoryReplicaSet();
-    const store = createMongoStore({ uri: memory.uri, dbPrefix: config.mongodb.dbPrefix });
+    const store = createMongoStore({ uri: memory.uri, ...mongoOptions });
     await store.init();
     return {
       store,
@@ -38,7 +41,7 @@ export async function openStore(config: Config): Promise<OpenedStore> {
     };
   }
   if (!config.mongodbUri) throw new Error('FOLIO_STORE=mongodb needs MONGODB_URI.');
-  const store = createMongoStore({ uri: config.mongodbUri, dbPrefix: config.mongodb.dbPrefix });
+  const store = createMongoStore({ uri: config.mongodbUri, ...mongoOptions });
   await store.init();
   return { store, description: `MongoDB (${redactUri(config.mongodbUri)})`, stop: () => store.close() };
 }

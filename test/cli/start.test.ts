@@ -93,6 +93,21 @@ describe('npm start (folio serve)', function () {
     }
   });
 
+  it('an unreachable MongoDB stops start-up with one line saying which host and why, no stack trace', async () => {
+    // Nothing listens on port 1; a short selection timeout keeps the test fast.
+    const { code, err } = await runFolio(['serve'], {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      MONGODB_URI: 'mongodb://127.0.0.1:1/?replicaSet=rs0&serverSelectionTimeoutMS=300',
+    });
+    expect(code).to.equal(1);
+    const lines = err.trim().split('\n');
+    expect(lines, err).to.have.length(1);
+    expect(lines[0]).to.match(
+      /^Cannot connect to MongoDB \(MONGODB_URI\): 127\.0\.0\.1:1 is unreachable \(ECONNREFUSED/,
+    );
+  });
+
   it('a bad configuration value stops start-up naming the variable', async () => {
     const { code, err } = await runFolio(['serve'], { PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir });
     expect(code).to.equal(1);

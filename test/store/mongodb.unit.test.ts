@@ -51,6 +51,7 @@ import {
   DOCUMENT_COLLECTION_OPTIONS,
   DOCUMENT_INDEXES,
   documentCollectionIndexes,
+  indexServesSort,
   SYSTEM_INDEXES,
   VERSIONS_INDEXES,
 } from '../../src/store/mongodb/indexes.js';
@@ -66,12 +67,12 @@ import {
   versionsCollectionName,
 } from '../../src/store/mongodb/naming.js';
 import { ResumeMerge } from '../../src/store/mongodb/resumeMerge.js';
-import { checkServer, parseServerVersion } from '../../src/store/mongodb/serverCheck.js';
 import {
   duplicateKeyFields,
   isDuplicateKeyError,
   queryRejection,
 } from '../../src/store/mongodb/serverErrors.js';
+import { checkServer, parseServerVersion } from '../../src/store/mongodb/startup/serverCheck.js';
 import {
   fromAccountDoc,
   fromKeyDoc,
@@ -82,7 +83,7 @@ import {
   toProjectDoc,
   toSessionDoc,
 } from '../../src/store/mongodb/systemRecords.js';
-import { TRANSACTION_OPTIONS } from '../../src/store/mongodb/transactions.js';
+import { transactionOptions } from '../../src/store/mongodb/transactions.js';
 import { planWrites, type VersionRecord } from '../../src/store/mongodb/writePlan.js';
 import {
   type ApiKeyRecord,
@@ -228,23 +229,76 @@ describe('MongoDB store: index definitions', () => {
     expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
   });
 
-  it('keys each version sidecar uniquely by (docId, version), and gives documents only _id', () => {
+  it('keys each version sidecar uniquely by (docId, version), and documents by each metadata field then _id', () => {
     expect(VERSIONS_INDEXES).to.deep.equal([
       { key: { docId: 1, version: 1 }, name: 'docId_version_unique', unique: true },
     ]);
-    expect(DOCUMENT_INDEXES).to.deep.equal([]);
-    expect(documentCollectionIndexes()).to.deep.equal({ documents: [], versions: VERSIONS_INDEXES });
+    expect(DOCUMENT_INDEXES.map((index) => index.key)).to.deep.equal([
+      { '_folio.createdAt': 1, _id: 1 },
+      { '_folio.updatedAt': 1, _id: 1 },
+      { '_folio.version': 1, _id: 1 },
+    ]);
+    expect(documentCollectionIndexes()).to.deep.equal({
+      documents: DOCUMENT_INDEXES,
+      versions: VERSIONS_INDEXES,
+    });
+  });
+
+  it('serves every sort on a metadata field the service sends, ascending or descending, by an index', () => {
+    for (const field of ['$createdAt', '$updatedAt', '$version']) {
+      for (const sort of [field, `-${field}`]) {
+        const { sort: sent } = parseListQuery({ sort });
+        const serving = DOCUMENT_INDEXES.filter((index) => indexServesSort(index.key as Document, sent));
+        expect(serving, sort).to.have.length(1);
+      }
+    }
+  });
+
+  it('knows when an index serves a sort: leading paths in order, all directions kept or all reversed', () => {
+    const key = { a: 1, b: -1, _id: 1 };
+    expect(indexServesSort(key, [['a', 1]])).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', -1],
+        ['b', 1],
+        ['_id', -1],
+      ]),
+    ).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', -1],
+        ['_id', 1],
+      ]),
+    ).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', 1],
+      ]),
+    ).to.equal(false);
+    expect(indexServesSort(key, [['b', -1]])).to.equal(false);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', -1],
+        ['_id', 1],
+        ['c', 1],
+      ]),
+    ).to.equal(false);
+    expect(indexServesSort(key, [])).to.equal(false);
   });
 
   it('creates document collections with pre- and post-images recorded', () => {
     expect(DOCUMENT_COLLECTION_OPTIONS).to.deep.equal({ changeStreamPreAndPostImages: { enabled: true } });
   });
 
-  it('runs transactions with snapshot reads and majority writes on the primary', () => {
-    expect(TRANSACTION_OPTIONS).to.deep.equal({
+  it('runs transactions with snapshot reads and majority writes on the primary, each bounded in time', () => {
+    expect(transactionOptions({ commitTimeoutMs: 7000, writeConcernTimeoutMs: 8000 })).to.deep.equal({
       readConcern: { level: 'snapshot' },
-      writeConcern: { w: 'majority' },
+      writeConcern: { w: 'majority', wtimeoutMS: 8000 },
       readPreference: 'primary',
+      maxCommitTimeMS: 7000,
     });
   });
 });
@@ -386,7 +440,7 @@ describe('MongoDB store: find() arguments', () => {
       limit: 10,
       projection: ['_id', 'name', 'city', 'city.name', '_folio.version'],
     };
-    const { filter: sent, options } = toDriverFind(query);
+    const { filter: sent, options } = toDriverFind(query, 1234);
     expect(sent).to.equal(filter);
     expect(options).to.deep.equal({
       sort: [
@@ -395,13 +449,14 @@ describe('MongoDB store: find() arguments', () => {
       ],
       skip: 20,
       limit: 10,
+      maxTimeMS: 1234,
       projection: { _id: 1, name: 1, city: 1, '_folio.version': 1 },
     });
   });
 
   it('sorts by _id when no sort is given, passes limit 0 (no limit) through, and projects nothing by default', () => {
-    const { options } = toDriverFind({ filter: {}, sort: [], skip: 0, limit: 0 });
-    expect(options).to.deep.equal({ sort: [['_id', 1]], skip: 0, limit: 0 });
+    const { options } = toDriverFind({ filter: {}, sort: [], skip: 0, limit: 0 }, 10_000);
+    expect(options).to.deep.equal({ sort: [['_id', 1]], skip: 0, limit: 0, maxTimeMS: 10_000 });
   });
 
   it('always includes _id and drops paths inside other requested paths', () => {
@@ -460,7 +515,7 @@ describe('MongoDB store: find() arguments', () => {
 
     /** What MongoDB would answer for the driver arguments, per mingo. */
     function mingoFind(query: FindQuery): FolioDocument[] {
-      const { filter, options } = toDriverFind(query);
+      const { filter, options } = toDriverFind(query, 10_000);
       const sort = options.sort as Sort;
       expect(Array.isArray(sort)).to.equal(true);
       const sortSpec: Record<string, 1 | -1> = {};
@@ -506,7 +561,7 @@ describe('MongoDB store: find() arguments', () => {
         };
         const expected = await embedded.documents.find(scope, COLLECTION, query);
         expect(mingoFind(query)).to.deep.equal(expected);
-        const mingoCount = new Query(toDriverFind(query).filter).find(stored).all().length;
+        const mingoCount = new Query(toDriverFind(query, 10_000).filter).find(stored).all().length;
         expect(mingoCount).to.equal(await embedded.documents.count(scope, COLLECTION, q.filter));
       });
     }
@@ -581,6 +636,7 @@ describe('MongoDB store: write plan', () => {
         document: toStored(doc),
       }) as VersionRecord;
     expect(plan.versionOps).to.deep.equal([
+      { deleteMany: { filter: { docId: 'doc_a' } } },
       { insertOne: { document: record(v1, 'create') } },
       { insertOne: { document: record(v5, 'update') } },
       { deleteMany: { filter: { docId: 'doc_a', version: { $lte: 2 } } } },
@@ -652,6 +708,22 @@ describe('MongoDB store: write plan', () => {
     apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 6 }]);
     expect(docs.map((d) => d._id)).to.deep.equal(['doc_o']);
     expect(versions.map((r) => r.docId)).to.deep.equal(['doc_o']);
+  });
+
+  it('starts a new document’s history afresh over records left by a collection dropped behind Folio', () => {
+    const docs: StoredDocument[] = [];
+    // The sidecar outlived its document collection: versions 1-3 of doc_a, no document.
+    const versions: VersionRecord[] = [1, 2, 3].map((version) => ({
+      docId: 'doc_a',
+      version,
+      operation: 'update',
+      timestamp: v1.$updatedAt,
+      apiKeyHint: 'folio_sk_test_...abcd',
+      document: toStored({ ...v1, $version: version }),
+    }));
+    const { counts, expected } = apply(docs, versions, [putWrite(v1)]);
+    expect(counts).to.deep.equal(expected);
+    expect(versions.map((r) => [r.docId, r.version, r.operation])).to.deep.equal([['doc_a', 1, 'create']]);
   });
 });
 

@@ -34,7 +34,7 @@ import {
   toProjectDoc,
   toSessionDoc,
 } from './systemRecords.js';
-import { inTransaction } from './transactions.js';
+import { inTransaction, type WriteLimits } from './transactions.js';
 
 /** Stored field of a unique index → the port's field name in DuplicateError. */
 const DUPLICATE_FIELDS: Record<string, string> = {
@@ -71,6 +71,7 @@ export class MongoAccounts implements AccountRepository {
   constructor(
     private readonly client: MongoClient,
     db: Db,
+    private readonly limits: WriteLimits,
   ) {
     this.#accounts = db.collection<AccountDoc>(SYSTEM_COLLECTIONS.accounts);
     this.#sessions = db.collection<SessionDoc>(SYSTEM_COLLECTIONS.sessions);
@@ -194,7 +195,7 @@ export class MongoAccounts implements AccountRepository {
   async rotateKey(oldId: string, replacement: ApiKeyRecord, at: string): Promise<boolean> {
     const { result } = await translatingDuplicates(
       () =>
-        inTransaction(this.client, async (session) => {
+        inTransaction(this.client, this.limits, async (session) => {
           const revoked = await this.#keys.updateOne(
             { _id: oldId, status: 'active' },
             { $set: { status: 'revoked', revokedAt: at } },
