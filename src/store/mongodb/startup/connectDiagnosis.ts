@@ -176,7 +176,7 @@ export function hostsToProbeNext(probes: readonly HostProbe[]): string[] {
     if (finding.kind !== 'member') continue;
     for (const member of finding.members) {
       const key = member.toLowerCase();
-      if (probed.has(key) || probed.size + next.length >= MAX_PROBES) continue;
+      if (probed.has(key) || probes.length + next.length >= MAX_PROBES) continue;
       probed.add(key);
       next.push(member);
     }
@@ -249,7 +249,7 @@ export function diagnose(probes: readonly HostProbe[], expectedSet: string | nul
           parts.push(
             `replica set "${f.setName}" names its members ${f.members.join(', ')}, and this machine cannot reach ` +
               `${unreachable.join(', ')} (${cause}): clients connect to every member by the name in the ` +
-              `replica-set configuration, so make those names reachable or reconfigure the members; ${DOCKER_HINT}`,
+              `replica-set configuration, so make those names reachable or reconfigure the members (${DOCKER_HINT})`,
           );
         } else if (!f.primary) {
           parts.push(
