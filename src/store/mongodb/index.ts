@@ -54,6 +54,12 @@ export interface MongoStore extends Store {
   /** The driver client (connected by `init()`), for tooling and tests. */
   readonly client: MongoClient;
   readonly changes: MongoChangeFeed;
+  /**
+   * Which collections are known to be ready for writes. Whoever learns that a collection was
+   * dropped (the change source, on an `invalidate` event or an event missing its image) calls
+   * `collections.forget(db, name)`: the next write then checks and repairs it at once.
+   */
+  readonly collections: CollectionRegistry;
   /** Set by `init()`. */
   readonly topology: Topology | null;
 }
@@ -68,6 +74,7 @@ class MongoStoreImpl implements MongoStore {
   readonly changes: MongoChangeFeed;
   readonly accounts: MongoAccounts;
   readonly counters: MongoCounters;
+  readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
   readonly #system: Db;
@@ -102,6 +109,7 @@ class MongoStoreImpl implements MongoStore {
     );
     this.#system = this.client.db(systemDbName(this.dbPrefix));
     const collections = new CollectionRegistry(this.client, this.#limits.collectionRecheckMs, this.#warn);
+    this.collections = collections;
     // Timeouts and a missing primary reach the services as the port's StoreUnavailableError.
     const translate = (error: unknown) => unavailability(error, this.#limits.queryTimeoutMs);
     this.documents = translatingFailures(

@@ -106,7 +106,8 @@ export async function inTransaction<T>(
       }
       // `fn` aborted on purpose: its answer stands and there is nothing to commit.
       if (!session.inTransaction()) return { result, operationTime: session.operationTime };
-      for (;;) {
+      for (let commit = 0; ; commit++) {
+        if (commit > 0) await new Promise((resolve) => setTimeout(resolve, retryDelayMs(commit)));
         try {
           await session.commitTransaction();
           return { result, operationTime: session.operationTime };
