@@ -26,6 +26,8 @@ import {
   missingPrivileges,
   PROJECT_DB_ACTIONS,
   privilegesMessage,
+  REPAIR_ACTIONS,
+  repairPrivilegesWarning,
   SYSTEM_DB_ACTIONS,
 } from '../../src/store/mongodb/startup/privileges.js';
 
@@ -278,54 +280,67 @@ describe('MongoDB start-up: privileges', () => {
     resource: { db: '', collection: '' },
     actions: ['collMod', 'collStats', 'createCollection', 'createIndex', 'dropCollection', 'listCollections'],
   };
+  const none = { missing: [], missingForRepair: [] };
 
-  it('finds nothing missing for readWriteAnyDatabase + dbAdminAnyDatabase, or root’s anyResource', () => {
-    expect(missingPrivileges(status([readWriteAny, dbAdminAny]), 'folio_system')).to.deep.equal([]);
+  it('finds nothing missing for readWriteAnyDatabase + dbAdminAnyDatabase, or an anyResource privilege', () => {
+    expect(missingPrivileges(status([readWriteAny, dbAdminAny]), 'folio_system')).to.deep.equal(none);
+    const all = [...SYSTEM_DB_ACTIONS, ...PROJECT_DB_ACTIONS, ...REPAIR_ACTIONS];
     expect(
-      missingPrivileges(
-        status([
-          {
-            resource: { anyResource: true },
-            actions: ['collMod', ...SYSTEM_DB_ACTIONS, ...PROJECT_DB_ACTIONS],
-          },
-        ]),
-        'folio_system',
-      ),
-    ).to.deep.equal([]);
+      missingPrivileges(status([{ resource: { anyResource: true }, actions: all }]), 'folio_system'),
+    ).to.deep.equal(none);
   });
 
-  it('names what readWriteAnyDatabase alone lacks: collMod, to repair pre- and post-images', () => {
-    expect(missingPrivileges(status([readWriteAny]), 'folio_system')).to.deep.equal([
-      'collMod on every database',
+  it('runs with readWriteAnyDatabase alone, only without collMod for repairs', () => {
+    expect(missingPrivileges(status([readWriteAny]), 'folio_system')).to.deep.equal({
+      missing: [],
+      missingForRepair: ['collMod on every database'],
+    });
+  });
+
+  it('names every action a read-only user lacks', () => {
+    const readAny = {
+      resource: { db: '', collection: '' },
+      actions: ['changeStream', 'find', 'listCollections'],
+    };
+    expect(missingPrivileges(status([readAny]), 'folio_system').missing).to.deep.equal([
+      'insert on database folio_system',
+      'update on database folio_system',
+      'remove on database folio_system',
+      'createCollection on database folio_system',
+      'createIndex on database folio_system',
+      'dropCollection on database folio_system',
+      'insert on every database',
+      'update on every database',
+      'remove on every database',
+      'createCollection on every database',
+      'createIndex on every database',
     ]);
   });
 
   it('does not count privileges on one database for databases created later', () => {
     const oneDb = { resource: { db: 'folio_prj_x_live', collection: '' }, actions: [...PROJECT_DB_ACTIONS] };
     const system = { resource: { db: 'folio_system', collection: '' }, actions: [...SYSTEM_DB_ACTIONS] };
-    const missing = missingPrivileges(status([oneDb, system]), 'folio_system');
+    const { missing } = missingPrivileges(status([oneDb, system]), 'folio_system');
     expect(missing).to.deep.equal(PROJECT_DB_ACTIONS.map((a) => `${a} on every database`));
     // A privilege on one collection covers no database.
     const oneCollection = {
       resource: { db: 'folio_system', collection: 'keys' },
       actions: [...SYSTEM_DB_ACTIONS],
     };
-    expect(
-      missingPrivileges(status([oneCollection, readWriteAny, dbAdminAny]), 'folio_system'),
-    ).to.deep.equal([]);
-    expect(missingPrivileges(status([oneCollection]), 'folio_system')).to.include(
+    expect(missingPrivileges(status([oneCollection]), 'folio_system').missing).to.include(
       'find on database folio_system',
     );
   });
 
   it('checks nothing when nobody is authenticated (access control off)', () => {
-    expect(missingPrivileges(status([], []), 'folio_system')).to.deep.equal([]);
-    expect(missingPrivileges({ ok: 1 }, 'folio_system')).to.deep.equal([]);
+    expect(missingPrivileges(status([], []), 'folio_system')).to.deep.equal(none);
+    expect(missingPrivileges({ ok: 1 }, 'folio_system')).to.deep.equal(none);
   });
 
   it('says which roles to grant', () => {
-    expect(privilegesMessage(['collMod on every database'])).to.include('collMod on every database');
+    expect(privilegesMessage(['insert on every database'])).to.include('insert on every database');
     expect(privilegesMessage(['x'])).to.include('dbAdminAnyDatabase');
+    expect(repairPrivilegesWarning(['collMod on every database'])).to.include('dropped behind its back');
   });
 });
 

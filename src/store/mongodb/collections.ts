@@ -37,11 +37,17 @@ async function collectionInfo(db: Db, name: string): Promise<CollectionInfo | un
   return info && 'options' in info ? info : undefined;
 }
 
-/** Create the document collection with images, or switch them on; true when it repaired anything. */
-async function ensureImages(db: Db, name: string): Promise<CollectionRepair> {
+/** MongoDB's Unauthorized: the user lacks the privilege for the command. */
+const UNAUTHORIZED = 13;
+
+/**
+ * Create the document collection with images, or switch them on. Returns what it did;
+ * `'enableImages'` also when it could not because the user lacks `collMod` (`refused`).
+ */
+async function ensureImages(db: Db, name: string): Promise<{ repair: CollectionRepair; refused: boolean }> {
   try {
     await db.createCollection(name, DOCUMENT_COLLECTION_OPTIONS);
-    return 'create';
+    return { repair: 'create', refused: false };
   } catch (error) {
     // Another process (or an earlier run, or an implicit creation) made it: fine, if it records
     // the images.
@@ -53,18 +59,44 @@ async function ensureImages(db: Db, name: string): Promise<CollectionRepair> {
     throw new Error(`collection ${db.databaseName}.${name} vanished while being created`);
   }
   if (repair === 'enableImages') {
-    await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
+    try {
+      await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
+    } catch (error) {
+      // Writes go on without the repair (their change events may lack images); the caller warns.
+      if ((error as { code?: unknown }).code !== UNAUTHORIZED) throw error;
+      return { repair, refused: true };
+    }
   }
-  return repair;
+  return { repair, refused: false };
 }
 
-/** Everything a Folio collection needs; returns what had to be done about the images. */
-async function ensureCollection(db: Db, collection: string): Promise<CollectionRepair> {
-  const repair = await ensureImages(db, collection);
-  await ensureIndexes(db, collection, DOCUMENT_INDEXES);
+/**
+ * Everything a Folio collection needs; returns what was done about the images. The
+ * metadata indexes of a collection that already existed are built in the background: on a large
+ * collection (after an upgrade) that takes a while, and they only speed up sorts.
+ */
+async function ensureCollection(
+  db: Db,
+  collection: string,
+  warn: (message: string) => void,
+): Promise<{ repair: CollectionRepair; refused: boolean }> {
+  const { repair, refused } = await ensureImages(db, collection);
+  if (refused) {
+    warn(
+      `MongoDB collection ${db.databaseName}.${collection} does not record change-stream pre- and ` +
+        'post-images and the user may not switch them on (collMod): its change events may fail.',
+    );
+  }
+  const indexes = ensureIndexes(db, collection, DOCUMENT_INDEXES);
+  if (repair === 'create') await indexes;
+  else {
+    indexes.catch((error: unknown) =>
+      warn(`Could not create the metadata indexes of ${db.databaseName}.${collection}: ${String(error)}`),
+    );
+  }
   // createIndexes creates the sidecar collection itself when it is missing.
   await ensureIndexes(db, versionsCollectionName(collection), VERSIONS_INDEXES);
-  return repair;
+  return { repair, refused };
 }
 
 interface Readiness {
@@ -106,12 +138,13 @@ export class CollectionRegistry {
   }
 
   async #create(db: Db, collection: string): Promise<void> {
-    await ensureCollection(db, collection);
+    await ensureCollection(db, collection, this.warn);
   }
 
   async #recheck(db: Db, collection: string): Promise<void> {
     if (collectionRepair(await collectionInfo(db, collection)) === 'none') return;
-    const repair = await ensureCollection(db, collection);
+    const { repair, refused } = await ensureCollection(db, collection, this.warn);
+    if (refused) return;
     this.warn(
       `MongoDB collection ${db.databaseName}.${collection} had been dropped or had lost its ` +
         `change-stream pre- and post-images (${repair === 'create' ? 're-created' : 'images switched on again'}). ` +

@@ -146,7 +146,7 @@ class MongoStoreImpl implements MongoStore {
     const admin = this.client.db('admin');
     const { hello, topology } = await assertServerUsable(admin);
     this.#clock.observeHello(hello);
-    await assertPrivileges(admin, this.#system.databaseName);
+    await assertPrivileges(admin, this.#system.databaseName, this.#warn);
     await proveImages(this.#system, admin);
     await ensureSystemIndexes(this.#system, SYSTEM_COLLECTIONS);
     const retention = await checkHistoryRetention(this.client, admin, topology, this.#eventRetentionMs);

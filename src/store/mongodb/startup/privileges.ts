@@ -20,8 +20,7 @@ export const SYSTEM_DB_ACTIONS = [
 
 /**
  * In every project database. Those are created as projects appear, so only a privilege on every
- * database (`{db: "", collection: ""}`) covers them: `collMod` repairs a collection's pre- and
- * post-images, `changeStream` feeds SSE and webhooks.
+ * database (`{db: "", collection: ""}`) covers them. `changeStream` feeds SSE and webhooks.
  */
 export const PROJECT_DB_ACTIONS = [
   'find',
@@ -30,10 +29,15 @@ export const PROJECT_DB_ACTIONS = [
   'remove',
   'createCollection',
   'createIndex',
-  'collMod',
   'listCollections',
   'changeStream',
 ] as const;
+
+/**
+ * Not needed to run, only to repair a collection dropped behind Folio's back (switching its pre-
+ * and post-images on again): missing, it is a warning, not a refusal.
+ */
+export const REPAIR_ACTIONS = ['collMod'] as const;
 
 interface Privilege {
   resource?: { db?: unknown; collection?: unknown; anyResource?: unknown };
@@ -48,17 +52,24 @@ function coversDatabase(resource: Privilege['resource'], db: string | null): boo
   return resource.db === '' || (db !== null && resource.db === db);
 }
 
+export interface PrivilegeCheck {
+  /** Folio cannot run without these (`"action on resource"` texts). */
+  missing: string[];
+  /** Folio runs without these but cannot repair dropped collections. */
+  missingForRepair: string[];
+}
+
 /**
- * The privileges Folio lacks, as `"action on resource"` texts; empty when it has them all, or
- * when nobody is authenticated (access control is off: nothing to check).
+ * The privileges Folio lacks; nothing when nobody is authenticated (access control is off:
+ * nothing to check).
  */
-export function missingPrivileges(connectionStatus: Document, systemDb: string): string[] {
+export function missingPrivileges(connectionStatus: Document, systemDb: string): PrivilegeCheck {
   const authInfo = (connectionStatus.authInfo ?? {}) as {
     authenticatedUsers?: unknown;
     authenticatedUserPrivileges?: unknown;
   };
   const users = Array.isArray(authInfo.authenticatedUsers) ? authInfo.authenticatedUsers : [];
-  if (users.length === 0) return [];
+  if (users.length === 0) return { missing: [], missingForRepair: [] };
   const privileges = (
     Array.isArray(authInfo.authenticatedUserPrivileges) ? authInfo.authenticatedUserPrivileges : []
   ) as Privilege[];
@@ -73,20 +84,38 @@ export function missingPrivileges(connectionStatus: Document, systemDb: string):
   for (const action of PROJECT_DB_ACTIONS) {
     if (!allowed(action, null)) missing.push(`${action} on every database`);
   }
-  return missing;
+  const missingForRepair = REPAIR_ACTIONS.filter((action) => !allowed(action, null)).map(
+    (action) => `${action} on every database`,
+  );
+  return { missing, missingForRepair };
 }
 
+const GRANT =
+  'Grant the roles readWriteAnyDatabase and dbAdminAnyDatabase (or a custom role with these actions ' +
+  'on {db: "", collection: ""}); see docs/mongodb.md.';
+
 export function privilegesMessage(missing: readonly string[]): string {
+  return `The MongoDB user in MONGODB_URI lacks privileges Folio needs: ${missing.join(', ')}. ${GRANT}`;
+}
+
+export function repairPrivilegesWarning(missing: readonly string[]): string {
   return (
-    `The MongoDB user in MONGODB_URI lacks privileges Folio needs: ${missing.join(', ')}. ` +
-    'Grant the roles readWriteAnyDatabase and dbAdminAnyDatabase (or a custom role with these actions ' +
-    'on {db: "", collection: ""}); see docs/mongodb.md.'
+    `The MongoDB user in MONGODB_URI lacks ${missing.join(', ')}: Folio runs, but cannot switch ` +
+    `change-stream pre- and post-images back on for a collection dropped behind its back. ${GRANT}`
   );
 }
 
-/** Refuse to start, naming what is missing, when the user cannot do everything Folio does. */
-export async function assertPrivileges(admin: Db, systemDb: string): Promise<void> {
+/**
+ * Refuse to start, naming what is missing, when the user cannot do everything Folio does; warn
+ * when it could not repair a dropped collection.
+ */
+export async function assertPrivileges(
+  admin: Db,
+  systemDb: string,
+  warn: (message: string) => void,
+): Promise<void> {
   const status = await admin.command({ connectionStatus: 1, showPrivileges: true });
-  const missing = missingPrivileges(status, systemDb);
+  const { missing, missingForRepair } = missingPrivileges(status, systemDb);
   if (missing.length > 0) throw new StoreStartError(privilegesMessage(missing));
+  if (missingForRepair.length > 0) warn(repairPrivilegesWarning(missingForRepair));
 }
