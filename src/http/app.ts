@@ -15,8 +15,10 @@ import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
 
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
@@ -41,6 +43,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   registerAccountRoutes(system);
   registerKeyRoutes(system);
+  registerApiDocRoutes(system);
 
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
@@ -49,6 +52,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     assertCollectionName(collection);
     await next();
   });
+  // Before the document routes: `_webhooks` must not be read as a document id.
+  registerWebhookRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());
@@ -60,6 +65,11 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     await next();
     // Nothing answered: a JSON 404 rather than Koa's plain-text one.
     if (ctx.status === 404 && ctx.body == null) throw notFound('Route');
+    // A plain OPTIONS (not a CORS preflight, which corsPolicy answered): the router sets only the
+    // Allow header; the API answers JSON everywhere, so the body says the same.
+    if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {
+      ctx.body = { allow: (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean) };
+    }
   });
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));

@@ -6,6 +6,7 @@
  * metadata only through its public names.
  */
 import { invalidQuery } from '../errors.js';
+import { fieldNameProblem, printableName } from '../fieldNames.js';
 import { isMetaField, RESERVED_FIELD, storedPath } from '../store/storedForm.js';
 import { arrayIndexOf } from './pathValues.js';
 
@@ -33,13 +34,17 @@ export function toStoredPath(param: string, apiPath: string): string {
     throw invalidQuery(param, `field path deeper than ${MAX_PATH_SEGMENTS} levels`);
   }
   for (const segment of segments) {
-    if (segment.length === 0) throw invalidQuery(param, `empty segment in field path '${apiPath}'`);
+    if (segment.length === 0) {
+      throw invalidQuery(param, `empty segment in field path '${printableName(apiPath)}'`);
+    }
     if (segment.startsWith('$')) {
       throw invalidQuery(
         param,
-        `field path '${apiPath}' has a segment starting with '$'; only $version, $createdAt and $updatedAt (as whole paths) may`,
+        `field path '${printableName(apiPath)}' has a segment starting with '$'; only $version, $createdAt and $updatedAt (as whole paths) may`,
       );
     }
+    const problem = fieldNameProblem(segment);
+    if (problem) throw invalidQuery(param, `field path '${printableName(apiPath)}': ${problem}`);
   }
   if (segments.filter((s) => arrayIndexOf(s) !== undefined).length > MAX_NUMERIC_SEGMENTS) {
     throw invalidQuery(param, `field path has more than ${MAX_NUMERIC_SEGMENTS} numeric segments`);

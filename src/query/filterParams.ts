@@ -19,9 +19,26 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 export const MAX_FILTERS = 100;
 /** Items in one `in` list. */
 export const MAX_IN_ITEMS = 100;
+/**
+ * Characters in a `contains` value. It becomes a regular expression, whose compiler overflows
+ * on patterns of some ten thousand characters; no real search needs more than this.
+ */
+export const MAX_CONTAINS_LENGTH = 1000;
 
 const operatorSchema = z.enum(FILTER_OPERATORS);
 const existsSchema = z.enum(['true', 'false']);
+
+/**
+ * The `filter` family as OpenAPI describes it: a deepObject, `filter[field]=value` or
+ * `filter[field][op]=value`. Parsing is parseFilterParams's, which checks every field and operator.
+ */
+export const filterParamSchema = z
+  .record(z.string(), z.union([z.string(), z.partialRecord(operatorSchema, z.string())]))
+  .optional()
+  .meta({
+    description: `Filters, combined with AND: \`filter[field]=value\` (equality) or \`filter[field][op]=value\` with op one of ${FILTER_OPERATORS.join(', ')}. Dot notation for nested fields.`,
+    param: { style: 'deepObject', explode: true },
+  });
 
 // filter[<field>] or filter[<field>][<op>]; brackets may not nest or appear inside names.
 const FILTER_KEY = /^filter\[([^[\]]*)\](?:\[([^[\]]*)\])?$/;
@@ -92,6 +109,9 @@ function condition(key: string, op: FilterOperator, raw: string): { [op: string]
     case 'lte':
       return { [`$${op}`]: rangeOperand(raw) };
     case 'contains':
+      if (raw.length > MAX_CONTAINS_LENGTH) {
+        throw invalidQuery(key, `contains takes at most ${MAX_CONTAINS_LENGTH} characters`);
+      }
       return { $regex: escapeRegex(raw), $options: 'i' };
     case 'exists': {
       const flag = existsSchema.safeParse(raw);

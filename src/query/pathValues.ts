@@ -146,7 +146,8 @@ function keysFromArray(
 ): void {
   if (at === segments.length) {
     if (array.length === 0) out.push(EMPTY_ARRAY);
-    else out.push(...array);
+    // One by one: a spread of a stored array of 130,000 elements overflows the call stack.
+    else for (const element of array) out.push(element);
     return;
   }
   if (array.length === 0) {

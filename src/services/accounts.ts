@@ -39,7 +39,7 @@ export function publicAccount(a: AccountRecord): PublicAccount {
 }
 
 export function publicProject(p: ProjectRecord) {
-  return { id: p.id, name: p.name, createdAt: p.createdAt };
+  return { id: p.id, name: p.name, createdAt: p.createdAt, allowedOrigins: p.allowedOrigins };
 }
 
 export class AccountService {
@@ -111,7 +111,13 @@ export class AccountService {
   }
 
   async createProject(account: AccountRecord, name: string): Promise<ProjectRecord> {
-    const project: ProjectRecord = { id: newId('prj'), accountId: account.id, name, createdAt: isoNow() };
+    const project: ProjectRecord = {
+      id: newId('prj'),
+      accountId: account.id,
+      name,
+      createdAt: isoNow(),
+      allowedOrigins: null,
+    };
     try {
       await this.store.accounts.createProject(project);
     } catch (err) {
@@ -123,6 +129,19 @@ export class AccountService {
 
   listProjects(account: AccountRecord): Promise<ProjectRecord[]> {
     return this.store.accounts.listProjects(account.id);
+  }
+
+  /** Set the browser origins allowed to use the project's keys (null: the default policy). */
+  async setAllowedOrigins(
+    account: AccountRecord,
+    projectId: string,
+    origins: string[] | null,
+  ): Promise<ProjectRecord> {
+    const project = await this.ownProjectById(account, projectId);
+    await this.store.accounts.setAllowedOrigins(project.id, origins);
+    // Cached key look-ups carry their project: this instance applies the new origins at once.
+    this.keyCache.evictAccount(account.id);
+    return { ...project, allowedOrigins: origins };
   }
 
   /** A project of the account, by name; 404 for others' projects too (no existence leak). */

@@ -3,6 +3,7 @@
  * later import and bulk) so stores only ever see safe field names.
  */
 import { badRequest, payloadTooLarge } from '../errors.js';
+import { defineField, fieldNameProblem, printableName } from '../fieldNames.js';
 import { storedBsonSize } from '../store/documentSize.js';
 import type { FolioDocument, JsonObject, JsonValue } from '../store/port.js';
 import { isMetaField, RESERVED_FIELD } from '../store/storedForm.js';
@@ -10,7 +11,6 @@ import { isMetaField, RESERVED_FIELD } from '../store/storedForm.js';
 export const COLLECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** Client-chosen ids (PUT, POST with `_id`, import): no leading `_`, so `_stream` etc. stay routes. */
 export const DOCUMENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
-const MAX_DEPTH = 64;
 
 export function assertCollectionName(name: string): void {
   if (!COLLECTION_PATTERN.test(name)) {
@@ -34,23 +34,46 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Throws invalid_body for `$`-prefixed or dotted names at any depth, or too deep nesting. */
-function assertFieldNames(value: JsonValue, path: string, depth: number): void {
-  if (depth > MAX_DEPTH) throw badRequest(`Document nests deeper than ${MAX_DEPTH} levels.`);
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      assertFieldNames(item, `${path}[${i}]`, depth + 1);
-    });
-    return;
+/** Levels of nesting a document may have; every body is held to it (see `nestingDepth`). */
+export const MAX_DEPTH = 64;
+
+/**
+ * Whether `value` nests deeper than `limit` levels (a scalar is level 0, `{"a":1}` level 1).
+ * Iterative, and stops at the first branch past the limit, so it is safe on any parsed input.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    if (item.depth >= limit) return true;
+    for (const child of Object.values(item.value)) pending.push({ value: child, depth: item.depth + 1 });
   }
-  if (!isJsonObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
-    const where = path ? `${path}.${key}` : key;
-    if (key === '') throw badRequest('Field names may not be empty.', { field: where });
-    if (key.startsWith('$'))
-      throw badRequest(`Field "${where}": names may not start with "$".`, { field: where });
-    if (key.includes('.')) throw badRequest(`Field "${where}": names may not contain ".".`, { field: where });
-    assertFieldNames(child, where, depth + 1);
+  return false;
+}
+
+/**
+ * Throws invalid_body for a field name the rule in fieldNames.ts refuses, at any depth, or for
+ * nesting deeper than MAX_DEPTH. Iterative, so no input can exhaust the stack.
+ */
+function assertFieldNames(root: JsonValue): void {
+  const pending: Array<{ value: JsonValue; path: string; depth: number }> = [
+    { value: root, path: '', depth: 0 },
+  ];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const { value, path, depth } = item;
+    if (depth > MAX_DEPTH) throw badRequest(`Document nests deeper than ${MAX_DEPTH} levels.`);
+    if (Array.isArray(value)) {
+      value.forEach((child, i) => {
+        pending.push({ value: child, path: `${path}[${i}]`, depth: depth + 1 });
+      });
+    } else if (isJsonObject(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        const where = path ? `${path}.${key}` : key;
+        const problem = fieldNameProblem(key);
+        if (problem) throw badRequest(`Field "${printableName(where)}": ${problem}.`, { field: where });
+        pending.push({ value: child, path: where, depth: depth + 1 });
+      }
+    }
   }
 }
 
@@ -68,9 +91,11 @@ export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; 
     else if (isMetaField(key)) continue;
     else if (key === RESERVED_FIELD)
       throw badRequest(`Field "${RESERVED_FIELD}" is reserved.`, { field: key });
-    else fields[key] = value;
+    // Own data property whatever the name (assignment to `__proto__` would set the prototype);
+    // assertFieldNames then refuses the names that are not allowed.
+    else defineField(fields, key, value);
   }
-  assertFieldNames(fields, '', 0);
+  assertFieldNames(fields);
   return { fields, id };
 }
 

@@ -102,7 +102,9 @@ export class DocumentService {
     return this.mutate(ctx, collection, id, precondition, (current) => {
       if (!current) throw notFound('Document');
       const next: JsonValue =
-        kind === 'merge' ? applyMergePatch(current, patch as JsonObject) : applyJsonPatch(current, patch);
+        kind === 'merge'
+          ? applyMergePatch(current, patch as JsonObject)
+          : applyJsonPatch(current, patch, this.config.documents.maxBytes);
       const { fields, id: bodyId } = userFields(next, 'The patched document');
       assertBodyIdMatches(bodyId, id);
       return { fields, operation: 'patch' };

@@ -1,6 +1,8 @@
 /** The service layer, wired once per process over one store. */
+import { type Logger, pino } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../store/port.js';
+import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
 import { DocumentService } from './documents.js';
@@ -8,6 +10,10 @@ import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { VersionService } from './versions.js';
+import { DeliveryService } from './webhooks/deliveries.js';
+import { WebhookService } from './webhooks/registrations.js';
+import { SecretVault } from './webhooks/secretVault.js';
+import { WebhookSender } from './webhooks/sender.js';
 
 export interface Services {
   config: Config;
@@ -18,10 +24,24 @@ export interface Services {
   versions: VersionService;
   listing: ListingService;
   rateLimiter: RateLimiter;
+  webhooks: WebhookService;
+  deliveries: DeliveryService;
+  /** Its connections are closed when the server stops. */
+  webhookSender: WebhookSender;
 }
 
-export function createServices(store: Store, config: Config): Services {
+export function createServices(
+  store: Store,
+  config: Config,
+  logger: Logger = pino({ level: 'silent' }),
+): Services {
   const keyCache = new KeyCache(config.auth.keyCacheMs);
+  const vault = new SecretVault(store, config.webhooks.secretKey);
+  const webhookSender = new WebhookSender(
+    config.webhooks.allowPrivateTargets,
+    `Folio-Webhooks/${FOLIO_VERSION}`,
+  );
+  const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   return {
     config,
     store,
@@ -31,5 +51,8 @@ export function createServices(store: Store, config: Config): Services {
     versions: new VersionService(store),
     listing: new ListingService(store),
     rateLimiter: new RateLimiter(store, config),
+    webhooks: new WebhookService(store, config, vault, deliveries),
+    deliveries,
+    webhookSender,
   };
 }

@@ -3,9 +3,9 @@
  *
  * The bound on staleness: an entry lives `ttlMs` from the look-up that made it and is never
  * extended by use. This process evicts at once whatever it changes itself (revoke, rotate, plan
- * change); another process sharing the store (several instances on MongoDB) sees such a change
- * within `ttlMs`. Unknown and revoked keys are never cached, so a new key works at once
- * everywhere. `ttlMs` 0 turns the cache off.
+ * change, a project's allowed origins); another process sharing the store (several instances on
+ * MongoDB) sees such a change within `ttlMs`. Unknown and revoked keys are never cached, so a new
+ * key works at once everywhere. `ttlMs` 0 turns the cache off.
  */
 import type { ResolvedKey } from '../store/port.js';
 
@@ -77,7 +77,7 @@ export class KeyCache {
     }
   }
 
-  /** Forget every key of the account (its plan changed here). */
+  /** Forget every key of the account (its plan or one of its projects changed here). */
   evictAccount(accountId: string): void {
     this.#generation++;
     for (const [hash, entry] of this.#entries) {

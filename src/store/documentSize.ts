@@ -16,10 +16,10 @@ export const MONGODB_MAX_BSON_BYTES = 16 * 1024 * 1024;
 export const CHANGE_EVENT_OVERHEAD_BYTES = 64 * 1024;
 
 /**
- * The largest limit the configuration accepts: a replace event carries the document twice (its
- * post-image, and its pre-image while the change stream asks for pre-images), and an event over
- * 16 MiB stops the change stream for everyone. The version record (the document plus a few
- * fields) stays under 16 MiB by the same margin.
+ * The largest limit the configuration accepts: the server builds a replace event with the
+ * document twice (its post-image, and its pre-image, which the stream's own pipeline may drop
+ * only afterwards), and an event over 16 MiB stops the change stream for everyone. The version
+ * record (the document plus a few fields) stays under 16 MiB by the same margin.
  */
 export const MAX_BSON_BYTES_CEILING = Math.floor((MONGODB_MAX_BSON_BYTES - CHANGE_EVENT_OVERHEAD_BYTES) / 2);
 

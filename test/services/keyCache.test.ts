@@ -24,7 +24,7 @@ function resolved(keyId: string, accountId = 'acc_1', status: 'active' | 'revoke
       revokedAt: null,
       rotatedFrom: null,
     },
-    project: { id: 'prj_1', accountId, name: 'app', createdAt: at },
+    project: { id: 'prj_1', accountId, name: 'app', createdAt: at, allowedOrigins: null },
     account: { id: accountId, email: 'a@example.test', passwordHash: 'x', plan: 'free', createdAt: at },
   };
 }

@@ -223,7 +223,7 @@ describe('MongoDB store: API key, project and account in one round trip', () => 
     plan: 'pro' as const,
     createdAt: at,
   };
-  const project = { id: 'prj_1', accountId: 'acc_1', name: 'app', createdAt: at };
+  const project = { id: 'prj_1', accountId: 'acc_1', name: 'app', createdAt: at, allowedOrigins: null };
   const key = (id: string, projectId: string, keyHash: string): ApiKeyRecord => ({
     id,
     projectId,

@@ -1,8 +1,11 @@
 /**
  * `/{ns}/...` routes: resolve the Bearer API key, confine it to its own project, count the
- * request against the key's rate limit, and keep read-only keys to GET.
+ * request against the key's rate limit, apply the project's browser-origin policy, and keep
+ * read-only keys to GET.
  */
 import { notFound, readOnlyKey } from '../../errors.js';
+import type { KeyContext } from '../../services/context.js';
+import { decideOrigin, originNotAllowed } from '../../services/origins.js';
 import { rateLimitHeaders } from '../../services/rateLimit.js';
 import type { Ctx } from '../types.js';
 
@@ -14,7 +17,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** First path segments that are Folio's own, never a project. */
-const SYSTEM_SEGMENTS = new Set(['api', 'healthz']);
+const SYSTEM_SEGMENTS = new Set(['api', 'healthz', 'docs', 'openapi.json']);
 
 /** A router `param('ns', ...)` handler, so it runs before any route middleware (body parsing). */
 export function apiKeyAuth() {
@@ -25,8 +28,29 @@ export function apiKeyAuth() {
     // Every request with a valid key counts and carries the headers, refused ones included.
     ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
     apiKeys.assertProject(key, ns);
+    checkOrigin(ctx, key);
     ctx.state.key = key;
     if (key.key.scope === 'read-only' && !READ_METHODS.has(ctx.method)) throw readOnlyKey();
     await next();
   };
+}
+
+/**
+ * A browser page's request (it carries `Origin`) is answered for that origin alone, refusals
+ * included, so the page can read why it was refused.
+ */
+function checkOrigin(ctx: Ctx, key: KeyContext): void {
+  const origin = ctx.get('Origin');
+  if (!origin) return;
+  ctx.vary('Origin');
+  ctx.set('Access-Control-Allow-Origin', origin);
+  const decision = decideOrigin(
+    origin,
+    // Folio's own origin (Koa's `ctx.origin` is the request's Origin header in Koa 3).
+    `${ctx.protocol}://${ctx.host}`,
+    key.key.scope,
+    key.project.allowedOrigins,
+    key.project.id,
+  );
+  if (!decision.allowed) throw originNotAllowed(decision.message);
 }

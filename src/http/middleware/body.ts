@@ -6,11 +6,20 @@
 import type { Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { badRequest, unsupportedMediaType } from '../../errors.js';
+import { MAX_DEPTH, nestsDeeperThan } from '../../services/documentRules.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 export const JSON_TYPE = 'application/json';
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 export const JSON_PATCH_TYPE = 'application/json-patch+json';
+
+/**
+ * Any JSON body may nest a document's 64 levels plus the two levels of a JSON patch's envelope
+ * (array → operation → value). Checked right after parsing, before any code walks the body
+ * recursively (merge patches, the patch library, JSON.stringify), so depth can never overflow
+ * the stack; the services then hold documents and patch values to exactly 64.
+ */
+export const MAX_BODY_DEPTH = MAX_DEPTH + 2;
 
 export function jsonBody(
   accepted: readonly string[],
@@ -34,6 +43,9 @@ export function jsonBody(
       const raw = (ctx.request.body as Record<symbol, unknown> | undefined)?.[Symbol.for('unparsedBody')];
       if (typeof raw === 'string' && raw.trim() === '')
         throw badRequest('Request body is empty; send a JSON document.');
+      if (nestsDeeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
+        throw badRequest(`Request body nests deeper than ${MAX_DEPTH} levels.`, { maxDepth: MAX_DEPTH });
+      }
       await next();
     });
   };

@@ -1,7 +1,8 @@
 /**
- * CORS, so browser front ends can call Folio with read-only keys. Keys travel in the
- * Authorization header, never in cookies, so an open origin is safe for the data routes;
- * `cors.origin` narrows it. The headers clients need to read are exposed.
+ * CORS, so browser front ends can call Folio with read-only keys. Preflights carry no key, so
+ * this answers them for `cors.origin` (default any); the request itself then meets the key's
+ * project policy (apiKeyAuth → services/origins.ts), which refuses read-write keys from pages
+ * unless the project allows the origin. The headers clients need to read are exposed.
  */
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';
@@ -23,6 +24,15 @@ export function corsPolicy(origin: string): Middleware<FolioState, FolioContext>
     origin,
     exposeHeaders: EXPOSED,
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    // Content-Type covers the patch types (application/merge-patch+json, json-patch+json).
+    allowHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Content-Encoding',
+      'If-Match',
+      'Last-Event-ID',
+      'X-Request-Id',
+    ],
     maxAge: 600,
   }) as unknown as Middleware<FolioState, FolioContext>;
 }

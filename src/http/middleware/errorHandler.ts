@@ -18,12 +18,19 @@ interface HttpLikeError {
   message?: string;
 }
 
+/**
+ * zlib failing on a body sent with a Content-Encoding it does not have: gzip and deflate errors
+ * are `Z_...`, brotli's are its decoder's names (`ERR__ERROR_FORMAT_PADDING_2`, `ERR_BROTLI_...`).
+ */
+const DECOMPRESSION_ERROR = /^(?:Z_|ERR__ERROR_|ERR_BROTLI)/;
+
 function fromHttpError(err: HttpLikeError): AppError | null {
   const status = err.status ?? err.statusCode;
-  // zlib failing on a body sent with Content-Encoding: gzip/deflate that is not what it says.
-  if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
+  if (typeof err.code === 'string' && DECOMPRESSION_ERROR.test(err.code)) {
     return new AppError(400, 'invalid_body', 'Request body could not be decompressed (Content-Encoding).');
   }
+  // The router meets a method it has no route for on any path (PROPFIND, TRACE, ...).
+  if (status === 501) return new AppError(501, 'not_implemented', 'This HTTP method is not supported.');
   if (status === 413) return new AppError(413, 'payload_too_large', 'Request body is too large.');
   if (status === 400) {
     // The JSON parser refuses prototype keys outright (no pollution, nothing stored).

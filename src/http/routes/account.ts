@@ -6,13 +6,14 @@ import {
   publicAccount,
   publicProject,
 } from '../../services/accounts.js';
+import { allowedOriginsSchema } from '../../services/origins.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
-import { accountOf, type Ctx, type FolioRouter } from '../types.js';
+import { accountOf, type Ctx, type FolioRouter, param } from '../types.js';
 import { parseBody } from './parseBody.js';
 
-const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
-const projectSchema = z.strictObject({ name: projectNameSchema });
+export const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
+export const projectSchema = z.strictObject({ name: projectNameSchema });
 
 function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
   ctx.cookies.set(SESSION_COOKIE, token, {
@@ -65,5 +66,15 @@ export function registerAccountRoutes(router: FolioRouter): void {
   router.get('/api/projects', session, async (ctx) => {
     const projects = await ctx.services.accounts.listProjects(accountOf(ctx));
     ctx.body = { projects: projects.map(publicProject) };
+  });
+
+  router.patch('/api/projects/:projectId', session, body, async (ctx) => {
+    const { allowedOrigins } = parseBody(allowedOriginsSchema, ctx.request.body);
+    const project = await ctx.services.accounts.setAllowedOrigins(
+      accountOf(ctx),
+      param(ctx, 'projectId'),
+      allowedOrigins,
+    );
+    ctx.body = publicProject(project);
   });
 }

@@ -38,6 +38,7 @@ interface ProjectRow {
   account_id: string;
   name: string;
   created_at: string;
+  allowed_origins: string | null;
 }
 
 interface KeyRow {
@@ -104,11 +105,14 @@ const toSession = (r: SessionRow): SessionRecord => ({
   expiresAt: r.expires_at,
 });
 
+const originsText = (origins: string[] | null) => (origins === null ? null : JSON.stringify(origins));
+
 const toProject = (r: ProjectRow): ProjectRecord => ({
   id: r.id,
   accountId: r.account_id,
   name: r.name,
   createdAt: r.created_at,
+  allowedOrigins: r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins) as string[]),
 });
 
 const toKey = (r: KeyRow): ApiKeyRecord => ({
@@ -142,10 +146,11 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #liveSession: Database.Statement<[string, string], SessionRow>;
   readonly #deleteSession: Database.Statement<[string]>;
 
-  readonly #insertProject: Database.Statement<[string, string, string, string]>;
+  readonly #insertProject: Database.Statement<[string, string, string, string, string | null]>;
   readonly #projectById: Database.Statement<[string], ProjectRow>;
   readonly #projectByName: Database.Statement<[string, string], ProjectRow>;
   readonly #projectsOf: Database.Statement<[string], ProjectRow>;
+  readonly #setOrigins: Database.Statement<[string | null, string]>;
 
   readonly #insertKey: Database.Statement<
     [
@@ -190,11 +195,12 @@ export class EmbeddedAccounts implements AccountRepository {
     this.#deleteSession = db.prepare('DELETE FROM sessions WHERE token_hash = ?');
 
     this.#insertProject = db.prepare(
-      'INSERT INTO projects (id, account_id, name, created_at) VALUES (?, ?, ?, ?)',
+      'INSERT INTO projects (id, account_id, name, created_at, allowed_origins) VALUES (?, ?, ?, ?, ?)',
     );
     this.#projectById = db.prepare('SELECT * FROM projects WHERE id = ?');
     this.#projectByName = db.prepare('SELECT * FROM projects WHERE account_id = ? AND name = ?');
     this.#projectsOf = db.prepare('SELECT * FROM projects WHERE account_id = ? ORDER BY created_at, id');
+    this.#setOrigins = db.prepare('UPDATE projects SET allowed_origins = ? WHERE id = ?');
 
     this.#insertKey = db.prepare(
       `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.replace(/\w+/g, '?')})`,
@@ -269,7 +275,13 @@ export class EmbeddedAccounts implements AccountRepository {
 
   async createProject(project: ProjectRecord): Promise<void> {
     translatingDuplicates(() =>
-      this.#insertProject.run(project.id, project.accountId, project.name, project.createdAt),
+      this.#insertProject.run(
+        project.id,
+        project.accountId,
+        project.name,
+        project.createdAt,
+        originsText(project.allowedOrigins),
+      ),
     );
   }
 
@@ -285,6 +297,10 @@ export class EmbeddedAccounts implements AccountRepository {
 
   async listProjects(accountId: string): Promise<ProjectRecord[]> {
     return this.#projectsOf.all(accountId).map(toProject);
+  }
+
+  async setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void> {
+    this.#setOrigins.run(originsText(origins), projectId);
   }
 
   async createKey(key: ApiKeyRecord): Promise<void> {

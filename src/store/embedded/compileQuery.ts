@@ -28,13 +28,16 @@ export interface CompiledSql {
   params: SqlParam[];
 }
 
-/** The stored paths that live in their own indexed columns. */
-const COLUMNS: Record<string, { sql: string; type: 'text' | 'integer' }> = {
-  _id: { sql: 'd.id', type: 'text' },
-  '_folio.version': { sql: 'd.version', type: 'integer' },
-  '_folio.createdAt': { sql: 'd.created_at', type: 'text' },
-  '_folio.updatedAt': { sql: 'd.updated_at', type: 'text' },
-};
+/**
+ * The stored paths that live in their own indexed columns. A Map: paths are the client's, and
+ * `constructor` or `hasOwnProperty` looked up in a plain object would find Object.prototype's.
+ */
+const COLUMNS = new Map<string, { sql: string; type: 'text' | 'integer' }>([
+  ['_id', { sql: 'd.id', type: 'text' }],
+  ['_folio.version', { sql: 'd.version', type: 'integer' }],
+  ['_folio.createdAt', { sql: 'd.created_at', type: 'text' }],
+  ['_folio.updatedAt', { sql: 'd.updated_at', type: 'text' }],
+]);
 
 /** A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. */
 export function compileFilter(filter: StoredFilter): CompiledSql {
@@ -48,7 +51,7 @@ export function compileSort(sort: FindQuery['sort']): CompiledSql {
     sort.map(([path, direction]) => {
       if (direction !== 1 && direction !== -1) throw new Error(`bad sort direction ${String(direction)}`);
       const order = direction === 1 ? 'ASC' : 'DESC';
-      const column = COLUMNS[path];
+      const column = COLUMNS.get(path);
       if (column) return raw(`${column.sql} ${order}`);
       const segments = path.split('.');
       // The function gets only the first field's JSON (`->`), not the whole document.
@@ -168,10 +171,16 @@ function inTest(values: JsonValue[]): ValueTest {
   };
 }
 
-const RANGE_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+const RANGE_OPERATORS = new Map([
+  ['$gt', '>'],
+  ['$gte', '>='],
+  ['$lt', '<'],
+  ['$lte', '<='],
+]);
 
 function rangeTest(operator: string, operand: JsonValue): ValueTest {
-  const symbol = RANGE_OPERATORS[operator]!;
+  const symbol = RANGE_OPERATORS.get(operator);
+  if (symbol === undefined) throw new Error(`compileFilter: unsupported operator ${operator}`);
   let bracket: ScalarType[];
   if (typeof operand === 'number') bracket = ['integer', 'real'];
   else if (typeof operand === 'string') bracket = ['text'];
@@ -276,7 +285,7 @@ class FilterCompiler {
 
   /** Whether some slot MongoDB sees at `path` satisfies `test`. */
   #anySlot(path: string, test: ValueTest): Cond {
-    const column = COLUMNS[path];
+    const column = COLUMNS.get(path);
     if (column) return test.anyPresent || test.scalar(column.type, raw(column.sql));
     const segments = path.split('.');
     if (segments.some((s) => s.length === 0)) throw new Error(`compileFilter: bad path '${path}'`);

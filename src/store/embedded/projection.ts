@@ -8,16 +8,19 @@
  *   nested arrays stay, scalars go. Numeric segments are field names here, never positions, as
  *   in MongoDB's find projection.
  */
+import { defineField } from '../../fieldNames.js';
 import { isPlainObject } from '../../query/pathValues.js';
 import type { JsonObject, JsonValue } from '../port.js';
 
-/** `true` keeps the whole value; a nested tree keeps only those fields of it. */
-interface ProjectionTree {
-  [field: string]: ProjectionTree | true;
-}
+/**
+ * `true` keeps the whole value; a nested tree keeps only those fields of it. A Map, because the
+ * field names are the client's: as keys of a plain object, `__proto__` or `constructor` would
+ * reach into Object.prototype.
+ */
+type ProjectionTree = Map<string, ProjectionTree | true>;
 
 export function projectStored(doc: JsonObject, paths: string[]): JsonObject {
-  const tree: ProjectionTree = { _id: true };
+  const tree: ProjectionTree = new Map([['_id', true]]);
   for (const path of paths) addPath(tree, path.split('.'));
   return projectObject(doc, tree);
 }
@@ -25,14 +28,14 @@ export function projectStored(doc: JsonObject, paths: string[]): JsonObject {
 function addPath(tree: ProjectionTree, segments: string[]): void {
   let node = tree;
   for (const [i, segment] of segments.entries()) {
-    const existing = node[segment];
+    const existing = node.get(segment);
     if (existing === true) return; // a parent is already included whole
     if (i === segments.length - 1) {
-      node[segment] = true;
+      node.set(segment, true);
       return;
     }
-    const child: ProjectionTree = existing ?? {};
-    node[segment] = child;
+    const child: ProjectionTree = existing ?? new Map();
+    node.set(segment, child);
     node = child;
   }
 }
@@ -40,14 +43,10 @@ function addPath(tree: ProjectionTree, segments: string[]): void {
 function projectObject(obj: JsonObject, tree: ProjectionTree): JsonObject {
   const out: JsonObject = {};
   for (const [field, value] of Object.entries(obj)) {
-    if (!Object.hasOwn(tree, field)) continue;
-    const sub = tree[field]!;
-    if (sub === true) {
-      out[field] = value;
-      continue;
-    }
-    const projected = projectValue(value, sub);
-    if (projected !== undefined) out[field] = projected;
+    const sub = tree.get(field);
+    if (sub === undefined) continue;
+    const projected = sub === true ? value : projectValue(value, sub);
+    if (projected !== undefined) defineField(out, field, projected);
   }
   return out;
 }

@@ -94,6 +94,8 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX api_keys_project ON api_keys (project_id, created_at);
   `,
+  // 2: per-project CORS origins (JSON array text; NULL = default policy).
+  `ALTER TABLE projects ADD COLUMN allowed_origins TEXT;`,
 ];
 
 /** The schema version a fully migrated database reports. */

@@ -144,6 +144,10 @@ export class MongoAccounts implements AccountRepository {
     return docs.map(fromProjectDoc);
   }
 
+  async setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void> {
+    await this.#projects.updateOne({ _id: projectId }, { $set: { allowedOrigins: origins } });
+  }
+
   async createKey(key: ApiKeyRecord): Promise<void> {
     await translatingDuplicates(() => this.#keys.insertOne(toKeyDoc(key)), 'id');
   }

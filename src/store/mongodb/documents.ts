@@ -51,9 +51,8 @@ export function toProjection(paths: readonly string[]): Document {
   const kept = unique.filter(
     (path) => !unique.some((other) => other !== path && path.startsWith(`${other}.`)),
   );
-  const projection: Document = { _id: 1 };
-  for (const path of kept) projection[path] = 1;
-  return projection;
+  // fromEntries defines own properties: a client's path never reaches Object.prototype.
+  return Object.fromEntries([['_id', 1], ...kept.map((path) => [path, 1])]);
 }
 
 /**

@@ -6,7 +6,6 @@
  * deployment keeps less change history than promised, and creates the system indexes. Every
  * wait on the server is bounded (limits.ts). Layout and guarantees: docs/mongodb.md.
  */
-import { MongoBackend } from '@agendajs/mongo-backend';
 import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
 import { type Store, StoreStartError } from '../port.js';
@@ -14,10 +13,13 @@ import { MongoAccounts } from './accounts.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
 import { CollectionRegistry } from './collections.js';
+import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
+import { MongoDeliveries } from './deliveries.js';
 import { MongoDocuments } from './documents.js';
 import { translatingFailures } from './failureTranslation.js';
 import { ensureSystemIndexes } from './indexes.js';
+import { MongoAgendaBackend } from './jobs/agendaBackend.js';
 import { DEFAULT_MONGO_LIMITS, type MongoLimits } from './limits.js';
 import {
   AGENDA_JOBS_COLLECTION,
@@ -32,6 +34,7 @@ import { proveImages } from './startup/imagesProbe.js';
 import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, type Topology } from './startup/serverCheck.js';
+import { MongoWebhooks } from './webhooks.js';
 
 export interface MongoStoreOptions {
   /** A replica set or sharded cluster; `?replicaSet=` for a replica set. */
@@ -74,6 +77,9 @@ class MongoStoreImpl implements MongoStore {
   readonly changes: MongoChangeFeed;
   readonly accounts: MongoAccounts;
   readonly counters: MongoCounters;
+  readonly webhooks: MongoWebhooks;
+  readonly deliveries: MongoDeliveries;
+  readonly consumers: MongoFeedConsumers;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -84,7 +90,7 @@ class MongoStoreImpl implements MongoStore {
   readonly #warn: (message: string) => void;
   readonly #clock = new ClusterClock();
   #init: Promise<void> | null = null;
-  #agenda: MongoBackend | null = null;
+  #agenda: MongoAgendaBackend | null = null;
   #closed = false;
 
   constructor(options: MongoStoreOptions) {
@@ -122,6 +128,12 @@ class MongoStoreImpl implements MongoStore {
       translate,
     );
     this.counters = translatingFailures(new MongoCounters(this.#system), translate);
+    this.webhooks = translatingFailures(
+      new MongoWebhooks(this.client, this.#system, this.#limits),
+      translate,
+    );
+    this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
+    this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
   }
 
   init(): Promise<void> {
@@ -156,7 +168,7 @@ class MongoStoreImpl implements MongoStore {
 
   agendaBackend(): AgendaBackend {
     // Agenda's jobs live in the system database, on this store's own connection; one instance.
-    this.#agenda ??= new MongoBackend({ mongo: this.#system, collection: AGENDA_JOBS_COLLECTION });
+    this.#agenda ??= new MongoAgendaBackend(this.#system, AGENDA_JOBS_COLLECTION);
     return this.#agenda;
   }
 

@@ -15,7 +15,10 @@ export type AccountDoc = WithMongoId<AccountRecord> & { emailLower: string };
 
 export type SessionDoc = Omit<SessionRecord, 'tokenHash' | 'expiresAt'> & { _id: string; expiresAt: Date };
 
-export type ProjectDoc = WithMongoId<ProjectRecord>;
+/** `allowedOrigins` is absent on projects written before it existed. */
+export type ProjectDoc = Omit<WithMongoId<ProjectRecord>, 'allowedOrigins'> & {
+  allowedOrigins?: string[] | null;
+};
 
 export type KeyDoc = WithMongoId<ApiKeyRecord>;
 
@@ -58,11 +61,24 @@ export function fromSessionDoc(d: SessionDoc): SessionRecord {
 }
 
 export function toProjectDoc(p: ProjectRecord): ProjectDoc {
-  return { _id: p.id, accountId: p.accountId, name: p.name, createdAt: p.createdAt };
+  return {
+    _id: p.id,
+    accountId: p.accountId,
+    name: p.name,
+    createdAt: p.createdAt,
+    allowedOrigins: p.allowedOrigins,
+  };
 }
 
+/** Projects written before allowed origins existed have no field: the default policy. */
 export function fromProjectDoc(d: ProjectDoc): ProjectRecord {
-  return { id: d._id, accountId: d.accountId, name: d.name, createdAt: d.createdAt };
+  return {
+    id: d._id,
+    accountId: d.accountId,
+    name: d.name,
+    createdAt: d.createdAt,
+    allowedOrigins: d.allowedOrigins ?? null,
+  };
 }
 
 export function toKeyDoc(k: ApiKeyRecord): KeyDoc {

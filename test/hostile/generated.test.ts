@@ -1,0 +1,305 @@
+/**
+ * Generated hostile requests on every route family: field names drawn from Object.prototype's own
+ * names, `__proto__`, control characters, odd Unicode and very long names; deep nesting, huge
+ * arrays and strings; odd ids, versions and parameters. Every answer must be below 500 and, when
+ * an error, JSON with a code; afterwards the server still answers `/healthz` and a known document
+ * of another tenant byte for byte.
+ *
+ * `npm test` sends HOSTILE_RUNS (default 150) requests per store; `npm run test:hostile` sends
+ * thousands and prints the status-code distribution.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { ApiResponse } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+
+const RUNS = Number(process.env.HOSTILE_RUNS ?? 150);
+
+/** Percent-encodes UTF-8 bytes outside [A-Za-z0-9_-], so any string (lone surrogates included) goes into a URL. */
+const pct = (text: string) =>
+  [...Buffer.from(text, 'utf8')]
+    .map((b) => {
+      const c = String.fromCharCode(b);
+      return /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).padStart(2, '0')}`;
+    })
+    .join('');
+
+const PROTOTYPE_NAMES = [
+  ...Object.getOwnPropertyNames(Object.prototype),
+  ...Object.getOwnPropertyNames(Array.prototype),
+  '__proto__',
+  'prototype',
+];
+
+const fieldName: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(...PROTOTYPE_NAMES),
+  fc.constantFrom('_folio', '_id', '$version', '$where', '$gt', '', '.', 'a..b', '_', '-'),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({
+    unit: fc.constantFrom('\u0000', '\u0001', '\u001f', '\u007f', '\u0085', 'a', '.'),
+    maxLength: 6,
+  }),
+  fc.string({ unit: 'grapheme', maxLength: 8 }),
+  fc.integer({ min: 200, max: 3000 }).map((n) => 'n'.repeat(n)),
+);
+
+/** A dotted path of hostile names, as filter, sort and select take. */
+const fieldPath = fc.array(fieldName, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
+
+/** JSON text nested `levels` deep (built as text: JSON.stringify overflows on such values). */
+const deepText = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+
+const bigValue: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: 60, max: 3000 }).map(deepText),
+  fc
+    .integer({ min: 1000, max: 140_000 })
+    .map((n) => `[${Array.from({ length: n }, (_, i) => i % 7).join(',')}]`),
+  fc.integer({ min: 1000, max: 200_000 }).map((n) => JSON.stringify('x'.repeat(n))),
+);
+
+/** A JSON text whose keys are hostile names, possibly with a huge or deep value. */
+const hostileObjectText: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.array(
+      fc.tuple(
+        fieldName,
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+          bigValue,
+        ),
+      ),
+      {
+        maxLength: 4,
+      },
+    ),
+    fc.boolean(),
+  )
+  .map(
+    ([entries, nest]) =>
+      `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${nest ? `{${JSON.stringify(k)}:${v}}` : v}`).join(',')}}`,
+  );
+
+const pointer = fc.array(fieldName, { maxLength: 3 }).map((parts) => parts.map((p) => `/${p}`).join(''));
+
+const jsonPatchText: fc.Arbitrary<string> = fc
+  .array(
+    fc.record({
+      op: fc.constantFrom('add', 'remove', 'replace', 'move', 'copy', 'test', 'bogus'),
+      path: fc.oneof(pointer, fc.constant(''), fc.constant('/known'), fc.constant('/known/deep')),
+      from: fc.oneof(pointer, fc.constant(''), fc.constant('/known')),
+      value: fc.jsonValue({ maxDepth: 2 }),
+    }),
+    { maxLength: 6 },
+  )
+  .map((ops) => JSON.stringify(ops));
+
+const queryValue = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.constantFrom('true', 'false', 'null', '1e999', '-0', '', ',,,', '[]'),
+  fc.integer({ min: 900, max: 20_000 }).map((n) => 'q'.repeat(n)),
+);
+
+const operator = fc.constantFrom(
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'contains',
+  'in',
+  'exists',
+  'regex',
+  '',
+);
+
+const listQuery: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      fc.tuple(fieldPath, queryValue).map(([f, v]) => `filter[${pct(f)}]=${pct(v)}`),
+      fc.tuple(fieldPath, operator, queryValue).map(([f, o, v]) => `filter[${pct(f)}][${o}]=${pct(v)}`),
+      fc
+        .array(fc.tuple(fc.boolean(), fieldPath), { minLength: 1, maxLength: 3 })
+        .map((keys) => `sort=${keys.map(([d, f]) => `${d ? '-' : ''}${pct(f)}`).join(',')}`),
+      fc
+        .array(fieldPath, { minLength: 1, maxLength: 3 })
+        .map((paths) => `select=${paths.map(pct).join(',')}`),
+      fc.constantFrom(
+        'count=true',
+        'count=maybe',
+        'limit=0',
+        'limit=-1',
+        'limit=1e3',
+        'offset=99999999999999999999',
+      ),
+      fc.tuple(fieldName, queryValue).map(([k, v]) => `${pct(k)}=${pct(v)}`),
+    ),
+    { maxLength: 4 },
+  )
+  .map((parts) => parts.join('&'));
+
+const collection = fc.oneof(
+  fc.constantFrom('notes', 'constructor', '__proto__', '_stream', 'toString', 'a'.repeat(65)),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }),
+);
+const documentId = fc.oneof(
+  fc.constantFrom('known', 'missing', 'constructor', '__proto__', 'hasOwnProperty', 'x'.repeat(129), '_id'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }),
+);
+const versionText = fc.oneof(
+  fc.constantFrom('0', '1', '-1', '1.5', 'NaN', 'constructor', '99999999999999999999', '2'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 5 }),
+);
+
+interface HostileRequest {
+  method: string;
+  path: string;
+  rawBody?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+const JSON_TYPE = 'application/json';
+const MERGE = 'application/merge-patch+json';
+const PATCH = 'application/json-patch+json';
+
+/** One request of one route family; `{known}` stands for the tenant's project path. */
+const anyHostileRequest: fc.Arbitrary<HostileRequest> = fc.oneof(
+  fc.tuple(collection, hostileObjectText).map(([c, body]) => ({
+    method: 'POST',
+    path: `/${pct(c)}`,
+    rawBody: body,
+    contentType: JSON_TYPE,
+  })),
+  fc.tuple(collection, documentId).map(([c, id]) => ({ method: 'GET', path: `/${pct(c)}/${pct(id)}` })),
+  fc.tuple(documentId, hostileObjectText).map(([id, body]) => ({
+    method: 'PUT',
+    path: `/notes/${pct(id)}`,
+    rawBody: body,
+    contentType: JSON_TYPE,
+  })),
+  fc.tuple(documentId, hostileObjectText).map(([id, body]) => ({
+    method: 'PATCH',
+    path: `/notes/${pct(id)}`,
+    rawBody: body,
+    contentType: MERGE,
+  })),
+  fc.tuple(documentId, jsonPatchText).map(([id, body]) => ({
+    method: 'PATCH',
+    path: `/notes/${pct(id)}`,
+    rawBody: body,
+    contentType: PATCH,
+  })),
+  documentId.map((id) => ({ method: 'DELETE', path: `/scratch/${pct(id)}` })),
+  fc.tuple(collection, listQuery).map(([c, q]) => ({ method: 'GET', path: `/${pct(c)}?${q}` })),
+  fc.tuple(documentId, fc.constantFrom('versions', 'versions/')).map(([id, tail]) => ({
+    method: 'GET',
+    path: `/notes/${pct(id)}/${tail}`,
+  })),
+  fc
+    .tuple(documentId, versionText)
+    .map(([id, v]) => ({ method: 'GET', path: `/notes/${pct(id)}/versions/${pct(v)}` })),
+  fc.tuple(documentId, versionText, versionText).map(([id, a, b]) => ({
+    method: 'GET',
+    path: `/notes/${pct(id)}/versions/diff?from=${pct(a)}&to=${pct(b)}`,
+  })),
+  fc.tuple(documentId, versionText).map(([id, v]) => ({
+    method: 'POST',
+    path: `/notes/${pct(id)}/versions/${pct(v)}/restore`,
+  })),
+  fc
+    .tuple(fc.constantFrom('POST', 'DELETE', 'GET'), fieldName, hostileObjectText)
+    .map(([method, id, body]) => ({
+      method,
+      path: method === 'POST' ? `@/api/keys/${pct(id)}/rotate` : `@/api/keys/${pct(id)}`,
+      rawBody: method === 'GET' ? undefined : body,
+      contentType: JSON_TYPE,
+    })),
+  hostileObjectText.map((body) => ({
+    method: 'POST',
+    path: '@/api/keys',
+    rawBody: body,
+    contentType: JSON_TYPE,
+  })),
+  fc
+    .tuple(fc.constantFrom('If-Match', 'Content-Encoding', 'Accept', 'X-Request-Id'), queryValue)
+    .map(([name, value]) => ({
+      method: 'PUT',
+      path: '/notes/scratch',
+      rawBody: '{"a":1}',
+      contentType: JSON_TYPE,
+      headers: { [name]: value.replace(/[^\x20-\x7e]/g, '') },
+    })),
+);
+
+/** Counterexamples print short: a request can carry a megabyte of body. */
+const hostileRequest = anyHostileRequest.map((r) =>
+  Object.assign(r, {
+    [fc.toStringMethod]: () =>
+      `${r.method} ${r.path.slice(0, 300)}${r.path.length > 300 ? '…' : ''} ${r.contentType ?? ''} ${(r.rawBody ?? '').slice(0, 300)}`,
+  }),
+);
+
+forEachStore(
+  'generated hostile requests',
+  (ctx, target) => {
+    let knownPath = '';
+    let knownText = '';
+    let bystander = { project: '', key: '' };
+
+    before(async () => {
+      const other = await ctx.server.tenant({ plan: 'pro' });
+      bystander = { project: other.project, key: other.key };
+      const created = await ctx.server.request('POST', `/${other.project}/notes`, {
+        key: other.key,
+        body: { known: { deep: [1, 'two', { three: null }] }, constructor: 'kept', valueOf: 1 },
+      });
+      expect(created.status).to.equal(201);
+      knownPath = `/${other.project}/notes/${created.body._id}`;
+      knownText = (await ctx.server.request('GET', knownPath, { key: other.key })).text;
+      await ctx.server.request('PUT', `/${ctx.tenant.project}/notes/known`, {
+        key: ctx.tenant.key,
+        body: { known: { deep: 1 } },
+      });
+    });
+
+    it(`answers ${RUNS} generated hostile requests below 500 with JSON errors, and keeps serving`, async () => {
+      const statuses = new Map<number, number>();
+      const send = (r: HostileRequest): Promise<ApiResponse> => {
+        const path = r.path.startsWith('@') ? r.path.slice(1) : `/${ctx.tenant.project}${r.path}`;
+        const useSession = r.path.startsWith('@');
+        return ctx.server.request(r.method, path, {
+          ...(useSession ? { session: ctx.tenant.session } : { key: ctx.tenant.key }),
+          ...(r.rawBody === undefined ? {} : { rawBody: r.rawBody, contentType: r.contentType ?? JSON_TYPE }),
+          ...(r.headers ? { headers: r.headers } : {}),
+        });
+      };
+      await fc.assert(
+        fc.asyncProperty(hostileRequest, async (r) => {
+          const res = await send(r);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          const where = `${r.method} ${r.path.slice(0, 200)}`;
+          expect(res.status, `${where} → ${res.status} ${res.text.slice(0, 300)}`).to.be.below(500);
+          // 431 comes from Node's own header parser, answered as JSON once clientError is handled.
+          if (res.status >= 400 && res.status !== 431) {
+            expect(res.headers.get('content-type'), `${where} → ${res.status}`).to.match(/application\/json/);
+            expect(res.body.error.code, where).to.be.a('string');
+          }
+        }),
+        { numRuns: RUNS },
+      );
+      const health = await ctx.server.request('GET', '/healthz');
+      expect(health.status).to.equal(200);
+      const known = await ctx.server.request('GET', knownPath, { key: bystander.key });
+      expect(known.text, 'a bystander tenant’s document is byte for byte the same').to.equal(knownText);
+      if (process.env.HOSTILE_REPORT) {
+        const sorted = [...statuses.entries()].sort(([a], [b]) => a - b);
+        const fivexx = sorted.filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
+        console.log(
+          `[${target.name}] ${RUNS} hostile requests; status codes: ${sorted.map(([s, c]) => `${s}×${c}`).join(', ')}; 5xx: ${fivexx}`,
+        );
+      }
+    });
+  },
+  { plan: 'pro' },
+);
