@@ -97,7 +97,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -139,7 +139,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -206,7 +206,7 @@ export interface paths {
             "application/json": components["schemas"]["Account"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -257,7 +257,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -300,7 +300,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -344,7 +344,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -392,7 +392,7 @@ export interface paths {
             "application/json": components["schemas"]["ApiKeyWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -520,7 +520,7 @@ export interface paths {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -605,7 +605,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -834,7 +834,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1066,7 +1066,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1288,7 +1288,7 @@ export interface paths {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1386,7 +1386,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1489,7 +1489,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1672,7 +1672,7 @@ export interface paths {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1951,7 +1951,7 @@ export interface paths {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */

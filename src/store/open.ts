@@ -11,13 +11,23 @@ export interface OpenedStore {
   stop(): Promise<void>;
 }
 
-/** `warn` receives start-up and repair warnings (the server logs them). */
-export async function openStore(config: Config, warn?: (message: string) => void): Promise<OpenedStore> {
+export interface OpenStoreOptions {
+  /**
+   * Embedded store only: hold the data directory's one-process lock (default true). The operator
+   * commands pass false: they only add accounts and keys, which SQLite lets them do beside a server.
+   */
+  lockDataDir?: boolean;
+  /** Receives start-up and repair warnings (the server logs them). */
+  warn?: (message: string) => void;
+}
+
+export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
   if (kind === 'embedded') {
     const store = createEmbeddedStore({
       dataDir: config.dataDir,
       eventRetentionMs: config.events.retentionMs,
+      lock: options.lockDataDir ?? true,
     });
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };
@@ -25,7 +35,12 @@ export async function openStore(config: Config, warn?: (message: string) => void
   // The MongoDB driver loads only when it is used, keeping the embedded start fast.
   const { createMongoStore } = await import('./mongodb/index.js');
   const { dbPrefix, ...limits } = config.mongodb;
-  const mongoOptions = { dbPrefix, limits, eventRetentionMs: config.events.retentionMs, onWarning: warn };
+  const mongoOptions = {
+    dbPrefix,
+    limits,
+    eventRetentionMs: config.events.retentionMs,
+    onWarning: options.warn,
+  };
   if (kind === 'mongodb-memory') {
     const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
     const memory = await startMemoryReplicaSet();

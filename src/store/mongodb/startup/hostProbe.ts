@@ -68,10 +68,10 @@ export async function diagnoseConnectFailure(
   uri: string,
   error: unknown,
 ): Promise<string> {
-  const prefix = 'Cannot connect to MongoDB (MONGODB_URI): ';
+  const prefix = 'cannot connect to MongoDB: ';
   const driverMessage = error instanceof Error ? error.message : String(error);
   if (isAuthFailure(error)) {
-    return `${prefix}the server refused the credentials (check the user, password and authSource): ${driverMessage}`;
+    return `MongoDB refused the credentials in the URI (check the user, password and authSource): ${driverMessage}`;
   }
   if (!(error instanceof MongoServerSelectionError)) return prefix + driverMessage;
   const seeds = client.options.hosts.map(String);
