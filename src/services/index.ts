@@ -9,6 +9,7 @@ import { BulkService } from './bulk.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
 import { ImportService } from './imports/importer.js';
+import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { StreamService } from './streams/index.js';
@@ -42,6 +43,7 @@ export function createServices(
   config: Config,
   logger: Logger = pino({ level: 'silent' }),
 ): Services {
+  const keyCache = new KeyCache(config.auth.keyCacheMs);
   const vault = new SecretVault(store, config.webhooks.secretKey);
   const webhookSender = new WebhookSender(
     config.webhooks.allowPrivateTargets,
@@ -52,8 +54,8 @@ export function createServices(
   return {
     config,
     store,
-    accounts: new AccountService(store, config),
-    apiKeys: new ApiKeyService(store, config),
+    accounts: new AccountService(store, config, keyCache),
+    apiKeys: new ApiKeyService(store, config, keyCache),
     documents,
     versions: new VersionService(store),
     listing: new ListingService(store),
