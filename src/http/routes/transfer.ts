@@ -8,6 +8,7 @@ import { MEDIA_TYPES, type TransferFormat } from '../../formats/formats.js';
 import { ImportInterrupted } from '../../services/imports/importer.js';
 import { parseImportOptions } from '../../services/imports/importRules.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
+import { drainRequest } from '../requestDrain.js';
 import { type Ctx, type FolioContext, type FolioRouter, type FolioState, keyOf, param } from '../types.js';
 
 /** Import media types; `application/ndjson` and `application/jsonl` are common spellings too. */
@@ -49,6 +50,10 @@ function bulkBody(): Middleware<FolioState, FolioContext> {
   };
 }
 
+/** How much of a refused import body is still read (see requestDrain.ts). */
+const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+const DRAIN_MAX_MS = 5000;
+
 export function registerTransferRoutes(router: FolioRouter): void {
   router.post('/:ns/:collection/_import', async (ctx) => {
     const key = keyOf(ctx);
@@ -60,10 +65,20 @@ export function registerTransferRoutes(router: FolioRouter): void {
       const format = importFormat(ctx);
       const options = parseImportOptions(ctx.query);
       imports.assertDeclaredSize(key, ctx.request.length);
-      ctx.body = await imports.import(key, param(ctx, 'collection'), format, ctx.req, options);
+      // An import refused mid-body stops reading; the default iterator would then destroy the
+      // request, and with it the socket the refusal is being written to.
+      const body = ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
+      ctx.body = await imports.import(key, param(ctx, 'collection'), format, body, options);
     } catch (error) {
-      // Refused before the body was read to its end: do not wait for (or read) the rest.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // Refused before the body was read to its end: read a bounded rest so the client can
+      // finish sending and read the refusal; past the bound (or a declared length beyond it, as
+      // a 413 for a too-large Content-Length), answer at once and close the connection.
+      if (!ctx.req.complete) {
+        const declared = ctx.request.length ?? 0;
+        const drained =
+          declared <= DRAIN_MAX_BYTES && (await drainRequest(ctx.req, DRAIN_MAX_BYTES, DRAIN_MAX_MS));
+        if (!drained) ctx.set('Connection', 'close');
+      }
       if (error instanceof ImportInterrupted) ctx.log.error({ err: error.cause }, 'import interrupted');
       throw error;
     }
