@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type {
   ChangeEvent,
+  CollectionInfo,
   CommitResult,
   DataScope,
   DocumentRepository,
@@ -47,6 +48,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
   >;
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
+  readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
 
   constructor(db: Database.Database, feed: EmbeddedChangeFeed) {
@@ -81,6 +83,12 @@ export class EmbeddedDocuments implements DocumentRepository {
     );
     this.#getVersionBody = db.prepare(
       'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
+    );
+    // The primary key (scope, collection, id) serves the grouping; BINARY collation orders names
+    // by code unit, as the port promises.
+    this.#listCollections = db.prepare(
+      'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
+        'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
     // IMMEDIATE takes the write lock up front, so the version checks and the writes see the
     // same state even if another connection (a CLI next to the server) writes the same file.
@@ -132,6 +140,10 @@ export class EmbeddedDocuments implements DocumentRepository {
     const sql = `SELECT count(*) AS n FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
     const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
     return row?.n ?? 0;
+  }
+
+  async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
+    return this.#listCollections.all(scopeKeyOf(scope));
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {

@@ -14,6 +14,7 @@ import type {
   SortDirection,
 } from 'mongodb';
 import type {
+  CollectionInfo,
   CommitResult,
   DataScope,
   DocumentRepository,
@@ -26,6 +27,7 @@ import type {
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
+import { listFolioCollections } from './collectionCatalog.js';
 import type { CollectionRegistry } from './collections.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
@@ -179,6 +181,10 @@ export class MongoDocuments implements DocumentRepository {
 
   async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
     return this.#queryable(scope, collection).countDocuments(filter);
+  }
+
+  async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
+    return listFolioCollections(this.client.db(this.#dbName(scope)));
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
