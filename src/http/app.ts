@@ -9,14 +9,19 @@ import type { Logger } from 'pino';
 import { AppError, notFound } from '../errors.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
+import { loadDashboardAssets } from './dashboard/assets.js';
+import { createDashboardRouter } from './dashboard/routes.js';
 import { accessLog } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerCollectionRoutes } from './routes/collections.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerPlanRoutes } from './routes/plans.js';
+import { createSessionDataRouter } from './routes/sessionData.js';
 import type { FolioContext, FolioState } from './types.js';
 
 export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
@@ -41,6 +46,11 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   registerAccountRoutes(system);
   registerKeyRoutes(system);
+  registerCollectionRoutes(system);
+  registerPlanRoutes(system);
+  // The dashboard's pages, and the data routes again for it, authenticated by session.
+  const dashboard = createDashboardRouter(loadDashboardAssets());
+  const sessionData = createSessionDataRouter(services.config.documents.maxBytes);
 
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
@@ -68,6 +78,9 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
+  app.use(dashboard.routes());
+  app.use(sessionData.routes());
+  app.use(sessionData.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
   app.use(data.routes());
   app.use(data.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
   return app;
