@@ -17,6 +17,7 @@ import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
@@ -51,6 +52,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   // The dashboard's pages, and the data routes again for it, authenticated by session.
   const dashboard = createDashboardRouter(loadDashboardAssets());
   const sessionData = createSessionDataRouter(services.config.documents.maxBytes);
+  registerApiDocRoutes(system);
 
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.

@@ -28,6 +28,18 @@ export const MAX_CONTAINS_LENGTH = 1000;
 const operatorSchema = z.enum(FILTER_OPERATORS);
 const existsSchema = z.enum(['true', 'false']);
 
+/**
+ * The `filter` family as OpenAPI describes it: a deepObject, `filter[field]=value` or
+ * `filter[field][op]=value`. Parsing is parseFilterParams's, which checks every field and operator.
+ */
+export const filterParamSchema = z
+  .record(z.string(), z.union([z.string(), z.partialRecord(operatorSchema, z.string())]))
+  .optional()
+  .meta({
+    description: `Filters, combined with AND: \`filter[field]=value\` (equality) or \`filter[field][op]=value\` with op one of ${FILTER_OPERATORS.join(', ')}. Dot notation for nested fields.`,
+    param: { style: 'deepObject', explode: true },
+  });
+
 // filter[<field>] or filter[<field>][<op>]; brackets may not nest or appear inside names.
 const FILTER_KEY = /^filter\[([^[\]]*)\](?:\[([^[\]]*)\])?$/;
 

@@ -36,12 +36,35 @@ export const DEFAULT_OFFSET = 0;
 export const MAX_SORT_KEYS = 5;
 export const MAX_SELECT_PATHS = 50;
 
-// Anything else is refused rather than ignored: a typo such as `filters[x]=1` or `limit=10&sort`
-// spelled `order` would otherwise silently return unfiltered or misordered data.
-const KNOWN_PARAMS = new Set(['sort', 'limit', 'offset', 'select', 'count']);
-
 const digits = z.string().regex(/^\d+$/);
 const countSchema = z.enum(['true', 'false']);
+
+/**
+ * The listing's parameters besides `filter[...]` (see filterParams.ts): what parseListQuery
+ * accepts and what the OpenAPI document describes.
+ */
+export const listParamsSchema = z.object({
+  sort: z
+    .string()
+    .optional()
+    .meta({
+      description: `Comma-separated fields, \`-\` for descending; at most ${MAX_SORT_KEYS}.`,
+      example: '-$createdAt',
+    }),
+  limit: digits
+    .optional()
+    .meta({ description: `Page size, default ${DEFAULT_LIMIT}; at most the plan’s maximum.` }),
+  offset: digits.optional().meta({ description: 'Documents to skip; at most the plan’s maximum.' }),
+  select: z
+    .string()
+    .optional()
+    .meta({ description: `Comma-separated fields to return (\`_id\` always); at most ${MAX_SELECT_PATHS}.` }),
+  count: countSchema.optional().meta({ description: '`true`: answer `{count}` only.' }),
+});
+
+// Anything else is refused rather than ignored: a typo such as `filters[x]=1` or `limit=10&sort`
+// spelled `order` would otherwise silently return unfiltered or misordered data.
+const KNOWN_PARAMS = new Set(Object.keys(listParamsSchema.shape));
 
 export function parseListQuery(query: RawQuery): ListQuery {
   const params = new Map<string, string>();

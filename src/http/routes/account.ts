@@ -13,8 +13,8 @@ import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
 import { accountOf, type Ctx, type FolioRouter, param } from '../types.js';
 import { parseBody } from './parseBody.js';
 
-const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
-const projectSchema = z.strictObject({ name: projectNameSchema });
+export const planSchema = z.strictObject({ plan: z.enum(['free', 'pro', 'team']) });
+export const projectSchema = z.strictObject({ name: projectNameSchema });
 
 function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
   ctx.cookies.set(SESSION_COOKIE, token, {

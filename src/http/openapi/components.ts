@@ -1,0 +1,163 @@
+/**
+ * Response shapes and shared parameters of the public API, as zod schemas the OpenAPI document
+ * is generated from. Request schemas are not here: each lives beside the code that validates
+ * requests with it (services, query/), and the operations import it from there.
+ */
+import { z } from 'zod';
+import { COLLECTION_PATTERN, DOCUMENT_ID_PATTERN } from '../../services/documentRules.js';
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ description: 'Stable snake_case code, e.g. `invalid_query`.' }),
+      message: z.string().meta({ description: 'A human sentence; may change between releases.' }),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+const metadata = {
+  _id: z.string().meta({ example: 'doc_01JD3S8W2Q6N0ZJ1T6Q4K7V8XY' }),
+  $createdAt: z.string().meta({ format: 'date-time' }),
+  $updatedAt: z.string().meta({ format: 'date-time' }),
+  $version: z.int().min(1),
+};
+
+export const documentSchema = z
+  .object(metadata)
+  .catchall(z.unknown())
+  .meta({ id: 'Document', description: 'User fields plus the four managed fields.' });
+
+export const documentBodySchema = z.record(z.string(), z.unknown()).meta({
+  id: 'DocumentBody',
+  description:
+    'A JSON object of user fields (at most 1 MiB, 64 levels). Names may not be empty, start with `$`, contain `.` or a control character, or be `__proto__`; `_folio` is reserved at the top level. `_id` is optional (must match the path on PUT); managed fields sent back are ignored.',
+});
+
+export const listResponseSchema = z
+  .object({
+    data: z.array(documentSchema),
+    meta: z.object({ total: z.int(), limit: z.int(), offset: z.int(), hasMore: z.boolean() }),
+  })
+  .meta({ id: 'DocumentList' });
+
+export const countResponseSchema = z.object({ count: z.int() }).meta({ id: 'Count' });
+
+export const versionRecordSchema = z
+  .object({
+    version: z.int().min(1),
+    operation: z.enum(['create', 'update', 'patch', 'restore']),
+    timestamp: z.string().meta({ format: 'date-time' }),
+    apiKeyHint: z.string().meta({ example: 'folio_sk_live_...abcd' }),
+  })
+  .meta({ id: 'VersionRecord' });
+
+export const diffSchema = z
+  .object({
+    from: z.int(),
+    to: z.int(),
+    changes: z.array(
+      z.object({
+        path: z.string(),
+        type: z.enum(['changed', 'added', 'removed']),
+        from: z.unknown().optional(),
+        to: z.unknown().optional(),
+        value: z.unknown().optional(),
+      }),
+    ),
+  })
+  .meta({ id: 'VersionDiff' });
+
+export const apiKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    project: z.string(),
+    env: z.enum(['live', 'test']),
+    scope: z.enum(['read-write', 'read-only']),
+    config: z.record(z.string(), z.unknown()),
+    status: z.enum(['active', 'revoked']),
+    hint: z.string(),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    rotatedFrom: z.string().optional(),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const keyWithSecretSchema = z
+  .object({ apiKey: apiKeySchema, rawKey: z.string().meta({ description: 'Shown once.' }) })
+  .meta({ id: 'ApiKeyWithSecret' });
+
+export const accountSchema = z
+  .object({ id: z.string(), email: z.string(), plan: z.enum(['free', 'pro', 'team']), createdAt: z.string() })
+  .meta({ id: 'Account' });
+
+export const projectSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: z.string(),
+    allowedOrigins: z.array(z.string()).nullable(),
+  })
+  .meta({ id: 'Project' });
+
+/** The headers every response to a request with a valid API key carries. */
+export const rateLimitHeaders = z.object({
+  'X-RateLimit-Limit': z.int().meta({ description: 'Requests per window (the plan’s per-second rate).' }),
+  'X-RateLimit-Remaining': z.int(),
+  'X-RateLimit-Reset': z.int().meta({ description: 'Unix epoch seconds at which the window ends.' }),
+});
+
+export const etagHeader = z.object({
+  ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.' }),
+});
+
+export const ns = z.string().meta({ description: 'Project name.' });
+export const collection = z
+  .string()
+  .regex(COLLECTION_PATTERN)
+  .meta({ description: 'Collection name; created by its first write.' });
+export const documentId = z.string().regex(DOCUMENT_ID_PATTERN).meta({ description: 'Document id.' });
+
+/** Every error code Folio answers with: `[status, code, when]`. */
+export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
+  [400, 'invalid_body', 'malformed JSON, a non-object body, a refused field name, nesting over 64 levels'],
+  [
+    400,
+    'invalid_query',
+    'a bad filter, operator, sort, select, limit, offset or version; `details.param` names it',
+  ],
+  [400, 'invalid_patch', 'a malformed JSON patch, or one that writes managed fields'],
+  [400, 'invalid_header', 'a malformed `If-Match`'],
+  [401, 'unauthorized', 'a missing, unknown or revoked API key or session (`WWW-Authenticate: Bearer`)'],
+  [403, 'forbidden', 'a key used on another project, or another account’s resource'],
+  [403, 'read_only_key', 'a read-only key on POST, PUT, PATCH or DELETE'],
+  [403, 'origin_not_allowed', 'a browser origin the project does not allow for this key'],
+  [403, 'plan_limit_exceeded', 'a quantity over the plan; `details: {limit, max, plan}`'],
+  [403, 'plan_feature_unavailable', 'a feature the plan lacks (version diff on Free)'],
+  [403, 'signup_closed', 'signup when the server has closed it'],
+  [404, 'not_found', 'an unknown document, version, key, project or route'],
+  [405, 'method_not_allowed', 'a known path with a method it does not take'],
+  [406, 'not_acceptable', 'an `Accept` the route cannot answer'],
+  [409, 'conflict', 'an id, email or project name that is taken'],
+  [409, 'patch_failed', 'a JSON patch that cannot apply (failed `test`, missing path)'],
+  [409, 'write_conflict', 'a document changing too fast to write; retry'],
+  [412, 'version_mismatch', '`If-Match` is not the current version'],
+  [413, 'payload_too_large', 'a body or resulting document over the size limit'],
+  [415, 'unsupported_media_type', 'a Content-Type or Content-Encoding the route does not take'],
+  [429, 'rate_limited', 'over the key’s requests per second; `Retry-After` says when to retry'],
+  [500, 'internal_error', 'a bug; the server log has the details under the request id'],
+  [501, 'not_implemented', 'an HTTP method Folio has no route for'],
+];
+
+/** The codes of one status, for the description of an error response. */
+export function errorCodesOf(status: number): string {
+  const codes = ERROR_CATALOG.filter(([s]) => s === status).map(([, code]) => `\`${code}\``);
+  return codes.length > 0 ? codes.join(', ') : 'Error';
+}
+
+/** The whole catalogue as a markdown table, for the document's description. */
+export function errorTable(): string {
+  const rows = ERROR_CATALOG.map(([status, code, when]) => `| ${status} | \`${code}\` | ${when} |`);
+  return ['| status | code | when |', '| --- | --- | --- |', ...rows].join('\n');
+}

@@ -1,0 +1,360 @@
+/**
+ * The operations of the public API. Request schemas are the ones the routes validate with;
+ * responses come from components.ts. `test/http/openapi.test.ts` checks that this list and the
+ * routers agree, route for route.
+ */
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import { filterParamSchema } from '../../query/filterParams.js';
+import { listParamsSchema } from '../../query/listQuery.js';
+import { credentialsSchema, projectNameSchema } from '../../services/accounts.js';
+import { createKeySchema } from '../../services/apiKeys.js';
+import { allowedOriginsSchema } from '../../services/origins.js';
+import { planSchema, projectSchema as projectBodySchema } from '../routes/account.js';
+import {
+  accountSchema,
+  apiKeySchema,
+  collection,
+  countResponseSchema,
+  diffSchema,
+  documentBodySchema,
+  documentId,
+  documentSchema,
+  errorCodesOf,
+  errorSchema,
+  etagHeader,
+  keyWithSecretSchema,
+  listResponseSchema,
+  ns,
+  projectSchema,
+  rateLimitHeaders,
+  versionRecordSchema,
+} from './components.js';
+
+/** Responses by status code. */
+type Responses = Record<string, ZodOpenApiResponseObject>;
+
+function errors(statuses: number[], headers?: z.ZodObject): Responses {
+  const out: Responses = {};
+  for (const status of statuses) {
+    out[String(status)] = {
+      description: errorCodesOf(status),
+      content: { 'application/json': { schema: errorSchema } },
+      ...(headers ? { headers } : {}),
+    };
+  }
+  return out;
+}
+
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+
+/** An operation on `/{ns}/...`: Bearer API key, rate-limit headers on every answer. */
+function keyed(
+  op: Omit<ZodOpenApiOperationObject, 'responses'> & { ok: Responses; errors: number[] },
+): ZodOpenApiOperationObject {
+  const { ok, errors: statuses, ...rest } = op;
+  const withHeaders: Responses = {};
+  for (const [status, response] of Object.entries(ok)) {
+    withHeaders[status] = {
+      ...response,
+      headers: rateLimitHeaders.extend((response.headers as z.ZodObject | undefined)?.shape ?? {}),
+    };
+  }
+  return {
+    security: [{ apiKey: [] }],
+    ...rest,
+    responses: { ...withHeaders, ...errors([401, 429, ...statuses], rateLimitHeaders) },
+  };
+}
+
+/** An operation on `/api/...` authenticated by a session (cookie or Bearer). */
+function session(
+  op: Omit<ZodOpenApiOperationObject, 'responses'> & { ok: Responses; errors: number[] },
+): ZodOpenApiOperationObject {
+  const { ok, errors: statuses, ...rest } = op;
+  return {
+    security: [{ session: [] }, { sessionCookie: [] }],
+    ...rest,
+    responses: { ...ok, ...errors([401, ...statuses]) },
+  };
+}
+
+const collectionPath = z.object({ ns, collection });
+const documentPath = z.object({ ns, collection, id: documentId });
+const versionPath = documentPath.extend({ version: z.string().regex(/^[1-9]\d{0,14}$/) });
+const ifMatch = z.object({
+  'If-Match': z
+    .string()
+    .optional()
+    .meta({ description: '`"<$version>"` (or `*`): write only if it is current; 412 otherwise.' }),
+});
+const documentOk = (status: number, description: string) => ({
+  [String(status)]: { description, content: json(documentSchema), headers: etagHeader },
+});
+
+export const PATHS: ZodOpenApiPathsObject = {
+  '/healthz': {
+    get: {
+      tags: ['system'],
+      summary: 'Health: 200 while the store answers',
+      responses: {
+        '200': {
+          description: 'Healthy',
+          content: json(z.object({ status: z.literal('ok'), store: z.string() })),
+        },
+        '503': {
+          description: 'The store does not answer',
+          content: json(z.object({ status: z.string(), store: z.string() })),
+        },
+      },
+    },
+  },
+  '/openapi.json': {
+    get: { tags: ['system'], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+  },
+  '/docs': {
+    get: {
+      tags: ['system'],
+      summary: 'The API reference page',
+      responses: { '200': { description: 'HTML' } },
+    },
+  },
+  '/docs/assets/{file}': {
+    get: {
+      tags: ['system'],
+      summary: 'Files of the reference page',
+      requestParams: { path: z.object({ file: z.string() }) },
+      responses: { '200': { description: 'A file' }, ...errors([404]) },
+    },
+  },
+  '/api/auth/signup': {
+    post: {
+      tags: ['accounts'],
+      summary: 'Create an account (when signup is open)',
+      requestBody: { required: true, content: json(credentialsSchema) },
+      responses: {
+        '201': {
+          description: 'Created; sets the session cookie',
+          content: json(z.object({ account: accountSchema, token: z.string() })),
+        },
+        ...errors([400, 403, 409]),
+      },
+    },
+  },
+  '/api/auth/login': {
+    post: {
+      tags: ['accounts'],
+      summary: 'Log in; sets the session cookie',
+      requestBody: { required: true, content: json(credentialsSchema) },
+      responses: {
+        '200': { description: 'Logged in', content: json(z.object({ token: z.string() })) },
+        ...errors([400, 401]),
+      },
+    },
+  },
+  '/api/auth/logout': {
+    post: session({
+      tags: ['accounts'],
+      summary: 'End the session',
+      ok: { '204': { description: 'Logged out' } },
+      errors: [],
+    }),
+  },
+  '/api/account': {
+    get: session({
+      tags: ['accounts'],
+      summary: 'The account',
+      ok: { '200': { description: 'The account', content: json(accountSchema) } },
+      errors: [],
+    }),
+    patch: session({
+      tags: ['accounts'],
+      summary: 'Change the plan (free in the pre-release phase)',
+      requestBody: { required: true, content: json(planSchema) },
+      ok: { '200': { description: 'The account', content: json(accountSchema) } },
+      errors: [400],
+    }),
+  },
+  '/api/projects': {
+    get: session({
+      tags: ['accounts'],
+      summary: 'The account’s projects',
+      ok: {
+        '200': { description: 'Projects', content: json(z.object({ projects: z.array(projectSchema) })) },
+      },
+      errors: [],
+    }),
+    post: session({
+      tags: ['accounts'],
+      summary: 'Create a project',
+      requestBody: { required: true, content: json(projectBodySchema) },
+      ok: { '201': { description: 'Created', content: json(projectSchema) } },
+      errors: [400, 409],
+    }),
+  },
+  '/api/projects/{projectId}': {
+    patch: session({
+      tags: ['accounts'],
+      summary: 'Set the browser origins allowed to use the project’s keys',
+      requestParams: { path: z.object({ projectId: z.string() }) },
+      requestBody: { required: true, content: json(allowedOriginsSchema) },
+      ok: { '200': { description: 'The project', content: json(projectSchema) } },
+      errors: [400, 403, 404],
+    }),
+  },
+  '/api/keys': {
+    post: session({
+      tags: ['keys'],
+      summary: 'Create an API key (the raw key is shown once)',
+      requestBody: { required: true, content: json(createKeySchema) },
+      ok: { '201': { description: 'Created', content: json(keyWithSecretSchema) } },
+      errors: [400, 403, 404],
+    }),
+    get: session({
+      tags: ['keys'],
+      summary: 'A project’s keys, newest first',
+      requestParams: { query: z.object({ project: projectNameSchema }) },
+      ok: { '200': { description: 'Keys', content: json(z.object({ keys: z.array(apiKeySchema) })) } },
+      errors: [400, 404],
+    }),
+  },
+  '/api/keys/{keyId}': {
+    delete: session({
+      tags: ['keys'],
+      summary: 'Revoke a key',
+      requestParams: { path: z.object({ keyId: z.string() }) },
+      ok: { '204': { description: 'Revoked' } },
+      errors: [404],
+    }),
+  },
+  '/api/keys/{keyId}/rotate': {
+    post: session({
+      tags: ['keys'],
+      summary: 'Rotate a key: the old secret stops working at once',
+      requestParams: { path: z.object({ keyId: z.string() }) },
+      ok: { '201': { description: 'The new key', content: json(keyWithSecretSchema) } },
+      errors: [404],
+    }),
+  },
+  '/{ns}/{collection}': {
+    get: keyed({
+      tags: ['documents'],
+      summary: 'List and query documents',
+      requestParams: { path: collectionPath, query: listParamsSchema.extend({ filter: filterParamSchema }) },
+      ok: {
+        '200': {
+          description: 'A page of documents, or `{count}` with `count=true`',
+          content: json(z.union([listResponseSchema, countResponseSchema])),
+        },
+      },
+      errors: [400, 403],
+    }),
+    post: keyed({
+      tags: ['documents'],
+      summary: 'Create a document',
+      requestParams: { path: collectionPath },
+      requestBody: { required: true, content: json(documentBodySchema) },
+      ok: documentOk(201, 'Created'),
+      errors: [400, 403, 409, 413, 415],
+    }),
+  },
+  '/{ns}/{collection}/{id}': {
+    get: keyed({
+      tags: ['documents'],
+      summary: 'Read a document',
+      requestParams: { path: documentPath },
+      ok: documentOk(200, 'The document'),
+      errors: [403, 404],
+    }),
+    put: keyed({
+      tags: ['documents'],
+      summary: 'Replace a document (creates it when missing: 201)',
+      requestParams: { path: documentPath, header: ifMatch },
+      requestBody: { required: true, content: json(documentBodySchema) },
+      ok: { ...documentOk(200, 'Replaced'), ...documentOk(201, 'Created') },
+      errors: [400, 403, 412, 413, 415],
+    }),
+    patch: keyed({
+      tags: ['documents'],
+      summary: 'Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch',
+      requestParams: { path: documentPath, header: ifMatch },
+      requestBody: {
+        required: true,
+        content: {
+          'application/merge-patch+json': { schema: documentBodySchema },
+          'application/json-patch+json': {
+            schema: z
+              .array(
+                z.object({
+                  op: z.enum(['add', 'remove', 'replace', 'move', 'copy', 'test']),
+                  path: z.string(),
+                  from: z.string().optional(),
+                  value: z.unknown().optional(),
+                }),
+              )
+              .max(1000),
+          },
+        },
+      },
+      ok: documentOk(200, 'Patched'),
+      errors: [400, 403, 404, 409, 412, 413, 415],
+    }),
+    delete: keyed({
+      tags: ['documents'],
+      summary: 'Delete a document and its history',
+      requestParams: { path: documentPath, header: ifMatch },
+      ok: { '204': { description: 'Deleted' } },
+      errors: [403, 404, 412],
+    }),
+  },
+  '/{ns}/{collection}/{id}/versions': {
+    get: keyed({
+      tags: ['versions'],
+      summary: 'A document’s history, newest first',
+      requestParams: { path: documentPath },
+      ok: {
+        '200': {
+          description: 'Versions',
+          content: json(z.object({ versions: z.array(versionRecordSchema) })),
+        },
+      },
+      errors: [403],
+    }),
+  },
+  '/{ns}/{collection}/{id}/versions/diff': {
+    get: keyed({
+      tags: ['versions'],
+      summary: 'What changed between two versions (Pro and Team)',
+      requestParams: {
+        path: documentPath,
+        query: z.object({ from: versionPath.shape.version, to: versionPath.shape.version }),
+      },
+      ok: { '200': { description: 'Changes to user fields', content: json(diffSchema) } },
+      errors: [400, 403, 404],
+    }),
+  },
+  '/{ns}/{collection}/{id}/versions/{version}': {
+    get: keyed({
+      tags: ['versions'],
+      summary: 'The document as it was at a version',
+      requestParams: { path: versionPath },
+      ok: documentOk(200, 'That version'),
+      errors: [400, 403, 404],
+    }),
+  },
+  '/{ns}/{collection}/{id}/versions/{version}/restore': {
+    post: keyed({
+      tags: ['versions'],
+      summary: 'Restore a version as a new version',
+      requestParams: { path: versionPath, header: ifMatch },
+      ok: {
+        '200': {
+          description: 'The new document version',
+          content: json(documentSchema),
+          headers: etagHeader.extend({ 'X-Document-Version': z.int() }),
+        },
+      },
+      errors: [400, 403, 404, 412],
+    }),
+  },
+};

@@ -1,0 +1,148 @@
+/**
+ * The API describes itself: the OpenAPI document validates, names every route the routers serve
+ * (and nothing else), every error code Folio can answer, and the rate-limit headers; the typed
+ * client generated from it is current and works against a real server.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Router } from '@koa/router';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { clientTypes } from '../../client/generate.js';
+import { createFolioClient } from '../../client/index.js';
+import { createApp } from '../../src/http/app.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `METHOD /path/{param}` for every route of the app's routers (HEAD and OPTIONS left out). */
+function servedRoutes(server: TestServer): Set<string> {
+  const app = createApp(server.running.services, pino({ level: 'silent' }));
+  const routes = new Set<string>();
+  for (const middleware of app.middleware) {
+    const router = (middleware as { router?: Router }).router;
+    if (!router) continue;
+    for (const layer of router.stack) {
+      const path = String(layer.path).replace(/:(\w+)/g, '{$1}');
+      for (const method of layer.methods) {
+        if (method !== 'HEAD' && method !== 'OPTIONS') routes.add(`${method} ${path}`);
+      }
+    }
+  }
+  return routes;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = join(dir, name);
+    return statSync(full).isDirectory() ? sourceFiles(full) : full.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('OpenAPI document and typed client', () => {
+  let server: TestServer;
+  // biome-ignore lint/suspicious/noExplicitAny: the document is checked by the validator and assertions
+  let document: any;
+
+  before(async () => {
+    server = await startTestServer();
+    const res = await server.request('GET', '/openapi.json');
+    expect(res.status).to.equal(200);
+    document = res.body;
+  });
+  after(() => server.close());
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(document.openapi).to.equal('3.1.0');
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? [], String(JSON.stringify(result.errors)).slice(0, 1000)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+  });
+
+  it('documents every route the routers serve, and no route they do not', () => {
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries<Record<string, unknown>>(document.paths)) {
+      for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const served = servedRoutes(server);
+    expect(
+      [...served].filter((r) => !documented.has(r)),
+      'served but undocumented',
+    ).to.deep.equal([]);
+    expect(
+      [...documented].filter((r) => !served.has(r)),
+      'documented but not served',
+    ).to.deep.equal([]);
+  });
+
+  it('names every error code the code can answer with', () => {
+    const text = JSON.stringify(document);
+    const codes = new Set<string>();
+    for (const file of sourceFiles(join(ROOT, 'src'))) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/new AppError\(\s*\d{3},\s*'([a-z_]+)'/g)) {
+        codes.add(match[1]!);
+      }
+    }
+    expect(codes.size).to.be.greaterThan(15);
+    expect([...codes].filter((code) => !text.includes(`\`${code}\``))).to.deep.equal([]);
+  });
+
+  it('shows the rate-limit headers on every keyed operation’s responses', () => {
+    const data = document.paths['/{ns}/{collection}/{id}'];
+    for (const method of ['get', 'put', 'patch', 'delete']) {
+      for (const [status, response] of Object.entries<{ headers?: object }>(data[method].responses)) {
+        expect(response.headers, `${method} ${status}`).to.include.keys(
+          'X-RateLimit-Limit',
+          'X-RateLimit-Remaining',
+          'X-RateLimit-Reset',
+        );
+      }
+    }
+  });
+
+  it('serves an API reference page at /docs from the installed package, and only its files', async () => {
+    const page = await server.request('GET', '/docs');
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.match(/text\/html/);
+    expect(page.text).to.include('/openapi.json');
+    const script = await server.request('GET', '/docs/assets/swagger-ui-bundle.js');
+    expect(script.status).to.equal(200);
+    expect(script.headers.get('content-type')).to.match(/javascript/);
+    for (const path of [
+      '/docs/assets/package.json',
+      '/docs/assets/..%2F..%2Fpackage.json',
+      '/docs/assets/index.html',
+    ]) {
+      expect((await server.request('GET', path)).status, path).to.equal(404);
+    }
+  });
+
+  it('the committed client types are what the generator makes of the current document', async () => {
+    const committed = readFileSync(join(ROOT, 'client/folioApi.d.ts'), 'utf8');
+    expect(
+      committed === (await clientTypes()),
+      'run `npm run client:generate` and commit the result',
+    ).to.equal(true);
+  });
+
+  it('the typed client creates, reads and lists documents against a real server', async () => {
+    const tenant = await server.tenant();
+    const folio = createFolioClient(server.url, tenant.key);
+    const path = { ns: tenant.project, collection: 'notes' };
+    const created = await folio.POST('/{ns}/{collection}', { params: { path }, body: { title: 'typed' } });
+    expect(created.response.status).to.equal(201);
+    const id = created.data?._id as string;
+    const read = await folio.GET('/{ns}/{collection}/{id}', { params: { path: { ...path, id } } });
+    expect(read.data?.title).to.equal('typed');
+    expect(read.response.headers.get('x-ratelimit-limit')).to.be.a('string');
+    const list = await folio.GET('/{ns}/{collection}', {
+      params: { path, query: { limit: '10', filter: { title: 'typed' } } },
+      querySerializer: { object: { style: 'deepObject', explode: true } },
+    });
+    expect(list.data && 'data' in list.data ? list.data.data.map((d) => d._id) : []).to.deep.equal([id]);
+    const missing = await folio.GET('/{ns}/{collection}/{id}', { params: { path: { ...path, id: 'nope' } } });
+    expect(missing.error?.error.code).to.equal('not_found');
+  });
+});
