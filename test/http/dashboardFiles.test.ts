@@ -198,6 +198,17 @@ describe('dashboard file table', () => {
     }
   });
 
+  it('refuses folders nested deeper than the routes can address', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'folio-assets-'));
+    try {
+      await writeFile(join(dir, 'index.html'), '<script type="importmap">{}</script>');
+      await mkdir(join(dir, 'a', 'b'), { recursive: true });
+      expect(() => loadDashboardAssets(dir)).to.throw(/one folder deep/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start without an index.html', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'folio-assets-'));
     try {

@@ -66,16 +66,22 @@ function asset(body: Buffer, type: string): Asset {
   return { body, type, etag: `"${hash}"` };
 }
 
-/** Every servable file below `dir`, iteratively; dot files and unknown types are left out. */
+/**
+ * Every servable file of `dir` and its folders (one level: the routes are `/dashboard/:file` and
+ * `/dashboard/:folder/:file`); dot files and unknown types are left out.
+ */
 function clientFiles(dir: string): Map<string, Asset> {
   const files = new Map<string, Asset>();
-  const pending = [dir];
+  const pending = [{ path: dir, depth: 0 }];
   while (pending.length > 0) {
-    const current = pending.pop() as string;
-    for (const entry of readdirSync(current, { withFileTypes: true })) {
+    const current = pending.pop() as { path: string; depth: number };
+    for (const entry of readdirSync(current.path, { withFileTypes: true })) {
       if (entry.name.startsWith('.')) continue;
-      const full = join(current, entry.name);
-      if (entry.isDirectory()) pending.push(full);
+      const full = join(current.path, entry.name);
+      if (entry.isDirectory()) {
+        if (current.depth >= 1) throw new Error(`dashboard files nest one folder deep at most: ${full}`);
+        pending.push({ path: full, depth: current.depth + 1 });
+      }
       const type = CONTENT_TYPES.get(extname(entry.name));
       if (entry.isFile() && type)
         files.set(relative(dir, full).split(sep).join('/'), asset(readFileSync(full), type));

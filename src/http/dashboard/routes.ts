@@ -6,36 +6,41 @@
  */
 import { Router } from '@koa/router';
 import { notFound } from '../../errors.js';
-import type { FolioContext, FolioRouter, FolioState } from '../types.js';
+import { type Ctx, type FolioContext, type FolioRouter, type FolioState, param } from '../types.js';
 import type { DashboardAssets } from './assets.js';
 
 export function createDashboardRouter(assets: DashboardAssets): FolioRouter {
   const router = new Router<FolioState, FolioContext>();
 
-  router.get('/dashboard{/*file}', (ctx) => {
-    // Relative module URLs in the page resolve against /dashboard/, so the bare path redirects.
-    if (ctx.path === '/dashboard') {
-      ctx.status = 308;
-      ctx.redirect('/dashboard/');
-      return;
-    }
-    const file = assets.files.get(ctx.params.file || 'index.html');
-    if (!file) throw notFound('Dashboard file');
-    ctx.status = 200;
-    ctx.type = file.type;
-    ctx.set('ETag', file.etag);
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    if (file.type.startsWith('text/html')) {
-      ctx.set('Content-Security-Policy', assets.contentSecurityPolicy);
-      ctx.set('X-Frame-Options', 'DENY');
-      ctx.set('Referrer-Policy', 'same-origin');
-    }
-    if (ctx.fresh) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.body = file.body;
+  // Relative module URLs in the page resolve against /dashboard/, so the bare path redirects.
+  router.get('/dashboard', (ctx) => {
+    if (ctx.path === '/dashboard/') return send(ctx, assets, 'index.html');
+    ctx.status = 308;
+    ctx.redirect('/dashboard/');
   });
+  router.get('/dashboard/:file', (ctx) => send(ctx, assets, param(ctx, 'file')));
+  router.get('/dashboard/:folder/:file', (ctx) =>
+    send(ctx, assets, `${param(ctx, 'folder')}/${param(ctx, 'file')}`),
+  );
   return router;
+}
+
+function send(ctx: Ctx, assets: DashboardAssets, path: string): void {
+  const file = assets.files.get(path);
+  if (!file) throw notFound('Dashboard file');
+  ctx.status = 200;
+  ctx.type = file.type;
+  ctx.set('ETag', file.etag);
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  if (file.type.startsWith('text/html')) {
+    ctx.set('Content-Security-Policy', assets.contentSecurityPolicy);
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'same-origin');
+  }
+  if (ctx.fresh) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.body = file.body;
 }
