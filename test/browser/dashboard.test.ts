@@ -11,19 +11,21 @@ import type { Page } from 'playwright-core';
 import { type BrowserSession, chromiumAvailable, openBrowser, screenshot } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** Inputs, selects, text areas and buttons without an accessible name (none expected). */
+/**
+ * Inputs, selects, text areas and buttons without an accessible name (none expected). A script
+ * string: it runs in the page, whose DOM types this Node project does not compile against.
+ */
+const UNNAMED_CONTROLS = `[...document.querySelectorAll('input, select, textarea, button')]
+  .filter((el) => {
+    const labelled = (el.labels?.length ?? 0) > 0;
+    const aria = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+    const text = el.tagName === 'BUTTON' && el.textContent.trim() !== '';
+    return !(labelled || aria || text);
+  })
+  .map((el) => el.outerHTML.slice(0, 160))`;
+
 function unnamedControls(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll('input, select, textarea, button')]
-      .filter((el) => {
-        const control = el as HTMLInputElement;
-        const labelled = (control.labels?.length ?? 0) > 0;
-        const aria = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
-        const text = el.tagName === 'BUTTON' && (el.textContent ?? '').trim() !== '';
-        return !(labelled || aria || text);
-      })
-      .map((el) => el.outerHTML.slice(0, 160)),
-  );
+  return page.evaluate(UNNAMED_CONTROLS);
 }
 
 (chromiumAvailable() ? describe : describe.skip)('dashboard in Chromium', function () {
@@ -86,7 +88,7 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(rawKey).to.match(/^folio_sk_test_[0-9A-Za-z]{40}$/);
     await dialog.getByRole('button', { name: 'Copy' }).click();
     await dialog.getByText('Copied to the clipboard.').waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(rawKey);
+    expect(await page.evaluate('navigator.clipboard.readText()')).to.equal(rawKey);
     await screenshot(page, 'key-created');
     await dialog.getByRole('button', { name: 'I have saved it' }).click();
     await dialog.waitFor({ state: 'hidden' });
