@@ -104,11 +104,11 @@ function unnamedControls(page: Page): Promise<string[]> {
     docId = created.body._id;
     await api('POST', '/products', { name: 'pen', price: 2 });
     await page.reload();
-    await page
-      .getByRole('row', { name: /server/ })
-      .getByRole('cell', { name: /\d{4}/ })
-      .first()
-      .waitFor();
+    const keyRow = page.getByRole('row', { name: /server/ });
+    await keyRow.waitFor();
+    // "Last used" now shows a time instead of "never".
+    expect(await keyRow.getByText('never').count()).to.equal(0);
+    expect(await keyRow.locator('time').count()).to.equal(2);
     await page.getByRole('link', { name: 'Test data' }).click();
     const row = page.getByRole('row', { name: /products/ });
     await row.waitFor();
