@@ -133,3 +133,7 @@ try {
 } finally {
   await server.close();
 }
+
+// Webhook deliveries (bench/webhooks.ts), on their own server.
+const { runWebhookBench } = await import('./webhooks.js');
+await runWebhookBench();

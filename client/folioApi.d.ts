@@ -1572,6 +1572,632 @@ export interface paths {
       };
     };
   };
+  "/{ns}/{collection}/_webhooks": {
+    /** The collection’s webhooks */
+    get: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description Webhooks */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              webhooks: components["schemas"]["Webhook"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Register a webhook (the only answer besides rotate-secret that shows the secret) */
+    post: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url: string;
+            events: ("document.created" | "document.updated" | "document.deleted")[];
+            /** @default */
+            description?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Registered */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_webhooks/{id}": {
+    /** A webhook and its last deliveries, newest first */
+    get: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              id: string;
+              project: string;
+              /** @enum {string} */
+              env: "live" | "test";
+              collection: string;
+              url: string;
+              events: string[];
+              description: string;
+              /** @enum {string} */
+              status: "active" | "disabled";
+              consecutiveFailures: number;
+              createdAt: string;
+              updatedAt: string;
+              deliveries: components["schemas"]["Delivery"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Delete a webhook */
+    delete: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Change url, events, description or status (`active` re-enables and resets the failure count) */
+    patch: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url?: string;
+            events?: ("document.created" | "document.updated" | "document.deleted")[];
+            description?: string;
+            /** @enum {string} */
+            status?: "active" | "disabled";
+          };
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Webhook"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_webhooks/{id}/test": {
+    /** Send one `webhook.test` delivery now and answer with its record */
+    post: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The delivery */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Delivery"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
+    /** Replace the signing secret; the new one is shown once */
+    post: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook with its new secret */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/dashboard": {
     /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
     get: {
@@ -1685,6 +2311,7 @@ export interface paths {
                   changeStreams: boolean;
                   versionDiff: boolean;
                   storedVersions: number;
+                  maxWebhooks: number;
                 };
                 pro: {
                   requestsPerSecond: number;
@@ -1700,6 +2327,7 @@ export interface paths {
                   changeStreams: boolean;
                   versionDiff: boolean;
                   storedVersions: number;
+                  maxWebhooks: number;
                 };
                 team: {
                   requestsPerSecond: number;
@@ -1715,6 +2343,7 @@ export interface paths {
                   changeStreams: boolean;
                   versionDiff: boolean;
                   storedVersions: number;
+                  maxWebhooks: number;
                 };
               };
             };
@@ -2919,6 +3548,667 @@ export interface paths {
       };
     };
   };
+  "/api/data/{env}/{ns}/{collection}/_webhooks": {
+    /**
+     * The collection’s webhooks (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description Webhooks */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              webhooks: components["schemas"]["Webhook"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Register a webhook (the only answer besides rotate-secret that shows the secret) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url: string;
+            events: ("document.created" | "document.updated" | "document.deleted")[];
+            /** @default */
+            description?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Registered */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}": {
+    /**
+     * A webhook and its last deliveries, newest first (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              id: string;
+              project: string;
+              /** @enum {string} */
+              env: "live" | "test";
+              collection: string;
+              url: string;
+              events: string[];
+              description: string;
+              /** @enum {string} */
+              status: "active" | "disabled";
+              consecutiveFailures: number;
+              createdAt: string;
+              updatedAt: string;
+              deliveries: components["schemas"]["Delivery"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Delete a webhook (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Change url, events, description or status (`active` re-enables and resets the failure count) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    patch: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url?: string;
+            events?: ("document.created" | "document.updated" | "document.deleted")[];
+            description?: string;
+            /** @enum {string} */
+            status?: "active" | "disabled";
+          };
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Webhook"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/test": {
+    /**
+     * Send one `webhook.test` delivery now and answer with its record (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The delivery */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Delivery"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
+    /**
+     * Replace the signing secret; the new one is shown once (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook with its new secret */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -3022,6 +4312,58 @@ export interface components {
           to?: unknown;
           value?: unknown;
         })[];
+    };
+    WebhookWithSecret: {
+      id: string;
+      project: string;
+      /** @enum {string} */
+      env: "live" | "test";
+      collection: string;
+      url: string;
+      events: string[];
+      description: string;
+      /** @enum {string} */
+      status: "active" | "disabled";
+      consecutiveFailures: number;
+      createdAt: string;
+      updatedAt: string;
+      /** @description `whsec_...`; shown only here. */
+      secret: string;
+    };
+    Webhook: {
+      id: string;
+      project: string;
+      /** @enum {string} */
+      env: "live" | "test";
+      collection: string;
+      url: string;
+      events: string[];
+      description: string;
+      /** @enum {string} */
+      status: "active" | "disabled";
+      consecutiveFailures: number;
+      createdAt: string;
+      updatedAt: string;
+    };
+    Delivery: {
+      /** @description Also sent as `X-Service-Delivery-Id`, the same on every retry. */
+      id: string;
+      webhookId: string;
+      event: string;
+      documentId: string | null;
+      eventTimestamp: string;
+      /** @enum {string} */
+      status: "pending" | "succeeded" | "failed" | "cancelled";
+      attempts: ({
+          number: number;
+          at: string;
+          statusCode: number | null;
+          error: string | null;
+          durationMs: number;
+          nextRetryAt: string | null;
+        })[];
+      createdAt: string;
+      updatedAt: string;
     };
     CollectionInfo: {
       name: string;

@@ -4,14 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
+import { JobRunner } from './jobs/jobRunner.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
+import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { openStore } from './store/open.js';
 
 export interface RunningServer {
   url: string;
   port: number;
   services: Services;
+  /** Reads the change feed for webhooks (tests look at its lease). */
+  dispatcher: WebhookDispatcher;
   storeDescription: string;
   /** Set when this start created the dev account and key. */
   bootstrap: BootstrapResult | null;
@@ -23,8 +27,35 @@ export async function startServer(
   logger: Logger = pino({ level: config.logLevel }),
 ): Promise<RunningServer> {
   const opened = await openStore(config);
-  const services = createServices(opened.store, config);
+  const services = createServices(opened.store, config, logger);
+  const jobs = new JobRunner(
+    opened.store,
+    {
+      pollMs: config.webhooks.pollMs,
+      concurrency: config.webhooks.concurrency,
+      attemptTimeoutMs: config.webhooks.timeoutMs,
+      errorRetryMs: Math.max(1_000, config.webhooks.backoffBaseMs),
+      keepFinishedMs: config.events.retentionMs,
+    },
+    logger,
+  );
+  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
+  const dispatcher = new WebhookDispatcher(
+    opened.store,
+    jobs,
+    { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
+    logger,
+  );
+  // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
+  // delivery client after Agenda.
+  const stopBackground = async () => {
+    await dispatcher.stop();
+    await jobs.stop();
+    await services.webhookSender.close();
+  };
   try {
+    await jobs.start();
+    dispatcher.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(services, logger);
@@ -36,6 +67,7 @@ export async function startServer(
       url: `http://${host}:${port}`,
       port,
       services,
+      dispatcher,
       storeDescription: opened.description,
       bootstrap,
       close() {
@@ -44,12 +76,14 @@ export async function startServer(
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
           server.closeIdleConnections();
           await closed;
+          await stopBackground();
           await opened.stop();
         })();
         return closing;
       },
     };
   } catch (err) {
+    await stopBackground();
     await opened.stop();
     throw err;
   }

@@ -18,6 +18,8 @@ export const planLimitsSchema = z.strictObject({
   changeStreams: z.boolean(),
   versionDiff: z.boolean(),
   storedVersions: positiveInt,
+  /** Webhooks per collection. */
+  maxWebhooks: positiveInt,
 });
 
 export const configSchema = z.strictObject({
@@ -40,6 +42,22 @@ export const configSchema = z.strictObject({
     allowPrivateTargets: z.boolean(),
     backoffBaseMs: positiveInt,
     timeoutMs: positiveInt,
+    /** Seals webhook secrets at rest: 32 random bytes, base64. Empty: a key kept by the store. */
+    secretKey: z
+      .string()
+      .refine((v) => v === '' || Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+    /** How often Agenda looks for due deliveries (retries; other instances' new jobs). */
+    pollMs: positiveInt,
+    /** Deliveries one process runs at once. */
+    concurrency: positiveInt,
+    /** Deliveries kept in each webhook's history. */
+    keepDeliveries: positiveInt,
+    /** Failed deliveries in a row that disable a webhook. */
+    disableAfterFailures: positiveInt,
+    /** Bytes of a receiver's answer read (the rest is discarded). */
+    maxResponseBytes: positiveInt,
+    /** The dispatcher's lease: another instance takes over this long after a holder died. */
+    dispatcherLeaseMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),

@@ -1,6 +1,8 @@
 /** The service layer, wired once per process over one store. */
+import { type Logger, pino } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../store/port.js';
+import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
 import { CollectionService } from './collections.js';
@@ -9,6 +11,10 @@ import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { SessionAccessService } from './sessionAccess.js';
 import { VersionService } from './versions.js';
+import { DeliveryService } from './webhooks/deliveries.js';
+import { WebhookService } from './webhooks/registrations.js';
+import { SecretVault } from './webhooks/secretVault.js';
+import { WebhookSender } from './webhooks/sender.js';
 
 export interface Services {
   config: Config;
@@ -21,9 +27,23 @@ export interface Services {
   rateLimiter: RateLimiter;
   sessionAccess: SessionAccessService;
   collections: CollectionService;
+  webhooks: WebhookService;
+  deliveries: DeliveryService;
+  /** Its connections are closed when the server stops. */
+  webhookSender: WebhookSender;
 }
 
-export function createServices(store: Store, config: Config): Services {
+export function createServices(
+  store: Store,
+  config: Config,
+  logger: Logger = pino({ level: 'silent' }),
+): Services {
+  const vault = new SecretVault(store, config.webhooks.secretKey);
+  const webhookSender = new WebhookSender(
+    config.webhooks.allowPrivateTargets,
+    `Folio-Webhooks/${FOLIO_VERSION}`,
+  );
+  const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   return {
     config,
     store,
@@ -35,5 +55,8 @@ export function createServices(store: Store, config: Config): Services {
     rateLimiter: new RateLimiter(store, config),
     sessionAccess: new SessionAccessService(config, new AccountService(store, config)),
     collections: new CollectionService(store),
+    webhooks: new WebhookService(store, config, vault, deliveries),
+    deliveries,
+    webhookSender,
   };
 }

@@ -130,10 +130,15 @@ export interface DocumentRepository {
 
 export type ChangeType = 'created' | 'updated' | 'deleted';
 
-/** One committed document change, in commit order within a collection. */
+/**
+ * One committed document change. Tokens are store-wide and resumable on any instance sharing
+ * the store: pass one as `after` to continue just after that event.
+ */
 export interface ChangeEvent {
-  /** Opaque, resumable position: pass it as `after` to continue just after this event. */
+  /** Opaque, store-wide, strictly increasing in commit order. */
   token: string;
+  /** The project environment the write belongs to. */
+  scope: DataScope;
   type: ChangeType;
   collection: string;
   documentId: string;
@@ -143,25 +148,71 @@ export interface ChangeEvent {
   timestamp: string;
 }
 
-/** Why a subscription ended without being closed by its owner. */
-export type ChangeFeedEnd = 'history_lost' | 'invalidated' | 'store_closed';
+/** Why a subscription ended without its owner closing it. */
+export type ChangeFeedEnd =
+  /** `after` is older than the retained history (expired): events after it are gone. */
+  | 'history_lost'
+  /** `after` is malformed or was never issued by this store. */
+  | 'invalid_token'
+  /** The collection (or its database) was dropped or renamed under the feed. */
+  | 'invalidated'
+  /** The subscriber fell more than `bufferLimit` events behind. */
+  | 'overflow'
+  /** The store is shutting down. */
+  | 'store_closed';
 
-export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
-  /** Stop receiving; the iterator finishes. Idempotent. */
-  close(): void;
-  /** Set once the feed ended for a reason other than `close()`. */
-  readonly endedBy: ChangeFeedEnd | null;
+export interface WatchOptions {
+  /** Resume just after this token (from a ChangeEvent); omitted = from now. */
+  after?: string | undefined;
+  /** Most undelivered events this subscription may hold before it ends with 'overflow' (default 10,000). */
+  bufferLimit?: number | undefined;
 }
 
-export interface ChangeFeed {
+/** Default `WatchOptions.bufferLimit`. */
+export const DEFAULT_BUFFER_LIMIT = 10_000;
+
+export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
+  /** Stop receiving; the iterator finishes at once (events not yet taken are dropped). Idempotent. */
+  close(): void;
   /**
-   * Committed changes of one collection, in commit order, from just after `after` (or from now).
-   * Each store keeps one source per collection per process and fans it out to all
-   * subscriptions. If `after` is older than the retained history, the subscription ends at once
-   * with `endedBy = 'history_lost'`.
+   * Set once the feed ended for a reason other than `close()`. The iterator then finishes at
+   * once, dropping events not yet taken: resume after the last token taken.
    */
-  watch(scope: DataScope, collection: string, options?: { after?: string | undefined }): ChangeSubscription;
-  /** Open sources in this process: one per watched collection, never one per subscriber. */
+  readonly endedBy: ChangeFeedEnd | null;
+  /**
+   * Resolves once the subscription is established: its source is reading (events committed from
+   * then on are delivered) and, with `after`, its resume point was accepted; or once it ended
+   * (check `endedBy`). Never rejects. Lets a caller answer "cannot resume" before it commits to
+   * a response.
+   */
+  readonly ready: Promise<void>;
+}
+
+/**
+ * The store-wide change feed. Each store keeps ONE change source per process over everything
+ * Folio writes (never one per collection or per subscriber) and fans it out in process to
+ * subscriptions keyed by scope and collection, plus `watchAll`.
+ *
+ * Guarantees, for every subscription:
+ * - events come in commit order, each once; a subscription sees only its own scope/collection;
+ * - without `after` it delivers every change committed after `watch()` returned (at the latest,
+ *   after `ready` resolved);
+ * - with `after` it first catches up from history (its own catch-up read, closed as soon as it
+ *   has caught up, not at the next write) and then joins the live fan-out with no gap and no
+ *   duplicate. History is kept at least `events.retentionMs`; older tokens end it with
+ *   `history_lost`, malformed or foreign ones with `invalid_token`;
+ * - a slow subscriber never delays the others: more than `bufferLimit` undelivered events end it
+ *   with `overflow` (resume after the last token taken);
+ * - transient source failures (MongoDB network errors, elections) are invisible: the source
+ *   reopens from its last position with backoff. Only a resume point that is really gone or
+ *   malformed, a dropped collection, an overflow or the store closing end a subscription.
+ */
+export interface ChangeFeed {
+  /** Committed changes of one collection of one scope, in commit order. */
+  watch(scope: DataScope, collection: string, options?: WatchOptions): ChangeSubscription;
+  /** Committed changes of every scope and collection, in commit order (the webhook dispatcher). */
+  watchAll(options?: WatchOptions): ChangeSubscription;
+  /** Open database sources in this process: 0 or 1, whatever the number of subscriptions. */
   readonly sourceCount: number;
 }
 
@@ -285,7 +336,14 @@ export interface Store {
   readonly changes: ChangeFeed;
   readonly accounts: AccountRepository;
   readonly counters: CounterRepository;
-  /** Agenda's backend on this store's own connection, for background jobs. */
+  readonly webhooks: WebhookRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly consumers: FeedConsumerRepository;
+  /**
+   * Agenda's backend on this store's own connection, for background jobs. A job saved with
+   * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,
+   * however many processes save it at the same moment.
+   */
   agendaBackend(): AgendaBackend;
   /** Create schemas and indexes; verify the server is usable. Idempotent. */
   init(): Promise<void>;
@@ -293,4 +351,122 @@ export interface Store {
   ping(): Promise<void>;
   /** End subscriptions and release connections. */
   close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks: registrations, their delivery history, and the change-feed consumer's lease.
+
+export type WebhookStatus = 'active' | 'disabled';
+
+/** A webhook of one collection of one scope. */
+export interface WebhookRecord {
+  id: string;
+  scope: DataScope;
+  collection: string;
+  url: string;
+  /** Event type names it receives (`document.created`, ...). */
+  events: string[];
+  description: string;
+  status: WebhookStatus;
+  /** The signing secret as the service sealed it; the store keeps it as given. */
+  sealedSecret: string;
+  /** Failed deliveries in a row since the last success or re-enable. */
+  consecutiveFailures: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Fields an update may set; absent fields keep their value. */
+export type WebhookChanges = Partial<
+  Pick<WebhookRecord, 'url' | 'events' | 'description' | 'status' | 'sealedSecret' | 'consecutiveFailures'>
+> & { updatedAt: string };
+
+export interface WebhookRepository {
+  /** Throws DuplicateError('id') if the id is taken. */
+  create(webhook: WebhookRecord): Promise<void>;
+  /** The webhook, or null when it does not exist in that scope and collection. */
+  get(scope: DataScope, collection: string, id: string): Promise<WebhookRecord | null>;
+  /** Webhooks of the collection, oldest first. */
+  list(scope: DataScope, collection: string): Promise<WebhookRecord[]>;
+  count(scope: DataScope, collection: string): Promise<number>;
+  /** Active webhooks of the collection that receive `event`, oldest first. */
+  listActive(scope: DataScope, collection: string, event: string): Promise<WebhookRecord[]>;
+  /** Apply the changes; the updated webhook, or null when it does not exist. */
+  update(
+    scope: DataScope,
+    collection: string,
+    id: string,
+    changes: WebhookChanges,
+  ): Promise<WebhookRecord | null>;
+  /** Remove the webhook and its whole delivery history; false when it did not exist. */
+  delete(scope: DataScope, collection: string, id: string): Promise<boolean>;
+  /** A delivery succeeded: the failure count goes back to 0. */
+  recordSuccess(id: string): Promise<void>;
+  /**
+   * A delivery failed: atomically add one to the failure count and, when the count reaches
+   * `disableAt`, set the status to `disabled`. The webhook after the change, or null if gone.
+   */
+  recordFailure(id: string, disableAt: number, at: string): Promise<WebhookRecord | null>;
+  /**
+   * The key that seals webhook secrets when the configuration gives none: created with
+   * `generate()` on first use, the same for every process on this store from then on.
+   */
+  sealingKey(generate: () => Buffer): Promise<Buffer>;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One HTTP attempt of a delivery. */
+export interface DeliveryAttempt {
+  /** 1 for the first attempt, 2 for the first retry, ... */
+  number: number;
+  at: string;
+  /** The receiver's status code, or null when there was no answer. */
+  statusCode: number | null;
+  /** Why the attempt failed (timeout, connection error, refused target), or null. */
+  error: string | null;
+  durationMs: number;
+  /** When the next attempt is due; null when this one was the last. */
+  nextRetryAt: string | null;
+}
+
+/** One event sent to one webhook, with every attempt made. */
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  event: string;
+  documentId: string | null;
+  /** The event's own time (commit time, or the test's). */
+  eventTimestamp: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryRepository {
+  /**
+   * Insert or replace the delivery by id. When it was new, the webhook keeps only its `keep`
+   * newest deliveries (by createdAt, then id); older ones still `pending` are kept too.
+   */
+  save(delivery: DeliveryRecord, keep: number): Promise<void>;
+  get(id: string): Promise<DeliveryRecord | null>;
+  /** The webhook's newest deliveries first, at most `limit`. */
+  list(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+}
+
+/**
+ * A named reader of the change feed (the webhook dispatcher): one lease, so that one process at
+ * a time reads for it, and the feed position it has handled, so a restart resumes there.
+ * Lease times come from one clock for all processes (the store's), never from each process.
+ */
+export interface FeedConsumerRepository {
+  /** Take the lease for `holder` for `ttlMs` if it is free or expired, or renew it if `holder` has it. True when `holder` holds it. */
+  acquire(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Give the lease up if `holder` has it. */
+  release(name: string, holder: string): Promise<void>;
+  /** The position last saved under `name`, or null. */
+  position(name: string): Promise<string | null>;
+  /** Save the position, only while `holder` holds an unexpired lease; false otherwise. */
+  savePosition(name: string, holder: string, position: string): Promise<boolean>;
 }

@@ -16,12 +16,12 @@ import { fileURLToPath } from 'node:url';
 import { Agenda, type AgendaOptions, Job, type JobParameters, type JobWithState } from 'agenda';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { EmbeddedAgendaBackend } from '../../src/store/embedded/agendaBackend.js';
+import { EmbeddedAgendaBackend } from '../../src/store/embedded/jobs/agendaBackend.js';
 
 const POLL_MS = 50;
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BACKEND_MODULE = new URL('../../src/store/embedded/agendaBackend.ts', import.meta.url).href;
+const BACKEND_MODULE = new URL('../../src/store/embedded/jobs/agendaBackend.ts', import.meta.url).href;
 
 /**
  * A separate process on the same database file, as a second Folio process would be: its own

@@ -61,6 +61,21 @@ function sourceCount(feed: ChangeFeed): number {
   return count;
 }
 
+/** Not on the port: both stores' feeds count the catch-up reads they hold open. */
+function catchUpCount(feed: ChangeFeed): number {
+  const count = (feed as { catchUpCount?: unknown }).catchUpCount;
+  if (typeof count !== 'number') throw new Error('the change feed must expose a numeric `catchUpCount`');
+  return count;
+}
+
+async function until(condition: () => boolean, what: string, waitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function apiKey(projectId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     id: newId('key'),
@@ -489,6 +504,7 @@ for (const factory of factories) {
           // A deleted event carries the document as it was just before the delete.
           expect(events[2]!.document).to.deep.equal(v2);
           expect(new Set(events.map((e) => e.token)).size).to.equal(3);
+          for (const e of events) expect(e.scope).to.deep.equal(scope);
           for (const e of events) expect(new Date(e.timestamp).toISOString()).to.equal(e.timestamp);
         } finally {
           reader.sub.close();
@@ -598,29 +614,177 @@ for (const factory of factories) {
         }
       });
 
-      it('fans one source out to every subscription of a collection', async () => {
-        const scope = newScope();
-        const before = sourceCount(store.changes);
-        const a = new ChangeReader(store.changes.watch(scope, COLLECTION));
-        const b = new ChangeReader(store.changes.watch(scope, COLLECTION));
+      it('keeps one source for all collections and subscribers: sourceCount is 0 or 1', async function () {
+        this.timeout(60_000);
+        expect(sourceCount(store.changes)).to.equal(0);
+        const scopes = [newScope('live'), newScope('test')];
+        const collections = Array.from({ length: 100 }, (_, i) => `c${i}`);
+        const readers = scopes.flatMap((scope) =>
+          collections.map((collection) => ({
+            scope,
+            collection,
+            reader: new ChangeReader(store.changes.watch(scope, collection)),
+          })),
+        );
+        const twin = new ChangeReader(store.changes.watch(scopes[0]!, 'c7'));
         try {
-          expect(sourceCount(store.changes)).to.equal(before + 1);
-          const doc = firstVersion({});
-          await mustCommit(store, scope, [putWrite(doc)]);
-          expect((await a.next()).documentId).to.equal(doc._id);
-          expect((await b.next()).documentId).to.equal(doc._id);
-          a.sub.close();
-          expect(sourceCount(store.changes)).to.equal(before + 1);
-          // The remaining subscriber keeps receiving after the other one left.
-          const doc2 = firstVersion({});
-          await mustCommit(store, scope, [putWrite(doc2)]);
-          expect((await b.next()).documentId).to.equal(doc2._id);
+          expect(sourceCount(store.changes)).to.equal(1);
+          await Promise.all(readers.map(({ reader }) => reader.sub.ready));
+          // One write to a few of the 200 watched collections: each reaches its own readers only.
+          const picked = [readers[0]!, readers[7]!, readers[150]!];
+          const written = new Map<ChangeReader, FolioDocument>();
+          for (const { scope, collection, reader } of picked) {
+            const doc = firstVersion({ collection });
+            expect(await store.documents.commit(scope, collection, [putWrite(doc)])).to.deep.equal({
+              ok: true,
+            });
+            written.set(reader, doc);
+          }
+          for (const [reader, doc] of written) {
+            const event = await reader.next();
+            expect(event.documentId).to.equal(doc._id);
+            expect(event.collection).to.equal(doc.collection);
+          }
+          expect((await twin.next()).documentId).to.equal(written.get(readers[7]!.reader)!._id);
+          // A reader of another collection got nothing: its next event is a later write of its own.
+          const quiet = readers[1]!;
+          const own = firstVersion({});
+          await store.documents.commit(quiet.scope, quiet.collection, [putWrite(own)]);
+          expect((await quiet.reader.next()).documentId).to.equal(own._id);
         } finally {
-          a.sub.close();
-          b.sub.close();
+          for (const { reader } of readers) reader.sub.close();
+          twin.sub.close();
         }
         // The source closes with its last subscriber.
-        expect(sourceCount(store.changes)).to.equal(before);
+        expect(sourceCount(store.changes)).to.equal(0);
+      });
+
+      it('watchAll delivers every scope and collection in commit order, each event with its scope', async () => {
+        const a = newScope('live');
+        const b = newScope('test');
+        const all = new ChangeReader(store.changes.watchAll());
+        try {
+          await all.sub.ready;
+          const docs = [firstVersion({ i: 0 }), firstVersion({ i: 1 }), firstVersion({ i: 2 })];
+          await mustCommit(store, a, [putWrite(docs[0]!)]);
+          expect(await store.documents.commit(b, 'elsewhere', [putWrite(docs[1]!)])).to.deep.equal({
+            ok: true,
+          });
+          await mustCommit(store, a, [putWrite(docs[2]!)]);
+          const events = await all.take(3);
+          expect(events.map((e) => [e.scope, e.collection, e.documentId])).to.deep.equal([
+            [a, COLLECTION, docs[0]!._id],
+            [b, 'elsewhere', docs[1]!._id],
+            [a, COLLECTION, docs[2]!._id],
+          ]);
+          expect(sourceCount(store.changes)).to.equal(1);
+        } finally {
+          all.sub.close();
+        }
+      });
+
+      it('watchAll resumes after a token across scopes and collections, then continues live', async () => {
+        const a = newScope('live');
+        const b = newScope('test');
+        const first = new ChangeReader(store.changes.watchAll());
+        let token: string;
+        try {
+          await first.sub.ready;
+          await mustCommit(store, a, [putWrite(firstVersion({}))]);
+          token = (await first.next()).token;
+        } finally {
+          first.sub.close();
+        }
+        const missed = [firstVersion({ m: 1 }), firstVersion({ m: 2 })];
+        await mustCommit(store, b, [putWrite(missed[0]!)]);
+        expect(await store.documents.commit(a, 'other', [putWrite(missed[1]!)])).to.deep.equal({ ok: true });
+        const resumed = new ChangeReader(store.changes.watchAll({ after: token }));
+        try {
+          const replayed = await resumed.take(2);
+          expect(replayed.map((e) => [e.scope, e.documentId])).to.deep.equal([
+            [b, missed[0]!._id],
+            [a, missed[1]!._id],
+          ]);
+          const live = firstVersion({ live: true });
+          await mustCommit(store, b, [putWrite(live)]);
+          expect((await resumed.next()).documentId).to.equal(live._id);
+        } finally {
+          resumed.sub.close();
+        }
+      });
+
+      it('closes a catch-up read as soon as it has caught up, without waiting for a write', async () => {
+        const scope = newScope();
+        const first = new ChangeReader(store.changes.watch(scope, COLLECTION));
+        let token: string;
+        try {
+          await first.sub.ready;
+          await mustCommit(store, scope, [putWrite(firstVersion({}))]);
+          token = (await first.next()).token;
+        } finally {
+          first.sub.close();
+        }
+        const missed = firstVersion({ missed: true });
+        await mustCommit(store, scope, [putWrite(missed)]);
+        const resumed = new ChangeReader(store.changes.watch(scope, COLLECTION, { after: token }));
+        try {
+          expect((await resumed.next()).documentId).to.equal(missed._id);
+          await until(() => catchUpCount(store.changes) === 0, 'the catch-up read to close');
+          expect(sourceCount(store.changes)).to.equal(1);
+          // Live from the shared source now, without a duplicate of what was replayed.
+          const live = firstVersion({ live: true });
+          await mustCommit(store, scope, [putWrite(live)]);
+          expect((await resumed.next()).documentId).to.equal(live._id);
+        } finally {
+          resumed.sub.close();
+        }
+        expect(catchUpCount(store.changes)).to.equal(0);
+      });
+
+      it('ends a resume from a malformed token with invalid_token, before ready', async () => {
+        for (const after of ['not a token', 'evt_', '-1', '']) {
+          const sub = store.changes.watch(newScope(), COLLECTION, { after });
+          await sub.ready;
+          expect(sub.endedBy, after).to.equal('invalid_token');
+          await new ChangeReader(sub).ended();
+          const all = store.changes.watchAll({ after });
+          await all.ready;
+          expect(all.endedBy, after).to.equal('invalid_token');
+        }
+        expect(sourceCount(store.changes)).to.equal(0);
+      });
+
+      it('ends a subscriber that falls more than bufferLimit events behind with overflow, and only then', async () => {
+        const scope = newScope();
+        const probe = new ChangeReader(store.changes.watch(scope, COLLECTION));
+        const limited = new ChangeReader(store.changes.watch(scope, COLLECTION, { bufferLimit: 3 }));
+        try {
+          await Promise.all([probe.sub.ready, limited.sub.ready]);
+          const batch = (n: number) => Array.from({ length: n }, (_, i) => firstVersion({ i }));
+          const three = batch(3);
+          await mustCommit(
+            store,
+            scope,
+            three.map((d) => putWrite(d)),
+          );
+          // The probe has them: the limited subscriber holds all three, untaken, and still runs.
+          await probe.take(3);
+          expect(limited.sub.endedBy).to.equal(null);
+          expect((await limited.take(3)).map((e) => e.documentId)).to.deep.equal(three.map((d) => d._id));
+          const four = batch(4);
+          await mustCommit(
+            store,
+            scope,
+            four.map((d) => putWrite(d)),
+          );
+          await probe.take(4);
+          expect(limited.sub.endedBy).to.equal('overflow');
+          // It ends at once: undelivered events are dropped (resume after the last token taken).
+          await limited.ended();
+        } finally {
+          probe.sub.close();
+          limited.sub.close();
+        }
       });
 
       it('finishes the iterator on close(), idempotently, without endedBy', async () => {

@@ -66,13 +66,16 @@ describe('embedded change feed', () => {
     expect(kept.endedBy).to.equal(null);
   });
 
-  it('ends with history_lost for a malformed token or one this database never issued', async () => {
+  it('ends with invalid_token for a malformed token or one this database never issued', async () => {
     store = await createTempEmbeddedStore();
     await create(store);
     for (const after of ['abc', '-1', '1.5', '01', '', '2', '99999999999999999999']) {
-      expect(store.changes.watch(scope, 'things', { after }).endedBy, after).to.equal('history_lost');
+      expect(store.changes.watch(scope, 'things', { after }).endedBy, after).to.equal('invalid_token');
+      expect(store.changes.watchAll({ after }).endedBy, after).to.equal('invalid_token');
     }
-    expect(store.changes.watch(scope, 'things', { after: '1' }).endedBy).to.equal(null);
+    const current = store.changes.watch(scope, 'things', { after: '1' });
+    expect(current.endedBy).to.equal(null);
+    current.close();
   });
 
   it('prunes events older than the retention on a timer', async () => {
@@ -115,18 +118,49 @@ describe('embedded change feed', () => {
     }
   });
 
-  it('keeps one source per watched collection, however many subscriptions', async () => {
+  it('keeps one tail of the change log, however many collections and subscriptions', async () => {
     store = await createTempEmbeddedStore();
     const subs = [
       store.changes.watch(scope, 'a'),
       store.changes.watch(scope, 'a'),
-      store.changes.watch(scope, 'a'),
       store.changes.watch(scope, 'b'),
       store.changes.watch({ ...scope, env: 'test' }, 'a'),
+      store.changes.watchAll(),
     ];
-    expect(store.changes.sourceCount).to.equal(3);
+    expect(store.changes.sourceCount).to.equal(1);
     for (const sub of subs) sub.close();
     expect(store.changes.sourceCount).to.equal(0);
+  });
+
+  it('delivers commits made through another connection to the same file (a CLI next to the server)', async () => {
+    store = await createTempEmbeddedStore();
+    const sub = store.changes.watch(scope, 'things');
+    const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
+    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000 });
+    await other.init();
+    try {
+      const document = await create(other);
+      // Found by the tail's poll, not by a local commit.
+      const [event] = await drain(sub, 1500);
+      expect(event?.documentId).to.equal(document._id);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('ends a catch-up that falls behind pruning with history_lost rather than skip events', async () => {
+    store = await createTempEmbeddedStore();
+    for (let i = 0; i < 5; i++) await create(store);
+    // Two events fit: the catch-up reads them, then waits for the consumer to make room.
+    const sub = store.changes.watch(scope, 'things', { after: '1', bufferLimit: 2 });
+    const it = sub[Symbol.asyncIterator]();
+    expect((await it.next()).value?.token).to.equal('2');
+    // Meanwhile the retention sweep removes events the catch-up has not read yet.
+    store.db.exec('DELETE FROM changes WHERE seq <= 4');
+    const rest: string[] = [];
+    for (let next = await it.next(); !next.done; next = await it.next()) rest.push(next.value.token);
+    expect(rest).to.deep.equal(['3']);
+    expect(sub.endedBy).to.equal('history_lost');
   });
 
   it('ends a subscription made after close() with store_closed', async () => {

@@ -1,8 +1,8 @@
 /**
  * What only the MongoDB store promises, on a live server (`@mongodb`; skipped with the one
  * SKIPPED line when there is none): the documented layout, the indexes, collection creation
- * with pre- and post-images, the resumed subscription's move onto the shared stream, and
- * invalidation. Everything the port promises is the conformance suite's.
+ * with pre- and post-images, the resumed subscription's catch-up stream, what the one change
+ * stream selects, and invalidation. Everything the port promises is the conformance suite's.
  */
 import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
@@ -129,37 +129,47 @@ for (const factory of await mongoStoreFactories()) {
       expect(raw!.expiresAt.toISOString()).to.equal(session.expiresAt);
     });
 
-    it('moves a resumed subscription onto the shared stream once both carry the same event', async () => {
+    it('reads a resumed subscription’s history on its own stream, then only the shared one', async () => {
       const scope = newScope();
       const live = new ChangeReader(store.changes.watch(scope, 'resumes'));
       const resumed: ChangeReader[] = [];
       try {
-        const [a, b, c, d] = [
-          firstVersion({ i: 'a' }),
-          firstVersion({ i: 'b' }),
-          firstVersion({ i: 'c' }),
-          firstVersion({ i: 'd' }),
-        ];
+        await live.sub.ready;
+        const [a, b, c] = [firstVersion({ i: 'a' }), firstVersion({ i: 'b' }), firstVersion({ i: 'c' })];
         await store.documents.commit(scope, 'resumes', [putWrite(a)]);
         const eventA = await live.next();
         await store.documents.commit(scope, 'resumes', [putWrite(b)]);
         expect((await live.next()).documentId).to.equal(b._id);
-        const shared = store.changes.sourceCount;
         resumed.push(new ChangeReader(store.changes.watch(scope, 'resumes', { after: eventA.token })));
-        // A private catch-up stream besides the shared one.
-        expect(store.changes.sourceCount).to.equal(shared + 1);
+        // Its own catch-up stream besides the one shared stream.
+        expect(store.changes.catchUpCount).to.equal(1);
+        expect(store.changes.sourceCount).to.equal(1);
         expect((await resumed[0]!.next()).documentId).to.equal(b._id);
+        // Caught up: the catch-up stream closes without waiting for another write.
+        await until(() => store.changes.catchUpCount === 0, 'the catch-up stream to close');
         await store.documents.commit(scope, 'resumes', [putWrite(c)]);
-        expect((await live.next()).documentId).to.equal(c._id);
         expect((await resumed[0]!.next()).documentId).to.equal(c._id);
-        // Both streams carried c: the private one is closed.
-        await until(() => store.changes.sourceCount === shared, 'the private stream to close');
-        await store.documents.commit(scope, 'resumes', [putWrite(d)]);
-        expect((await resumed[0]!.next()).documentId).to.equal(d._id);
-        expect((await live.next()).documentId).to.equal(d._id);
+        expect((await live.next()).documentId).to.equal(c._id);
       } finally {
         live.sub.close();
         for (const r of resumed) r.sub.close();
+      }
+    });
+
+    it('never shows version sidecars or the system database, whatever is written there', async () => {
+      const scope = newScope();
+      const all = new ChangeReader(store.changes.watchAll());
+      try {
+        await all.sub.ready;
+        const v1 = firstVersion({ n: 1 });
+        await store.documents.commit(scope, 'quiet', [putWrite(v1)]);
+        await store.accounts.touchKey(newId('key'), isoNow());
+        await db(scope).collection(versionsCollectionName('quiet')).insertOne({ stray: true });
+        const v2 = firstVersion({ n: 2 });
+        await store.documents.commit(scope, 'quiet', [putWrite(v2)]);
+        expect((await all.take(2)).map((e) => e.documentId)).to.deep.equal([v1._id, v2._id]);
+      } finally {
+        all.sub.close();
       }
     });
 

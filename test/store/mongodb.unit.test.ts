@@ -2,19 +2,22 @@
  * The MongoDB store's logic that needs no server: stored form through BSON, index definitions,
  * the server check, database naming, the exact find() arguments (evaluated by mingo against the
  * embedded store's answers), the write plan (its conditional filters evaluated by mingo), the
- * change-event mapping, the resume hand-over, the cluster clock and the counter update.
+ * change-stream pipeline, event mapping and failure classification, the cluster clock and the
+ * counter update.
  * The live behaviour is the conformance suite's (`test/store/conformance.test.ts`, `@mongodb`).
  */
 import { expect } from 'chai';
-import fc from 'fast-check';
-import { find, Query, updateOne } from 'mingo';
+import { aggregate, find, Query, updateOne } from 'mingo';
 import type { PipelineStage } from 'mingo/updater';
 import {
   Binary,
   BSON,
   type ChangeStreamDocument,
   type Document,
+  MongoErrorLabel,
+  MongoNetworkError,
   MongoServerError,
+  MongoServerSelectionError,
   type Sort,
   Timestamp,
 } from 'mongodb';
@@ -24,12 +27,13 @@ import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { toDuplicateError } from '../../src/store/mongodb/accounts.js';
 import {
   CHANGE_STREAM_OPTIONS,
-  endReasonFor,
+  changeStreamPipeline,
+  classifyChange,
+  compareTokens,
   isWellFormedToken,
-  MissingImageError,
+  normalizeToken,
   toChangeEvent,
   tokenFromString,
-  UnexpectedTokenError,
 } from '../../src/store/mongodb/changeEvents.js';
 import {
   asTimestamp,
@@ -54,18 +58,20 @@ import {
   COLLECTION_NAME_PATTERN,
   MAX_DB_NAME_BYTES,
   projectDbName,
+  projectDbPattern,
   projectSegment,
   SYSTEM_COLLECTIONS,
+  scopeFromDbName,
   systemDbName,
   versionsCollectionName,
 } from '../../src/store/mongodb/naming.js';
-import { ResumeMerge } from '../../src/store/mongodb/resumeMerge.js';
 import { checkServer, parseServerVersion } from '../../src/store/mongodb/serverCheck.js';
 import {
   duplicateKeyFields,
   isDuplicateKeyError,
   queryRejection,
 } from '../../src/store/mongodb/serverErrors.js';
+import { classifyStreamError, isTransient, reopenDelayMs } from '../../src/store/mongodb/streamErrors.js';
 import {
   fromAccountDoc,
   fromKeyDoc,
@@ -80,7 +86,6 @@ import { TRANSACTION_OPTIONS } from '../../src/store/mongodb/transactions.js';
 import { planWrites, type VersionRecord } from '../../src/store/mongodb/writePlan.js';
 import {
   type ApiKeyRecord,
-  type ChangeEvent,
   type DataScope,
   type DocumentWrite,
   DuplicateError,
@@ -226,6 +231,12 @@ describe('MongoDB store: index definitions', () => {
       ],
       sessions: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
       counters: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+      webhooks: [
+        { key: { projectId: 1, env: 1, collection: 1, createdAt: 1 }, name: 'scope_collection_createdAt' },
+      ],
+      webhookDeliveries: [{ key: { webhookId: 1, createdAt: -1, _id: -1 }, name: 'webhookId_newest' }],
+      feedConsumers: [],
+      settings: [],
     });
     expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
   });
@@ -659,23 +670,25 @@ describe('MongoDB store: write plan', () => {
 
 describe('MongoDB store: change events', () => {
   const uuid = new Binary(Buffer.alloc(16), 4);
-  const ns = { db: 'folio_x_live', coll: 'things' };
+  const scope: DataScope = { projectId: 'prj_01J0000000000000000000000A', env: 'live' };
+  const ns = { db: projectDbName('folio', scope), coll: 'things' };
   const clusterTime = new Timestamp({ t: 1_717_000_000, i: 3 });
   const wallTime = new Date('2024-05-29T16:26:40.123Z');
   const v1 = folioDoc({ name: 'Ada' }, 1, 'doc_1');
   const v2 = { ...v1, name: 'Ada L.', $version: 2 };
   const common = { clusterTime, wallTime, ns, documentKey: { _id: 'doc_1' }, collectionUUID: uuid };
 
-  it('maps inserts to created, replacements and updates to updated, deletes to deleted', () => {
+  it('maps inserts to created, replacements and updates to updated, deletes to deleted, with their scope', () => {
     const inserted: ChangeStreamDocument<StoredDocument> = {
       _id: { _data: '82AA01' },
       operationType: 'insert',
       fullDocument: throughBson(toStored(v1)) as StoredDocument,
       ...common,
     };
-    expect(toChangeEvent(inserted, 'things')).to.deep.equal({
+    expect(toChangeEvent(inserted, scope)).to.deep.equal({
       event: {
         token: '82AA01',
+        scope,
         type: 'created',
         collection: 'things',
         documentId: 'doc_1',
@@ -688,14 +701,13 @@ describe('MongoDB store: change events', () => {
       _id: { _data: '82AA02' },
       operationType: 'replace',
       fullDocument: toStored(v2),
-      fullDocumentBeforeChange: toStored(v1),
       clusterTime,
       wallTime,
       ns,
       documentKey: { _id: 'doc_1' },
     };
-    expect(toChangeEvent(replaced, 'things')?.event).to.include({ type: 'updated', token: '82AA02' });
-    expect(toChangeEvent(replaced, 'things')?.event.document).to.deep.equal(v2);
+    expect(toChangeEvent(replaced, scope)?.event).to.include({ type: 'updated', token: '82AA02' });
+    expect(toChangeEvent(replaced, scope)?.event.document).to.deep.equal(v2);
     const updated: ChangeStreamDocument<StoredDocument> = {
       _id: { _data: '82AA03' },
       operationType: 'update',
@@ -703,7 +715,7 @@ describe('MongoDB store: change events', () => {
       updateDescription: { updatedFields: { name: 'Ada L.' } },
       ...common,
     };
-    expect(toChangeEvent(updated, 'things')?.event.type).to.equal('updated');
+    expect(toChangeEvent(updated, scope)?.event.type).to.equal('updated');
     const deleted: ChangeStreamDocument<StoredDocument> = {
       _id: { _data: '82AA04' },
       operationType: 'delete',
@@ -711,28 +723,55 @@ describe('MongoDB store: change events', () => {
       ...common,
     };
     // The document as it was just before the delete.
-    expect(toChangeEvent(deleted, 'things')?.event).to.deep.include({ type: 'deleted', document: v2 });
+    expect(toChangeEvent(deleted, scope)?.event).to.deep.include({ type: 'deleted', document: v2 });
   });
 
-  it('ignores events that are not document changes', () => {
-    const drop: ChangeStreamDocument<StoredDocument> = {
-      _id: { _data: '82AA05' },
-      operationType: 'drop',
-      ns,
-      clusterTime,
-      collectionUUID: uuid,
-    };
-    expect(toChangeEvent(drop, 'things')).to.equal(null);
+  it('tells document changes from drops, renames, dropped databases and invalidations', () => {
+    const base = { _id: { _data: '82AA05' }, clusterTime };
+    expect(
+      classifyChange({ ...base, operationType: 'insert', fullDocument: toStored(v1), ...common }),
+    ).to.deep.equal({ kind: 'document', db: ns.db, collection: 'things' });
+    expect(classifyChange({ ...base, operationType: 'drop', ns, collectionUUID: uuid })).to.deep.equal({
+      kind: 'dropped',
+      namespaces: [{ db: ns.db, collection: 'things' }],
+    });
+    expect(
+      classifyChange({
+        ...base,
+        operationType: 'rename',
+        ns,
+        to: { db: ns.db, coll: 'other' },
+        collectionUUID: uuid,
+      }),
+    ).to.deep.equal({
+      kind: 'dropped',
+      namespaces: [
+        { db: ns.db, collection: 'things' },
+        { db: ns.db, collection: 'other' },
+      ],
+    });
+    expect(classifyChange({ ...base, operationType: 'dropDatabase', ns: { db: ns.db } })).to.deep.equal({
+      kind: 'dropped',
+      namespaces: [{ db: ns.db, collection: null }],
+    });
+    expect(classifyChange({ ...base, operationType: 'invalidate' })).to.deep.equal({ kind: 'invalidate' });
+    expect(toChangeEvent({ ...base, operationType: 'drop', ns, collectionUUID: uuid }, scope)).to.equal(null);
   });
 
-  it('fails (history lost) rather than emit an event without its document', () => {
+  it('skips, rather than half-tells, a change whose document image is missing', () => {
     const deleted: ChangeStreamDocument<StoredDocument> = {
       _id: { _data: '82AA06' },
       operationType: 'delete',
       ...common,
     };
-    expect(() => toChangeEvent(deleted, 'things')).to.throw(MissingImageError);
-    expect(endReasonFor(new MissingImageError('delete'))).to.equal('history_lost');
+    expect(toChangeEvent(deleted, scope)).to.equal(null);
+    const updated: ChangeStreamDocument<StoredDocument> = {
+      _id: { _data: '82AA07' },
+      operationType: 'update',
+      updateDescription: { updatedFields: { name: 'x' } },
+      ...common,
+    };
+    expect(toChangeEvent(updated, scope)).to.equal(null);
   });
 
   it('refuses a resume token that is not a {_data} string', () => {
@@ -742,7 +781,7 @@ describe('MongoDB store: change events', () => {
       fullDocument: toStored(v1),
       ...common,
     };
-    expect(() => toChangeEvent(odd, 'things')).to.throw(UnexpectedTokenError);
+    expect(() => toChangeEvent(odd, scope)).to.throw(/resume token/);
     expect(tokenFromString('82AB')).to.deep.equal({ _data: '82AB' });
   });
 
@@ -756,97 +795,164 @@ describe('MongoDB store: change events', () => {
       collectionUUID: uuid,
       clusterTime,
     };
-    expect(toChangeEvent(inserted, 'things')?.event.timestamp).to.equal(
+    expect(toChangeEvent(inserted, scope)?.event.timestamp).to.equal(
       new Date(1_717_000_000_000).toISOString(),
     );
   });
 
-  it('asks the server for post-images and pre-images, as required', () => {
+  it('asks for post-images and pre-images when available, so one imageless event cannot stop the stream', () => {
     expect(CHANGE_STREAM_OPTIONS).to.deep.equal({
-      fullDocument: 'required',
-      fullDocumentBeforeChange: 'required',
+      fullDocument: 'whenAvailable',
+      fullDocumentBeforeChange: 'whenAvailable',
     });
   });
 
-  it('ends subscriptions with history_lost for lost history, invalidated for other fatal errors', () => {
-    const server = (code: number, codeName?: string) =>
-      new MongoServerError({ message: 'x', code, codeName });
-    for (const code of [286, 280, 260, 47])
-      expect(endReasonFor(server(code)), String(code)).to.equal('history_lost');
-    expect(endReasonFor(server(999, 'ChangeStreamHistoryLost'))).to.equal('history_lost');
-    expect(endReasonFor(server(13, 'Unauthorized'))).to.equal('invalidated');
-    expect(endReasonFor(new Error('boom'))).to.equal('invalidated');
+  describe('the pipeline, evaluated by mingo', () => {
+    const prefix = 'folio';
+    const other: DataScope = { projectId: 'prj_01J0000000000000000000000B', env: 'test' };
+    const event = (fields: Document): Document => ({ _id: { _data: '82' }, clusterTime, ...fields });
+    const run = (pipeline: Document[], docs: Document[]) => aggregate(docs, pipeline as PipelineStage[]);
+    const all = changeStreamPipeline({ kind: 'all', prefix });
+
+    it('selects document changes of Folio collections in this deployment’s project databases only', () => {
+      const hashed = projectDbName(prefix, { projectId: 'legacy id', env: 'live' });
+      const selected = [
+        event({ operationType: 'insert', ns }),
+        event({ operationType: 'delete', ns: { db: projectDbName(prefix, other), coll: 'a-b_c' } }),
+        event({ operationType: 'replace', ns: { db: hashed, coll: 'x' } }),
+        event({ operationType: 'update', ns }),
+        event({ operationType: 'drop', ns }),
+        event({ operationType: 'rename', ns: { db: ns.db, coll: 'tmp' }, to: { db: ns.db, coll: 'things' } }),
+        event({ operationType: 'dropDatabase', ns: { db: ns.db } }),
+      ];
+      const refused = [
+        event({ operationType: 'insert', ns: { db: systemDbName(prefix), coll: 'accounts' } }),
+        event({ operationType: 'insert', ns: { db: ns.db, coll: versionsCollectionName('things') } }),
+        event({ operationType: 'insert', ns: { db: projectDbName('folio_a', scope), coll: 'things' } }),
+        event({ operationType: 'insert', ns: { db: 'shop', coll: 'orders' } }),
+        event({ operationType: 'dropDatabase', ns: { db: 'shop' } }),
+        event({ operationType: 'createIndexes', ns }),
+      ];
+      expect(run(all, [...selected, ...refused]).map((e) => e.operationType)).to.deep.equal(
+        selected.map((e) => e.operationType),
+      );
+    });
+
+    it('narrows a catch-up stream to its collection and the drops that end it', () => {
+      const one = changeStreamPipeline({ kind: 'collection', db: ns.db, collection: 'things' });
+      const docs = [
+        event({ operationType: 'insert', ns }),
+        event({ operationType: 'insert', ns: { db: ns.db, coll: 'others' } }),
+        event({ operationType: 'insert', ns: { db: projectDbName(prefix, other), coll: 'things' } }),
+        event({ operationType: 'drop', ns }),
+        event({ operationType: 'dropDatabase', ns: { db: ns.db } }),
+      ];
+      expect(run(one, docs)).to.have.length(3);
+    });
+
+    it('keeps the pre-image on deletes only: a replacement carries its document once', () => {
+      const [replaced, deleted] = run(all, [
+        event({
+          operationType: 'replace',
+          ns,
+          fullDocument: toStored(v2),
+          fullDocumentBeforeChange: toStored(v1),
+        }),
+        event({ operationType: 'delete', ns, fullDocumentBeforeChange: toStored(v2) }),
+      ]);
+      expect(replaced).not.to.have.property('fullDocumentBeforeChange');
+      expect(replaced!.fullDocument).to.deep.equal(toStored(v2));
+      expect(deleted!.fullDocumentBeforeChange).to.deep.equal(toStored(v2));
+      expect(deleted!._id).to.deep.equal({ _data: '82' });
+    });
   });
 
-  it('accepts only hex resume tokens', () => {
+  it('accepts only hex resume tokens, and orders tokens as the server does (byte order)', () => {
     expect(isWellFormedToken('8263A1B2C3000000012B022C0100296E5A1004')).to.equal(true);
     for (const bad of ['', 'evt_01J', '826', 'zz', '82 63'])
       expect(isWellFormedToken(bad), bad).to.equal(false);
+    expect(normalizeToken('82ab')).to.equal('82AB');
+    expect(compareTokens('8263A1', '8263A2')).to.be.lessThan(0);
+    expect(compareTokens('8263A1', '8263A1')).to.equal(0);
+    // A prefix sorts first, as in byte order.
+    expect(compareTokens('8263A1', '8263A100')).to.be.lessThan(0);
+    expect(compareTokens('8264', '8263FFFF')).to.be.greaterThan(0);
   });
 });
 
-describe('MongoDB store: resume hand-over', () => {
-  const event = (i: number): ChangeEvent => ({
-    token: `82${String(i).padStart(4, '0')}`,
-    type: 'created',
-    collection: 'things',
-    documentId: `doc_${i}`,
-    document: folioDoc({ i }, 1, `doc_${i}`),
-    timestamp: '2024-05-01T10:00:00.000Z',
-  });
+describe('MongoDB store: change-stream failures', () => {
+  const server = (code: number, message = 'x', codeName?: string) =>
+    new MongoServerError({ message, code, codeName });
+  const fresh = { clientToken: true, established: false };
+  const running = { clientToken: false, established: true };
 
-  it('delivers every event after the token exactly once, in order, however the streams interleave', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }), // events in all
-        fc.nat(), // token position
-        fc.nat(), // where the shared stream starts
-        fc.array(fc.boolean(), { maxLength: 40 }), // which stream delivers next
-        (total, tokenSeed, joinSeed, schedule) => {
-          const events = Array.from({ length: total }, (_, i) => event(i));
-          const token = (tokenSeed % (total + 1)) - 1; // -1: replay from the first event
-          const join = joinSeed % (total + 1);
-          const privateStream = events.slice(token + 1);
-          const sharedStream = events.slice(join);
-          const merge = new ResumeMerge();
-          const delivered: ChangeEvent[] = [];
-          let p = 0;
-          let s = 0;
-          let step = 0;
-          for (;;) {
-            const privateOpen = merge.state !== 'shared' && p < privateStream.length;
-            const sharedLeft = s < sharedStream.length;
-            if (!privateOpen && !sharedLeft) break;
-            const preferPrivate = schedule[step++ % Math.max(schedule.length, 1)] ?? true;
-            if (privateOpen && (preferPrivate || !sharedLeft))
-              delivered.push(...merge.fromPrivate(privateStream[p++]!));
-            else delivered.push(...merge.fromShared(sharedStream[s++]!));
-          }
-          expect(delivered.map((e) => e.token)).to.deep.equal(privateStream.map((e) => e.token));
-          // Once both have carried the newest event, the private stream is no longer needed.
-          if (privateStream.length > 0 && join < total) expect(merge.state).to.equal('shared');
-        },
-      ),
-      { seed: 20240611, numRuns: 500 },
+  it('reads lost history from code 286, and from 280 only when the token was not found', () => {
+    expect(classifyStreamError(server(286), running)).to.equal('history_lost');
+    expect(classifyStreamError(server(999, 'x', 'ChangeStreamHistoryLost'), running)).to.equal(
+      'history_lost',
     );
+    expect(
+      classifyStreamError(
+        server(280, 'cannot resume stream; the resume token was not found. {...}'),
+        running,
+      ),
+    ).to.equal('history_lost');
+    expect(classifyStreamError(server(280, 'some other fatal condition'), running)).to.equal('retry');
   });
 
-  it('after the switch, passes shared events straight through and ignores the private stream', () => {
-    const merge = new ResumeMerge();
-    expect(merge.fromShared(event(5))).to.deep.equal([]);
-    expect(merge.fromPrivate(event(4))).to.deep.equal([event(4)]);
-    expect(merge.fromPrivate(event(5))).to.deep.equal([event(5)]);
-    expect(merge.state).to.equal('shared');
-    expect(merge.fromShared(event(6))).to.deep.equal([event(6)]);
-    expect(merge.fromPrivate(event(6))).to.deep.equal([]);
+  it('reads a refused token from 260 and 9, and from any non-transient error on a client token’s first batch', () => {
+    expect(classifyStreamError(server(260), running)).to.equal('invalid_token');
+    expect(classifyStreamError(server(9), fresh)).to.equal('invalid_token');
+    expect(classifyStreamError(server(2, 'bad resume token'), fresh)).to.equal('invalid_token');
+    // The same error later on, or on the source's own token, is an outage: retry.
+    expect(classifyStreamError(server(2), { clientToken: true, established: true })).to.equal('retry');
+    expect(classifyStreamError(server(2), { clientToken: false, established: false })).to.equal('retry');
   });
 
-  it('stays on the private stream rather than buffer without bound', () => {
-    const merge = new ResumeMerge(2);
-    for (const i of [10, 11, 12]) merge.fromShared(event(i));
-    expect(merge.state).to.equal('private-only');
-    expect(merge.fromPrivate(event(1))).to.deep.equal([event(1)]);
-    expect(merge.fromShared(event(13))).to.deep.equal([]);
+  it('retries network errors, elections and unknown failures, never ending subscriptions for them', () => {
+    const transient = [
+      new MongoNetworkError('connection reset'),
+      new MongoServerSelectionError('no primary', { type: 'ReplicaSetNoPrimary' } as never),
+      server(10107, 'not primary'),
+      server(189, 'primary stepped down'),
+      server(11602, 'interrupted due to repl state change'),
+      server(43, 'cursor not found'),
+    ];
+    for (const error of transient) {
+      expect(isTransient(error), error.message).to.equal(true);
+      expect(classifyStreamError(error, fresh), error.message).to.equal('retry');
+      expect(classifyStreamError(error, running), error.message).to.equal('retry');
+    }
+    const labelled = server(12345, 'resumable');
+    labelled.addErrorLabel(MongoErrorLabel.ResumableChangeStreamError);
+    expect(isTransient(labelled)).to.equal(true);
+    expect(classifyStreamError(server(13, 'Unauthorized'), running)).to.equal('retry');
+    expect(classifyStreamError(new Error('boom'), fresh)).to.equal('retry');
+  });
+
+  it('backs off from about 100 ms, doubling, to at most 30 s, with jitter', () => {
+    expect(reopenDelayMs(1, () => 0)).to.equal(50);
+    expect(reopenDelayMs(1, () => 1)).to.equal(100);
+    expect(reopenDelayMs(2, () => 1)).to.equal(200);
+    expect(reopenDelayMs(5, () => 1)).to.equal(1600);
+    expect(reopenDelayMs(9, () => 1)).to.equal(25_600);
+    expect(reopenDelayMs(10, () => 1)).to.equal(30_000);
+    expect(reopenDelayMs(10_000, () => 0)).to.equal(15_000);
+  });
+});
+
+describe('MongoDB store: naming the change stream’s databases', () => {
+  it('reads the scope back from a canonical project database name, and only from one', () => {
+    const scope: DataScope = { projectId: newId('prj'), env: 'test' };
+    expect(scopeFromDbName('folio', projectDbName('folio', scope))).to.deep.equal(scope);
+    expect(scopeFromDbName('folio', projectDbName('folio', { projectId: 'legacy', env: 'live' }))).to.equal(
+      null,
+    );
+    expect(scopeFromDbName('folio', projectDbName('other', scope))).to.equal(null);
+    expect(scopeFromDbName('folio', systemDbName('folio'))).to.equal(null);
+    expect(new RegExp(projectDbPattern('folio')).test(projectDbName('folio', scope))).to.equal(true);
+    expect(new RegExp(projectDbPattern('folio')).test(projectDbName('folio_a', scope))).to.equal(false);
+    expect(new RegExp(projectDbPattern('folio')).test(systemDbName('folio'))).to.equal(false);
   });
 });
 
@@ -1021,13 +1127,13 @@ describe('MongoDB store: without a server', () => {
     }
   });
 
-  it('ends a subscription at once with history_lost for a token it never issued', async () => {
+  it('ends a subscription at once with invalid_token for a token it could never have issued', async () => {
     const store = createMongoStore({ uri });
     try {
       const sub = store.changes.watch({ projectId: newId('prj'), env: 'test' }, 'things', {
         after: 'evt_123',
       });
-      expect(sub.endedBy).to.equal('history_lost');
+      expect(sub.endedBy).to.equal('invalid_token');
       const it = sub[Symbol.asyncIterator]();
       expect((await it.next()).done).to.equal(true);
       expect(store.changes.sourceCount).to.equal(0);

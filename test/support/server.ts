@@ -68,10 +68,12 @@ export interface TestServerOptions {
   realRateLimits?: boolean;
   /** Receives the server's log lines (default: none). */
   logger?: Logger;
+  /** Run on this data directory and leave it in place (restart tests); default: a fresh temp dir. */
+  dataDir?: string;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'folio-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'folio-test-')));
   const config = loadConfig({}, [
     { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', bootstrap: false },
     options.realRateLimits ? {} : RELAXED_RATE_LIMITS,
@@ -133,7 +135,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     tenant,
     async close() {
       await running.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -101,6 +101,49 @@ export const projectSchema = z
   })
   .meta({ id: 'Project' });
 
+export const webhookSchema = z
+  .object({
+    id: z.string(),
+    project: z.string(),
+    env: z.enum(['live', 'test']),
+    collection: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string(),
+    status: z.enum(['active', 'disabled']),
+    consecutiveFailures: z.int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Webhook' });
+
+export const deliverySchema = z
+  .object({
+    id: z.string().meta({ description: 'Also sent as `X-Service-Delivery-Id`, the same on every retry.' }),
+    webhookId: z.string(),
+    event: z.string(),
+    documentId: z.string().nullable(),
+    eventTimestamp: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    attempts: z.array(
+      z.object({
+        number: z.int(),
+        at: z.string(),
+        statusCode: z.int().nullable(),
+        error: z.string().nullable(),
+        durationMs: z.number(),
+        nextRetryAt: z.string().nullable(),
+      }),
+    ),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Delivery' });
+
+export const webhookWithSecretSchema = webhookSchema
+  .extend({ secret: z.string().meta({ description: '`whsec_...`; shown only here.' }) })
+  .meta({ id: 'WebhookWithSecret' });
+
 /** The headers every response to a request with a valid API key carries. */
 export const rateLimitHeaders = z.object({
   'X-RateLimit-Limit': z.int().meta({ description: 'Requests per window (the plan’s per-second rate).' }),

@@ -10,12 +10,14 @@ import { listParamsSchema } from '../../query/listQuery.js';
 import { credentialsSchema, projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema } from '../../services/apiKeys.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
+import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
 import { planSchema, projectSchema as projectBodySchema } from '../routes/account.js';
 import {
   accountSchema,
   apiKeySchema,
   collection,
   countResponseSchema,
+  deliverySchema,
   diffSchema,
   documentBodySchema,
   documentId,
@@ -29,6 +31,8 @@ import {
   projectSchema,
   rateLimitHeaders,
   versionRecordSchema,
+  webhookSchema,
+  webhookWithSecretSchema,
 } from './components.js';
 
 /** Responses by status code. */
@@ -82,6 +86,7 @@ export function session(
 const collectionPath = z.object({ ns, collection });
 const documentPath = z.object({ ns, collection, id: documentId });
 const versionPath = documentPath.extend({ version: z.string().regex(/^[1-9]\d{0,14}$/) });
+const webhookPath = collectionPath.extend({ id: z.string().meta({ description: 'Webhook id (`wh_...`).' }) });
 const ifMatch = z.object({
   'If-Match': z
     .string()
@@ -358,6 +363,74 @@ export const PATHS: ZodOpenApiPathsObject = {
         },
       },
       errors: [400, 403, 404, 412],
+    }),
+  },
+  '/{ns}/{collection}/_webhooks': {
+    post: keyed({
+      tags: ['webhooks'],
+      summary: 'Register a webhook (the only answer besides rotate-secret that shows the secret)',
+      requestParams: { path: collectionPath },
+      requestBody: { required: true, content: json(registerWebhookSchema) },
+      ok: { '201': { description: 'Registered', content: json(webhookWithSecretSchema) } },
+      errors: [400, 403, 415],
+    }),
+    get: keyed({
+      tags: ['webhooks'],
+      summary: 'The collection’s webhooks',
+      requestParams: { path: collectionPath },
+      ok: {
+        '200': { description: 'Webhooks', content: json(z.object({ webhooks: z.array(webhookSchema) })) },
+      },
+      errors: [403],
+    }),
+  },
+  '/{ns}/{collection}/_webhooks/{id}': {
+    get: keyed({
+      tags: ['webhooks'],
+      summary: 'A webhook and its last deliveries, newest first',
+      requestParams: { path: webhookPath },
+      ok: {
+        '200': {
+          description: 'The webhook',
+          content: json(webhookSchema.extend({ deliveries: z.array(deliverySchema) })),
+        },
+      },
+      errors: [403, 404],
+    }),
+    patch: keyed({
+      tags: ['webhooks'],
+      summary: 'Change url, events, description or status (`active` re-enables and resets the failure count)',
+      requestParams: { path: webhookPath },
+      requestBody: { required: true, content: json(updateWebhookSchema) },
+      ok: { '200': { description: 'The webhook', content: json(webhookSchema) } },
+      errors: [400, 403, 404, 415],
+    }),
+    delete: keyed({
+      tags: ['webhooks'],
+      summary: 'Delete a webhook',
+      requestParams: { path: webhookPath },
+      ok: { '204': { description: 'Deleted' } },
+      errors: [403, 404],
+    }),
+  },
+  '/{ns}/{collection}/_webhooks/{id}/test': {
+    post: keyed({
+      tags: ['webhooks'],
+      summary: 'Send one `webhook.test` delivery now and answer with its record',
+      requestParams: { path: webhookPath },
+      ok: { '200': { description: 'The delivery', content: json(deliverySchema) } },
+      errors: [403, 404],
+    }),
+  },
+  '/{ns}/{collection}/_webhooks/{id}/rotate-secret': {
+    post: keyed({
+      tags: ['webhooks'],
+      summary: 'Replace the signing secret; the new one is shown once',
+      requestParams: { path: webhookPath },
+      ok: {
+        '200': { description: 'The webhook with its new secret', content: json(webhookWithSecretSchema) },
+      },
+      errors: [403, 404],
     }),
   },
 };

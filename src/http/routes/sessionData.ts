@@ -8,6 +8,7 @@ import { assertCollectionName } from '../../services/documentRules.js';
 import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
+import { registerWebhookRoutes } from './webhooks.js';
 
 export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
@@ -16,6 +17,8 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
     assertCollectionName(collection);
     await next();
   });
+  // As on the keyed router: before the document routes, so `_webhooks` is never a document id.
+  registerWebhookRoutes(router);
   registerDocumentRoutes(router, maxDocumentBytes);
   return router;
 }

@@ -1,188 +1,203 @@
 /**
- * The embedded change feed. The `changes` table is the outbox: `documents.ts` appends one row per
- * write inside the write's transaction (`append`), then hands the committed events to `publish`.
- * The embedded store is single-process, so that in-process notification is the live source; one
- * per scope/collection, fanned out to every subscription by `FanOut`.
- *
- * Tokens are the row's `seq` in decimal. AUTOINCREMENT makes seq strictly increasing and, since a
- * rolled-back insert also rolls back the sequence, contiguous except where pruning removed rows.
+ * The embedded change feed: one tail of the change log (`changeLog.ts`) per process, fanned out
+ * to every subscription. The embedded store serves one process, so the tail wakes on that
+ * process's own commits (`committed()`, called right after each commit) and also polls every
+ * `POLL_MS` for rows another connection to the same file (a CLI next to the server) committed.
  */
-import type Database from 'better-sqlite3';
-import { FanOut, QueueSubscription } from '../fanOut.js';
-import type {
-  ChangeEvent,
-  ChangeFeed,
-  ChangeFeedEnd,
-  ChangeSubscription,
-  ChangeType,
-  DataScope,
-  FolioDocument,
+import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
+import {
+  FeedEndError,
+  FeedSubscription,
+  type HistoryCursor,
+  type HistoryPage,
+} from '../changeFeed/subscription.js';
+import {
+  type ChangeFeed,
+  type ChangeFeedEnd,
+  type ChangeSubscription,
+  type DataScope,
+  DEFAULT_BUFFER_LIMIT,
+  type WatchOptions,
 } from '../port.js';
+import { type ChangeLog, compareSeqTokens, feedKey, type LoggedChange, parseSeqToken } from './changeLog.js';
 import { scopeKeyOf } from './scopeKey.js';
 
-interface ChangeRow {
-  seq: number;
-  collection: string;
-  type: ChangeType;
-  doc_id: string;
-  document: string;
-  timestamp: string;
-}
+/** How often the tail looks for rows committed by other connections. */
+const POLL_MS = 500;
+/** Rows the tail reads per query. */
+const TAIL_PAGE = 1000;
 
-/**
- * Drops events it has already seen, so the replay→live hand-over can never deliver one twice
- * even if a live event overlaps the replayed range.
- */
-class SeqSubscription extends QueueSubscription {
-  lastSeq = 0;
+/** The one live source: publishes every new row of the change log, in seq order. */
+class ChangeLogTail implements ChangeSource {
+  readonly ready = Promise.resolve();
+  #lastSeq = 0;
+  #running = false;
+  #polling = false;
+  #timer: NodeJS.Timeout | null = null;
 
-  override push(event: ChangeEvent): void {
-    const seq = Number(event.token);
-    if (seq <= this.lastSeq) return;
-    this.lastSeq = seq;
-    super.push(event);
+  constructor(
+    private readonly log: ChangeLog,
+    private readonly publish: (change: LoggedChange) => void,
+  ) {}
+
+  get position(): string {
+    return String(this.#lastSeq);
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#lastSeq = this.log.lastIssued();
+    this.#timer = setInterval(() => this.poll(), POLL_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    this.#running = false;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Publish every row committed since the last poll. Synchronous: no commit interleaves. */
+  poll(): void {
+    // A publish can end subscriptions and stop the tail; never re-enter.
+    if (!this.#running || this.#polling) return;
+    this.#polling = true;
+    try {
+      while (this.#running) {
+        const rows = this.log.after(this.#lastSeq, TAIL_PAGE);
+        for (const row of rows) {
+          this.#lastSeq = row.seq;
+          this.publish(row);
+        }
+        if (rows.length < TAIL_PAGE) break;
+      }
+    } finally {
+      this.#polling = false;
+    }
   }
 }
 
-/** The decimal seq a token stands for, or null when it is not one of ours. */
-function parseToken(token: string): number | null {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(token)) return null;
-  const seq = Number(token);
-  return Number.isSafeInteger(seq) ? seq : null;
-}
+/** A subscription's own read of the log from its token, one page at a time. */
+class ChangeLogCursor implements HistoryCursor {
+  #after: number;
 
-function toEvent(row: ChangeRow): ChangeEvent {
-  return {
-    token: String(row.seq),
-    type: row.type,
-    collection: row.collection,
-    documentId: row.doc_id,
-    document: JSON.parse(row.document) as FolioDocument,
-    timestamp: row.timestamp,
-  };
+  constructor(
+    private readonly log: ChangeLog,
+    after: number,
+    /** One scope's collection, or null for every change. */
+    private readonly only: { scopeKey: string; collection: string } | null,
+    private readonly onClose: (cursor: ChangeLogCursor) => void,
+  ) {
+    this.#after = after;
+  }
+
+  async read(max: number): Promise<HistoryPage> {
+    // Pruning removes a prefix of the log: a slow catch-up can fall off it.
+    if (this.log.isLost(this.#after)) throw new FeedEndError('history_lost');
+    // Read before the rows: a short page then covers at least everything up to it.
+    const lastIssued = this.log.lastIssued();
+    const rows = this.only
+      ? this.log.afterIn(this.only.scopeKey, this.only.collection, this.#after, max)
+      : this.log.after(this.#after, max);
+    const last = rows.at(-1);
+    if (last) this.#after = last.seq;
+    const scannedTo = rows.length < max ? Math.max(lastIssued, this.#after) : this.#after;
+    return { events: rows.map((row) => row.event), scannedTo: String(scannedTo) };
+  }
+
+  close(): void {
+    this.onClose(this);
+  }
 }
 
 export class EmbeddedChangeFeed implements ChangeFeed {
-  readonly #retentionMs: number;
-  readonly #fanOut: FanOut;
-  /** The live source of each open fan-out key: called by `publish` after a commit. */
-  readonly #live = new Map<string, (event: ChangeEvent) => void>();
+  readonly #fanOut: ChangeFanOut;
+  readonly #tail: ChangeLogTail;
+  readonly #cursors = new Set<ChangeLogCursor>();
   #closed = false;
 
-  readonly #insert: Database.Statement<[string, string, ChangeType, string, string, string]>;
-  readonly #replay: Database.Statement<[string, string, number], ChangeRow>;
-  readonly #oldestSeq: Database.Statement<[], { seq: number | null }>;
-  readonly #lastIssuedSeq: Database.Statement<[], { seq: number }>;
-  readonly #prune: Database.Statement<[string]>;
-
-  constructor(db: Database.Database, retentionMs: number) {
-    this.#retentionMs = retentionMs;
-    this.#fanOut = new FanOut((key, emit) => {
-      this.#live.set(key, emit);
-      return () => this.#live.delete(key);
-    });
-    this.#insert = db.prepare<[string, string, ChangeType, string, string, string]>(
-      'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    this.#replay = db.prepare<[string, string, number], ChangeRow>(
-      'SELECT seq, collection, type, doc_id, document, timestamp FROM changes ' +
-        'WHERE scope = ? AND collection = ? AND seq > ? ORDER BY seq',
-    );
-    this.#oldestSeq = db.prepare<[], { seq: number | null }>('SELECT min(seq) AS seq FROM changes');
-    this.#lastIssuedSeq = db.prepare<[], { seq: number }>(
-      "SELECT seq FROM sqlite_sequence WHERE name = 'changes'",
-    );
-    // Delete a prefix of the log (by seq, not by timestamp alone) so the retained rows stay
-    // contiguous even if the clock stepped backwards; `watch` relies on that.
-    this.#prune = db.prepare<[string]>(
-      'DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes WHERE timestamp < ?)',
-    );
+  constructor(
+    private readonly log: ChangeLog,
+    private readonly retentionMs: number,
+  ) {
+    this.#tail = new ChangeLogTail(log, (change) => this.#fanOut.publish(change.key, change.event));
+    this.#fanOut = new ChangeFanOut(this.#tail);
   }
 
-  /** Open live sources: one per watched scope/collection, never one per subscription. */
+  /** The one tail of the change log, while anyone subscribes: 0 or 1. */
   get sourceCount(): number {
     return this.#fanOut.sourceCount;
   }
 
-  /** Record one change; call inside the write's transaction. */
-  append(
-    scopeKey: string,
-    collection: string,
-    type: ChangeType,
-    document: FolioDocument,
-    timestamp: string,
-  ): ChangeEvent {
-    const json = JSON.stringify(document);
-    const result = this.#insert.run(scopeKey, collection, type, document._id, json, timestamp);
-    return {
-      token: String(result.lastInsertRowid),
-      type,
-      collection,
-      documentId: document._id,
-      // A copy of exactly what was logged: live and replayed events are alike, and the writer
-      // mutating its object afterwards cannot change what subscribers see.
-      document: JSON.parse(json) as FolioDocument,
-      timestamp,
-    };
+  /** Catch-up reads open now (each closes as soon as its subscription caught up). */
+  get catchUpCount(): number {
+    return this.#cursors.size;
   }
 
-  /** Deliver events of a committed transaction to the live subscriptions of that collection. */
-  publish(scopeKey: string, collection: string, events: readonly ChangeEvent[]): void {
-    const emit = this.#live.get(feedKey(scopeKey, collection));
-    if (!emit) return;
-    for (const event of events) emit(event);
+  /** Wake the tail: a commit of this process just landed. */
+  committed(): void {
+    this.#tail.poll();
   }
 
-  watch(scope: DataScope, collection: string, options?: { after?: string | undefined }): ChangeSubscription {
-    const key = feedKey(scopeKeyOf(scope), collection);
-    const sub = new SeqSubscription((s) => this.#fanOut.unsubscribe(key, s));
-    if (this.#closed) {
-      sub.end('store_closed');
-      return sub;
-    }
-    // Replay and attach happen in one synchronous stretch, and commits publish synchronously
-    // after their transaction, so no commit can fall between the two: no gap, no duplicate.
-    if (options?.after !== undefined) {
-      const after = parseToken(options.after);
-      if (after === null || this.#historyLost(after)) {
-        sub.end('history_lost');
-        return sub;
-      }
-      sub.lastSeq = after;
-      for (const row of this.#replay.iterate(scopeKeyOf(scope), collection, after)) sub.push(toEvent(row));
-    } else {
-      sub.lastSeq = this.#lastIssued();
-    }
-    this.#fanOut.subscribe(key, sub);
-    return sub;
+  watch(scope: DataScope, collection: string, options?: WatchOptions): ChangeSubscription {
+    const scopeKey = scopeKeyOf(scope);
+    return this.#subscribe(feedKey(scopeKey, collection), { scopeKey, collection }, options);
+  }
+
+  watchAll(options?: WatchOptions): ChangeSubscription {
+    return this.#subscribe(null, null, options);
   }
 
   /** Delete events older than the retention period; returns how many went. */
   prune(nowMs: number = Date.now()): number {
-    return this.#prune.run(new Date(nowMs - this.#retentionMs).toISOString()).changes;
+    return this.log.prune(new Date(nowMs - this.retentionMs).toISOString());
   }
 
-  /** End every subscription with `store_closed`; later `watch` calls end at once. */
+  /** End every subscription; later `watch` calls end at once with `store_closed`. */
   close(reason: ChangeFeedEnd = 'store_closed'): void {
     this.#closed = true;
-    this.#fanOut.closeAll(reason);
+    this.#fanOut.endAll(reason);
   }
 
-  /** Whether some event after `after` is no longer retained (or `after` was never issued). */
-  #historyLost(after: number): boolean {
-    const lastIssued = this.#lastIssued();
-    if (after > lastIssued) return true;
-    const oldest = this.#oldestSeq.get()?.seq ?? null;
-    // Retained seqs are contiguous up to lastIssued, so anything missing lies below `oldest`.
-    const firstRetained = oldest ?? lastIssued + 1;
-    return after < firstRetained - 1;
+  #subscribe(
+    key: string | null,
+    only: { scopeKey: string; collection: string } | null,
+    options: WatchOptions | undefined,
+  ): ChangeSubscription {
+    const sub = new FeedSubscription({
+      bufferLimit: options?.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
+      compare: compareSeqTokens,
+      onFinish: (s) => this.#fanOut.remove(key, s),
+    });
+    if (this.#closed) {
+      sub.end('store_closed');
+      return sub;
+    }
+    const after = options?.after;
+    if (after === undefined) {
+      // Hand what is already committed to the current subscribers first: this one starts after.
+      this.#tail.poll();
+      this.#fanOut.add(key, sub);
+      sub.markReady();
+      return sub;
+    }
+    const seq = parseSeqToken(after);
+    if (seq === null || seq > this.log.lastIssued()) {
+      sub.end('invalid_token');
+      return sub;
+    }
+    if (this.log.isLost(seq)) {
+      sub.end('history_lost');
+      return sub;
+    }
+    this.#fanOut.add(key, sub);
+    const cursor = new ChangeLogCursor(this.log, seq, only, (c) => this.#cursors.delete(c));
+    this.#cursors.add(cursor);
+    sub.catchUp(cursor, String(seq), () => this.#tail.position);
+    return sub;
   }
-
-  #lastIssued(): number {
-    return this.#lastIssuedSeq.get()?.seq ?? 0;
-  }
-}
-
-function feedKey(scopeKey: string, collection: string): string {
-  return `${scopeKey}/${collection}`;
 }

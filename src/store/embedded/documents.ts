@@ -5,7 +5,6 @@
  */
 import type Database from 'better-sqlite3';
 import type {
-  ChangeEvent,
   CollectionInfo,
   CommitResult,
   DataScope,
@@ -21,15 +20,17 @@ import type {
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
+import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
 import { projectStored } from './projection.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { StatementCache } from './statementCache.js';
 
-type Tx = { ok: true; events: ChangeEvent[] } | { ok: false; conflicts: WriteConflict[] };
+type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
 export class EmbeddedDocuments implements DocumentRepository {
+  readonly #log: ChangeLog;
   readonly #feed: EmbeddedChangeFeed;
   /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
   readonly #queries: StatementCache;
@@ -51,7 +52,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
 
-  constructor(db: Database.Database, feed: EmbeddedChangeFeed) {
+  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
+    this.#log = log;
     this.#feed = feed;
     this.#queries = new StatementCache(db, 256);
     this.#getBody = db.prepare(
@@ -106,9 +108,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     const result = this.#commitTx(scopeKey, collection, writes);
-    if (!result.ok) return result;
-    this.#feed.publish(scopeKey, collection, result.events);
-    return { ok: true };
+    // After the commit: the feed's tail reads the new change-log rows now.
+    if (result.ok) this.#feed.committed();
+    return result;
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
@@ -171,7 +173,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     if (conflicts.length > 0) return { ok: false, conflicts };
 
     const timestamp = new Date().toISOString();
-    const events: ChangeEvent[] = [];
     for (const write of writes) {
       if (write.kind === 'put') {
         const doc = write.document;
@@ -197,17 +198,17 @@ export class EmbeddedDocuments implements DocumentRepository {
         // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
         this.#pruneVersions.run(scopeKey, collection, doc._id, doc.$version - write.keepVersions);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
-        events.push(this.#feed.append(scopeKey, collection, type, doc, timestamp));
+        this.#log.append(scopeKey, collection, type, doc, timestamp);
       } else {
         // #check proved the document exists at the expected version.
         const row = this.#getBody.get(scopeKey, collection, write.id)!;
         const before = fromStored(JSON.parse(row.body) as JsonObject);
         this.#deleteDoc.run(scopeKey, collection, write.id);
         this.#deleteHistory.run(scopeKey, collection, write.id);
-        events.push(this.#feed.append(scopeKey, collection, 'deleted', before, timestamp));
+        this.#log.append(scopeKey, collection, 'deleted', before, timestamp);
       }
     }
-    return { ok: true, events };
+    return { ok: true };
   }
 
   /** Every failing write condition (shared rules: ../writeConditions.ts). */

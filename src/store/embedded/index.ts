@@ -8,12 +8,16 @@ import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
 import type { Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
-import { EmbeddedAgendaBackend } from './agendaBackend.js';
+import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
+import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
+import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDocuments } from './documents.js';
+import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
+import { EmbeddedWebhooks } from './webhooks.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory of the database file; created if missing. */
@@ -32,6 +36,9 @@ interface Parts {
   documents: EmbeddedDocuments;
   changes: EmbeddedChangeFeed;
   accounts: EmbeddedAccounts;
+  webhooks: EmbeddedWebhooks;
+  deliveries: EmbeddedDeliveries;
+  consumers: EmbeddedFeedConsumers;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
 }
@@ -59,6 +66,18 @@ export class EmbeddedStore implements Store {
 
   get accounts(): EmbeddedAccounts {
     return this.#ready().accounts;
+  }
+
+  get webhooks(): EmbeddedWebhooks {
+    return this.#ready().webhooks;
+  }
+
+  get deliveries(): EmbeddedDeliveries {
+    return this.#ready().deliveries;
+  }
+
+  get consumers(): EmbeddedFeedConsumers {
+    return this.#ready().consumers;
   }
 
   /** The open database, for the embedded Agenda backend and embedded-only tooling. */
@@ -90,15 +109,19 @@ export class EmbeddedStore implements Store {
       db.close();
       throw error;
     }
-    const changes = new EmbeddedChangeFeed(db, this.options.eventRetentionMs);
+    const log = new ChangeLog(db);
+    const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
     changes.prune();
     const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
     this.#parts = {
       db,
       changes,
-      documents: new EmbeddedDocuments(db, changes),
+      documents: new EmbeddedDocuments(db, log, changes),
       accounts: new EmbeddedAccounts(db),
+      webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
+      deliveries: new EmbeddedDeliveries(db),
+      consumers: new EmbeddedFeedConsumers(db),
       agenda: null,
       pruneTimer,
     };

@@ -1,213 +1,332 @@
 /**
- * The port's change feed on MongoDB change streams.
+ * The port's change feed on MongoDB: ONE change stream per process over every Folio project
+ * database (`client.watch()` with a `$match` on the database names, changeEvents.ts), reopened
+ * from its last token with backoff on any transient failure (reopeningStream.ts), fanned out to
+ * subscriptions keyed by `<database>.<collection>` and to `watchAll`. Tokens are MongoDB resume
+ * tokens, valid on every instance of the deployment.
  *
- * One shared change stream per (project environment, collection) per process, opened with the
- * first subscriber and closed with the last, fanned out by `FanOut`; it watches the document
- * collection only, so version-sidecar writes never show up. Events carry the document at that
- * version (post-image) or, for deletes, just before (pre-image).
- *
- * - Without a token, a subscription starts "now": see clusterClock.ts for how the shared stream
- *   and each subscriber agree on that time without a gap.
- * - With a token, the subscription catches up on a private stream and then moves onto the
- *   shared one (resumeMerge.ts), so resumed clients do not each keep a cursor.
+ * - Without a token, a subscription starts "now": see clusterClock.ts for how the stream and
+ *   each subscriber agree on that time without a gap (`accepts` drops what committed before).
+ * - With a token, the subscription reads history on its own stream, narrowed to its collection,
+ *   and hands over to the shared stream (changeFeed/subscription.ts) as soon as that read has
+ *   scanned past the shared stream's position: the catch-up stream then closes.
  */
-import type { Collection, MongoClient, Timestamp } from 'mongodb';
-import { FanOut, QueueSubscription } from '../fanOut.js';
-import type { ChangeEvent, ChangeFeed, ChangeFeedEnd, ChangeSubscription, DataScope } from '../port.js';
+import type { MongoClient, Timestamp } from 'mongodb';
+import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
+import {
+  FeedEndError,
+  FeedSubscription,
+  type HistoryCursor,
+  type HistoryPage,
+} from '../changeFeed/subscription.js';
+import {
+  type ChangeEvent,
+  type ChangeFeed,
+  type ChangeSubscription,
+  type DataScope,
+  DEFAULT_BUFFER_LIMIT,
+  type WatchOptions,
+} from '../port.js';
 import type { StoredDocument } from '../storedForm.js';
 import {
   CHANGE_STREAM_OPTIONS,
+  type ChangeKind,
+  changeStreamPipeline,
+  classifyChange,
+  compareTokens,
   isWellFormedToken,
   type MappedChange,
+  normalizeToken,
+  type StreamTarget,
+  toChangeEvent,
   tokenFromString,
 } from './changeEvents.js';
-import { ChangeStreamPump } from './changeStreamPump.js';
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
-import { assertCollectionName, projectDbName } from './naming.js';
-import { ResumeMerge } from './resumeMerge.js';
+import { assertCollectionName, projectDbName, scopeFromDbName } from './naming.js';
+import { type Change, ReopeningChangeStream, type StreamStart } from './reopeningStream.js';
 
 /** A clock value older than this is not used to start a stream (it would replay from there). */
 const FRESH_CLOCK_MS = 30_000;
 
-type TimeOf = (event: ChangeEvent) => Timestamp | undefined;
+/** Reports what the feed skips or retries (the store has no logger of its own). */
+export type FeedWarning = (message: string) => void;
 
-/** A subscriber from "now": drops what the shared stream carries from before it subscribed. */
-class LiveSubscription extends QueueSubscription {
-  constructor(
-    private readonly since: Timestamp | null,
-    private readonly timeOf: TimeOf,
-    onClose: (sub: QueueSubscription) => void,
-  ) {
-    super(onClose);
+function keyOf(db: string, collection: string): string {
+  // Database names cannot contain `.`: the first dot splits the key again.
+  return `${db}.${collection}`;
+}
+
+/** The shared live stream. */
+class ClusterSource implements ChangeSource {
+  #stream: ReopeningChangeStream | null = null;
+  #ready: Promise<void> = Promise.resolve();
+
+  constructor(private readonly feed: MongoChangeFeed) {}
+
+  get position(): string | null {
+    return this.#stream?.position ?? null;
   }
 
-  override push(event: ChangeEvent): void {
-    // At or before `since`: committed before watch() returned (see clusterClock.ts).
-    if (isAfterStart(this.since, this.timeOf(event))) super.push(event);
+  get ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  start(): void {
+    const stream = this.feed.openStream(
+      this.feed.liveStart(),
+      { kind: 'all', prefix: this.feed.dbPrefix },
+      false,
+    );
+    this.#stream = stream;
+    let markReady!: () => void;
+    this.#ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
+    void this.#run(stream, markReady);
+  }
+
+  stop(): void {
+    const stream = this.#stream;
+    this.#stream = null;
+    if (stream) this.feed.track(stream.close());
+  }
+
+  async #run(stream: ReopeningChangeStream, markReady: () => void): Promise<void> {
+    try {
+      while (!stream.closed) {
+        const change = await stream.tryNext();
+        if (stream.closed) break;
+        markReady();
+        if (change) this.feed.dispatch(change);
+      }
+    } catch (error) {
+      // The shared stream's own position is gone (an outage longer than the oplog window):
+      // nobody can be told what they missed.
+      if (this.#stream === stream) {
+        this.feed.endAll(error instanceof FeedEndError ? error.reason : 'history_lost');
+      }
+    } finally {
+      markReady();
+    }
   }
 }
 
-/** A subscriber resuming after a token: private catch-up stream, then the shared one. */
-class ResumedSubscription extends QueueSubscription {
-  readonly #merge = new ResumeMerge();
-  #private: ChangeStreamPump | null = null;
-  #sharedDone = false;
+/** A resumed subscription's own read of history, on its own stream. */
+class StreamCursor implements HistoryCursor {
+  constructor(
+    private readonly stream: ReopeningChangeStream,
+    private readonly map: (change: Change) => ChangeEvent | null,
+    private readonly onClose: (cursor: StreamCursor) => void,
+  ) {}
 
-  /** Wired by the feed: the private stream is no longer needed (the merge moved to shared). */
-  onPrivateDone: () => void = () => {};
-  /** Wired by the feed: the merge gave up on the shared stream (see ResumeMerge's limit). */
-  onSharedDone: () => void = () => {};
-
-  attachPrivate(pump: ChangeStreamPump): void {
-    this.#private = pump;
-  }
-
-  /** From the shared stream (the fan-out calls this for every event). */
-  override push(event: ChangeEvent): void {
-    for (const e of this.#merge.fromShared(event)) super.push(e);
-    this.#afterMerge();
-  }
-
-  fromPrivate(event: ChangeEvent): void {
-    for (const e of this.#merge.fromPrivate(event)) super.push(e);
-    this.#afterMerge();
-  }
-
-  #afterMerge(): void {
-    const state = this.#merge.state;
-    if (state === 'shared' && this.#private) {
-      this.#private = null;
-      this.onPrivateDone();
-    } else if (state === 'private-only' && !this.#sharedDone) {
-      this.#sharedDone = true;
-      this.onSharedDone();
+  async read(max: number): Promise<HistoryPage> {
+    const events: ChangeEvent[] = [];
+    let change = await this.stream.tryNext();
+    while (change) {
+      const event = this.map(change);
+      if (event) events.push(event);
+      // Stop at a batch's end: the position is then the server's post-batch token.
+      if (events.length >= max || this.stream.bufferedCount() === 0) break;
+      change = await this.stream.tryNext();
     }
+    return { events, scannedTo: this.stream.position };
+  }
+
+  close(): void {
+    this.onClose(this);
   }
 }
 
 export class MongoChangeFeed implements ChangeFeed {
-  readonly #fanOut: FanOut<string>;
-  /** Private catch-up streams, so `close()` can stop them and `sourceCount` can count them. */
-  readonly #private = new Set<ChangeStreamPump>();
+  readonly #fanOut: ChangeFanOut;
+  readonly #source: ClusterSource;
+  readonly #cursors = new Map<StreamCursor, ReopeningChangeStream>();
   /** Stream closes still in flight; `close()` waits for them before the client closes. */
   readonly #stopping = new Set<Promise<void>>();
   /** Cluster time of each event handed out, for the "from now" filter (no field on the event). */
   readonly #times = new WeakMap<ChangeEvent, Timestamp>();
+  /** Scopes of watched databases whose names cannot be read back (hashed project ids). */
+  readonly #scopes = new Map<string, DataScope>();
   #closed = false;
+  #warnedUnknownDb = false;
 
   constructor(
     private readonly client: MongoClient,
-    private readonly dbPrefix: string,
+    readonly dbPrefix: string,
     private readonly clock: ClusterClock,
+    private readonly warn: FeedWarning = (message) => process.emitWarning(message, 'FolioChangeFeed'),
   ) {
-    this.#fanOut = new FanOut<string>((key, emit, end) => this.#openShared(key, emit, end));
+    this.#source = new ClusterSource(this);
+    this.#fanOut = new ChangeFanOut(this.#source);
   }
 
-  /** Change streams this process holds open: one per watched collection, plus catch-ups. */
+  /** Change streams shared by all subscriptions: 0 or 1. */
   get sourceCount(): number {
-    return this.#fanOut.sourceCount + this.#private.size;
+    return this.#fanOut.sourceCount;
   }
 
-  watch(scope: DataScope, collection: string, options?: { after?: string | undefined }): ChangeSubscription {
+  /** Catch-up streams open now (each closes as soon as its subscription caught up). */
+  get catchUpCount(): number {
+    return this.#cursors.size;
+  }
+
+  watch(scope: DataScope, collection: string, options?: WatchOptions): ChangeSubscription {
     assertCollectionName(collection);
-    // Database names cannot contain `.`, so the first dot splits the key again (#target).
-    const key = `${projectDbName(this.dbPrefix, scope)}.${collection}`;
-    if (this.#closed) {
-      const ended = new QueueSubscription();
-      ended.end('store_closed');
-      return ended;
-    }
-    const after = options?.after;
-    if (after !== undefined) return this.#resume(key, after);
-    const sub = new LiveSubscription(
-      this.clock.latest,
-      (e) => this.#times.get(e),
-      (s) => this.#fanOut.unsubscribe(key, s),
-    );
-    this.#fanOut.subscribe(key, sub);
-    return sub;
+    const db = projectDbName(this.dbPrefix, scope);
+    if (!scopeFromDbName(this.dbPrefix, db)) this.#scopes.set(db, scope);
+    return this.#subscribe(keyOf(db, collection), { kind: 'collection', db, collection }, options);
+  }
+
+  watchAll(options?: WatchOptions): ChangeSubscription {
+    return this.#subscribe(null, { kind: 'all', prefix: this.dbPrefix }, options);
   }
 
   /** End every subscription with `store_closed` and close every stream. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const pump of this.#private) this.#track(pump.stop());
-    this.#private.clear();
-    this.#fanOut.closeAll('store_closed');
+    this.#fanOut.endAll('store_closed');
+    for (const stream of this.#cursors.values()) this.track(stream.close());
+    this.#cursors.clear();
     await Promise.all([...this.#stopping]);
   }
 
-  #target(key: string): { collection: Collection<StoredDocument>; name: string } {
-    const dot = key.indexOf('.');
-    const name = key.slice(dot + 1);
-    return { collection: this.client.db(key.slice(0, dot)).collection<StoredDocument>(name), name };
-  }
+  // --- used by ClusterSource -------------------------------------------------------------
 
-  #resume(key: string, after: string): ChangeSubscription {
-    let pump: ChangeStreamPump | null = null;
-    const stopPrivate = () => {
-      if (!pump) return;
-      this.#private.delete(pump);
-      this.#track(pump.stop());
-      pump = null;
-    };
-    const sub = new ResumedSubscription((s) => {
-      stopPrivate();
-      this.#fanOut.unsubscribe(key, s);
-    });
-    if (!isWellFormedToken(after)) {
-      // Not a token this store ever issued: there is no history to resume from.
-      sub.end('history_lost');
-      return sub;
-    }
-    sub.onPrivateDone = stopPrivate;
-    sub.onSharedDone = () => this.#fanOut.unsubscribe(key, sub);
-    // Join the shared stream first: from this moment on, what it carries is buffered for the
-    // merge, while the private stream replays from the token.
-    this.#fanOut.subscribe(key, sub);
-    const target = this.#target(key);
-    const stream = target.collection.watch<StoredDocument>([], {
-      ...CHANGE_STREAM_OPTIONS,
-      startAfter: tokenFromString(after),
-    });
-    pump = new ChangeStreamPump(stream, target.name, {
-      change: (mapped) => sub.fromPrivate(this.#record(mapped)),
-      end: (reason) => sub.end(reason),
-    });
-    this.#private.add(pump);
-    sub.attachPrivate(pump);
-    pump.start();
-    return sub;
-  }
-
-  #openShared(key: string, emit: (e: ChangeEvent) => void, end: (r: ChangeFeedEnd) => void): () => void {
-    const target = this.#target(key);
-    // Start at the newest time known to have passed (inclusive: subscribers drop what is not
-    // after their own start). A stale or unknown time: start at the server's present instead.
+  /** Where the shared stream starts: the newest time known to have passed, if fresh. */
+  liveStart(): StreamStart {
+    // Inclusive: subscribers drop what is not after their own start. A stale or unknown time:
+    // start at the server's present instead (a stale one would replay everything since).
     const start = this.clock.fresh(FRESH_CLOCK_MS);
-    const stream = target.collection.watch<StoredDocument>([], {
-      ...CHANGE_STREAM_OPTIONS,
-      ...(start ? { startAtOperationTime: start } : {}),
-    });
-    const pump = new ChangeStreamPump(stream, target.name, {
-      change: (mapped) => emit(this.#record(mapped)),
-      end,
-    });
-    pump.start();
-    return () => this.#track(pump.stop());
+    return start ? { startAtOperationTime: start } : {};
   }
 
-  /** Advance the clock before anyone sees the event, so a later watch() starts after it. */
-  #record(mapped: MappedChange): ChangeEvent {
+  openStream(start: StreamStart, target: StreamTarget, clientToken: boolean): ReopeningChangeStream {
+    return new ReopeningChangeStream({
+      open: (from) =>
+        this.client.watch<StoredDocument, Change>(changeStreamPipeline(target), {
+          ...CHANGE_STREAM_OPTIONS,
+          ...from,
+        }),
+      start,
+      clientToken,
+      onRetry: (error, delayMs) =>
+        this.warn(`change stream failed (${(error as Error).message}); reopening in ${delayMs} ms`),
+    });
+  }
+
+  /** One change from the shared stream: publish it, or end what a drop ends. */
+  dispatch(change: Change): void {
+    const kind = classifyChange(change);
+    if (kind.kind === 'dropped') {
+      this.#fanOut.endKeys((key) => droppedBy(kind, key), 'invalidated');
+      return;
+    }
+    if (kind.kind !== 'document') return;
+    const mapped = this.#map(change, kind);
+    if (!mapped) return;
+    // Advance the clock before anyone sees the event, so a later watch() starts after it.
     if (mapped.clusterTime) {
       this.clock.observe(mapped.clusterTime);
       this.#times.set(mapped.event, mapped.clusterTime);
     }
-    return mapped.event;
+    this.#fanOut.publish(keyOf(kind.db, kind.collection), mapped.event);
   }
 
-  #track(stopping: Promise<void>): void {
+  endAll(reason: Parameters<ChangeFanOut['endAll']>[0]): void {
+    this.#fanOut.endAll(reason);
+  }
+
+  track(stopping: Promise<void>): void {
     this.#stopping.add(stopping);
     void stopping.finally(() => this.#stopping.delete(stopping));
   }
+
+  // ------------------------------------------------------------------------------------------
+
+  #subscribe(
+    key: string | null,
+    target: StreamTarget,
+    options: WatchOptions | undefined,
+  ): ChangeSubscription {
+    const bufferLimit = options?.bufferLimit ?? DEFAULT_BUFFER_LIMIT;
+    const onFinish = (s: FeedSubscription) => this.#fanOut.remove(key, s);
+    if (this.#closed) {
+      const ended = new FeedSubscription({ bufferLimit, compare: compareTokens, onFinish });
+      ended.end('store_closed');
+      return ended;
+    }
+    const after = options?.after;
+    if (after === undefined) {
+      // Committed at or before `since` means before watch() returned (see clusterClock.ts).
+      const since = this.clock.latest;
+      const sub = new FeedSubscription({
+        bufferLimit,
+        compare: compareTokens,
+        onFinish,
+        accepts: (event) => isAfterStart(since, this.#times.get(event)),
+      });
+      this.#fanOut.add(key, sub);
+      void this.#source.ready.then(() => sub.markReady());
+      return sub;
+    }
+    const sub = new FeedSubscription({ bufferLimit, compare: compareTokens, onFinish });
+    if (!isWellFormedToken(after)) {
+      sub.end('invalid_token');
+      return sub;
+    }
+    const token = normalizeToken(after);
+    // Join the shared stream first: from now on it holds what it carries for the hand-over.
+    this.#fanOut.add(key, sub);
+    const stream = this.openStream({ startAfter: tokenFromString(token) }, target, true);
+    const cursor = new StreamCursor(
+      stream,
+      (change) => this.#historyEvent(change, target),
+      (c) => {
+        this.#cursors.delete(c);
+        this.track(stream.close());
+      },
+    );
+    this.#cursors.set(cursor, stream);
+    sub.catchUp(cursor, token, () => this.#source.position);
+    return sub;
+  }
+
+  /** A change read by a catch-up stream: its event, null to skip, or the end of a collection. */
+  #historyEvent(change: Change, target: StreamTarget): ChangeEvent | null {
+    const kind = classifyChange(change);
+    if (kind.kind === 'dropped') {
+      if (target.kind === 'collection' && droppedBy(kind, keyOf(target.db, target.collection))) {
+        throw new FeedEndError('invalidated');
+      }
+      return null;
+    }
+    if (kind.kind !== 'document') return null;
+    return this.#map(change, kind)?.event ?? null;
+  }
+
+  #map(change: Change, kind: Extract<ChangeKind, { kind: 'document' }>): MappedChange | null {
+    const scope = scopeFromDbName(this.dbPrefix, kind.db) ?? this.#scopes.get(kind.db);
+    if (!scope) {
+      // A hashed (non-canonical) project id nobody here watches: no one can want it by key.
+      if (!this.#warnedUnknownDb) {
+        this.#warnedUnknownDb = true;
+        this.warn(`change feed skips events of database ${kind.db}: its project id cannot be read back`);
+      }
+      return null;
+    }
+    const mapped = toChangeEvent(change, scope);
+    if (!mapped) {
+      this.warn(
+        `change feed skips a ${change.operationType} in ${kind.db}.${kind.collection} without its document image`,
+      );
+    }
+    return mapped;
+  }
+}
+
+/** Whether a drop/rename/dropDatabase ends the subscriptions of `key`. */
+function droppedBy(kind: Extract<ChangeKind, { kind: 'dropped' }>, key: string): boolean {
+  return kind.namespaces.some((ns) =>
+    ns.collection === null ? key.startsWith(`${ns.db}.`) : key === keyOf(ns.db, ns.collection),
+  );
 }

@@ -4,7 +4,6 @@
  * an unusable deployment with a message saying why and how to fix it, and creates the system
  * indexes. Layout and guarantees: docs/mongodb.md.
  */
-import { MongoBackend } from '@agendajs/mongo-backend';
 import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
 import type { Store } from '../port.js';
@@ -12,9 +11,12 @@ import { MongoAccounts } from './accounts.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
 import { CollectionRegistry } from './collections.js';
+import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
+import { MongoDeliveries } from './deliveries.js';
 import { MongoDocuments } from './documents.js';
 import { ensureSystemIndexes } from './indexes.js';
+import { MongoAgendaBackend } from './jobs/agendaBackend.js';
 import {
   AGENDA_JOBS_COLLECTION,
   assertDbPrefix,
@@ -23,6 +25,7 @@ import {
   systemDbName,
 } from './naming.js';
 import { assertServerUsable, type Topology } from './serverCheck.js';
+import { MongoWebhooks } from './webhooks.js';
 
 export interface MongoStoreOptions {
   /** A replica set or sharded cluster; `?replicaSet=` for a replica set. */
@@ -53,12 +56,15 @@ class MongoStoreImpl implements MongoStore {
   readonly changes: MongoChangeFeed;
   readonly accounts: MongoAccounts;
   readonly counters: MongoCounters;
+  readonly webhooks: MongoWebhooks;
+  readonly deliveries: MongoDeliveries;
+  readonly consumers: MongoFeedConsumers;
   topology: Topology | null = null;
 
   readonly #system: Db;
   readonly #clock = new ClusterClock();
   #init: Promise<void> | null = null;
-  #agenda: MongoBackend | null = null;
+  #agenda: MongoAgendaBackend | null = null;
   #closed = false;
 
   constructor(options: MongoStoreOptions) {
@@ -77,6 +83,9 @@ class MongoStoreImpl implements MongoStore {
     this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock);
     this.accounts = new MongoAccounts(this.client, this.#system);
     this.counters = new MongoCounters(this.#system);
+    this.webhooks = new MongoWebhooks(this.client, this.#system);
+    this.deliveries = new MongoDeliveries(this.#system);
+    this.consumers = new MongoFeedConsumers(this.#system);
   }
 
   init(): Promise<void> {
@@ -105,7 +114,7 @@ class MongoStoreImpl implements MongoStore {
 
   agendaBackend(): AgendaBackend {
     // Agenda's jobs live in the system database, on this store's own connection; one instance.
-    this.#agenda ??= new MongoBackend({ mongo: this.#system, collection: AGENDA_JOBS_COLLECTION });
+    this.#agenda ??= new MongoAgendaBackend(this.#system, AGENDA_JOBS_COLLECTION);
     return this.#agenda;
   }
 

@@ -22,6 +22,14 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   sessions: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
   // Rate-limit windows: a counter is removed once it has been idle for a while (see counters.ts).
   counters: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // A collection's webhooks, oldest first; the dispatcher's look-up adds status and events.
+  webhooks: [
+    { key: { projectId: 1, env: 1, collection: 1, createdAt: 1 }, name: 'scope_collection_createdAt' },
+  ],
+  // A webhook's history, newest first (and its pruning).
+  webhookDeliveries: [{ key: { webhookId: 1, createdAt: -1, _id: -1 }, name: 'webhookId_newest' }],
+  feedConsumers: [],
+  settings: [],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

@@ -5,7 +5,8 @@
  * - in it, one MongoDB collection per Folio collection, under the same name;
  * - beside each, its version history in `_folio.versions.<collection>`: Folio collection names
  *   start with a letter or digit and never contain a dot, so no Folio collection can take it;
- * - accounts, projects, keys, sessions, rate-limit counters and Agenda's jobs in `<prefix>_system`.
+ * - accounts, projects, keys, sessions, rate-limit counters and Agenda's jobs in `<prefix>_system`;
+ *   webhooks, their deliveries, feed consumers (lease and position) and settings there too.
  *
  * MongoDB database names are at most 63 bytes, may not contain `/\. "$*<>:|?`, and two names
  * that differ only in case cannot coexist. Every name built here respects that.
@@ -33,6 +34,10 @@ export const SYSTEM_COLLECTIONS = {
   keys: 'keys',
   sessions: 'sessions',
   counters: 'counters',
+  webhooks: 'webhooks',
+  webhookDeliveries: 'webhookDeliveries',
+  feedConsumers: 'feedConsumers',
+  settings: 'settings',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;
@@ -68,6 +73,29 @@ export function projectSegment(projectId: string): string {
 export function projectDbName(prefix: string, scope: DataScope): string {
   assertDbPrefix(prefix);
   return `${prefix}_${projectSegment(scope.projectId)}_${scope.env}`;
+}
+
+/**
+ * A regular expression (source) matching exactly the project databases of `prefix`: what the
+ * store's change stream selects. Anchored with the exact segment shapes, so another deployment
+ * whose prefix merely starts with this one (`folio` vs `folio_a`) never matches.
+ */
+export function projectDbPattern(prefix: string): string {
+  assertDbPrefix(prefix);
+  return `^${prefix}_(prj_[0-9a-hjkmnp-tv-z]{26}|x[0-9a-f]{32})_(live|test)$`;
+}
+
+/**
+ * The scope a project database holds, when its name says so: canonical project ids are kept
+ * readable (lower-cased ULIDs, upper-cased back here); hashed ones cannot be read back (null).
+ */
+export function scopeFromDbName(prefix: string, dbName: string): DataScope | null {
+  assertDbPrefix(prefix);
+  const head = `${prefix}_prj_`;
+  if (!dbName.startsWith(head)) return null;
+  const match = /^([0-9a-hjkmnp-tv-z]{26})_(live|test)$/.exec(dbName.slice(head.length));
+  if (!match) return null;
+  return { projectId: `prj_${match[1]!.toUpperCase()}`, env: match[2] as DataScope['env'] };
 }
 
 /** The database holding accounts, projects, keys, sessions, counters and jobs. */

@@ -10,7 +10,7 @@
  * All values are bound parameters; only column names from `JOB_FIELDS` reach the SQL text.
  */
 import type { JobsQueryOptions, JobsSort, RemoveJobsOptions } from 'agenda';
-import { encodeField, isStoredField, JOB_FIELDS, type SqlValue } from './jobRow.js';
+import { encodeField, isStoredField, JOB_FIELDS, type SqlValue } from './row.js';
 
 export interface SqlFilter {
   /** `WHERE ...`, or '' when nothing is filtered. */

@@ -22,11 +22,11 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
-import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './jobFilter.js';
-import { newJobId } from './jobId.js';
-import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './jobRow.js';
-import { debounceExisting, debounceNew, mergeSave, singleNextRunAt } from './jobSave.js';
-import { ensureJobSchema, JOBS_TABLE } from './jobSchema.js';
+import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './filter.js';
+import { newJobId } from './id.js';
+import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './row.js';
+import { debounceExisting, debounceNew, mergeSave, singleNextRunAt } from './save.js';
+import { ensureJobSchema, JOBS_TABLE } from './schema.js';
 
 const T = JOBS_TABLE;
 
@@ -304,7 +304,7 @@ export class EmbeddedJobRepository implements JobRepository {
     ]);
   }
 
-  /** Insert, or update the job the save designates (see `jobSave.ts`); null: its id is gone. */
+  /** Insert, or update the job the save designates (see `save.ts`); null: its id is gone. */
   #saveInTransaction(job: JobParameters, by: string | null, nowMs: number): JobRow | null {
     const statements = this.#ready();
     const { _id, unique, uniqueOpts, ...incoming } = job;

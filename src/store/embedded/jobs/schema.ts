@@ -1,7 +1,7 @@
 /**
  * The `agenda_jobs` table. It belongs to the Agenda backend, not to the store's numbered
  * migrations (`schema.ts`): the backend creates it, idempotently, when Agenda connects, so a
- * store that never runs jobs never has it. Columns match `JOB_FIELDS` in `jobRow.ts`.
+ * store that never runs jobs never has it. Columns match `JOB_FIELDS` in `row.ts`.
  */
 import type Database from 'better-sqlite3';
 

@@ -16,7 +16,7 @@ export type StoredField = Exclude<keyof JobParameters, '_id' | 'unique' | 'uniqu
 
 /**
  * Column and encoding of every stored field. `satisfies` makes the compiler flag a field that
- * a newer Agenda adds to JobParameters until it has a column here (and in `jobSchema.ts`).
+ * a newer Agenda adds to JobParameters until it has a column here (and in `schema.ts`).
  */
 export const JOB_FIELDS = {
   name: { column: 'name', kind: 'text' },

@@ -12,7 +12,7 @@
  */
 import type { AgendaBackend } from 'agenda';
 import type Database from 'better-sqlite3';
-import { EmbeddedJobRepository } from './jobRepository.js';
+import { EmbeddedJobRepository } from './repository.js';
 
 export class EmbeddedAgendaBackend implements AgendaBackend {
   readonly name = 'SQLite (embedded)';

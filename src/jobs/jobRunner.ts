@@ -1,0 +1,158 @@
+/**
+ * Agenda over the store's own backend, running webhook deliveries. New jobs saved by this
+ * process are picked up at once through Agenda's in-memory notification channel; retries and
+ * jobs saved by other instances are found by polling every `pollMs`.
+ *
+ * Shutdown (`stop`): Agenda stops taking jobs and releases those it had claimed but not started;
+ * attempts in flight get a short grace to finish, the rest are aborted and reschedule themselves,
+ * and `stop` waits for Agenda to have saved them, so the store can close right after. Agenda's own leftover timers keep nothing
+ * waiting: `folio serve` exits when `close()` resolves.
+ */
+import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
+import type { Logger } from 'pino';
+import type { Store } from '../store/port.js';
+import {
+  DELIVERY_JOB,
+  type DeliveryHandler,
+  type DeliveryQueue,
+  type DeliveryTask,
+} from './webhookDelivery.js';
+
+export interface JobRunnerOptions {
+  pollMs: number;
+  concurrency: number;
+  /** Longest a delivery attempt may take; a claimed job whose lock is older is taken over. */
+  attemptTimeoutMs: number;
+  /** Pause before running again a delivery whose handler failed (the store was unreachable). */
+  errorRetryMs: number;
+  /** Finished delivery jobs are kept this long: a replayed event finds its job and is not sent again. */
+  keepFinishedMs: number;
+}
+
+/**
+ * How long stop() lets attempts in flight finish on their own before aborting them: an attempt
+ * cut short after the receiver took it would be sent again (at least once, but needlessly).
+ */
+const STOP_GRACE_MS = 3_000;
+/** How long stop() then waits for aborted attempts to be saved before letting the store close. */
+const STOP_WAIT_MS = 5_000;
+
+export class JobRunner implements DeliveryQueue {
+  readonly #agenda: Agenda;
+  readonly #shutdown = new AbortController();
+  /** Jobs of this process between start and Agenda's save after the run, by id. */
+  readonly #running = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  #sweepTimer: NodeJS.Timeout | null = null;
+  #started = false;
+
+  constructor(
+    store: Store,
+    private readonly options: JobRunnerOptions,
+    private readonly logger: Logger,
+  ) {
+    this.#agenda = new Agenda({
+      backend: store.agendaBackend(),
+      name: `folio-${process.pid}`,
+      notificationChannel: new InMemoryNotificationChannel(),
+      processEvery: options.pollMs,
+      maxConcurrency: options.concurrency,
+      defaultConcurrency: options.concurrency,
+    });
+    this.#agenda.on('error', (error: Error) => this.logger.error({ err: error }, 'agenda error'));
+    // Emitted once Agenda has saved the job's state after a run.
+    this.#agenda.on(`complete:${DELIVERY_JOB}`, (job: Job) => {
+      const id = String(job.attrs._id);
+      this.#running.get(id)?.resolve();
+      this.#running.delete(id);
+    });
+  }
+
+  /** The lock outlives one attempt and the scan window in which Agenda claims jobs early. */
+  get lockLifetimeMs(): number {
+    return this.options.pollMs + this.options.attemptTimeoutMs + 1_000;
+  }
+
+  handleDeliveries(handler: DeliveryHandler): void {
+    this.#agenda.define<DeliveryTask>(
+      DELIVERY_JOB,
+      async (job) => {
+        let resolve = () => {};
+        const done = new Promise<void>((r) => {
+          resolve = r;
+        });
+        this.#running.set(String(job.attrs._id), { done, resolve });
+        await this.#runDelivery(job, handler);
+      },
+      { concurrency: this.options.concurrency, lockLifetime: this.lockLifetimeMs },
+    );
+  }
+
+  async #runDelivery(job: Job<DeliveryTask>, handler: DeliveryHandler): Promise<void> {
+    let next: Date | null;
+    try {
+      next = await handler(job.attrs.data, this.#shutdown.signal);
+    } catch (error) {
+      this.logger.error(
+        { err: error, deliveryId: job.attrs.data.deliveryId },
+        'webhook delivery could not run',
+      );
+      next = new Date(Date.now() + this.options.errorRetryMs);
+    }
+    // Agenda cleared nextRunAt when the run began and saves the job when it ends: setting it
+    // here is how a delivery schedules its next attempt, durably.
+    if (next) job.attrs.nextRunAt = next;
+  }
+
+  async start(): Promise<void> {
+    await this.#agenda.start();
+    this.#started = true;
+    this.#sweepTimer = setInterval(
+      () => {
+        this.sweep().catch((error: unknown) => this.logger.warn({ err: error }, 'delivery job sweep failed'));
+      },
+      Math.max(1_000, Math.floor(this.options.keepFinishedMs / 2)),
+    );
+    this.#sweepTimer.unref();
+  }
+
+  async enqueueDelivery(task: DeliveryTask): Promise<void> {
+    await this.#agenda
+      .create(DELIVERY_JOB, task)
+      .unique({ 'data.dedupeKey': task.dedupeKey }, { insertOnly: true })
+      .schedule(new Date())
+      .save();
+  }
+
+  /** Remove delivery jobs that finished more than `keepFinishedMs` ago. */
+  async sweep(now = Date.now()): Promise<number> {
+    const { jobs } = await this.#agenda.queryJobs({ name: DELIVERY_JOB, state: 'completed' });
+    const ids = jobs
+      .filter(
+        (job) =>
+          job.lastFinishedAt && new Date(job.lastFinishedAt).getTime() < now - this.options.keepFinishedMs,
+      )
+      .map((job) => String(job._id));
+    return ids.length > 0 ? this.#agenda.cancel({ ids }) : 0;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    if (!this.#started) return;
+    this.#started = false;
+    await this.#agenda.stop();
+    const saved = Promise.all([...this.#running.values()].map((run) => run.done));
+    await within(saved, Math.min(STOP_GRACE_MS, this.options.attemptTimeoutMs));
+    this.#shutdown.abort();
+    await within(saved, STOP_WAIT_MS);
+  }
+}
+
+/** Wait for `promise`, but no longer than `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,37 @@
+/** The webhook delivery job: what it carries and who runs it. */
+
+export const DELIVERY_JOB = 'webhook-delivery';
+
+/**
+ * One event for one webhook. Everything a retry needs travels with the job, body included, so
+ * every attempt sends the same bytes. `dedupeKey` equals `deliveryId`: the store keeps one job
+ * per key, so an event dispatched twice (a replay after a crash) is delivered once.
+ */
+export interface DeliveryTask {
+  dedupeKey: string;
+  deliveryId: string;
+  webhookId: string;
+  projectId: string;
+  env: 'live' | 'test';
+  collection: string;
+  event: string;
+  documentId: string | null;
+  /** The event's time (ISO 8601), also sent as `X-Service-Timestamp`. */
+  timestamp: string;
+  /** The exact JSON body to send. */
+  body: string;
+  /** When the dispatcher enqueued it (ms since epoch): for latency measurements. */
+  enqueuedAt: number;
+}
+
+/**
+ * Runs one attempt of a delivery; answers when the next attempt is due, or null when the
+ * delivery is over (succeeded, failed for good, cancelled). `signal` aborts at shutdown: the
+ * handler then records nothing and answers a time, so the attempt is made again later.
+ */
+export type DeliveryHandler = (task: DeliveryTask, signal: AbortSignal) => Promise<Date | null>;
+
+/** Where the dispatcher puts deliveries. Enqueueing the same `dedupeKey` again does nothing. */
+export interface DeliveryQueue {
+  enqueueDelivery(task: DeliveryTask): Promise<void>;
+}

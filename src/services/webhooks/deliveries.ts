@@ -1,0 +1,165 @@
+/**
+ * Delivering webhook events: one signed attempt at a time, the history of attempts, retries per
+ * plan, and the disabling rule. A delivery runs as a job (see src/jobs/); its record in the
+ * store is the truth about which attempt comes next, so a job re-run after a crash neither
+ * repeats a finished delivery nor retries early.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { isoNow } from '../../ids.js';
+import type { DeliveryTask } from '../../jobs/webhookDelivery.js';
+import type {
+  DeliveryAttempt,
+  DeliveryRecord,
+  DeliveryStatus,
+  Plan,
+  Store,
+  WebhookRecord,
+} from '../../store/port.js';
+import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
+import type { SecretVault } from './secretVault.js';
+import type { SendOutcome, WebhookSender } from './sender.js';
+import { signature } from './signing.js';
+
+/** Headers that carry the event; the body is signed as sent. */
+export function deliveryHeaders(
+  event: string,
+  deliveryId: string,
+  timestamp: string,
+  body: string,
+  secret: string,
+): Record<string, string> {
+  return {
+    'x-service-event': event,
+    'x-service-signature': signature(body, secret),
+    'x-service-delivery-id': deliveryId,
+    'x-service-timestamp': timestamp,
+  };
+}
+
+/** A not-yet-due attempt found when a job runs early (re-run after a crash): tolerance, ms. */
+const EARLY_TOLERANCE_MS = 50;
+
+export class DeliveryService {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly vault: SecretVault,
+    private readonly sender: WebhookSender,
+    private readonly logger: Logger,
+  ) {}
+
+  /** POST the body to the webhook's URL, signed with its current secret. */
+  async attempt(
+    webhook: WebhookRecord,
+    delivery: { id: string; event: string; timestamp: string; body: string },
+    signal?: AbortSignal,
+  ): Promise<SendOutcome> {
+    const secret = (await this.vault.sealer()).unseal(webhook.sealedSecret, webhook.id);
+    const headers = deliveryHeaders(delivery.event, delivery.id, delivery.timestamp, delivery.body, secret);
+    return this.sender.send(webhook.url, delivery.body, headers, {
+      timeoutMs: this.config.webhooks.timeoutMs,
+      maxResponseBytes: this.config.webhooks.maxResponseBytes,
+      signal,
+    });
+  }
+
+  /** One step of a queued delivery (the job handler). */
+  async run(task: DeliveryTask, signal: AbortSignal): Promise<Date | null> {
+    const now = Date.now();
+    const existing = await this.store.deliveries.get(task.deliveryId);
+    if (existing && existing.status !== 'pending') return null;
+    const last = existing?.attempts.at(-1);
+    if (last?.nextRetryAt && Date.parse(last.nextRetryAt) > now + EARLY_TOLERANCE_MS) {
+      return new Date(last.nextRetryAt);
+    }
+    const scope = { projectId: task.projectId, env: task.env };
+    const webhook = await this.store.webhooks.get(scope, task.collection, task.webhookId);
+    // Deleted: its history went with it; nothing to send or record.
+    if (!webhook) return null;
+    const record = existing ?? this.#newRecord(task);
+    if (webhook.status !== 'active') {
+      await this.#save({ ...record, status: 'cancelled', updatedAt: isoNow() });
+      return null;
+    }
+    const outcome = await this.attempt(
+      webhook,
+      { id: task.deliveryId, event: task.event, timestamp: task.timestamp, body: task.body },
+      signal,
+    );
+    // Shutdown cut the attempt short: it says nothing about the receiver. Run it again later.
+    if (outcome.aborted) return new Date();
+
+    const number = record.attempts.length + 1;
+    const at = isoNow(now);
+    const retries = await this.#retriesFor(task.projectId);
+    const retryAt =
+      !outcome.ok && hasRetryLeft(number, retries)
+        ? new Date(Date.now() + retryDelayMs(number, this.config.webhooks.backoffBaseMs))
+        : null;
+    const attempt: DeliveryAttempt = {
+      number,
+      at,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      nextRetryAt: retryAt ? retryAt.toISOString() : null,
+    };
+    const status: DeliveryStatus = outcome.ok ? 'succeeded' : retryAt ? 'pending' : 'failed';
+    await this.#save({ ...record, status, attempts: [...record.attempts, attempt], updatedAt: isoNow() });
+
+    if (outcome.ok) {
+      await this.store.webhooks.recordSuccess(webhook.id);
+    } else if (status === 'failed') {
+      const after = await this.store.webhooks.recordFailure(
+        webhook.id,
+        this.config.webhooks.disableAfterFailures,
+        isoNow(),
+      );
+      if (after?.status === 'disabled' && webhook.status === 'active') {
+        this.logger.warn(
+          { webhookId: webhook.id, failures: after.consecutiveFailures },
+          'webhook disabled after failed deliveries in a row',
+        );
+      }
+    }
+    return retryAt;
+  }
+
+  /** The webhook's history, newest first. */
+  history(webhookId: string): Promise<DeliveryRecord[]> {
+    return this.store.deliveries.list(webhookId, this.config.webhooks.keepDeliveries);
+  }
+
+  /** Keep the record and prune the webhook's history to its configured length. */
+  save(delivery: DeliveryRecord): Promise<void> {
+    return this.#save(delivery);
+  }
+
+  #save(delivery: DeliveryRecord): Promise<void> {
+    return this.store.deliveries.save(delivery, this.config.webhooks.keepDeliveries);
+  }
+
+  #newRecord(task: DeliveryTask): DeliveryRecord {
+    const now = isoNow();
+    return {
+      id: task.deliveryId,
+      webhookId: task.webhookId,
+      event: task.event,
+      documentId: task.documentId,
+      eventTimestamp: task.timestamp,
+      status: 'pending',
+      attempts: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** The plan's retries, read at each attempt: a plan change applies to deliveries under way. */
+  async #retriesFor(projectId: string): Promise<number> {
+    const project = await this.store.accounts.getProject(projectId);
+    const account = project ? await this.store.accounts.getAccount(project.accountId) : null;
+    const plan: Plan = account?.plan ?? 'free';
+    return this.config.plans[plan].webhookRetries;
+  }
+}

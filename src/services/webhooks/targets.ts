@@ -1,0 +1,140 @@
+/**
+ * Where a webhook may send: http(s) URLs whose host is not a private, loopback, link-local,
+ * metadata or otherwise non-public address (server-side request forgery). Checked at
+ * registration and again when connecting, on the addresses the name resolves to then, so a name
+ * that later resolves to a private address is refused too. `webhooks.allowPrivateTargets` lifts
+ * the address rule (tests, private networks).
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+
+/** Ranges a webhook may not reach (IANA special-purpose registries, both families). */
+const FORBIDDEN = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this" network
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  FORBIDDEN.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['64:ff9b::', 96], // NAT64 (embeds IPv4); checked through its IPv4 part below as well
+  ['100::', 64], // discard
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique local (incl. fd00:ec2::254, a metadata address)
+  ['fe80::', 10], // link-local
+  ['ff00::', 8], // multicast
+] as const) {
+  FORBIDDEN.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The IPv4 address an IPv6 address carries (mapped `::ffff:a.b.c.d`, NAT64), or null. */
+function embeddedIpv4(address: string): string | null {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1] as string;
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (!hex) return null;
+  const high = Number.parseInt(hex[1] as string, 16);
+  const low = Number.parseInt(hex[2] as string, 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+/** True for an address a webhook may not reach; anything that is not an IP address counts. */
+export function isForbiddenAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return FORBIDDEN.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const v4 = embeddedIpv4(address);
+  if (v4 !== null) return FORBIDDEN.check(v4, 'ipv4');
+  return FORBIDDEN.check(address, 'ipv6');
+}
+
+/** Why a target is refused; the message is safe to show (it names no resolved address). */
+export class TargetRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetRefusedError';
+  }
+}
+
+/** The host of a URL as an IP literal (brackets stripped), or null when it is a name. */
+export function literalAddress(url: URL): string | null {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return isIP(host) ? host : null;
+}
+
+/** Refuses a URL whose host is an IP literal in a forbidden range. */
+export function assertLiteralAllowed(url: URL): void {
+  const literal = literalAddress(url);
+  if (literal !== null && isForbiddenAddress(literal)) {
+    throw new TargetRefusedError('the URL points to a private, loopback or link-local address');
+  }
+}
+
+function lookupAll(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
+      if (error) reject(error);
+      else resolve(addresses);
+    });
+  });
+}
+
+/** Resolve the URL's host now and refuse it if any address it resolves to is forbidden. */
+export async function assertResolvesPublic(url: URL): Promise<void> {
+  assertLiteralAllowed(url);
+  if (literalAddress(url) !== null) return;
+  let addresses: LookupAddress[];
+  try {
+    addresses = await lookupAll(url.hostname);
+  } catch {
+    throw new TargetRefusedError(`the host ${url.hostname} does not resolve`);
+  }
+  if (addresses.length === 0 || addresses.some((a) => isForbiddenAddress(a.address))) {
+    throw new TargetRefusedError(
+      `the host ${url.hostname} resolves to a private, loopback or link-local address`,
+    );
+  }
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for socket connections that refuses forbidden addresses: the check runs on the
+ * very addresses the socket then connects to, so DNS cannot change between check and use.
+ */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const allowed = addresses.filter((a) => !isForbiddenAddress(a.address));
+    if (allowed.length === 0 || allowed.length !== addresses.length) {
+      const refused: NodeJS.ErrnoException = new TargetRefusedError(
+        `the host ${hostname} resolves to a private, loopback or link-local address`,
+      );
+      refused.code = 'ETARGETREFUSED';
+      return callback(refused, []);
+    }
+    if (options.all) return callback(null, allowed);
+    const first = allowed[0] as LookupAddress;
+    return callback(null, first.address, first.family);
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * The `changes` table: the embedded store's outbox and event history. `documents.ts` appends one
+ * row per write inside the write's transaction; the change feed tails it and reads history from
+ * it. Tokens are the row's `seq` in decimal: AUTOINCREMENT makes seq strictly increasing in
+ * commit order (SQLite has one writer at a time) and, since a rolled-back insert also rolls back
+ * the sequence, contiguous except where pruning removed a prefix.
+ */
+import type Database from 'better-sqlite3';
+import type { ChangeEvent, ChangeType, FolioDocument } from '../port.js';
+import { scopeFromKey } from './scopeKey.js';
+
+interface ChangeRow {
+  seq: number;
+  scope: string;
+  collection: string;
+  type: ChangeType;
+  doc_id: string;
+  document: string;
+  timestamp: string;
+}
+
+const COLUMNS = 'seq, scope, collection, type, doc_id, document, timestamp';
+
+/** The decimal seq a token stands for, or null when it is not one of ours. */
+export function parseSeqToken(token: string): number | null {
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(token)) return null;
+  const seq = Number(token);
+  return Number.isSafeInteger(seq) ? seq : null;
+}
+
+/** Orders two tokens of this store. */
+export function compareSeqTokens(a: string, b: string): number {
+  return Number(a) - Number(b);
+}
+
+/** The fan-out key of a scope's collection. */
+export function feedKey(scopeKey: string, collection: string): string {
+  return `${scopeKey}/${collection}`;
+}
+
+export interface LoggedChange {
+  seq: number;
+  key: string;
+  event: ChangeEvent;
+}
+
+function toLogged(row: ChangeRow): LoggedChange {
+  return {
+    seq: row.seq,
+    key: feedKey(row.scope, row.collection),
+    event: {
+      token: String(row.seq),
+      scope: scopeFromKey(row.scope),
+      type: row.type,
+      collection: row.collection,
+      documentId: row.doc_id,
+      document: JSON.parse(row.document) as FolioDocument,
+      timestamp: row.timestamp,
+    },
+  };
+}
+
+export class ChangeLog {
+  readonly #insert: Database.Statement<[string, string, ChangeType, string, string, string]>;
+  readonly #after: Database.Statement<[number, number], ChangeRow>;
+  readonly #afterIn: Database.Statement<[string, string, number, number], ChangeRow>;
+  readonly #oldestSeq: Database.Statement<[], { seq: number | null }>;
+  readonly #lastIssuedSeq: Database.Statement<[], { seq: number }>;
+  readonly #prune: Database.Statement<[string]>;
+
+  constructor(db: Database.Database) {
+    this.#insert = db.prepare(
+      'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.#after = db.prepare(`SELECT ${COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`);
+    this.#afterIn = db.prepare(
+      `SELECT ${COLUMNS} FROM changes WHERE scope = ? AND collection = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    );
+    this.#oldestSeq = db.prepare('SELECT min(seq) AS seq FROM changes');
+    this.#lastIssuedSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'");
+    // Delete a prefix of the log (by seq, not by timestamp alone) so the retained rows stay
+    // contiguous even if the clock stepped backwards; `isLost` relies on that.
+    this.#prune = db.prepare(
+      'DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes WHERE timestamp < ?)',
+    );
+  }
+
+  /** Record one change; call inside the write's transaction. */
+  append(scopeKey: string, collection: string, type: ChangeType, document: FolioDocument, timestamp: string) {
+    this.#insert.run(scopeKey, collection, type, document._id, JSON.stringify(document), timestamp);
+  }
+
+  /** Up to `max` changes after `seq`, of every scope and collection. */
+  after(seq: number, max: number): LoggedChange[] {
+    return this.#after.all(seq, max).map(toLogged);
+  }
+
+  /** Up to `max` changes after `seq` of one scope's collection. */
+  afterIn(scopeKey: string, collection: string, seq: number, max: number): LoggedChange[] {
+    return this.#afterIn.all(scopeKey, collection, seq, max).map(toLogged);
+  }
+
+  /** The newest seq ever issued (0 before the first write), pruned or not. */
+  lastIssued(): number {
+    return this.#lastIssuedSeq.get()?.seq ?? 0;
+  }
+
+  /** Whether some change after `seq` is no longer retained. */
+  isLost(seq: number): boolean {
+    const lastIssued = this.lastIssued();
+    const oldest = this.#oldestSeq.get()?.seq ?? null;
+    // Retained seqs are contiguous up to lastIssued, so anything missing lies below `oldest`.
+    const firstRetained = oldest ?? lastIssued + 1;
+    return seq < firstRetained - 1;
+  }
+
+  /** Delete changes committed before `beforeIso`; returns how many went. */
+  prune(beforeIso: string): number {
+    return this.#prune.run(beforeIso).changes;
+  }
+}

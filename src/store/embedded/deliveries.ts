@@ -1,0 +1,65 @@
+/** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
+import type Database from 'better-sqlite3';
+import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
+import { ensureWebhookSchema } from './webhooks.js';
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  status: DeliveryStatus;
+  created_at: string;
+  body: string;
+}
+
+export class EmbeddedDeliveries implements DeliveryRepository {
+  readonly #exists: Database.Statement<[string], { id: string }>;
+  readonly #upsert: Database.Statement<DeliveryRow>;
+  readonly #prune: Database.Statement<{ webhookId: string; keep: number }>;
+  readonly #get: Database.Statement<[string], DeliveryRow>;
+  readonly #list: Database.Statement<[string, number], DeliveryRow>;
+  readonly #saveTx: (delivery: DeliveryRecord, keep: number) => void;
+
+  constructor(db: Database.Database) {
+    ensureWebhookSchema(db);
+    this.#exists = db.prepare('SELECT id FROM webhook_deliveries WHERE id = ?');
+    this.#upsert = db.prepare(
+      `INSERT INTO webhook_deliveries (id, webhook_id, status, created_at, body)
+       VALUES (@id, @webhook_id, @status, @created_at, @body)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, body = excluded.body`,
+    );
+    this.#prune = db.prepare(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE webhook_id = @webhookId
+         ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET @keep)
+       AND status <> 'pending'`,
+    );
+    this.#get = db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?');
+    this.#list = db.prepare(
+      'SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+    );
+    this.#saveTx = db.transaction((delivery: DeliveryRecord, keep: number) => {
+      const isNew = this.#exists.get(delivery.id) === undefined;
+      this.#upsert.run({
+        id: delivery.id,
+        webhook_id: delivery.webhookId,
+        status: delivery.status,
+        created_at: delivery.createdAt,
+        body: JSON.stringify(delivery),
+      });
+      if (isNew) this.#prune.run({ webhookId: delivery.webhookId, keep });
+    });
+  }
+
+  async save(delivery: DeliveryRecord, keep: number): Promise<void> {
+    this.#saveTx(delivery, keep);
+  }
+
+  async get(id: string): Promise<DeliveryRecord | null> {
+    const row = this.#get.get(id);
+    return row ? (JSON.parse(row.body) as DeliveryRecord) : null;
+  }
+
+  async list(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.#list.all(webhookId, limit).map((row) => JSON.parse(row.body) as DeliveryRecord);
+  }
+}

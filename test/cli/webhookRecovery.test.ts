@@ -1,0 +1,147 @@
+/**
+ * Webhook deliveries survive the process: `folio serve` as a child process, stopped with
+ * SIGTERM or killed with SIGKILL (kill -9) in the middle of a retry schedule, then started again
+ * on the same data directory. Every delivery still succeeds, exactly once per success, with the
+ * same delivery id on every attempt.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { type ReceivedRequest, type Receiver, startReceiver } from '../support/receiver.js';
+
+interface Folio {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+const ENV = {
+  HOST: '127.0.0.1',
+  PORT: '0',
+  FOLIO_LOG_LEVEL: 'silent',
+  FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+  FOLIO_WEBHOOKS_BACKOFF_BASE_MS: '400',
+  FOLIO_WEBHOOKS_POLL_MS: '50',
+  FOLIO_WEBHOOKS_TIMEOUT_MS: '500',
+};
+
+async function startFolio(dataDir: string): Promise<Folio> {
+  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+    env: { ...process.env, ...ENV, FOLIO_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const deadline = Date.now() + 20_000;
+  while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { child, url: (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string, output: () => out };
+}
+
+async function call(folio: Folio, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${folio.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as { _id: string; id: string } };
+}
+
+const successes = (receiver: Receiver, documentId: string) =>
+  receiver.requests.filter((r) => r.body.documentId === documentId && r.status === 200);
+const attemptsFor = (receiver: Receiver, documentId: string) =>
+  receiver.requests.filter((r) => r.body.documentId === documentId);
+const idsOf = (requests: ReceivedRequest[]) =>
+  new Set(requests.map((r) => r.headers['x-service-delivery-id']));
+
+describe('webhook deliveries across restarts and crashes (folio serve)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let receiver: Receiver;
+  let folio: Folio | null = null;
+  let key: string;
+  let project: string;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'folio-webhooks-'));
+    receiver = await startReceiver();
+    folio = await startFolio(dataDir);
+    key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    const hook = await call(folio, key, 'POST', `/${project}/orders/_webhooks`, {
+      url: `${receiver.url}/hook`,
+      events: ['document.created'],
+    });
+    expect(hook.status).to.equal(201);
+  });
+
+  after(async () => {
+    if (folio && folio.child.exitCode === null) folio.child.kill('SIGKILL');
+    await receiver.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('SIGTERM during a retry schedule exits at once, and the next start delivers exactly once', async () => {
+    const running = folio as Folio;
+    receiver.respond = () => 500;
+    const { body: doc } = await call(running, key, 'POST', `/${project}/orders`, { step: 'sigterm' });
+    await receiver.waitFor(1, (r) => r.body.documentId === doc._id);
+
+    const started = Date.now();
+    const exited = once(running.child, 'exit');
+    running.child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).to.equal(0);
+    // Nothing waits for Agenda's timers or the pending retry (400 ms+ away).
+    expect(Date.now() - started).to.be.below(5_000);
+
+    receiver.respond = () => 200;
+    folio = await startFolio(dataDir);
+    await receiver.waitFor(1, (r) => r.body.documentId === doc._id && r.status === 200, 15_000);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(successes(receiver, doc._id)).to.have.length(1);
+    expect(idsOf(attemptsFor(receiver, doc._id)).size).to.equal(1);
+  });
+
+  it('kill -9 mid-schedule (and right after a write) loses nothing and repeats no success', async () => {
+    let running = folio as Folio;
+    receiver.respond = () => 200;
+    const { body: before } = await call(running, key, 'POST', `/${project}/orders`, { step: 'before' });
+    await receiver.waitFor(1, (r) => r.body.documentId === before._id && r.status === 200);
+
+    receiver.respond = () => 500;
+    const { body: retrying } = await call(running, key, 'POST', `/${project}/orders`, { step: 'retrying' });
+    await receiver.waitFor(1, (r) => r.body.documentId === retrying._id);
+    const { body: last } = await call(running, key, 'POST', `/${project}/orders`, { step: 'last' });
+    const killed = once(running.child, 'exit');
+    running.child.kill('SIGKILL');
+    await killed;
+
+    receiver.respond = () => 200;
+    running = await startFolio(dataDir);
+    folio = running;
+    for (const doc of [retrying, last]) {
+      await receiver.waitFor(1, (r) => r.body.documentId === doc._id && r.status === 200, 20_000);
+    }
+    // Longer than a stale lock (poll + timeout + 1 s) and the retry schedule: nothing more comes.
+    await new Promise((r) => setTimeout(r, 2_500));
+    for (const doc of [before, retrying, last]) {
+      expect(successes(receiver, doc._id), doc._id).to.have.length(1);
+      expect(idsOf(attemptsFor(receiver, doc._id)).size, doc._id).to.equal(1);
+    }
+
+    const exited = once(running.child, 'exit');
+    running.child.kill('SIGTERM');
+    expect((await exited)[0]).to.equal(0);
+  });
+});

@@ -1,0 +1,286 @@
+/**
+ * The webhook dispatcher over a real store, a real Agenda (JobRunner) and a real receiver:
+ * a replayed stretch of the change feed is delivered once, a lost history is logged and reading
+ * goes on from now, and of several dispatchers one reads at a time (lease), another taking
+ * over when it stops. On MongoDB (when available) the dispatchers run on two separate
+ * connections, as two Folio instances would.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config/load.js';
+import { isoNow, newId } from '../../src/ids.js';
+import { JobRunner } from '../../src/jobs/jobRunner.js';
+import { DELIVERY_JOB } from '../../src/jobs/webhookDelivery.js';
+import { createServices } from '../../src/services/index.js';
+import { DISPATCHER_NAME, WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
+import { SecretVault } from '../../src/services/webhooks/secretVault.js';
+import { createMongoStore } from '../../src/store/mongodb/index.js';
+import type { ChangeEvent, DataScope, Store } from '../../src/store/port.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { firstVersion, putWrite } from '../store/fixtures.js';
+import { dropDatabases, mongoConnection } from '../support/mongodb.js';
+import { type Receiver, startReceiver } from '../support/receiver.js';
+
+const LEASE_MS = 600;
+
+const config = loadConfig({}, [
+  {
+    dataDir: tmpdir(),
+    webhooks: {
+      allowPrivateTargets: true,
+      backoffBaseMs: 20,
+      pollMs: 40,
+      timeoutMs: 2000,
+      dispatcherLeaseMs: LEASE_MS,
+    },
+  },
+]);
+
+interface Instance {
+  store: Store;
+  jobs: JobRunner;
+  dispatcher: WebhookDispatcher;
+}
+
+async function startInstance(store: Store, logger = pino({ level: 'silent' })): Promise<Instance> {
+  const services = createServices(store, config, logger);
+  const jobs = new JobRunner(
+    store,
+    { pollMs: 40, concurrency: 10, attemptTimeoutMs: 2000, errorRetryMs: 200, keepFinishedMs: 60_000 },
+    logger,
+  );
+  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
+  await jobs.start();
+  const dispatcher = new WebhookDispatcher(store, jobs, { leaseMs: LEASE_MS, saveEveryMs: 0 }, logger);
+  dispatcher.start();
+  return { store, jobs, dispatcher };
+}
+
+async function stopInstance(instance: Instance): Promise<void> {
+  await instance.dispatcher.stop();
+  await instance.jobs.stop();
+}
+
+/** A tenant and a webhook on `orders` of its test environment, straight through the store. */
+async function seed(store: Store, url: string): Promise<DataScope> {
+  const now = isoNow();
+  const account = {
+    id: newId('acc'),
+    email: `${newId('acc')}@example.test`,
+    passwordHash: 'x',
+    plan: 'free' as const,
+    createdAt: now,
+  };
+  await store.accounts.createAccount(account);
+  const project = { id: newId('prj'), accountId: account.id, name: 'app', createdAt: now, allowedOrigins: null };
+  await store.accounts.createProject(project);
+  const scope: DataScope = { projectId: project.id, env: 'test' };
+  const id = newId('wh');
+  const sealer = await new SecretVault(store, '').sealer();
+  await store.webhooks.create({
+    id,
+    scope,
+    collection: 'orders',
+    url,
+    events: ['document.created'],
+    description: '',
+    status: 'active',
+    sealedSecret: sealer.seal('whsec_test', id),
+    consecutiveFailures: 0,
+    createdAt: now,
+    updatedAt: now,
+  });
+  return scope;
+}
+
+async function commitDoc(
+  store: Store,
+  scope: DataScope,
+  fields: Record<string, number | string>,
+): Promise<string> {
+  const doc = firstVersion(fields);
+  const result = await store.documents.commit(scope, 'orders', [putWrite(doc)]);
+  if (!result.ok) throw new Error('commit conflicted');
+  return doc._id;
+}
+
+async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 8000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 400));
+
+interface Target {
+  name: string;
+  /** Two handles on one store: the same object (embedded, one process) or two connections (MongoDB). */
+  open(): Promise<{ first: Store; second: Store; close(): Promise<void> }>;
+}
+
+const targets: Target[] = [
+  {
+    name: 'embedded',
+    async open() {
+      const store = await createTempEmbeddedStore();
+      return { first: store, second: store, close: () => destroyTempEmbeddedStore(store) };
+    },
+  },
+];
+const mongo = await mongoConnection();
+if (mongo) {
+  targets.push({
+    name: 'mongodb @mongodb',
+    async open() {
+      const first = createMongoStore({ uri: mongo.uri, dbPrefix: mongo.dbPrefix });
+      const second = createMongoStore({ uri: mongo.uri, dbPrefix: mongo.dbPrefix });
+      await first.init();
+      await second.init();
+      return {
+        first,
+        second,
+        async close() {
+          await first.close();
+          await second.close();
+          await dropDatabases(mongo.uri, mongo.dbPrefix);
+        },
+      };
+    },
+  });
+}
+
+for (const target of targets) {
+  describe(`webhook dispatcher [${target.name}]`, function () {
+    this.timeout(30_000);
+    let receiver: Receiver;
+    let stores: Awaited<ReturnType<Target['open']>>;
+    beforeEach(async () => {
+      receiver = await startReceiver();
+      stores = await target.open();
+    });
+    afterEach(async () => {
+      await stores.close();
+      await receiver.close();
+    });
+    const docIds = () => receiver.requests.map((r) => r.body.documentId as string);
+
+    it('delivers a replayed stretch of the feed once: delivery ids are per (event, webhook)', async () => {
+      const store = stores.first;
+      const scope = await seed(store, `${receiver.url}/replay`);
+      // Tokens of the events, read beside the dispatcher.
+      const tokens: ChangeEvent[] = [];
+      const watcher = store.changes.watchAll();
+      await watcher.ready;
+      const collecting = (async () => {
+        for await (const event of watcher) tokens.push(event);
+      })();
+      const marker = await commitDoc(store, scope, { n: 0 });
+      await waitUntil(() => tokens.length === 1, 'the marker event');
+
+      const instance = await startInstance(store);
+      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      const ids = [await commitDoc(store, scope, { n: 1 }), await commitDoc(store, scope, { n: 2 })];
+      await receiver.waitFor(2);
+      await stopInstance(instance);
+
+      // Rewind the saved position to the marker: the two events will be read again.
+      expect(await store.consumers.acquire(DISPATCHER_NAME, 'rewinder', 60_000)).to.equal(true);
+      expect(await store.consumers.savePosition(DISPATCHER_NAME, 'rewinder', tokens[0]!.token)).to.equal(
+        true,
+      );
+      await store.consumers.release(DISPATCHER_NAME, 'rewinder');
+
+      const again = await startInstance(store);
+      const third = await commitDoc(store, scope, { n: 3 });
+      await receiver.waitFor(3);
+      await settle();
+      await stopInstance(again);
+      watcher.close();
+      await collecting;
+      expect(docIds().sort()).to.deep.equal([...ids, third].sort());
+      expect(docIds()).to.not.include(marker);
+      // One job per delivery: the replayed events found theirs and made none.
+      const { total } = await store.agendaBackend().repository.queryJobs({ name: DELIVERY_JOB });
+      expect(total).to.equal(3);
+    });
+
+    it('of two dispatchers one reads at a time; the other takes over when it stops; each event goes once', async () => {
+      const scope = await seed(stores.first, `${receiver.url}/lease`);
+      const a = await startInstance(stores.first);
+      const b = await startInstance(stores.second);
+      await waitUntil(() => a.dispatcher.leading || b.dispatcher.leading, 'a leader');
+      await settle();
+      expect(a.dispatcher.leading && b.dispatcher.leading).to.equal(false);
+      const [leader, follower] = a.dispatcher.leading ? [a, b] : [b, a];
+      const first = [
+        await commitDoc(stores.first, scope, { n: 1 }),
+        await commitDoc(stores.second, scope, { n: 2 }),
+      ];
+      await receiver.waitFor(2);
+
+      await stopInstance(leader);
+      await waitUntil(() => follower.dispatcher.leading, 'the take-over', LEASE_MS * 4);
+      const later = await commitDoc(stores.first, scope, { n: 3 });
+      await receiver.waitFor(3);
+      await settle();
+      await stopInstance(follower);
+      expect(docIds().sort()).to.deep.equal([...first, later].sort());
+    });
+  });
+}
+
+describe('webhook dispatcher: history lost [embedded]', function () {
+  this.timeout(20_000);
+
+  it('logs loudly when its position left the retained history, and goes on from now', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'folio-lost-'));
+    const receiver = await startReceiver();
+    const store = await createTempEmbeddedStore(100);
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    try {
+      const scope = await seed(store, `${receiver.url}/lost`);
+      const events: ChangeEvent[] = [];
+      const watcher = store.changes.watchAll();
+      await watcher.ready;
+      const collecting = (async () => {
+        for await (const event of watcher) events.push(event);
+      })();
+      await commitDoc(store, scope, { n: 0 });
+      await waitUntil(() => events.length === 1, 'the event');
+      watcher.close();
+      await collecting;
+      await store.consumers.acquire(DISPATCHER_NAME, 'old', 60_000);
+      await store.consumers.savePosition(DISPATCHER_NAME, 'old', events[0]!.token);
+      await store.consumers.release(DISPATCHER_NAME, 'old');
+      // Past retention, with a later event so that the old one is pruned.
+      await new Promise((r) => setTimeout(r, 250));
+      await commitDoc(store, scope, { n: 1 });
+      await new Promise((r) => setTimeout(r, 250));
+
+      const instance = await startInstance(store, logger);
+      await waitUntil(() => lines.some((l) => l.includes('WEBHOOK EVENTS LOST')), 'the error line');
+      const lost = JSON.parse(lines.find((l) => l.includes('WEBHOOK EVENTS LOST')) as string);
+      expect(lost).to.include({ level: 50, reason: 'history_lost' });
+      await waitUntil(() => instance.dispatcher.leading, 'reading from now');
+      const now = await commitDoc(store, scope, { n: 2 });
+      await receiver.waitFor(1);
+      await settle();
+      await stopInstance(instance);
+      expect(receiver.requests.map((r) => r.body.documentId)).to.deep.equal([now]);
+    } finally {
+      await destroyTempEmbeddedStore(store);
+      await receiver.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * The MongoDB store's webhook decisions, evaluated without a server: update pipelines and
+ * filters run through mingo (an independent implementation of MongoDB's query and aggregation
+ * language), and the dedupe rule of the Agenda repository.
+ */
+import type { JobParameters } from 'agenda';
+import { expect } from 'chai';
+import { aggregate, Query } from 'mingo';
+import { MongoServerError } from 'mongodb';
+import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/repository.js';
+import {
+  failurePipeline,
+  leaseHeldFilter,
+  leaseTakeFilter,
+  leaseTakeUpdate,
+} from '../../src/store/mongodb/webhookUpdates.js';
+
+type Doc = Record<string, unknown>;
+
+function apply(doc: Doc, pipeline: Doc[]): Doc {
+  return aggregate([doc], pipeline)[0] as Doc;
+}
+
+describe('MongoDB store: webhook failure pipeline', () => {
+  const webhook = { _id: 'wh_1', status: 'active', consecutiveFailures: 0, updatedAt: 'before' };
+
+  it('adds one failure and disables exactly when the count reaches the threshold', () => {
+    const three = apply({ ...webhook, consecutiveFailures: 3 }, failurePipeline(5, 'now'));
+    expect(three).to.include({ consecutiveFailures: 4, status: 'active', updatedAt: 'before' });
+    const four = apply({ ...webhook, consecutiveFailures: 4 }, failurePipeline(5, 'now'));
+    expect(four).to.include({ consecutiveFailures: 5, status: 'disabled', updatedAt: 'now' });
+  });
+
+  it('keeps the time of disabling when a disabled webhook fails again', () => {
+    const again = apply(
+      { ...webhook, status: 'disabled', consecutiveFailures: 5 },
+      failurePipeline(5, 'later'),
+    );
+    expect(again).to.include({ consecutiveFailures: 6, status: 'disabled', updatedAt: 'before' });
+  });
+
+  it('writes a time that looks like a field path as a literal', () => {
+    const odd = apply({ ...webhook, consecutiveFailures: 4 }, failurePipeline(5, '$status'));
+    expect(odd.updatedAt).to.equal('$status');
+  });
+});
+
+describe('MongoDB store: feed consumer lease', () => {
+  const lease = (holder: string | null, expiresInMs: number) => ({
+    _id: 'dispatcher',
+    holder,
+    leaseExpiresAt: new Date(Date.now() + expiresInMs),
+  });
+
+  it('may be taken when free, own or expired, and not while another holder has it', () => {
+    const take = new Query(leaseTakeFilter('dispatcher', 'me'));
+    expect(take.test(lease(null, 0))).to.equal(true);
+    expect(take.test(lease('me', 60_000))).to.equal(true);
+    expect(take.test(lease('other', -1000))).to.equal(true);
+    expect(take.test(lease('other', 60_000))).to.equal(false);
+    expect(new Query(leaseTakeFilter('elsewhere', 'me')).test(lease(null, 0))).to.equal(false);
+  });
+
+  it('is held (for saving positions) only by its holder and only until it expires', () => {
+    const held = new Query(leaseHeldFilter('dispatcher', 'me'));
+    expect(held.test(lease('me', 60_000))).to.equal(true);
+    expect(held.test(lease('me', -1000))).to.equal(false);
+    expect(held.test(lease('other', 60_000))).to.equal(false);
+  });
+
+  it('runs for ttl from the server clock and names its holder literally', () => {
+    const taken = apply(lease(null, 0), leaseTakeUpdate('$holder', 30_000));
+    expect(taken.holder).to.equal('$holder');
+    const expires = (taken.leaseExpiresAt as Date).getTime();
+    expect(expires).to.be.within(Date.now() + 29_000, Date.now() + 30_000);
+  });
+});
+
+describe('MongoDB store: Agenda job dedupe', () => {
+  const duplicate = new MongoServerError({ message: 'E11000 duplicate key error', code: 11000 });
+  const job = (fields: Partial<JobParameters>): JobParameters => ({
+    name: 'webhook-delivery',
+    priority: 0,
+    nextRunAt: new Date(),
+    type: 'normal',
+    data: { dedupeKey: 'k' },
+    ...fields,
+  });
+
+  it('retries an insert-only unique save that lost a duplicate-key race, and nothing else', () => {
+    const unique = { unique: { 'data.dedupeKey': 'k' }, uniqueOpts: { insertOnly: true } };
+    expect(isLostDedupeRace(duplicate, job(unique))).to.equal(true);
+    expect(isLostDedupeRace(new Error('other'), job(unique))).to.equal(false);
+    expect(isLostDedupeRace(duplicate, job({ unique: { 'data.dedupeKey': 'k' } }))).to.equal(false);
+    expect(isLostDedupeRace(duplicate, job({}))).to.equal(false);
+  });
+
+  it('indexes (name, data.dedupeKey) uniquely, only for jobs that carry a key', () => {
+    expect(DEDUPE_INDEX).to.deep.equal({
+      key: { name: 1, 'data.dedupeKey': 1 },
+      name: 'name_dedupeKey_unique',
+      unique: true,
+      partialFilterExpression: { 'data.dedupeKey': { $exists: true } },
+    });
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * A real HTTP receiver for webhook deliveries on an ephemeral port: records every request with
+ * its raw body, and answers as the test tells it (a status per request, optional delay).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the delivery body is checked by assertions
+  body: any;
+  /** The status the receiver answered. */
+  status: number;
+  at: number;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  /** Decides the answer for each request (default: 200). */
+  respond: (request: Omit<ReceivedRequest, 'status'>) => number;
+  /** Milliseconds to wait before answering (default 0). */
+  delayMs: number;
+  /** Resolves once `count` requests matching `match` have been answered. */
+  waitFor(
+    count: number,
+    match?: (r: ReceivedRequest) => boolean,
+    timeoutMs?: number,
+  ): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const waiters = new Set<() => void>();
+  let server: Server;
+  const receiver: Receiver = {
+    url: '',
+    port: 0,
+    requests,
+    respond: () => 200,
+    delayMs: 0,
+    async waitFor(count, match = () => true, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const matching = requests.filter(match);
+        if (matching.length >= count) return matching;
+        if (Date.now() > deadline) {
+          throw new Error(`receiver got ${matching.length} matching requests, expected ${count}`);
+        }
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            waiters.delete(wake);
+            resolve();
+          };
+          waiters.add(wake);
+          setTimeout(wake, 50);
+        });
+      }
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = null;
+      try {
+        body = JSON.parse(rawBody);
+      } catch {
+        body = rawBody;
+      }
+      const seen = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        body,
+        at: Date.now(),
+      };
+      const status = receiver.respond(seen);
+      const answer = () => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end('ok');
+        requests.push({ ...seen, status });
+        for (const wake of waiters) wake();
+      };
+      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  receiver.port = port;
+  receiver.url = `http://127.0.0.1:${port}`;
+  return receiver;
+}
+
+/** The verification a receiver should do: HMAC-SHA256 of the raw body, compared in constant time. */
+export function verifySignature(
+  rawBody: string,
+  header: string | string[] | undefined,
+  secret: string,
+): boolean {
+  if (typeof header !== 'string') return false;
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`);
+  const given = Buffer.from(header);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
