@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { type BrowserSession, chromiumAvailable, openBrowser, screenshot } from '../support/browser.js';
+import { type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -37,11 +38,16 @@ function unnamedControls(page: Page): Promise<string[]> {
   const password = 'correct horse battery';
   let rawKey = '';
   let docId = '';
+  let receiver: Receiver;
   const api = (method: string, path: string, body?: unknown, key = rawKey) =>
     server.request(method, `/shop${path}`, { key, ...(body === undefined ? {} : { body }) });
 
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({
+      // Webhooks to a receiver on this machine, retried within milliseconds.
+      config: { webhooks: { allowPrivateTargets: true, backoffBaseMs: 5, pollMs: 25, timeoutMs: 2000 } },
+    });
+    receiver = await startReceiver();
     browser = await openBrowser();
     page = browser.page;
     // A missing element fails its step in seconds, not at mocha's timeout.
@@ -52,6 +58,7 @@ function unnamedControls(page: Page): Promise<string[]> {
   after(async () => {
     await browser?.close();
     await server?.close();
+    await receiver?.close();
   });
 
   it('signs up from the login page with the keyboard alone', async () => {
@@ -249,8 +256,68 @@ function unnamedControls(page: Page): Promise<string[]> {
     }
   });
 
+  it('registers a webhook; after failed deliveries it is disabled, and the page re-enables it', async () => {
+    receiver.respond = () => 500;
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/products`);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Receiver URL').fill(`${receiver.url}/hooks`);
+    await page.getByLabel('Description (optional)').fill('stock sync');
+    await page.getByRole('button', { name: 'Register webhook' }).click();
+    const dialog = page.getByRole('dialog', { name: /Webhook registered/ });
+    const secret = await dialog.getByLabel('Signing secret').inputValue();
+    expect(secret).to.match(/^whsec_/);
+    await dialog.getByRole('button', { name: 'I have saved it' }).click();
+    const hooks = await api('GET', '/products/_webhooks');
+    const webhookId = hooks.body.webhooks[0].id;
+    // Five deliveries fail after their retries: the webhook disables itself.
+    for (let i = 0; i < 5; i++) await api('POST', '/products', { name: `item ${i}`, price: i });
+    const deadline = Date.now() + 20_000;
+    while ((await api('GET', `/products/_webhooks/${webhookId}`)).body.status !== 'disabled') {
+      if (Date.now() > deadline) throw new Error('the webhook was not disabled');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await page.getByRole('link', { name: `${receiver.url}/hooks` }).click();
+    await page.getByText('Folio disabled this webhook').waitFor();
+    const deliveries = page.getByRole('table', { name: 'Recent deliveries, newest first' });
+    expect(await deliveries.getByText('failed').count()).to.equal(5);
+    expect(await deliveries.getByText('HTTP 500').count()).to.equal(5);
+    await screenshot(page, 'webhook');
+    receiver.respond = () => 200;
+    await page.getByRole('button', { name: 'Re-enable' }).click();
+    await page.getByRole('status').filter({ hasText: 'Webhook re-enabled' }).waitFor();
+    expect((await api('GET', `/products/_webhooks/${webhookId}`)).body).to.include({
+      status: 'active',
+      consecutiveFailures: 0,
+    });
+    // A test event, signed with the secret shown at registration.
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test event sent: succeeded' }).waitFor();
+    const [test] = await receiver.waitFor(1, (r) => r.body?.event === 'webhook.test');
+    expect(verifySignature(test!.rawBody, test!.headers['x-service-signature'], secret)).to.equal(true);
+    // A rotated secret signs the next delivery; the old one no longer verifies.
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = page.getByRole('dialog', { name: 'Webhook secret rotated' });
+    const next = await rotated.getByLabel('Signing secret').inputValue();
+    expect(next)
+      .to.match(/^whsec_/)
+      .and.not.equal(secret);
+    await rotated.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    const tests = await receiver.waitFor(2, (r) => r.body?.event === 'webhook.test');
+    const last = tests[1]!;
+    expect(verifySignature(last.rawBody, last.headers['x-service-signature'], next)).to.equal(true);
+    expect(verifySignature(last.rawBody, last.headers['x-service-signature'], secret)).to.equal(false);
+  });
+
   it('every main page names its controls; logging out ends the session', async () => {
-    for (const hash of ['#/', '#/p/shop/keys', '#/p/shop/test', '#/p/shop/settings', '#/plan']) {
+    for (const hash of [
+      '#/',
+      '#/p/shop/keys',
+      '#/p/shop/test',
+      '#/p/shop/settings',
+      '#/plan',
+      '#/p/shop/test/c/products/webhooks',
+    ]) {
       await page.goto(`${server.url}/dashboard/${hash}`);
       await page.locator('h1').waitFor();
       await page.waitForLoadState('networkidle');

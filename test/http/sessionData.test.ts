@@ -7,127 +7,151 @@ import { expect } from 'chai';
 import { startTestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
-forEachStore('session-authenticated data routes', (ctx) => {
-  const data = (env: string, rest = '') => `/api/data/${env}/${ctx.tenant.project}${rest}`;
+forEachStore(
+  'session-authenticated data routes',
+  (ctx) => {
+    const data = (env: string, rest = '') => `/api/data/${env}/${ctx.tenant.project}${rest}`;
 
-  it('reads what an API key wrote, in the key’s environment only', async () => {
-    const { key, session } = ctx.tenant;
-    const created = await ctx.server.request('POST', `/${ctx.tenant.project}/notes`, {
-      key,
-      body: { title: 'from a key' },
+    it('reads what an API key wrote, in the key’s environment only', async () => {
+      const { key, session } = ctx.tenant;
+      const created = await ctx.server.request('POST', `/${ctx.tenant.project}/notes`, {
+        key,
+        body: { title: 'from a key' },
+      });
+      const id = created.body._id;
+      const read = await ctx.server.request('GET', data('test', `/notes/${id}`), { session });
+      expect(read.status).to.equal(200);
+      expect(read.body).to.deep.equal(created.body);
+      expect(read.headers.get('etag')).to.equal('"1"');
+      const live = await ctx.server.request('GET', data('live', `/notes/${id}`), { session });
+      expect(live.status).to.equal(404);
     });
-    const id = created.body._id;
-    const read = await ctx.server.request('GET', data('test', `/notes/${id}`), { session });
-    expect(read.status).to.equal(200);
-    expect(read.body).to.deep.equal(created.body);
-    expect(read.headers.get('etag')).to.equal('"1"');
-    const live = await ctx.server.request('GET', data('live', `/notes/${id}`), { session });
-    expect(live.status).to.equal(404);
-  });
 
-  it('answers lists, writes, history, diff and restore as the keyed routes do', async () => {
-    const { session } = ctx.tenant;
-    const created = await ctx.server.request('POST', data('test', '/things'), { session, body: { n: 1 } });
-    expect(created.status).to.equal(201);
-    const path = data('test', `/things/${created.body._id}`);
-    const put = await ctx.server.request('PUT', path, {
-      session,
-      body: { n: 2 },
-      headers: { 'If-Match': '"1"' },
+    it('answers lists, writes, history, diff and restore as the keyed routes do', async () => {
+      const { session } = ctx.tenant;
+      const created = await ctx.server.request('POST', data('test', '/things'), { session, body: { n: 1 } });
+      expect(created.status).to.equal(201);
+      const path = data('test', `/things/${created.body._id}`);
+      const put = await ctx.server.request('PUT', path, {
+        session,
+        body: { n: 2 },
+        headers: { 'If-Match': '"1"' },
+      });
+      expect(put.status).to.equal(200);
+      const stale = await ctx.server.request('PUT', path, {
+        session,
+        body: { n: 3 },
+        headers: { 'If-Match': '"1"' },
+      });
+      expect(stale.status).to.equal(412);
+      expect(stale.body.error.code).to.equal('version_mismatch');
+      const list = await ctx.server.request('GET', `${data('test', '/things')}?filter[n][gte]=2&sort=-n`, {
+        session,
+      });
+      expect(list.body.meta.total).to.equal(1);
+      expect(list.body.data[0].n).to.equal(2);
+      const badFilter = await ctx.server.request('GET', `${data('test', '/things')}?filter[n][near]=2`, {
+        session,
+      });
+      expect(badFilter.status).to.equal(400);
+      expect(badFilter.body.error.code).to.equal('invalid_query');
+      const versions = await ctx.server.request('GET', `${path}/versions`, { session });
+      expect(versions.body.versions.map((v: { version: number }) => v.version)).to.deep.equal([2, 1]);
+      const diff = await ctx.server.request('GET', `${path}/versions/diff?from=1&to=2`, { session });
+      expect(diff.status).to.equal(403);
+      expect(diff.body.error.code).to.equal('plan_feature_unavailable');
+      const restored = await ctx.server.request('POST', `${path}/versions/1/restore`, { session });
+      expect(restored.status).to.equal(200);
+      expect(restored.headers.get('x-document-version')).to.equal('3');
+      expect(restored.body.n).to.equal(1);
+      expect((await ctx.server.request('DELETE', path, { session })).status).to.equal(204);
     });
-    expect(put.status).to.equal(200);
-    const stale = await ctx.server.request('PUT', path, {
-      session,
-      body: { n: 3 },
-      headers: { 'If-Match': '"1"' },
-    });
-    expect(stale.status).to.equal(412);
-    expect(stale.body.error.code).to.equal('version_mismatch');
-    const list = await ctx.server.request('GET', `${data('test', '/things')}?filter[n][gte]=2&sort=-n`, {
-      session,
-    });
-    expect(list.body.meta.total).to.equal(1);
-    expect(list.body.data[0].n).to.equal(2);
-    const badFilter = await ctx.server.request('GET', `${data('test', '/things')}?filter[n][near]=2`, {
-      session,
-    });
-    expect(badFilter.status).to.equal(400);
-    expect(badFilter.body.error.code).to.equal('invalid_query');
-    const versions = await ctx.server.request('GET', `${path}/versions`, { session });
-    expect(versions.body.versions.map((v: { version: number }) => v.version)).to.deep.equal([2, 1]);
-    const diff = await ctx.server.request('GET', `${path}/versions/diff?from=1&to=2`, { session });
-    expect(diff.status).to.equal(403);
-    expect(diff.body.error.code).to.equal('plan_feature_unavailable');
-    const restored = await ctx.server.request('POST', `${path}/versions/1/restore`, { session });
-    expect(restored.status).to.equal(200);
-    expect(restored.headers.get('x-document-version')).to.equal('3');
-    expect(restored.body.n).to.equal(1);
-    expect((await ctx.server.request('DELETE', path, { session })).status).to.equal(204);
-  });
 
-  it('names the account in version history as dashboard:<email>', async () => {
-    const { session, email } = ctx.tenant;
-    const created = await ctx.server.request('POST', data('test', '/hist'), { session, body: { a: 1 } });
-    const versions = await ctx.server.request('GET', data('test', `/hist/${created.body._id}/versions`), {
-      session,
+    it('names the account in version history as dashboard:<email>', async () => {
+      const { session, email } = ctx.tenant;
+      const created = await ctx.server.request('POST', data('test', '/hist'), { session, body: { a: 1 } });
+      const versions = await ctx.server.request('GET', data('test', `/hist/${created.body._id}/versions`), {
+        session,
+      });
+      expect(versions.body.versions[0].apiKeyHint).to.equal(`dashboard:${email}`);
     });
-    expect(versions.body.versions[0].apiKeyHint).to.equal(`dashboard:${email}`);
-  });
 
-  it('with the cookie, writes need X-CSRF-Token (403 csrf_failed, nothing written) and reads do not', async () => {
-    const email = `data-cookie-${Date.now()}@example.test`;
-    const signup = await ctx.server.request('POST', '/api/auth/signup', {
-      body: { email, password: 'correct horse battery' },
+    it('manages the collection’s webhooks, the same ones its keys see', async () => {
+      const { session, key, project } = ctx.tenant;
+      const registered = await ctx.server.request('POST', data('test', '/orders/_webhooks'), {
+        session,
+        body: { url: 'http://127.0.0.1:9/folio', events: ['document.created'] },
+      });
+      expect(registered.status).to.equal(201);
+      expect(registered.body.secret).to.match(/^whsec_/);
+      const byKey = await ctx.server.request('GET', `/${project}/orders/_webhooks`, { key });
+      expect(byKey.body.webhooks.map((w: { id: string }) => w.id)).to.deep.equal([registered.body.id]);
+      const live = await ctx.server.request('GET', data('live', '/orders/_webhooks'), { session });
+      expect(live.body.webhooks).to.deep.equal([]);
     });
-    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] as string;
-    await ctx.server.request('POST', '/api/projects', { session: signup.body.token, body: { name: 'web' } });
-    const refused = await ctx.server.request('POST', '/api/data/test/web/notes', {
-      body: { a: 1 },
-      headers: { Cookie: cookie },
-    });
-    expect(refused.status).to.equal(403);
-    expect(refused.body.error.code).to.equal('csrf_failed');
-    const empty = await ctx.server.request('GET', '/api/data/test/web/notes', {
-      headers: { Cookie: cookie },
-    });
-    expect(empty.status).to.equal(200);
-    expect(empty.body.meta.total).to.equal(0);
-    const written = await ctx.server.request('POST', '/api/data/test/web/notes', {
-      body: { a: 1 },
-      headers: { Cookie: cookie, 'X-CSRF-Token': signup.body.csrfToken },
-    });
-    expect(written.status).to.equal(201);
-  });
 
-  it('refuses without a session (401), another account’s project or an unknown one (404), an unknown environment (404)', async () => {
-    const other = await ctx.server.tenant({ project: 'private' });
-    const anonymous = await ctx.server.request('GET', '/api/data/test/private/notes');
-    expect(anonymous.status).to.equal(401);
-    const foreign = await ctx.server.request('GET', '/api/data/test/private/notes', {
-      session: ctx.tenant.session,
+    it('with the cookie, writes need X-CSRF-Token (403 csrf_failed, nothing written) and reads do not', async () => {
+      const email = `data-cookie-${Date.now()}@example.test`;
+      const signup = await ctx.server.request('POST', '/api/auth/signup', {
+        body: { email, password: 'correct horse battery' },
+      });
+      const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      await ctx.server.request('POST', '/api/projects', {
+        session: signup.body.token,
+        body: { name: 'web' },
+      });
+      const refused = await ctx.server.request('POST', '/api/data/test/web/notes', {
+        body: { a: 1 },
+        headers: { Cookie: cookie },
+      });
+      expect(refused.status).to.equal(403);
+      expect(refused.body.error.code).to.equal('csrf_failed');
+      const empty = await ctx.server.request('GET', '/api/data/test/web/notes', {
+        headers: { Cookie: cookie },
+      });
+      expect(empty.status).to.equal(200);
+      expect(empty.body.meta.total).to.equal(0);
+      const written = await ctx.server.request('POST', '/api/data/test/web/notes', {
+        body: { a: 1 },
+        headers: { Cookie: cookie, 'X-CSRF-Token': signup.body.csrfToken },
+      });
+      expect(written.status).to.equal(201);
     });
-    expect(foreign.status).to.equal(404);
-    const own = await ctx.server.request('GET', '/api/data/test/private/notes', { session: other.session });
-    expect(own.status).to.equal(200);
-    const unknown = await ctx.server.request('GET', '/api/data/test/nope/notes', { session: other.session });
-    expect(unknown.status).to.equal(404);
-    for (const env of ['prod', 'LIVE', 'tests']) {
-      const res = await ctx.server.request('GET', `/api/data/${env}/private/notes`, {
+
+    it('refuses without a session (401), another account’s project or an unknown one (404), an unknown environment (404)', async () => {
+      const other = await ctx.server.tenant({ project: 'private' });
+      const anonymous = await ctx.server.request('GET', '/api/data/test/private/notes');
+      expect(anonymous.status).to.equal(401);
+      const foreign = await ctx.server.request('GET', '/api/data/test/private/notes', {
+        session: ctx.tenant.session,
+      });
+      expect(foreign.status).to.equal(404);
+      const own = await ctx.server.request('GET', '/api/data/test/private/notes', { session: other.session });
+      expect(own.status).to.equal(200);
+      const unknown = await ctx.server.request('GET', '/api/data/test/nope/notes', {
         session: other.session,
       });
-      expect(res.status, env).to.equal(404);
-      expect(res.body.error.code).to.equal('not_found');
-    }
-  });
+      expect(unknown.status).to.equal(404);
+      for (const env of ['prod', 'LIVE', 'tests']) {
+        const res = await ctx.server.request('GET', `/api/data/${env}/private/notes`, {
+          session: other.session,
+        });
+        expect(res.status, env).to.equal(404);
+        expect(res.body.error.code).to.equal('not_found');
+      }
+    });
 
-  it('a bad collection name is 400 and a wrong method 405, as on the keyed routes', async () => {
-    const { session } = ctx.tenant;
-    const bad = await ctx.server.request('GET', data('test', '/_bad'), { session });
-    expect(bad.status).to.equal(400);
-    const method = await ctx.server.request('PUT', data('test', '/notes'), { session, body: {} });
-    expect(method.status).to.equal(405);
-  });
-});
+    it('a bad collection name is 400 and a wrong method 405, as on the keyed routes', async () => {
+      const { session } = ctx.tenant;
+      const bad = await ctx.server.request('GET', data('test', '/_bad'), { session });
+      expect(bad.status).to.equal(400);
+      const method = await ctx.server.request('PUT', data('test', '/notes'), { session, body: {} });
+      expect(method.status).to.equal(405);
+    });
+  },
+  // Webhook targets on this machine only (nothing is delivered: no write reaches `orders`).
+  { config: { webhooks: { allowPrivateTargets: true } } },
+);
 
 describe('session-authenticated data routes: rate limit', () => {
   it('counts per account at the plan’s rate, with the X-RateLimit headers', async () => {

@@ -3,7 +3,10 @@ import { html } from '../lib/html.js';
 import { href } from '../lib/router.js';
 
 /** Sections of a collection page; features add theirs here. */
-export const COLLECTION_SECTIONS = [{ id: 'documents', label: 'Documents', path: [] }];
+export const COLLECTION_SECTIONS = [
+  { id: 'documents', label: 'Documents', path: [] },
+  { id: 'webhooks', label: 'Webhooks', path: ['webhooks'] },
+];
 
 export function CollectionNav({ project, env, collection, current }) {
   return html`<nav class="tabs" aria-label=${`Collection ${collection}`}>
