@@ -75,7 +75,13 @@ async function seed(store: Store, url: string): Promise<DataScope> {
     createdAt: now,
   };
   await store.accounts.createAccount(account);
-  const project = { id: newId('prj'), accountId: account.id, name: 'app', createdAt: now, allowedOrigins: null };
+  const project = {
+    id: newId('prj'),
+    accountId: account.id,
+    name: 'app',
+    createdAt: now,
+    allowedOrigins: null,
+  };
   await store.accounts.createProject(project);
   const scope: DataScope = { projectId: project.id, env: 'test' };
   const id = newId('wh');
