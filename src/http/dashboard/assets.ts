@@ -5,7 +5,7 @@
  * system: `..`, encoded dots or absolute paths simply find nothing.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,20 @@ export interface DashboardAssets {
   contentSecurityPolicy: string;
 }
 
-const CLIENT_DIR = fileURLToPath(new URL('../../dashboard/', import.meta.url));
+/**
+ * `src/dashboard/` of the checkout, found from this module both when it runs from `src/` (npm start)
+ * and when it was compiled to `dist/src/` (npm run build): the browser files are never compiled.
+ */
+function clientDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'src', 'dashboard');
+    if (existsSync(join(candidate, 'index.html'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the dashboard files (src/dashboard/index.html)');
+    dir = parent;
+  }
+}
 
 const CONTENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['.html', 'text/html; charset=utf-8'],
@@ -109,13 +122,13 @@ function policyFor(indexHtml: string): string {
   ].join('; ');
 }
 
-export function loadDashboardAssets(clientDir: string = CLIENT_DIR): DashboardAssets {
-  const files = clientFiles(clientDir);
+export function loadDashboardAssets(dir: string = clientDir()): DashboardAssets {
+  const files = clientFiles(dir);
   for (const vendor of VENDOR_MODULES) {
     const body = readFileSync(join(packageDir(vendor.pkg), vendor.file));
     files.set(vendor.path, asset(body, 'text/javascript; charset=utf-8'));
   }
   const index = files.get('index.html');
-  if (!index) throw new Error(`the dashboard has no index.html in ${clientDir}`);
+  if (!index) throw new Error(`the dashboard has no index.html in ${dir}`);
   return { files, contentSecurityPolicy: policyFor(index.body.toString('utf8')) };
 }
