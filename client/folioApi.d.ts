@@ -98,7 +98,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -141,7 +141,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -208,7 +208,7 @@ export interface paths {
             "application/json": components["schemas"]["Account"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -259,7 +259,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -302,7 +302,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -346,7 +346,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -394,7 +394,7 @@ export interface paths {
             "application/json": components["schemas"]["ApiKeyWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -522,7 +522,7 @@ export interface paths {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -607,7 +607,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -836,7 +836,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1068,7 +1068,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1290,7 +1290,7 @@ export interface paths {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1388,7 +1388,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1491,7 +1491,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1674,7 +1674,7 @@ export interface paths {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1953,7 +1953,7 @@ export interface paths {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */

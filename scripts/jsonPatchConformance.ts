@@ -4,11 +4,13 @@
  * document, nor can documents whose field names Folio rejects; those are counted as skipped.
  *
  * Usage: npm run conformance [-- path/to/json-patch-tests]
- * (defaults to ../shared/conformance/json-patch-tests beside the checkout)
+ * (defaults to the dev dependency json-patch-test-suite, the suite's npm release; a path runs
+ * another copy, such as a newer checkout of the suite's repository)
  */
 
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { userFields } from '../src/services/documentRules.js';
 import { startTestServer } from '../test/support/server.js';
@@ -22,9 +24,9 @@ interface PatchCase {
   disabled?: boolean;
 }
 
-const dir = resolve(
-  process.argv[2] ?? join(process.cwd(), '..', 'shared', 'conformance', 'json-patch-tests'),
-);
+const dir = process.argv[2]
+  ? resolve(process.argv[2])
+  : dirname(createRequire(import.meta.url).resolve('json-patch-test-suite/package.json'));
 if (!existsSync(join(dir, 'tests.json'))) {
   process.stderr.write(`json-patch-tests not found in ${dir}; pass its path as the first argument.\n`);
   process.exit(2);

@@ -1,9 +1,11 @@
 /** Start and stop the whole service: store, services, HTTP server. */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
+import { answerClientError } from './http/clientErrors.js';
+import { serverTimeouts } from './http/serverTimeouts.js';
 import { JobRunner } from './jobs/jobRunner.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
@@ -59,7 +61,7 @@ export async function startServer(
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(services, logger);
-    const server = await listen(app.callback(), config.port, config.host);
+    const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     let closing: Promise<void> | null = null;
@@ -89,9 +91,16 @@ export async function startServer(
   }
 }
 
-function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+  options: ServerOptions,
+): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
-    const server = createServer(handler);
+    const server = createServer(options, handler);
+    // Node's parser and timeout errors answered as JSON like every other error.
+    server.on('clientError', answerClientError);
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });

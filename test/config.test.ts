@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { ConfigError, envName, loadConfig } from '../src/config/load.js';
+import { ConfigError, envName, loadConfig, unknownFolioVariables } from '../src/config/load.js';
 
 describe('configuration', () => {
-  it('defaults hold the plan numbers of DESIGN.md', () => {
+  it('defaults hold the documented plan numbers', () => {
     const { plans, rateLimit } = loadConfig({});
     expect(rateLimit.windowMs).to.equal(1000);
     expect(plans.free).to.include({
@@ -68,5 +68,42 @@ describe('configuration', () => {
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).to.throw(ConfigError, message);
     }
+  });
+
+  it('names the FOLIO_ variables that are no configuration key, and only those', () => {
+    const env = {
+      FOLIO_DATADIR: '/tmp/typo',
+      FOLIO_PLANS_FREE: '3',
+      FOLIO_LOGLEVEL: 'debug',
+      FOLIO_DATA_DIR: '/tmp/x',
+      FOLIO_PORT: '8080',
+      FOLIO_MONGODB_URI: 'mongodb://h/',
+      FOLIO_PLANS_FREE_REQUESTS_PER_SECOND: '3',
+      FOLIO_HTTP_REQUEST_TIMEOUT_MS: '1000',
+      FOLIO_URL: 'http://localhost:3000',
+      FOLIO_API_KEY: 'folio_sk_test_x',
+      FOLIO_REQUIRE_MONGODB: '1',
+      PORT: '1',
+      MONGODB_URI: '',
+      FOLIOX: 'not ours',
+    };
+    expect(unknownFolioVariables(env)).to.deep.equal(['FOLIO_DATADIR', 'FOLIO_LOGLEVEL', 'FOLIO_PLANS_FREE']);
+    expect(unknownFolioVariables({})).to.deep.equal([]);
+  });
+
+  it('HTTP timeouts: defaults, and a headers timeout longer than the request timeout is refused', () => {
+    expect(loadConfig({}).http).to.deep.equal({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+    });
+    const equal = loadConfig({
+      FOLIO_HTTP_REQUEST_TIMEOUT_MS: '2000',
+      FOLIO_HTTP_HEADERS_TIMEOUT_MS: '2000',
+    });
+    expect(equal.http.headersTimeoutMs).to.equal(2000);
+    expect(() =>
+      loadConfig({ FOLIO_HTTP_REQUEST_TIMEOUT_MS: '2000', FOLIO_HTTP_HEADERS_TIMEOUT_MS: '2001' }),
+    ).to.throw(ConfigError, /FOLIO_HTTP_HEADERS_TIMEOUT_MS: must not exceed http\.requestTimeoutMs/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `folio account|project|key create`: operator commands that work on the configured store
- * directly, whatever `auth.signup` says (DESIGN: "the CLI can always create accounts and
- * keys"). Secrets are printed once, like the HTTP API shows them once.
+ * directly, whatever `auth.signup` says: the CLI can always create accounts and keys. Secrets
+ * are printed once, like the HTTP API shows them once.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -93,7 +93,8 @@ export async function admin(argv: string[]): Promise<number> {
     ),
   });
   const config = loadConfig();
-  const opened = await openStore(config);
+  // No data-directory lock: these commands must work beside a running embedded server.
+  const opened = await openStore(config, { lockDataDir: false });
   try {
     const output = await command(
       createServices(opened.store, config),

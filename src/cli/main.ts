@@ -1,7 +1,7 @@
 /** The `folio` command. */
-import { ConfigError } from '../config/load.js';
 import { ADMIN_USAGE, admin } from './admin.js';
 import { serve } from './serve.js';
+import { startupErrorReport } from './startupErrors.js';
 
 const USAGE = `Usage: folio <command>
 
@@ -35,11 +35,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    process.stderr.write(
-      `${(err as Error).message}: the port is taken; set PORT to another one (PORT=0 picks a free port).\n`,
-    );
-  } else process.stderr.write(`folio: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`${startupErrorReport(err, process.env)}\n`);
   process.exit(1);
 });

@@ -1,12 +1,18 @@
 /** `folio serve`: run the service until SIGTERM/SIGINT, then close cleanly. */
-import { loadConfig } from '../config/load.js';
+import { loadConfig, unknownFolioVariables } from '../config/load.js';
 import { startServer } from '../server.js';
+import { watchParent } from './parentWatch.js';
 
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  for (const name of unknownFolioVariables(process.env)) {
+    process.stderr.write(
+      `warning: ${name} is not a Folio setting and is ignored (see README "Configuration")\n`,
+    );
+  }
   const running = await startServer(config);
   const out = process.stdout;
-  out.write(`\nFolio is listening on ${running.url} (${running.storeDescription})\n`);
+  out.write(`Folio is listening on ${running.url} (${running.storeDescription})\n`);
   out.write(`Dashboard: ${running.url}/dashboard\n`);
   if (running.bootstrap) {
     const b = running.bootstrap;
@@ -30,10 +36,10 @@ export async function serve(): Promise<void> {
     );
   }
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    out.write(`\n${signal} received: closing...\n`);
+    out.write(`\n${reason}: closing...\n`);
     running
       .close()
       .then(() => process.exit(0))
@@ -42,6 +48,7 @@ export async function serve(): Promise<void> {
         process.exit(1);
       });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM received'));
+  process.on('SIGINT', () => stop('SIGINT received'));
+  watchParent(() => stop('npm (the parent process) exited'));
 }

@@ -89,6 +89,28 @@ function deepMerge(base: Tree, over: Tree): Tree {
   return out;
 }
 
+/**
+ * `FOLIO_*` names that are not configuration keys but are read elsewhere: the HTTP client's
+ * `FOLIO_URL` and `FOLIO_API_KEY`, and the test suite's `FOLIO_REQUIRE_MONGODB`.
+ */
+const OTHER_FOLIO_VARIABLES: ReadonlySet<string> = new Set([
+  'FOLIO_URL',
+  'FOLIO_API_KEY',
+  'FOLIO_REQUIRE_MONGODB',
+]);
+
+/**
+ * The `FOLIO_*` variables of `env` that name no configuration key (a typo such as
+ * `FOLIO_DATADIR` would otherwise be silently ignored), sorted. `serve` warns about each.
+ */
+export function unknownFolioVariables(env: NodeJS.ProcessEnv = process.env): string[] {
+  const defaults = JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
+  const known = new Set(leafPaths(defaults).map(envName));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('FOLIO_') && !known.has(name) && !OTHER_FOLIO_VARIABLES.has(name))
+    .sort();
+}
+
 export type ConfigOverrides = { [key: string]: unknown };
 
 /**

@@ -60,6 +60,17 @@ export const configSchema = z.strictObject({
     dispatcherLeaseMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
+  /** Node HTTP server timeouts (src/http/serverTimeouts.ts). */
+  http: z
+    .strictObject({
+      requestTimeoutMs: positiveInt,
+      headersTimeoutMs: positiveInt,
+      keepAliveTimeoutMs: positiveInt,
+    })
+    .refine((http) => http.headersTimeoutMs <= http.requestTimeoutMs, {
+      path: ['headersTimeoutMs'],
+      message: 'must not exceed http.requestTimeoutMs (the whole request includes its headers)',
+    }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
 });
 

@@ -11,12 +11,21 @@ export interface OpenedStore {
   stop(): Promise<void>;
 }
 
-export async function openStore(config: Config): Promise<OpenedStore> {
+export interface OpenStoreOptions {
+  /**
+   * Embedded store only: hold the data directory's one-process lock (default true). The operator
+   * commands pass false: they only add accounts and keys, which SQLite lets them do beside a server.
+   */
+  lockDataDir?: boolean;
+}
+
+export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
   if (kind === 'embedded') {
     const store = createEmbeddedStore({
       dataDir: config.dataDir,
       eventRetentionMs: config.events.retentionMs,
+      lock: options.lockDataDir ?? true,
     });
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };

@@ -1,46 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { runFolio } from '../support/cli.js';
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  url: string;
-}
-
-/** Start `folio serve` as a user would (`npm start` runs exactly this) and wait for its banner. */
-async function startFolio(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', FOLIO_DATA_DIR: dataDir, FOLIO_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const deadline = Date.now() + 20_000;
-  while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const url = (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string;
-  return { child, output: () => out, url };
-}
-
-async function stop(child: ChildProcess): Promise<number | null> {
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const [code] = await exited;
-  return code as number | null;
-}
+import { runFolio, startFolio, stopFolio as stop } from '../support/cli.js';
 
 describe('npm start (folio serve)', function () {
   this.timeout(60_000);

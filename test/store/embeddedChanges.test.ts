@@ -136,7 +136,8 @@ describe('embedded change feed', () => {
     store = await createTempEmbeddedStore();
     const sub = store.changes.watch(scope, 'things');
     const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
-    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000 });
+    // Operator commands open the store without the server's lock, as this second connection does.
+    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000, lock: false });
     await other.init();
     try {
       const document = await create(other);

@@ -2,7 +2,6 @@
  * The embedded store: one SQLite file (`<dataDir>/folio.db`, WAL) serving one Folio process.
  * Nothing touches the disk before `init()`; the repositories exist from then on.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
@@ -12,6 +11,8 @@ import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
+import { asDataDirError, prepareDataDir } from './dataDir.js';
+import { type DataDirLock, lockDataDir } from './dataDirLock.js';
 import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
@@ -24,6 +25,11 @@ export interface EmbeddedStoreOptions {
   dataDir: string;
   /** Change events younger than this stay resumable. */
   eventRetentionMs: number;
+  /**
+   * Hold the directory's one-process lock (dataDirLock.ts) while open; default true. Short-lived
+   * operator commands that only add accounts and keys pass false to run beside a server.
+   */
+  lock?: boolean;
 }
 
 export const DATABASE_FILE = 'folio.db';
@@ -41,6 +47,7 @@ interface Parts {
   consumers: EmbeddedFeedConsumers;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
+  lock: DataDirLock | null;
 }
 
 export class EmbeddedStore implements Store {
@@ -94,8 +101,15 @@ export class EmbeddedStore implements Store {
   async init(): Promise<void> {
     if (this.#parts) return;
     if (this.#closed) throw new Error('embedded store: init() after close()');
-    mkdirSync(this.options.dataDir, { recursive: true });
-    const db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    prepareDataDir(this.options.dataDir);
+    const lock = this.options.lock === false ? null : lockDataDir(this.options.dataDir);
+    let db: Database.Database;
+    try {
+      db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+    } catch (error) {
+      lock?.release();
+      throw asDataDirError(this.options.dataDir, error);
+    }
     try {
       db.pragma('journal_mode = WAL');
       // NORMAL is durable against process crashes in WAL mode; only an OS crash can lose the
@@ -107,7 +121,8 @@ export class EmbeddedStore implements Store {
       applySchema(db);
     } catch (error) {
       db.close();
-      throw error;
+      lock?.release();
+      throw asDataDirError(this.options.dataDir, error);
     }
     const log = new ChangeLog(db);
     const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
@@ -124,6 +139,7 @@ export class EmbeddedStore implements Store {
       consumers: new EmbeddedFeedConsumers(db),
       agenda: null,
       pruneTimer,
+      lock,
     };
   }
 
@@ -139,6 +155,7 @@ export class EmbeddedStore implements Store {
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
     parts.db.close();
+    parts.lock?.release();
   }
 
   #ready(): Parts {
