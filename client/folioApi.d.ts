@@ -2378,7 +2378,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -2453,7 +2453,7 @@ export interface paths {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2543,7 +2543,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2782,7 +2782,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3024,7 +3024,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3256,7 +3256,7 @@ export interface paths {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3359,7 +3359,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3467,7 +3467,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3660,7 +3660,7 @@ export interface paths {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3954,7 +3954,7 @@ export interface paths {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
