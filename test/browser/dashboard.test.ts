@@ -146,6 +146,24 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(await unnamedControls(page)).to.deep.equal([]);
   });
 
+  it('pages through a collection, sorted, with the page size it was given', async () => {
+    for (let n = 1; n <= 12; n++) await api('PUT', `/pages/p${String(n).padStart(2, '0')}`, { n });
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/pages`);
+    await page.getByLabel('Sort').fill('-n');
+    await page.getByLabel('Per page').selectOption('10');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Documents 1–10 of 12').waitFor();
+    expect(
+      await page.getByRole('navigation', { name: 'Pages' }).getByText('Previous page').getAttribute('href'),
+    ).to.equal(null);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.getByText('Documents 11–12 of 12').waitFor();
+    const ids = await page.locator('table.documents tbody th').allTextContents();
+    expect(ids).to.deep.equal(['p02', 'p01']);
+    await page.getByRole('link', { name: 'Previous page' }).click();
+    await page.getByText('Documents 1–10 of 12').waitFor();
+  });
+
   it('edits the document as JSON; a stale edit is reported, not written', async () => {
     await page.goto(`${server.url}/dashboard/#/p/shop/test/c/products/d/${docId}`);
     const editor = page.getByLabel('Document JSON (user fields)');

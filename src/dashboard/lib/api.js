@@ -10,6 +10,11 @@ export function setCsrfToken(token) {
   csrfToken = token || '';
 }
 
+/** The header a state-changing request made without api() (an upload) must send. */
+export function csrfHeader() {
+  return { 'X-CSRF-Token': csrfToken };
+}
+
 /** Called when a request that needs the session gets 401 (expired, or logged out elsewhere). */
 export function onSessionLost(handler) {
   sessionLost = handler;

@@ -1,5 +1,5 @@
 /** Loading data and running actions, each with its error kept for the page to show. */
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 /** Runs `load` whenever `deps` change (and on reload()); keeps data, error and loading. */
 export function useLoad(load, deps) {
@@ -38,4 +38,17 @@ export function useAction() {
   }, []);
   const clear = useCallback(() => setError(null), []);
   return [run, { busy, error, clear, setError }];
+}
+
+/**
+ * Runs `action(value)` when `value` changes after the first render, never at mount: a form
+ * initialised from `value` keeps what the user typed until `value` really changes.
+ */
+export function useOnChange(value, action) {
+  const seen = useRef(value);
+  useEffect(() => {
+    if (seen.current === value) return;
+    seen.current = value;
+    action(value);
+  }, [value]);
 }

@@ -8,14 +8,14 @@ import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatTime, pretty, userFields } from '../lib/format.js';
-import { useAction, useLoad } from '../lib/hooks.js';
+import { useAction, useLoad, useOnChange } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href, navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
 
 function Editor({ doc, path, onSaved, onDeleted }) {
   const [text, setText] = useState(() => pretty(userFields(doc)));
-  useEffect(() => setText(pretty(userFields(doc))), [doc]);
+  useOnChange(doc, (next) => setText(pretty(userFields(next))));
   const [run, { busy, error, setError }] = useAction();
   const ifMatch = { 'If-Match': `"${doc.$version}"` };
 

@@ -1,11 +1,11 @@
 /** The document browser: filter, sort and page with the API's query language; create a document. */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatNumber, formatTime, pretty, preview, userFields } from '../lib/format.js';
-import { useAction, useLoad } from '../lib/hooks.js';
+import { useAction, useLoad, useOnChange } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import {
   formFromQuery,
@@ -44,7 +44,7 @@ function FilterRow({ row, index, onChange, onRemove }) {
 
 function QueryForm({ query, onApply }) {
   const [form, setForm] = useState(() => formFromQuery(query));
-  useEffect(() => setForm(formFromQuery(query)), [query]);
+  useOnChange(query, (next) => setForm(formFromQuery(next)));
   const setRow = (index, row) =>
     setForm((f) => ({ ...f, rows: f.rows.map((r, i) => (i === index ? row : r)) }));
   const removeRow = (index) => setForm((f) => ({ ...f, rows: f.rows.filter((_, i) => i !== index) }));
@@ -171,10 +171,16 @@ export function DocumentsPage({ project, env, collection, query }) {
     ${
       meta && (meta.offset > 0 || meta.hasMore)
         ? html`<nav class="pager" aria-label="Pages">
-            <a href=${here(withOffset(query, Math.max(0, meta.offset - meta.limit)))}
-              aria-disabled=${meta.offset === 0 ? 'true' : undefined} class=${meta.offset === 0 ? 'disabled' : ''}>Previous page</a>
-            <a href=${here(withOffset(query, meta.offset + meta.limit))}
-              aria-disabled=${meta.hasMore ? undefined : 'true'} class=${meta.hasMore ? '' : 'disabled'}>Next page</a>
+            ${
+              meta.offset > 0
+                ? html`<a href=${here(withOffset(query, Math.max(0, meta.offset - meta.limit)))}>Previous page</a>`
+                : html`<span class="disabled">Previous page</span>`
+            }
+            ${
+              meta.hasMore
+                ? html`<a href=${here(withOffset(query, meta.offset + meta.limit))}>Next page</a>`
+                : html`<span class="disabled">Next page</span>`
+            }
           </nav>`
         : null
     }
