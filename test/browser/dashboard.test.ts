@@ -327,6 +327,22 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(verifySignature(last.rawBody, last.headers['x-service-signature'], secret)).to.equal(false);
   });
 
+  it('sets the project’s allowed browser origins', async () => {
+    await page.goto(`${server.url}/dashboard/#/p/shop/settings`);
+    await page.getByLabel('Only the origins listed below, for every key').check();
+    await page.getByLabel('Allowed origins, one per line').fill('https://app.example\nnot an origin');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('alert').getByText('invalid_body').waitFor();
+    await page.getByLabel('Allowed origins, one per line').fill('https://app.example\nhttp://localhost:5173');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Allowed origins saved.' }).waitFor();
+    const projects = await server.request('GET', '/api/projects', { session: await sessionToken() });
+    expect(projects.body.projects[0].allowedOrigins).to.deep.equal([
+      'https://app.example',
+      'http://localhost:5173',
+    ]);
+  });
+
   it('every main page names its controls; logging out ends the session', async () => {
     for (const hash of [
       '#/',

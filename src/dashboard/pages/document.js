@@ -121,14 +121,16 @@ function History({ path, doc, onRestored }) {
   );
   const numbers = (list.data ?? []).map((v) => v.version);
   const [pair, setPair] = useState(null);
-  const [from, setFrom] = useState('');
-  const [to, setTo] = useState('');
-  useEffect(() => {
-    // By default: the version before the current one against the current one.
-    setTo(String(numbers[0] ?? ''));
-    setFrom(String(numbers[1] ?? numbers[0] ?? ''));
+  // Unchosen versions default to the one before the current one against the current one.
+  const [chosenFrom, setFrom] = useState(null);
+  const [chosenTo, setTo] = useState(null);
+  const from = chosenFrom ?? String(numbers[1] ?? numbers[0] ?? '');
+  const to = chosenTo ?? String(numbers[0] ?? '');
+  useOnChange(list.data, () => {
+    setFrom(null);
+    setTo(null);
     setPair(null);
-  }, [list.data]);
+  });
   const [run, { busy, error }] = useAction();
   const restore = (version) =>
     run(async () => {
