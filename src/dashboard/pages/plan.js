@@ -18,6 +18,7 @@ const LIMITS = new Map([
   ['maxImportDocuments', 'Documents per import'],
   ['maxExportDocuments', 'Documents per export'],
   ['webhookRetries', 'Webhook retries'],
+  ['maxWebhooks', 'Webhooks per collection'],
   ['changeStreams', 'Change streams (live view)'],
   ['versionDiff', 'Version diff'],
   ['storedVersions', 'Stored versions per document'],
