@@ -137,3 +137,5 @@ try {
 // Webhook deliveries (bench/webhooks.ts), on their own server.
 const { runWebhookBench } = await import('./webhooks.js');
 await runWebhookBench();
+// Import, export and bulk: a server process of its own (bench/transfer.ts).
+await import('./transfer.js');

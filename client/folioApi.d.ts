@@ -98,7 +98,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -141,7 +141,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -208,7 +208,7 @@ export interface paths {
             "application/json": components["schemas"]["Account"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -259,7 +259,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -302,7 +302,7 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -346,7 +346,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -394,7 +394,7 @@ export interface paths {
             "application/json": components["schemas"]["ApiKeyWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -522,7 +522,7 @@ export interface paths {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -607,7 +607,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -836,7 +836,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1068,7 +1068,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1290,7 +1290,7 @@ export interface paths {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1388,7 +1388,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1491,7 +1491,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1674,7 +1674,7 @@ export interface paths {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1953,7 +1953,7 @@ export interface paths {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2198,6 +2198,378 @@ export interface paths {
       };
     };
   };
+  "/{ns}/{collection}/_import": {
+    /** Import documents from a JSON array, CSV (header row) or NDJSON body */
+    post: {
+      parameters: {
+        query?: {
+          /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
+          onConflict?: "fail" | "skip" | "overwrite";
+          /** @description Top-level field holding the document id; default `_id`. */
+          idField?: string;
+        };
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["DocumentBody"][];
+          "text/csv": string;
+          "application/x-ndjson": string;
+        };
+      };
+      responses: {
+        /** @description What was imported, skipped and refused (per record) */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "X-Import-Max-Documents": number;
+            "X-Import-Max-Bytes": number;
+          };
+          content: {
+            "application/json": components["schemas"]["ImportResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `import_interrupted` */
+        503: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_export": {
+    /** Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated fields, `-` for descending; at most 5. */
+          sort?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description The documents; `Content-Disposition` names a file */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "Content-Disposition": string;
+            "X-Total-Count": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"][];
+            "text/csv": string;
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_bulk": {
+    /** Several document operations, each alone and in order */
+    post: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            operations: ({
+                /** @enum {string} */
+                method: "POST" | "PUT" | "PATCH" | "DELETE";
+                id?: string;
+                body?: unknown;
+              })[];
+          };
+        };
+      };
+      responses: {
+        /** @description One result per operation, in order */
+        207: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["BulkResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/dashboard": {
     /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
     get: {
@@ -2378,7 +2750,7 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -2453,7 +2825,7 @@ export interface paths {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2543,7 +2915,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2782,7 +3154,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3024,7 +3396,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3256,7 +3628,7 @@ export interface paths {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3359,7 +3731,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3467,7 +3839,7 @@ export interface paths {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3660,7 +4032,7 @@ export interface paths {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3954,7 +4326,7 @@ export interface paths {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `bad_request` */
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
         400: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4209,6 +4581,393 @@ export interface paths {
       };
     };
   };
+  "/api/data/{env}/{ns}/{collection}/_import": {
+    /**
+     * Import documents from a JSON array, CSV (header row) or NDJSON body (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        query?: {
+          /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
+          onConflict?: "fail" | "skip" | "overwrite";
+          /** @description Top-level field holding the document id; default `_id`. */
+          idField?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["DocumentBody"][];
+          "text/csv": string;
+          "application/x-ndjson": string;
+        };
+      };
+      responses: {
+        /** @description What was imported, skipped and refused (per record) */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "X-Import-Max-Documents": number;
+            "X-Import-Max-Bytes": number;
+          };
+          content: {
+            "application/json": components["schemas"]["ImportResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `import_interrupted` */
+        503: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_export": {
+    /**
+     * Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated fields, `-` for descending; at most 5. */
+          sort?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description The documents; `Content-Disposition` names a file */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "Content-Disposition": string;
+            "X-Total-Count": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"][];
+            "text/csv": string;
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_bulk": {
+    /**
+     * Several document operations, each alone and in order (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            operations: ({
+                /** @enum {string} */
+                method: "POST" | "PUT" | "PATCH" | "DELETE";
+                id?: string;
+                body?: unknown;
+              })[];
+          };
+        };
+      };
+      responses: {
+        /** @description One result per operation, in order */
+        207: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["BulkResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -4364,6 +5123,35 @@ export interface components {
         })[];
       createdAt: string;
       updatedAt: string;
+    };
+    ImportResult: {
+      imported: number;
+      skipped: number;
+      errors: {
+          index: number;
+          line?: number;
+          _id?: string;
+          code: string;
+          message: string;
+        }[];
+      /** @description `imported + skipped + errors.length` */
+      total: number;
+    };
+    BulkResult: {
+      results: {
+          status: number;
+          _id?: string;
+          ok: boolean;
+          error?: {
+            code: string;
+            message: string;
+          };
+        }[];
+      summary: {
+        total: number;
+        succeeded: number;
+        failed: number;
+      };
     };
     CollectionInfo: {
       name: string;

@@ -2,22 +2,60 @@
 import { ADMIN_USAGE, admin } from './admin.js';
 import { serve } from './serve.js';
 import { startupErrorReport } from './startupErrors.js';
+import { EXPORT_HELP, exportCommand } from './transfer/exportCommand.js';
+import { IMPORT_HELP, importCommand } from './transfer/importCommand.js';
+import { CommandFailure, UsageError } from './transfer/options.js';
 
-const USAGE = `Usage: folio <command>
+const USAGE = `Usage: folio <command> [options]
 
 Commands:
-  serve    Run the HTTP service (default). Configure with environment variables (see README).
+  serve    Run the HTTP service (npm start). Configure with environment variables (see README).
+  import FILE
+           Import a JSON, CSV or NDJSON file into a collection over HTTP (folio import --help).
+  export   Export a collection as JSON, CSV or NDJSON over HTTP (folio export --help).
 ${ADMIN_USAGE}
-  help     Show this help.
+  help [COMMAND]
+           Show this help, or a command's.
 
-Every command uses the store the environment selects (FOLIO_DATA_DIR, MONGODB_URI, ...).
+serve and the account/project/key commands use the store the environment selects
+(FOLIO_DATA_DIR, MONGODB_URI, ...); import and export talk to a running Folio
+(FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).
 `;
 
+const COMMAND_HELP = new Map([
+  ['import', IMPORT_HELP],
+  ['export', EXPORT_HELP],
+]);
+
+/** Run a transfer command: usage mistakes exit 2, failures 1, both with one line on stderr. */
+async function transfer(run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`folio: ${error.message} (see --help)\n`);
+      return 2;
+    }
+    if (error instanceof CommandFailure) {
+      process.stderr.write(`folio: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
-  const [command = 'serve'] = argv;
+  // No command prints help: a second server started by accident is worse than a hint.
+  const [command = 'help', ...rest] = argv;
   switch (command) {
     case 'serve':
       return serve();
+    case 'import':
+      process.exitCode = await transfer(() => importCommand(rest, process.env));
+      return;
+    case 'export':
+      process.exitCode = await transfer(() => exportCommand(rest, process.env));
+      return;
     case 'account':
     case 'project':
     case 'key':
@@ -26,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
     case 'help':
     case '--help':
     case '-h':
-      process.stdout.write(USAGE);
+      process.stdout.write(COMMAND_HELP.get(rest[0] ?? '') ?? USAGE);
       return;
     default:
       process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);

@@ -71,6 +71,8 @@ export const configSchema = z.strictObject({
       path: ['headersTimeoutMs'],
       message: 'must not exceed http.requestTimeoutMs (the whole request includes its headers)',
     }),
+  /** Imports commit in batches of at most this many documents and bytes (docs/import-export.md). */
+  imports: z.strictObject({ batchDocuments: positiveInt, batchBytes: positiveInt }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
 });
 

@@ -18,6 +18,7 @@ import { NotFoundPage } from './pages/notFound.js';
 import { PlanPage } from './pages/plan.js';
 import { ProjectSettingsPage } from './pages/projectSettings.js';
 import { ProjectsPage } from './pages/projects.js';
+import { TransferPage } from './pages/transfer.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 
 /** Which page a signed-in route shows. */
@@ -37,6 +38,7 @@ function pageFor(route) {
   if (n === 5) return html`<${DocumentsPage} ...${at} query=${route.query} />`;
   if (n === 7 && sixth === 'd') return html`<${DocumentPage} ...${at} id=${id} />`;
   if (n === 6 && sixth === 'webhooks') return html`<${WebhooksPage} ...${at} />`;
+  if (n === 6 && sixth === 'transfer') return html`<${TransferPage} ...${at} />`;
   if (n === 7 && sixth === 'webhooks') return html`<${WebhookPage} ...${at} id=${id} />`;
   return html`<${NotFoundPage} />`;
 }

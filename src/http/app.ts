@@ -23,6 +23,7 @@ import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
+import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
 
@@ -64,6 +65,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
+  registerTransferRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

@@ -6,20 +6,14 @@
  */
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
-import { isoNow, newId } from '../ids.js';
-import type { FolioDocument, JsonObject, JsonValue, PutWrite, Store, WriteOperation } from '../store/port.js';
+import type { FolioDocument, JsonObject, JsonValue, Store, WriteOperation } from '../store/port.js';
 import type { KeyContext } from './context.js';
-import {
-  assertBodyIdMatches,
-  assertDocumentId,
-  assertDocumentSize,
-  isJsonObject,
-  userFields,
-} from './documentRules.js';
+import { assertBodyIdMatches, assertDocumentId, isJsonObject, userFields } from './documentRules.js';
+import { buildDocument, newDocumentId, putWrite } from './documentWrites.js';
 import { applyJsonPatch, applyMergePatch } from './patches.js';
 
 /** Above this many lost races in a row the write gives up with a 409 (never silently). */
-const MAX_ATTEMPTS = 200;
+export const MAX_ATTEMPTS = 200;
 
 export type PatchKind = 'merge' | 'json';
 
@@ -58,15 +52,10 @@ export class DocumentService {
   /** POST: a new document; `_id` in the body is honoured (409 if taken), else generated. */
   async create(ctx: KeyContext, collection: string, body: unknown): Promise<FolioDocument> {
     const { fields, id: bodyId } = userFields(body);
-    let id: string;
-    if (bodyId === undefined) id = newId('doc');
-    else if (typeof bodyId === 'string') {
-      assertDocumentId(bodyId);
-      id = bodyId;
-    } else throw badRequest('_id must be a string.', { field: '_id' });
-    const doc = this.build(id, fields, null);
+    const id = newDocumentId(bodyId);
+    const doc = buildDocument(id, fields, null, this.config.documents.maxBytes);
     const result = await this.store.documents.commit(ctx.scope, collection, [
-      this.put(ctx, doc, 0, 'create'),
+      putWrite(ctx, doc, 0, 'create'),
     ]);
     if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
     return doc;
@@ -156,9 +145,9 @@ export class DocumentService {
       const current = await this.store.documents.get(ctx.scope, collection, id);
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
-      const doc = this.build(id, fields, current);
+      const doc = buildDocument(id, fields, current, this.config.documents.maxBytes);
       const result = await this.store.documents.commit(ctx.scope, collection, [
-        this.put(ctx, doc, current?.$version ?? 0, operation),
+        putWrite(ctx, doc, current?.$version ?? 0, operation),
       ]);
       if (result.ok) return doc;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
@@ -170,35 +159,6 @@ export class DocumentService {
     if (attempt >= MAX_ATTEMPTS) {
       throw new AppError(409, 'write_conflict', 'The document is changing too fast; retry the request.');
     }
-  }
-
-  private build(id: string, fields: JsonObject, current: FolioDocument | null): FolioDocument {
-    const now = isoNow();
-    const doc: FolioDocument = {
-      _id: id,
-      ...fields,
-      $createdAt: current?.$createdAt ?? now,
-      $updatedAt: now,
-      $version: (current?.$version ?? 0) + 1,
-    };
-    assertDocumentSize(doc, this.config.documents.maxBytes);
-    return doc;
-  }
-
-  private put(
-    ctx: KeyContext,
-    document: FolioDocument,
-    expectedVersion: number,
-    operation: WriteOperation,
-  ): PutWrite {
-    return {
-      kind: 'put',
-      expectedVersion,
-      document,
-      operation,
-      apiKeyHint: ctx.key.hint,
-      keepVersions: ctx.limits.storedVersions,
-    };
   }
 }
 

@@ -5,8 +5,11 @@ import type { Store } from '../store/port.js';
 import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
+import { BulkService } from './bulk.js';
 import { CollectionService } from './collections.js';
 import { DocumentService } from './documents.js';
+import { ExportService } from './exports/exporter.js';
+import { ImportService } from './imports/importer.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { SessionAccessService } from './sessionAccess.js';
@@ -31,6 +34,9 @@ export interface Services {
   deliveries: DeliveryService;
   /** Its connections are closed when the server stops. */
   webhookSender: WebhookSender;
+  imports: ImportService;
+  exports: ExportService;
+  bulk: BulkService;
 }
 
 export function createServices(
@@ -44,12 +50,13 @@ export function createServices(
     `Folio-Webhooks/${FOLIO_VERSION}`,
   );
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
+  const documents = new DocumentService(store, config);
   return {
     config,
     store,
     accounts: new AccountService(store, config),
     apiKeys: new ApiKeyService(store, config),
-    documents: new DocumentService(store, config),
+    documents,
     versions: new VersionService(store),
     listing: new ListingService(store),
     rateLimiter: new RateLimiter(store, config),
@@ -58,5 +65,8 @@ export function createServices(
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,
     webhookSender,
+    imports: new ImportService(store, config),
+    exports: new ExportService(store),
+    bulk: new BulkService(documents),
   };
 }

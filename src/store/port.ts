@@ -110,6 +110,14 @@ export interface DocumentRepository {
   commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult>;
   /** Documents matching the query, in the query's order, projected. */
   find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]>;
+  /**
+   * The same documents as `find`, streamed: memory stays flat whatever the result size, and the
+   * first document arrives before the last one is read. Reads one consistent snapshot where
+   * the store can (embedded: one read transaction on a connection of its own, so writers are
+   * never blocked). Leaving the loop early (`break`, `return`, a thrown error) releases the
+   * cursor. A refused query shape throws QueryRejectedError on the first step.
+   */
+  scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
   /** Number of documents matching the filter. */
   count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number>;
   /**

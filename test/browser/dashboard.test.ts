@@ -4,8 +4,11 @@
  * rotate the key and see the old one fail, refuse a cross-site form post, log out. Screenshots of
  * the main pages go to test-output/screenshots/.
  */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { type BrowserSession, chromiumAvailable, openBrowser, screenshot } from '../support/browser.js';
@@ -333,6 +336,57 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(verifySignature(last.rawBody, last.headers['x-service-signature'], secret)).to.equal(false);
   });
 
+  it('imports a CSV file with progress, reports a conflict, and exports the collection as CSV', async () => {
+    const csv = join(await mkdtemp(join(tmpdir(), 'folio-csv-')), 'people.csv');
+    const rows = Array.from(
+      { length: 300 },
+      (_, i) => `p${String(i).padStart(3, '0')},Person ${i},${20 + (i % 50)},"Paris, FR"`,
+    );
+    await writeFile(csv, ['_id,name,age,city', ...rows].join('\n'));
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/people`);
+    await page.getByRole('link', { name: 'Import and export' }).click();
+    await page.getByLabel('File to import').setInputFiles(csv);
+    expect(await page.getByLabel('File format').inputValue()).to.equal('csv');
+    // Record whether the progress bar showed while the file went up.
+    await page.evaluate(`window.__sawProgress = false;
+      new MutationObserver(() => { if (document.querySelector('progress')) window.__sawProgress = true; })
+        .observe(document.body, { childList: true, subtree: true });`);
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText('Imported 300, skipped 0, 0 with errors, of 300 records.').waitFor();
+    expect(await page.evaluate('window.__sawProgress')).to.equal(true);
+    await screenshot(page, 'transfer');
+    const stored = await api('GET', '/people/p007');
+    expect(stored.body).to.include({ name: 'Person 7', age: 27, city: 'Paris, FR', $version: 1 });
+    // The same file again: onConflict=fail refuses the whole import, and says so.
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText('conflict', { exact: true }).waitFor();
+    expect(await alert.textContent()).to.include('HTTP 409');
+    // Export the people aged 21 as CSV.
+    await page.getByLabel('Filter and sort (optional)').fill('filter[age]=21&sort=_id');
+    await page.getByLabel('Download as').selectOption('csv');
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download' }).click();
+    const file = await download;
+    expect(file.suggestedFilename()).to.match(/^people-.*\.csv$/);
+    const text = await readFile((await file.path()) as string, 'utf8');
+    const lines = text.trim().split(/\r?\n/);
+    expect(lines[0]?.startsWith('_id,name,age,city')).to.equal(true);
+    expect(lines.slice(1).map((line) => line.split(',')[0])).to.deep.equal([
+      'p001',
+      'p051',
+      'p101',
+      'p151',
+      'p201',
+      'p251',
+    ]);
+    expect(lines[1]).to.include('"Paris, FR"');
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Downloaded people-.*: 6 documents/ })
+      .waitFor();
+  });
+
   it('sets the project’s allowed browser origins', async () => {
     await page.goto(`${server.url}/dashboard/#/p/shop/settings`);
     await page.getByLabel('Only the origins listed below, for every key').check();
@@ -357,6 +411,7 @@ function unnamedControls(page: Page): Promise<string[]> {
       '#/p/shop/settings',
       '#/plan',
       '#/p/shop/test/c/products/webhooks',
+      '#/p/shop/test/c/products/transfer',
     ]) {
       await page.goto(`${server.url}/dashboard/${hash}`);
       await page.locator('h1').waitFor();

@@ -6,6 +6,7 @@ import { href } from '../lib/router.js';
 export const COLLECTION_SECTIONS = [
   { id: 'documents', label: 'Documents', path: [] },
   { id: 'webhooks', label: 'Webhooks', path: ['webhooks'] },
+  { id: 'transfer', label: 'Import and export', path: ['transfer'] },
 ];
 
 export function CollectionNav({ project, env, collection, current }) {

@@ -42,13 +42,33 @@ export async function api(method, path, options = {}) {
     init.body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     headers['Content-Type'] = options.contentType ?? 'application/json';
   }
-  let response;
-  try {
-    response = await fetch(path, init);
-  } catch (error) {
-    throw new ApiError(0, 'network_error', `Folio could not be reached (${error.message}).`);
+  return readResponse(await send(path, init), options);
+}
+
+/** Waits this long at most for a rate-limit window to pass before giving the 429 to the page. */
+const MAX_RETRY_WAIT_S = 3;
+const RATE_LIMIT_RETRIES = 2;
+
+/**
+ * fetch, waiting out short rate-limit refusals: Folio counts the dashboard's requests against the
+ * plan's per-second rate, and a page that loads several things at once may meet it. A 429 is
+ * refused before anything happens, so any method may be sent again after `Retry-After`.
+ */
+export async function send(path, init) {
+  for (let attempt = 0; ; attempt++) {
+    let response;
+    try {
+      response = await fetch(path, init);
+    } catch (error) {
+      if (init.signal?.aborted) throw error;
+      throw new ApiError(0, 'network_error', `Folio could not be reached (${error.message}).`);
+    }
+    const wait = Number(response.headers.get('Retry-After'));
+    if (response.status !== 429 || attempt >= RATE_LIMIT_RETRIES || !(wait > 0 && wait <= MAX_RETRY_WAIT_S)) {
+      return response;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
   }
-  return readResponse(response, options);
 }
 
 /** Turns a fetch Response into `{status, data, headers}`, or throws ApiError for 4xx/5xx. */

@@ -144,6 +144,37 @@ export const webhookWithSecretSchema = webhookSchema
   .extend({ secret: z.string().meta({ description: '`whsec_...`; shown only here.' }) })
   .meta({ id: 'WebhookWithSecret' });
 
+export const importResultSchema = z
+  .object({
+    imported: z.int(),
+    skipped: z.int(),
+    errors: z.array(
+      z.object({
+        index: z.int(),
+        line: z.int().optional(),
+        _id: z.string().optional(),
+        code: z.string(),
+        message: z.string(),
+      }),
+    ),
+    total: z.int().meta({ description: '`imported + skipped + errors.length`' }),
+  })
+  .meta({ id: 'ImportResult' });
+
+export const bulkResultSchema = z
+  .object({
+    results: z.array(
+      z.object({
+        status: z.int(),
+        _id: z.string().optional(),
+        ok: z.boolean(),
+        error: z.object({ code: z.string(), message: z.string() }).optional(),
+      }),
+    ),
+    summary: z.object({ total: z.int(), succeeded: z.int(), failed: z.int() }),
+  })
+  .meta({ id: 'BulkResult' });
+
 /** The headers every response to a request with a valid API key carries. */
 export const rateLimitHeaders = z.object({
   'X-RateLimit-Limit': z.int().meta({ description: 'Requests per window (the plan’s per-second rate).' }),
@@ -172,6 +203,7 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   ],
   [400, 'invalid_patch', 'a malformed JSON patch, or one that writes managed fields'],
   [400, 'invalid_header', 'a malformed `If-Match`'],
+  [400, 'missing_id', 'an imported record lacks its `idField` (an entry of the import’s `errors`)'],
   [400, 'bad_request', 'not valid HTTP/1.1 (request line, header or body framing); the connection closes'],
   [401, 'unauthorized', 'a missing, unknown or revoked API key or session (`WWW-Authenticate: Bearer`)'],
   [403, 'forbidden', 'a key used on another project, or another account’s resource'],
@@ -198,6 +230,7 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [429, 'rate_limited', 'over the key’s requests per second; `Retry-After` says when to retry'],
   [431, 'headers_too_large', 'request line and headers over 16 KiB; the connection closes'],
   [500, 'internal_error', 'a bug; the server log has the details under the request id'],
+  [503, 'import_interrupted', 'the store failed mid-import; `details.resumeAt` says where to resume'],
   [501, 'not_implemented', 'an HTTP method Folio has no route for'],
 ];
 

@@ -9,12 +9,15 @@ import { filterParamSchema } from '../../query/filterParams.js';
 import { listParamsSchema } from '../../query/listQuery.js';
 import { credentialsSchema, projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema } from '../../services/apiKeys.js';
+import { bulkEnvelopeSchema } from '../../services/bulk.js';
+import { importQuerySchema } from '../../services/imports/importRules.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
 import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
 import { planSchema, projectSchema as projectBodySchema } from '../routes/account.js';
 import {
   accountSchema,
   apiKeySchema,
+  bulkResultSchema,
   collection,
   countResponseSchema,
   deliverySchema,
@@ -25,6 +28,7 @@ import {
   errorCodesOf,
   errorSchema,
   etagHeader,
+  importResultSchema,
   keyWithSecretSchema,
   listResponseSchema,
   ns,
@@ -431,6 +435,62 @@ export const PATHS: ZodOpenApiPathsObject = {
         '200': { description: 'The webhook with its new secret', content: json(webhookWithSecretSchema) },
       },
       errors: [403, 404],
+    }),
+  },
+  '/{ns}/{collection}/_import': {
+    post: keyed({
+      tags: ['transfer'],
+      summary: 'Import documents from a JSON array, CSV (header row) or NDJSON body',
+      requestParams: { path: collectionPath, query: importQuerySchema },
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: z.array(documentBodySchema) },
+          'text/csv': { schema: z.string() },
+          'application/x-ndjson': { schema: z.string() },
+        },
+      },
+      ok: {
+        '200': {
+          description: 'What was imported, skipped and refused (per record)',
+          content: json(importResultSchema),
+          headers: z.object({ 'X-Import-Max-Documents': z.int(), 'X-Import-Max-Bytes': z.int() }),
+        },
+      },
+      errors: [400, 403, 409, 413, 415, 503],
+    }),
+  },
+  '/{ns}/{collection}/_export': {
+    get: keyed({
+      tags: ['transfer'],
+      summary:
+        'Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort',
+      requestParams: {
+        path: collectionPath,
+        query: z.object({ sort: listParamsSchema.shape.sort, filter: filterParamSchema }),
+      },
+      ok: {
+        '200': {
+          description: 'The documents; `Content-Disposition` names a file',
+          content: {
+            'application/json': { schema: z.array(documentSchema) },
+            'text/csv': { schema: z.string() },
+            'application/x-ndjson': { schema: z.string() },
+          },
+          headers: z.object({ 'Content-Disposition': z.string(), 'X-Total-Count': z.int() }),
+        },
+      },
+      errors: [400, 403, 406],
+    }),
+  },
+  '/{ns}/{collection}/_bulk': {
+    post: keyed({
+      tags: ['transfer'],
+      summary: 'Several document operations, each alone and in order',
+      requestParams: { path: collectionPath },
+      requestBody: { required: true, content: json(bulkEnvelopeSchema) },
+      ok: { '207': { description: 'One result per operation, in order', content: json(bulkResultSchema) } },
+      errors: [400, 403, 413, 415],
     }),
   },
 };

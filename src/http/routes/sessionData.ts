@@ -8,6 +8,7 @@ import { assertCollectionName } from '../../services/documentRules.js';
 import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
+import { registerTransferRoutes } from './transfer.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
 export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
@@ -17,8 +18,10 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
     assertCollectionName(collection);
     await next();
   });
-  // As on the keyed router: before the document routes, so `_webhooks` is never a document id.
+  // As on the keyed router: before the document routes, so `_webhooks`, `_import`... are never
+  // read as document ids.
   registerWebhookRoutes(router);
+  registerTransferRoutes(router);
   registerDocumentRoutes(router, maxDocumentBytes);
   return router;
 }

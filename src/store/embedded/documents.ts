@@ -3,7 +3,7 @@
  * the document rows, version rows (with pruning) and change-log rows; the change feed hears of
  * it only after it committed.
  */
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type {
   CollectionInfo,
   CommitResult,
@@ -24,14 +24,22 @@ import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
 import { projectStored } from './projection.js';
+import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { StatementCache } from './statementCache.js';
+
+/** A reader only waits while another connection recovers the WAL; as long as writers wait. */
+const READER_BUSY_TIMEOUT_MS = 5000;
+/** Rows a scan hands out between two turns of the event loop. */
+const SCAN_YIELD_EVERY = 256;
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
 export class EmbeddedDocuments implements DocumentRepository {
   readonly #log: ChangeLog;
   readonly #feed: EmbeddedChangeFeed;
+  /** The database file, for the scans' own read connections. */
+  readonly #file: string;
   /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
   readonly #queries: StatementCache;
 
@@ -55,6 +63,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
     this.#log = log;
     this.#feed = feed;
+    this.#file = db.name;
     this.#queries = new StatementCache(db, 256);
     this.#getBody = db.prepare(
       'SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?',
@@ -114,27 +123,30 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const where = compileFilter(query.filter);
-    const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
-    const sql =
-      `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
-      `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
-    // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
-    const limit = query.limit > 0 ? query.limit : -1;
-    const params: SqlParam[] = [
-      scopeKeyOf(scope),
-      collection,
-      ...where.params,
-      ...order.params,
-      limit,
-      query.skip,
-    ];
+    const { sql, params } = selectSql(scope, collection, query);
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
-    const projection = query.projection;
-    return rows.map((row) => {
-      const stored = JSON.parse(row.body) as JsonObject;
-      return fromStored(projection ? projectStored(stored, projection) : stored);
-    });
+    return rows.map((row) => readRow(row.body, query.projection));
+  }
+
+  async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
+    const { sql, params } = selectSql(scope, collection, query);
+    // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
+    // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
+    const reader = openReader(this.#file);
+    try {
+      const rows = reader.prepare<SqlParam[], { body: string }>(sql).iterate(...params);
+      let sinceYield = 0;
+      for (const row of rows) {
+        yield readRow(row.body, query.projection);
+        // A consumer that never awaits I/O would otherwise hold the event loop for the whole scan.
+        if (++sinceYield >= SCAN_YIELD_EVERY) {
+          sinceYield = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+    } finally {
+      reader.close();
+    }
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
@@ -219,4 +231,40 @@ export class EmbeddedDocuments implements DocumentRepository {
       (id) => this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null,
     );
   }
+}
+
+/** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
+function selectSql(
+  scope: DataScope,
+  collection: string,
+  query: FindQuery,
+): { sql: string; params: SqlParam[] } {
+  const where = compileFilter(query.filter);
+  const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
+  const sql =
+    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
+    `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
+  // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
+  const limit = query.limit > 0 ? query.limit : -1;
+  return {
+    sql,
+    params: [scopeKeyOf(scope), collection, ...where.params, ...order.params, limit, query.skip],
+  };
+}
+
+function readRow(body: string, projection: string[] | undefined): FolioDocument {
+  const stored = JSON.parse(body) as JsonObject;
+  return fromStored(projection ? projectStored(stored, projection) : stored);
+}
+
+/** A read-only connection to the same file, with the functions compiled queries call. */
+function openReader(file: string): Database.Database {
+  const reader = new Database(file, { readonly: true, fileMustExist: true, timeout: READER_BUSY_TIMEOUT_MS });
+  try {
+    registerQueryFunctions(reader);
+  } catch (error) {
+    reader.close();
+    throw error;
+  }
+  return reader;
 }

@@ -70,6 +70,19 @@ export function toDriverFind(query: FindQuery): { filter: Filter<Document>; opti
   return { filter: query.filter, options };
 }
 
+/** Documents a scan's cursor fetches per round trip: small enough to keep memory flat. */
+export const SCAN_BATCH_SIZE = 500;
+
+/**
+ * `toDriverFind` for a streamed scan: fetched in batches of SCAN_BATCH_SIZE, and a sort too large
+ * for memory may spill to disk (an export of a whole collection sorted on an unindexed field
+ * would otherwise hit the server's in-memory sort limit).
+ */
+export function toDriverScan(query: FindQuery): { filter: Filter<Document>; options: FindOptions } {
+  const { filter, options } = toDriverFind(query);
+  return { filter, options: { ...options, batchSize: SCAN_BATCH_SIZE, allowDiskUse: true } };
+}
+
 export class MongoDocuments implements DocumentRepository {
   constructor(
     private readonly client: MongoClient,
@@ -176,6 +189,18 @@ export class MongoDocuments implements DocumentRepository {
       return rows.map((row) => fromStored(row));
     } catch (error) {
       throw queryRejection(error) ?? error;
+    }
+  }
+
+  async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
+    const { filter, options } = toDriverScan(query);
+    const cursor = this.#queryable(scope, collection).find(filter, options);
+    try {
+      for await (const row of cursor) yield fromStored(row);
+    } catch (error) {
+      throw queryRejection(error) ?? error;
+    } finally {
+      await cursor.close();
     }
   }
 

@@ -1,0 +1,254 @@
+/**
+ * Import, export and bulk on the embedded store, against `folio serve` in its own process (so
+ * its memory is measured alone): import 25,000 documents as NDJSON and as CSV, export 250,000
+ * (wall time, time to first byte, peak RSS of the server above idle), a 100-operation bulk
+ * request, and the `folio` CLI importing a 100,000-row CSV on a Pro key (cut into parts).
+ *
+ * Run alone: `node --import tsx bench/transfer.ts`; `npm run bench` runs it after the query
+ * bench. BENCH_JSON=1 adds a machine-readable line.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
+
+const IMPORT_DOCS = 25_000;
+const EXPORT_DOCS = 250_000;
+const CLI_ROWS = 100_000;
+const BULK_OPS = 100;
+
+function serve(dataDir: string): Promise<FolioProcess> {
+  return serveFolio({ FOLIO_DATA_DIR: dataDir });
+}
+
+/** Resident memory of a process, from /proc: current and peak (high-water mark), in MiB. */
+function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+async function call(url: string, init: RequestInit & { headers?: Record<string, string> } = {}) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** An account on the Team plan with a project `bench`; returns a read-write key. */
+async function tenant(url: string, email: string, plan: 'pro' | 'team'): Promise<string> {
+  const json = { 'Content-Type': 'application/json' };
+  const { token } = await call(`${url}/api/auth/signup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
+  const session = { ...json, Authorization: `Bearer ${token}` };
+  await call(`${url}/api/account`, { method: 'PATCH', headers: session, body: JSON.stringify({ plan }) });
+  await call(`${url}/api/projects`, { method: 'POST', headers: session, body: '{"name":"bench"}' });
+  const { rawKey } = await call(`${url}/api/keys`, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ project: 'bench', name: 'bench', env: 'test', scope: 'read-write' }),
+  });
+  return rawKey;
+}
+
+function doc(i: number) {
+  return {
+    sku: `sku-${i}`,
+    n: i,
+    price: Math.round(((i * 7919) % 100_000) / 10) / 10,
+    name: `Product ${i}, "special" edition`,
+    tags: ['a', `t${i % 10}`],
+    address: { city: `city-${i % 200}`, zip: String(10000 + (i % 90000)) },
+    active: i % 2 === 0,
+  };
+}
+
+function ndjson(start: number, n: number): string {
+  let out = '';
+  for (let i = start; i < start + n; i++) out += `${JSON.stringify(doc(i))}\n`;
+  return out;
+}
+
+function csv(start: number, n: number): string {
+  const rows = ['sku,n,price,name,tags,address.city,address.zip,active'];
+  for (let i = start; i < start + n; i++) {
+    const d = doc(i);
+    rows.push(
+      [
+        d.sku,
+        d.n,
+        d.price,
+        `"${d.name.replace(/"/g, '""')}"`,
+        `"${JSON.stringify(d.tags).replace(/"/g, '""')}"`,
+        d.address.city,
+        `"""${d.address.zip}"""`,
+        d.active,
+      ].join(','),
+    );
+  }
+  return `${rows.join('\r\n')}\r\n`;
+}
+
+async function timedImport(url: string, key: string, collection: string, body: string, type: string) {
+  const t0 = performance.now();
+  const result = await call(`${url}/bench/${collection}/_import`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': type },
+    body,
+  });
+  const ms = performance.now() - t0;
+  if (result.imported !== result.total)
+    throw new Error(`import incomplete: ${JSON.stringify(result).slice(0, 300)}`);
+  return { ms, docsPerSecond: (result.imported / ms) * 1000, bytes: Buffer.byteLength(body) };
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'folio-bench-transfer-'));
+const out = process.stdout;
+const results: Record<string, unknown> = {};
+let server = await serve(dataDir);
+try {
+  const key = await tenant(server.url, 'bench-team@example.test', 'team');
+
+  // Import 25,000 documents, NDJSON then CSV.
+  const nd = await timedImport(
+    server.url,
+    key,
+    'imported_nd',
+    ndjson(0, IMPORT_DOCS),
+    'application/x-ndjson',
+  );
+  const cs = await timedImport(server.url, key, 'imported_csv', csv(0, IMPORT_DOCS), 'text/csv');
+  results.importNdjson = nd;
+  results.importCsv = cs;
+
+  // Seed 250,000 documents for the export (10 imports of 25,000).
+  const seedStart = performance.now();
+  for (let part = 0; part < EXPORT_DOCS / IMPORT_DOCS; part++) {
+    await timedImport(
+      server.url,
+      key,
+      'exported',
+      ndjson(part * IMPORT_DOCS, IMPORT_DOCS),
+      'application/x-ndjson',
+    );
+  }
+  results.seedMs = performance.now() - seedStart;
+
+  // Bulk: 100 operations (creates, replaces, patches, deletes) in one request.
+  const bulkTimes: number[] = [];
+  for (let round = 0; round < 7; round++) {
+    const operations = Array.from({ length: BULK_OPS }, (_, i) => {
+      const id = `b${round}-${i % 40}`;
+      if (i < 40) return { method: 'PUT', id, body: doc(i) };
+      if (i < 70) return { method: 'PATCH', id, body: { n: -i } };
+      if (i < 90) return { method: 'POST', body: doc(i) };
+      return { method: 'DELETE', id };
+    });
+    const t0 = performance.now();
+    const res = await call(`${server.url}/bench/bulk/_bulk`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ operations }),
+    });
+    if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
+    if (round >= 2) bulkTimes.push(performance.now() - t0);
+  }
+  bulkTimes.sort((a, b) => a - b);
+  results.bulk100Ms = {
+    median: bulkTimes[Math.floor(bulkTimes.length / 2)],
+    min: bulkTimes[0],
+    max: bulkTimes.at(-1),
+  };
+
+  // Export 250,000 from a freshly started server: peak RSS above idle is the export's own cost.
+  await stopFolio(server);
+  server = await serve(dataDir);
+  await call(`${server.url}/bench/exported?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+  const idle = memory(server.child.pid!);
+  for (const [format, type] of [
+    ['ndjson', 'application/x-ndjson'],
+    ['csv', 'text/csv'],
+    ['json', 'application/json'],
+  ] as const) {
+    let sampledPeak = 0;
+    const sampler = setInterval(() => {
+      sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);
+    }, 10);
+    const t0 = performance.now();
+    const res = await fetch(`${server.url}/bench/exported/_export`, {
+      headers: { Authorization: `Bearer ${key}`, Accept: type },
+    });
+    if (res.status !== 200 || !res.body) throw new Error(`export ${format}: ${res.status}`);
+    let firstByteMs = 0;
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      if (bytes === 0) firstByteMs = performance.now() - t0;
+      bytes += chunk.byteLength;
+    }
+    const ms = performance.now() - t0;
+    clearInterval(sampler);
+    const mem = memory(server.child.pid!);
+    results[`export_${format}`] = {
+      ms,
+      firstByteMs,
+      mib: bytes / 2 ** 20,
+      idleRssMiB: idle.rss,
+      peakRssMiB: Math.max(mem.peak, sampledPeak),
+      aboveIdleMiB: Math.max(mem.peak, sampledPeak) - idle.rss,
+    };
+  }
+
+  // The CLI: a 100,000-row CSV on a Pro key (5,000 documents per request).
+  const proKey = await tenant(server.url, 'bench-pro@example.test', 'pro');
+  const file = join(dataDir, 'big.csv');
+  await writeFile(file, csv(0, CLI_ROWS));
+  const t0 = performance.now();
+  const cli = spawn(process.execPath, ['bin/folio.js', 'import', file, '-c', 'cli_big'], {
+    env: { ...process.env, FOLIO_URL: server.url, FOLIO_API_KEY: proKey, FOLIO_PROJECT: 'bench' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let summary = '';
+  cli.stdout!.on('data', (c) => {
+    summary += String(c);
+  });
+  const [code] = await once(cli, 'exit');
+  if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
+  results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
+} finally {
+  await stopFolio(server).catch(() => {});
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+const r = results as Record<string, Record<string, number>>;
+out.write('\nFolio bench: import / export / bulk (embedded store, server in its own process)\n');
+for (const [name, key] of [
+  ['import 25,000 NDJSON', 'importNdjson'],
+  ['import 25,000 CSV', 'importCsv'],
+] as const) {
+  out.write(
+    `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s\n`,
+  );
+}
+out.write(`${'seed 250,000 (10 imports)'.padEnd(28)}${((results.seedMs as number) / 1000).toFixed(1)} s\n`);
+for (const format of ['ndjson', 'csv', 'json']) {
+  const e = r[`export_${format}`]!;
+  out.write(
+    `${`export 250,000 ${format}`.padEnd(28)}${(e.ms! / 1000).toFixed(2)} s   first byte ${e.firstByteMs!.toFixed(0)} ms   ` +
+      `${e.mib!.toFixed(0)} MiB   server RSS idle ${e.idleRssMiB!.toFixed(0)} MiB, peak ${e.peakRssMiB!.toFixed(0)} MiB (+${e.aboveIdleMiB!.toFixed(0)})\n`,
+  );
+}
+out.write(
+  `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})\n`,
+);
+const cliRun = r.cli100kCsvPro!;
+out.write(
+  `${'CLI: 100,000-row CSV, Pro'.padEnd(28)}${(cliRun.ms! / 1000).toFixed(1)} s   ${cliRun.requests} requests   imported ${cliRun.imported}\n`,
+);
+if (process.env.BENCH_JSON) out.write(`${JSON.stringify(results)}\n`);

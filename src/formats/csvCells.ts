@@ -1,0 +1,64 @@
+/**
+ * What one CSV cell means, both ways. The rules, in order (docs/import-export.md):
+ *
+ * - an empty cell: the field is absent;
+ * - `true` / `false` (any letter case): a boolean; `null`: null;
+ * - a JSON number (`-12`, `3.5`, `1e6`; not `007`, `+1`, `.5`, `0x1F`): a number, except an
+ *   integer written out in more digits than a double holds exactly (it stays text: ids, card
+ *   and phone numbers lose nothing);
+ * - `[...]` that is valid JSON: an array; `{}`: an empty object;
+ * - `"..."` that is a valid JSON string literal: that string;
+ * - anything else: the text itself.
+ *
+ * Export writes every value so that these rules read it back exactly: a string the rules would
+ * read as something else (`"42"`, `"true"`, `""`, `"[x]"` when it parses...) is written as a JSON
+ * string literal, which is how CSV keeps the string "42" apart from the number 42.
+ */
+import type { JsonValue } from '../store/port.js';
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const PLAIN_INTEGER = /^-?\d+$/;
+const BOOLEANS = new Map([
+  ['true', true],
+  ['false', false],
+]);
+
+/** The value a cell holds; undefined for an empty cell (the field is absent). */
+export function decodeCell(text: string): JsonValue | undefined {
+  if (text === '') return undefined;
+  const flag = BOOLEANS.get(text.toLowerCase());
+  if (flag !== undefined) return flag;
+  if (text === 'null') return null;
+  if (JSON_NUMBER.test(text)) {
+    const n = Number(text);
+    const exact = Number.isFinite(n) && !(PLAIN_INTEGER.test(text) && !Number.isSafeInteger(n));
+    return exact ? n : text;
+  }
+  if (text === '{}') return {};
+  const first = text[0];
+  if (first === '[' || first === '"') {
+    const parsed = parseJson(text);
+    if (first === '[' ? Array.isArray(parsed) : typeof parsed === 'string') return parsed as JsonValue;
+  }
+  return text;
+}
+
+/** The cell text for a leaf value (anything but a non-empty object); '' for an absent field. */
+export function encodeCell(value: JsonValue | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return decodeCell(value) === value ? value : JSON.stringify(value);
+  if (typeof value === 'number') {
+    // Large integers in exponent form: written out in digits they would read back as text.
+    return Number.isInteger(value) && !Number.isSafeInteger(value) ? value.toExponential() : String(value);
+  }
+  return JSON.stringify(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON after all (or nested beyond what the parser takes): the cell is text.
+    return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Documents → export text, streamed: each writer turns an async sequence of documents into
+ * text chunks of about CHUNK_CHARS, so a response is sent while the cursor is still being read
+ * and memory holds one chunk.
+ */
+import Papa from 'papaparse';
+import type { JsonObject } from '../store/port.js';
+import { documentToRow } from './csvDocument.js';
+import type { TransferFormat } from './formats.js';
+
+const CHUNK_CHARS = 64 * 1024;
+/** CSV rows handed to papaparse at once. */
+const CSV_ROWS_PER_CALL = 256;
+
+/** RFC 4180 line ending; papaparse quotes any cell holding a comma, a quote or a line break. */
+const CSV_NEWLINE = '\r\n';
+
+async function* chunked(pieces: AsyncIterable<string>): AsyncGenerator<string> {
+  let buffer = '';
+  for await (const piece of pieces) {
+    buffer += piece;
+    if (buffer.length >= CHUNK_CHARS) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  if (buffer !== '') yield buffer;
+}
+
+async function* jsonArray(docs: AsyncIterable<JsonObject>): AsyncGenerator<string> {
+  let first = true;
+  yield '[';
+  for await (const doc of docs) {
+    yield `${first ? '\n' : ',\n'}${JSON.stringify(doc)}`;
+    first = false;
+  }
+  yield first ? ']\n' : '\n]\n';
+}
+
+async function* ndjson(docs: AsyncIterable<JsonObject>): AsyncGenerator<string> {
+  for await (const doc of docs) yield `${JSON.stringify(doc)}\n`;
+}
+
+function csvLines(rows: string[][]): string {
+  return `${Papa.unparse(rows, { newline: CSV_NEWLINE, header: false })}${CSV_NEWLINE}`;
+}
+
+async function* csv(docs: AsyncIterable<JsonObject>, columns: readonly string[]): AsyncGenerator<string> {
+  yield csvLines([[...columns]]);
+  let rows: string[][] = [];
+  for await (const doc of docs) {
+    rows.push(documentToRow(columns, doc));
+    if (rows.length >= CSV_ROWS_PER_CALL) {
+      yield csvLines(rows);
+      rows = [];
+    }
+  }
+  if (rows.length > 0) yield csvLines(rows);
+}
+
+/**
+ * The export text of `docs` in `format`, in chunks. CSV needs its columns up front (the union
+ * over all documents, see csvDocument.ts); JSON and NDJSON start with the first document.
+ */
+export function writeDocuments(
+  format: TransferFormat,
+  docs: AsyncIterable<JsonObject>,
+  columns: readonly string[] = [],
+): AsyncGenerator<string> {
+  if (format === 'csv') return chunked(csv(docs, columns));
+  return chunked(format === 'json' ? jsonArray(docs) : ndjson(docs));
+}

@@ -1,0 +1,105 @@
+/**
+ * `POST /{ns}/{collection}/_bulk`: several document operations in one request. Not atomic as a
+ * whole: each operation runs alone, in request order, through the same service call as its
+ * single-operation endpoint (so the same status, version record and event), and a failure is
+ * reported in its result without stopping the others.
+ */
+import { z } from 'zod';
+import { AppError, badRequest, planLimitExceeded } from '../errors.js';
+import type { JsonObject } from '../store/port.js';
+import type { KeyContext } from './context.js';
+import { assertBodyIdMatches, isJsonObject } from './documentRules.js';
+import type { DocumentService } from './documents.js';
+
+const operationSchema = z.strictObject({
+  method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
+  id: z.string().optional(),
+  body: z.unknown().optional(),
+});
+export const bulkEnvelopeSchema = z.strictObject({ operations: z.array(operationSchema).min(1) });
+
+export type BulkOperation = z.infer<typeof operationSchema>;
+
+export type BulkItem =
+  | { status: number; _id: string; ok: true }
+  | { status: number; ok: false; _id?: string; error: { code: string; message: string } };
+
+export interface BulkResult {
+  results: BulkItem[];
+  summary: { total: number; succeeded: number; failed: number };
+}
+
+/** The envelope, or 400 naming the first problem (`operations.3.method: ...`). */
+export function parseBulkEnvelope(body: unknown): BulkOperation[] {
+  const parsed = bulkEnvelopeSchema.safeParse(body);
+  if (parsed.success) return parsed.data.operations;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join('.') ?? '';
+  throw badRequest(
+    `Bulk body must be {"operations":[{"method","id"?,"body"?},...]}: ${field ? `${field}: ` : ''}${issue?.message ?? 'invalid'}.`,
+    field ? { field } : undefined,
+  );
+}
+
+type Outcome = { status: number; id: string };
+
+export class BulkService {
+  constructor(private readonly documents: DocumentService) {}
+
+  async run(ctx: KeyContext, collection: string, body: unknown): Promise<BulkResult> {
+    const operations = parseBulkEnvelope(body);
+    const max = ctx.limits.maxBulkOperations;
+    if (operations.length > max) throw planLimitExceeded('bulkOperations', max, ctx.plan);
+    const results: BulkItem[] = [];
+    for (const operation of operations) results.push(await this.#one(ctx, collection, operation));
+    const succeeded = results.filter((r) => r.ok).length;
+    return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded } };
+  }
+
+  async #one(ctx: KeyContext, collection: string, op: BulkOperation): Promise<BulkItem> {
+    try {
+      const { status, id } = await this.#apply(ctx, collection, op);
+      return { status, _id: id, ok: true };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return {
+        status: error.status,
+        ok: false,
+        ...(op.id === undefined ? {} : { _id: op.id }),
+        error: { code: error.code, message: error.message },
+      };
+    }
+  }
+
+  /** The same calls and statuses as POST, PUT, PATCH (merge patch) and DELETE on their own. */
+  async #apply(ctx: KeyContext, collection: string, op: BulkOperation): Promise<Outcome> {
+    const { documents } = this;
+    if (op.method === 'POST') {
+      const doc = await documents.create(ctx, collection, withId(op.body, op.id));
+      return { status: 201, id: doc._id };
+    }
+    if (op.id === undefined) throw badRequest(`${op.method} needs the id of the document.`, { field: 'id' });
+    switch (op.method) {
+      case 'PUT': {
+        const { created } = await documents.replace(ctx, collection, op.id, op.body);
+        return { status: created ? 201 : 200, id: op.id };
+      }
+      case 'PATCH':
+        await documents.patch(ctx, collection, op.id, 'merge', op.body);
+        return { status: 200, id: op.id };
+      case 'DELETE':
+        if (op.body !== undefined) throw badRequest('DELETE takes no body.', { field: 'body' });
+        await documents.delete(ctx, collection, op.id);
+        return { status: 204, id: op.id };
+    }
+  }
+}
+
+/** A POST's `id` is its document's `_id`; one in the body too must agree. */
+function withId(body: unknown, id: string | undefined): unknown {
+  if (id === undefined || !isJsonObject(body)) return body;
+  assertBodyIdMatches(body._id, id);
+  const copy: JsonObject = { ...body };
+  copy._id = id;
+  return copy;
+}

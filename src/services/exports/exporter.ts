@@ -1,0 +1,140 @@
+/**
+ * `GET /{ns}/{collection}/_export`: the documents matching the listing's filters, in its sort
+ * order, streamed from a store cursor (`DocumentRepository.scan`). The plan's maximum is checked
+ * against the number that match before anything is sent: over it is a 403 saying how many
+ * match, never a silently cut file.
+ */
+import { Readable } from 'node:stream';
+import { AppError, invalidQuery } from '../../errors.js';
+import { flattenDocument, MAX_CSV_COLUMNS } from '../../formats/csvDocument.js';
+import { fileExtension, MEDIA_TYPES, type TransferFormat } from '../../formats/formats.js';
+import { writeDocuments } from '../../formats/writers.js';
+import { isFilterParam, type RawQuery } from '../../query/filterParams.js';
+import { checkPlanQueryLimits, parseListQuery } from '../../query/listQuery.js';
+import { type FindQuery, type FolioDocument, QueryRejectedError, type Store } from '../../store/port.js';
+import type { KeyContext } from '../context.js';
+
+export interface ExportResponse {
+  body: Readable;
+  contentType: string;
+  filename: string;
+  /** How many documents match: what the body holds. */
+  count: number;
+}
+
+/** The metadata columns, after the user's, in a CSV export. */
+const META_COLUMNS = ['$createdAt', '$updatedAt', '$version'];
+
+/** The export would be cut by the race described in `export()`: the stream fails instead. */
+export class ExportOverflow extends Error {
+  constructor(max: number) {
+    super(`more than ${max} documents matched while exporting`);
+    this.name = 'ExportOverflow';
+  }
+}
+
+export function exportTooLarge(matched: number, max: number, plan: string): AppError {
+  return new AppError(
+    403,
+    'plan_limit_exceeded',
+    `${matched} documents match; the ${plan} plan exports at most ${max} per request. ` +
+      'Narrow the export with filters (for example on $createdAt) and export the parts.',
+    { limit: 'exportDocuments', max, plan, matched },
+  );
+}
+
+export class ExportService {
+  constructor(private readonly store: Store) {}
+
+  async export(
+    ctx: KeyContext,
+    collection: string,
+    format: TransferFormat,
+    raw: RawQuery,
+  ): Promise<ExportResponse> {
+    try {
+      return await this.#export(ctx, collection, format, raw);
+    } catch (error) {
+      if (error instanceof QueryRejectedError) throw invalidQuery(error.param, error.message);
+      throw error;
+    }
+  }
+
+  async #export(
+    ctx: KeyContext,
+    collection: string,
+    format: TransferFormat,
+    raw: RawQuery,
+  ): Promise<ExportResponse> {
+    for (const key of Object.keys(raw)) {
+      if (key !== 'sort' && !isFilterParam(key)) {
+        throw invalidQuery(key, 'unknown parameter; an export takes filter[...] and sort');
+      }
+    }
+    const parsed = parseListQuery(raw);
+    checkPlanQueryLimits(
+      parsed,
+      { maxFilters: ctx.limits.maxFilters, maxLimit: Number.POSITIVE_INFINITY, maxOffset: 0 },
+      ctx.plan,
+    );
+    const max = ctx.limits.maxExportDocuments;
+    const count = await this.store.documents.count(ctx.scope, collection, parsed.filter);
+    if (count > max) throw exportTooLarge(count, max, ctx.plan);
+    // A document written between the count and the scan could take the export past the plan.
+    // Reading one more than allowed notices it, and the stream then fails (the client sees a
+    // broken transfer) rather than ending as if complete.
+    const query: FindQuery = { filter: parsed.filter, sort: parsed.sort, skip: 0, limit: max + 1 };
+    const columns = format === 'csv' ? await this.#columns(ctx, collection, query) : [];
+    const scan = await startScan(this.store.documents.scan(ctx.scope, collection, query), max);
+    const body = Readable.from(writeDocuments(format, scan.docs, columns), { objectMode: false });
+    // However the response ends (done, client gone, error), the cursor is released.
+    body.once('close', () => void scan.close());
+    return {
+      body,
+      contentType: `${MEDIA_TYPES[format]}; charset=utf-8`,
+      filename: `${collection}-${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}${fileExtension(format)}`,
+      count,
+    };
+  }
+
+  /** CSV's header: `_id`, the union of the documents' columns in first-seen order, metadata. */
+  async #columns(ctx: KeyContext, collection: string, query: FindQuery): Promise<string[]> {
+    const user = new Set<string>();
+    for await (const doc of this.store.documents.scan(ctx.scope, collection, query)) {
+      for (const [name] of flattenDocument(doc)) {
+        if (name === '_id' || META_COLUMNS.includes(name) || user.has(name)) continue;
+        user.add(name);
+        if (user.size > MAX_CSV_COLUMNS) {
+          throw new AppError(
+            406,
+            'not_acceptable',
+            `These documents have more than ${MAX_CSV_COLUMNS} distinct fields, too many for CSV; export JSON or NDJSON.`,
+            { accepted: [MEDIA_TYPES.json, MEDIA_TYPES.ndjson] },
+          );
+        }
+      }
+    }
+    return ['_id', ...user, ...META_COLUMNS];
+  }
+}
+
+/**
+ * Take the first step of the scan now, so a query the store refuses is a 400 before any byte
+ * is sent; then hand out that document and the rest, failing past `max`.
+ */
+async function startScan(
+  scan: AsyncIterable<FolioDocument>,
+  max: number,
+): Promise<{ docs: AsyncIterable<FolioDocument>; close: () => Promise<unknown> }> {
+  const iterator = scan[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  async function* all(): AsyncGenerator<FolioDocument> {
+    let step = first;
+    for (let n = 1; !step.done; n++) {
+      if (n > max) throw new ExportOverflow(max);
+      yield step.value;
+      step = await iterator.next();
+    }
+  }
+  return { docs: all(), close: async () => iterator.return?.() };
+}

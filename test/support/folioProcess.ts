@@ -1,0 +1,45 @@
+/**
+ * `folio serve` in a process of its own, for suites that must kill or restart the server and
+ * for benchmarks that measure its memory alone.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+export interface FolioProcess {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Start it with `env` on a free port; resolves with its URL once it listens. */
+export function serveFolio(env: Record<string, string>): Promise<FolioProcess> {
+  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      FOLIO_LOG_LEVEL: 'silent',
+      FOLIO_BOOTSTRAP: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // Keep reading its output to the end: a closed pipe would kill it on its next write.
+  let output = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += String(chunk);
+      const url = /listening on (\S+)/.exec(output)?.[1];
+      if (url) resolve({ child, url });
+    });
+    child.once('exit', () => reject(new Error(`folio serve exited: ${output}`)));
+  });
+}
+
+/** Stop it with `signal` (SIGKILL: as a crash would) and wait for it to be gone. */
+export async function stopFolio(server: FolioProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  const { child } = server;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  await exited;
+}

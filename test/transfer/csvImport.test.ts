@@ -1,0 +1,163 @@
+/**
+ * CSV through the import endpoint: our own edge cases, then every case of the public
+ * csv-spectrum suite (an npm dev dependency), read under Folio's documented cell rules.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { expect } from 'chai';
+import type { Json } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+import { CSV, transferClient, userPart } from './client.js';
+
+let collectionCounter = 0;
+const fresh = () => `csv${++collectionCounter}`;
+
+/**
+ * How the documented rules read a cell, written independently of the code under test: empty is
+ * absent, true/false are booleans, JSON integers and decimals without leading zeros are numbers.
+ */
+function expectedCell(text: string): unknown {
+  if (text === '') return undefined;
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) {
+    return Number(text);
+  }
+  return text;
+}
+
+function expectedDoc(row: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const cell = expectedCell(value);
+    if (cell !== undefined) out[key] = cell;
+  }
+  return out;
+}
+
+const spectrumDir = dirname(createRequire(import.meta.url).resolve('csv-spectrum/package.json'));
+/** Its fixture disagrees with its own CSV (a different phone number), and is not an array. */
+const SPECTRUM_BROKEN = new Set(['location_coordinates']);
+
+forEachStore('CSV import', (ctx) => {
+  const api = () => transferClient(ctx);
+  const importCsv = async (body: string | Buffer) => {
+    const collection = fresh();
+    const res = await fetch(`${ctx.server.url}/${ctx.tenant.project}/${collection}/_import`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ctx.tenant.key}`, 'Content-Type': CSV },
+      body,
+    });
+    const result: Json = await res.json();
+    expect(res.status, JSON.stringify(result)).to.equal(200);
+    const docs = (await api().all(collection)).map(userPart).map(({ _id, ...rest }: { _id: string }) => rest);
+    return { result, docs };
+  };
+
+  it('quoted commas, line breaks and doubled quotes survive; CRLF ends rows', async () => {
+    const { docs, result } = await importCsv(
+      'name,note\r\n"Doe, John","line one\r\nline two"\r\nplain,"she said ""hi"""\r\n',
+    );
+    expect(result.total).to.equal(2);
+    expect(docs).to.deep.equal([
+      { name: 'Doe, John', note: 'line one\r\nline two' },
+      { name: 'plain', note: 'she said "hi"' },
+    ]);
+  });
+
+  it('a UTF-8 BOM is not part of the first column name; UTF-8 text is kept', async () => {
+    const { docs } = await importCsv(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('city,word\nZürich,日本語 ✓\n')]),
+    );
+    expect(docs).to.deep.equal([{ city: 'Zürich', word: '日本語 ✓' }]);
+  });
+
+  it('an empty file and a header alone import nothing', async () => {
+    expect((await importCsv('')).result).to.deep.equal({ imported: 0, skipped: 0, errors: [], total: 0 });
+    expect((await importCsv('a,b\r\n')).result).to.deep.equal({
+      imported: 0,
+      skipped: 0,
+      errors: [],
+      total: 0,
+    });
+  });
+
+  it('ragged rows: missing cells leave fields out; extra cells are the row error, with its line', async () => {
+    const { result, docs } = await importCsv('a,b,c\n1\n2,3,4,5\n6,7,8,\n\n"x\ny",9\n');
+    expect(result.total).to.equal(4);
+    expect(result.errors).to.have.length(1);
+    expect(result.errors[0]).to.include({ index: 1, line: 3, code: 'invalid_row' });
+    expect(docs).to.deep.equal([{ a: 1 }, { a: 6, b: 7, c: 8 }, { a: 'x\ny', b: 9 }]);
+  });
+
+  it('numbers and booleans are coerced; leading zeros, big integers and other text stay strings', async () => {
+    const { docs } = await importCsv(
+      'i,f,e,neg,t,F,n,zip,big,plus,hex,space,arr,obj,str,quoted\n' +
+        '42,3.5,1e3,-7,true,FALSE,null,08123,12345678901234567890,+1,0x1F, 5,"[1,""a""]",{},"[not json","""42"""\n',
+    );
+    expect(docs).to.deep.equal([
+      {
+        i: 42,
+        f: 3.5,
+        e: 1000,
+        neg: -7,
+        t: true,
+        F: false,
+        n: null,
+        zip: '08123',
+        big: '12345678901234567890',
+        plus: '+1',
+        hex: '0x1F',
+        space: ' 5',
+        arr: [1, 'a'],
+        obj: {},
+        str: '[not json',
+        quoted: '42',
+      },
+    ]);
+  });
+
+  it('dot-notation headers rebuild nested objects; a value and an object at one path is the row error', async () => {
+    const { docs, result } = await importCsv(
+      'name,address.city,address.geo.lat,constructor.x\nAda,Paris,48.8,1\nBob,,,\nEve,Rome,,\n',
+    );
+    expect(result.errors).to.deep.equal([]);
+    expect(docs).to.deep.equal([
+      { name: 'Ada', address: { city: 'Paris', geo: { lat: 48.8 } }, constructor: { x: 1 } },
+      { name: 'Bob' },
+      { name: 'Eve', address: { city: 'Rome' } },
+    ]);
+    const clash = await importCsv('a,a.b\n1,2\n3,\n');
+    expect(clash.result.errors[0]).to.include({ index: 0, code: 'invalid_row' });
+    expect(clash.docs).to.deep.equal([{ a: 3 }]);
+  });
+
+  it('a header with an empty or repeated column name is refused whole (400)', async () => {
+    for (const header of ['a,,b', 'a,a', 'a..b', '.a']) {
+      const res = await api().importRaw(fresh(), `${header}\n1,2,3\n`, CSV);
+      expect(res.status, header).to.equal(400);
+    }
+  });
+
+  describe('csv-spectrum', () => {
+    const names = readdirSync(join(spectrumDir, 'csvs'))
+      .map((file) => file.replace(/\.csv$/, ''))
+      .filter((name) => !SPECTRUM_BROKEN.has(name));
+
+    it('has the cases we expect to run', () => {
+      expect(names.length).to.be.greaterThanOrEqual(11);
+    });
+
+    for (const name of names) {
+      it(`imports ${name}.csv as its fixture says, under Folio's cell rules`, async () => {
+        const csv = readFileSync(join(spectrumDir, 'csvs', `${name}.csv`));
+        const rows = JSON.parse(readFileSync(join(spectrumDir, 'json', `${name}.json`), 'utf8')) as Array<
+          Record<string, string>
+        >;
+        const { docs, result } = await importCsv(csv);
+        expect(result.errors).to.deep.equal([]);
+        expect(docs).to.deep.equal(rows.map(expectedDoc));
+      });
+    }
+  });
+});
