@@ -90,6 +90,30 @@ forEachStore(
       expect(live.body.webhooks).to.deep.equal([]);
     });
 
+    it('imports and exports through the session, into the environment it names', async () => {
+      const { session, key, project } = ctx.tenant;
+      const imported = await ctx.server.request('POST', data('test', '/people/_import'), {
+        session,
+        rawBody: '_id,name,age\nada,Ada,36\ngrace,Grace,45\n',
+        contentType: 'text/csv',
+      });
+      expect(imported.status).to.equal(200);
+      expect(imported.body).to.include({ imported: 2, skipped: 0, total: 2 });
+      expect((await ctx.server.request('GET', `/${project}/people/ada`, { key })).body.age).to.equal(36);
+      // fetch itself: the helper would read NDJSON as one JSON text.
+      const exported = await fetch(`${ctx.server.url}${data('test', '/people/_export?sort=-age')}`, {
+        headers: { Authorization: `Bearer ${session}`, Accept: 'application/x-ndjson' },
+      });
+      expect(exported.status).to.equal(200);
+      const names = (await exported.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).name);
+      expect(names).to.deep.equal(['Grace', 'Ada']);
+      const live = await ctx.server.request('GET', data('live', '/people/_export'), { session });
+      expect(JSON.parse(live.text)).to.deep.equal([]);
+    });
+
     it('with the cookie, writes need X-CSRF-Token (403 csrf_failed, nothing written) and reads do not', async () => {
       const email = `data-cookie-${Date.now()}@example.test`;
       const signup = await ctx.server.request('POST', '/api/auth/signup', {
