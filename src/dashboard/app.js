@@ -2,7 +2,7 @@
  * The Folio dashboard: a page of ES modules (preact + htm, no build step) served by Folio at
  * /dashboard. It talks to Folio's session-authenticated /api routes with the session cookie.
  */
-import { render } from 'preact';
+import { Fragment, render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/layout.js';
 import { onSessionLost, session, setCsrfToken } from './lib/api.js';
@@ -21,7 +21,10 @@ import { ProjectsPage } from './pages/projects.js';
 import { TransferPage } from './pages/transfer.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 
-/** Which page a signed-in route shows. */
+/**
+ * Which page a signed-in route shows. Each path gets a fresh page (keyed by path), so a form
+ * never starts with the state of the page before.
+ */
 function pageFor(route) {
   const [top, project, third, c, collection, sixth, id] = route.segments;
   const n = route.segments.length;
@@ -93,7 +96,9 @@ function App() {
   const context = { account, setAccount, notify };
   const shown = notice.path === route.path ? notice.text : '';
   return html`<${SessionContext.Provider} value=${context}>
-    <${Layout} route=${route} notice=${shown} onLogout=${logout}>${pageFor(route)}<//>
+    <${Layout} route=${route} notice=${shown} onLogout=${logout}>
+      <${Fragment} key=${route.path}>${pageFor(route)}<//>
+    <//>
   <//>`;
 }
 

@@ -56,7 +56,7 @@ function unnamedControls(page: Page): Promise<string[]> {
     browser = await openBrowser();
     page = browser.page;
     // A missing element fails its step in seconds, not at mocha's timeout.
-    page.setDefaultTimeout(5_000);
+    page.setDefaultTimeout(10_000);
     page.on('dialog', (dialog) => void dialog.accept());
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });

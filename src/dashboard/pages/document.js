@@ -14,8 +14,8 @@ import { href, navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
 
 function Editor({ doc, path, onSaved, onDeleted }) {
+  // Keyed by the document's version: a saved or restored version gives a fresh editor.
   const [text, setText] = useState(() => pretty(userFields(doc)));
-  useOnChange(doc, (next) => setText(pretty(userFields(next))));
   const [run, { busy, error, setError }] = useAction();
   const ifMatch = { 'If-Match': `"${doc.$version}"` };
 
@@ -211,7 +211,7 @@ export function DocumentPage({ project, env, collection, id }) {
     ${
       doc
         ? html`<div class="document">
-            <${Editor} doc=${doc} path=${path}
+            <${Editor} key=${doc.$version} doc=${doc} path=${path}
               onSaved=${(saved) => {
                 setDoc(saved);
                 notify(`Saved: version ${saved.$version}.`);

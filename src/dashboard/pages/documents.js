@@ -5,7 +5,7 @@ import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatNumber, formatTime, pretty, preview, userFields } from '../lib/format.js';
-import { useAction, useLoad, useOnChange } from '../lib/hooks.js';
+import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import {
   formFromQuery,
@@ -43,8 +43,8 @@ function FilterRow({ row, index, onChange, onRemove }) {
 }
 
 function QueryForm({ query, onApply }) {
+  // Keyed by its query: a new query (back, a link) gives a new form.
   const [form, setForm] = useState(() => formFromQuery(query));
-  useOnChange(query, (next) => setForm(formFromQuery(next)));
   const setRow = (index, row) =>
     setForm((f) => ({ ...f, rows: f.rows.map((r, i) => (i === index ? row : r)) }));
   const removeRow = (index) => setForm((f) => ({ ...f, rows: f.rows.filter((_, i) => i !== index) }));
@@ -132,7 +132,7 @@ export function DocumentsPage({ project, env, collection, query }) {
 
   return html`<${Page} title=${`${collection} · ${project} (${env})`}>
     <${CollectionNav} project=${project} env=${env} collection=${collection} current="documents" />
-    <${QueryForm} query=${query} onApply=${(q) => navigate(here(q))} />
+    <${QueryForm} key=${queryText} query=${query} onApply=${(q) => navigate(here(q))} />
     <${NewDocument} project=${project} env=${env} collection=${collection}
       onCreated=${(doc) => {
         navigate(href('p', project, env, 'c', collection, 'd', doc._id));
