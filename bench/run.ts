@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: query latency on a 100,000-document collection of the embedded store, each
- * query next to a plain `GET /{id}` measured in the same run, over real HTTP.
+ * query next to a plain `GET /{id}` measured in the same run, over real HTTP; then the change
+ * streams' latency and memory (bench/streams.ts).
  *
  * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (200 per query), BENCH_JSON=1 for a
  * machine-readable line at the end.
@@ -9,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { isoNow, newId } from '../src/ids.js';
 import type { DocumentWrite } from '../src/store/port.js';
 import { startTestServer } from '../test/support/server.js';
+import { runStreamBench } from './streams.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -139,3 +141,5 @@ const { runWebhookBench } = await import('./webhooks.js');
 await runWebhookBench();
 // Import, export and bulk: a server process of its own (bench/transfer.ts).
 await import('./transfer.js');
+// Change streams: their own server and load-generator process (bench/streams.ts).
+await runStreamBench();

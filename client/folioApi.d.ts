@@ -561,7 +561,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -685,7 +685,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -769,7 +769,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -914,7 +914,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1009,7 +1009,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1172,7 +1172,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1243,7 +1243,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1342,7 +1342,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1440,7 +1440,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1556,7 +1556,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1625,7 +1625,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1726,7 +1726,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1823,7 +1823,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1901,7 +1901,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2018,7 +2018,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2100,7 +2100,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2182,7 +2182,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2316,7 +2316,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2329,7 +2329,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `import_interrupted` */
+        /** @description `shutting_down`, `import_interrupted` */
         503: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2436,7 +2436,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4952,7 +4952,128 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_stream": {
+    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+          events?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        header: {
+          Accept: "text/event-stream";
+          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          "Last-Event-ID"?: string;
+        };
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "text/event-stream": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `resync_required` */
+        410: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */

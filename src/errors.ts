@@ -80,3 +80,21 @@ export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', 'Rate limit exceeded; retry after the window resets.', undefined, {
     'Retry-After': String(retryAfterSeconds),
   });
+
+export const tooManyStreams = (max: number) =>
+  new AppError(429, 'too_many_streams', `This API key already has ${max} open streams; close one first.`, {
+    max,
+  });
+
+/** A stream cannot resume from the client's Last-Event-ID: it must re-read, then stream afresh. */
+export const resyncRequired = (reason: 'expired' | 'unknown' | 'invalidated') =>
+  new AppError(
+    410,
+    'resync_required',
+    reason === 'expired'
+      ? 'Last-Event-ID is older than the retained history; re-read the collection, then open a new stream without Last-Event-ID.'
+      : reason === 'invalidated'
+        ? 'The collection was dropped or renamed since Last-Event-ID; re-read it, then open a new stream without Last-Event-ID.'
+        : 'Last-Event-ID is not an event id of this stream; re-read the collection, then open a new stream without Last-Event-ID.',
+    { reason },
+  );

@@ -74,9 +74,11 @@ export async function startServer(
       bootstrap,
       close() {
         closing ??= (async () => {
-          // Stop accepting, let in-flight requests finish, then release the store.
+          // Stop accepting, let in-flight requests finish, then release the store. Open change
+          // streams never finish by themselves: they get a final event and end now.
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
           server.closeIdleConnections();
+          await services.streams.shutdown();
           await closed;
           await stopBackground();
           await opened.stop();

@@ -37,7 +37,16 @@ export const configSchema = z.strictObject({
   auth: z.strictObject({ signup: z.enum(['open', 'closed']), sessionTtlHours: positiveInt }),
   documents: z.strictObject({ maxBytes: positiveInt }),
   events: z.strictObject({ retentionMs: positiveInt }),
-  streams: z.strictObject({ heartbeatMs: positiveInt, maxPerKey: positiveInt }),
+  streams: z.strictObject({
+    heartbeatMs: positiveInt,
+    maxPerKey: positiveInt,
+    /** The `retry:` hint: how long an SSE client waits before reconnecting. */
+    retryMs: positiveInt,
+    /** Undelivered events one stream may hold before it is closed as too slow. */
+    bufferLimit: positiveInt,
+    /** How often open streams re-check their key (revoked, rotated) and plan. */
+    keyCheckMs: positiveInt,
+  }),
   webhooks: z.strictObject({
     allowPrivateTargets: z.boolean(),
     backoffBaseMs: positiveInt,

@@ -23,6 +23,7 @@ import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
+import { registerStreamRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
@@ -41,7 +42,9 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
     const store = services.store.kind;
     try {
       await services.store.ping();
-      ctx.body = { status: 'ok', store };
+      // Change streams: open in this instance, over how many change sources (0 or 1).
+      const streams = { open: services.streams.openCount, changeSources: services.store.changes.sourceCount };
+      ctx.body = { status: 'ok', store, streams };
     } catch {
       ctx.status = 503;
       ctx.body = { status: 'unavailable', store };
@@ -66,6 +69,8 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
   registerTransferRoutes(data);
+  // Before the document routes: `_stream` must not be read as a document id.
+  registerStreamRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

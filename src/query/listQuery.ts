@@ -1,5 +1,5 @@
 /**
- * `GET /{ns}/{collection}` query parameters → a validated, store-ready query (SPEC "Listing and
+ * `GET /{ns}/{collection}` query parameters → a validated, store-ready query ("Listing and
  * querying"). Syntax errors are 400 `invalid_query` naming the parameter; quantities over the
  * plan are 403 `plan_limit_exceeded`, checked separately because they depend on the caller.
  */

@@ -13,6 +13,7 @@ import { ImportService } from './imports/importer.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { SessionAccessService } from './sessionAccess.js';
+import { StreamService } from './streams/index.js';
 import { VersionService } from './versions.js';
 import { DeliveryService } from './webhooks/deliveries.js';
 import { WebhookService } from './webhooks/registrations.js';
@@ -37,6 +38,7 @@ export interface Services {
   imports: ImportService;
   exports: ExportService;
   bulk: BulkService;
+  streams: StreamService;
 }
 
 export function createServices(
@@ -68,5 +70,6 @@ export function createServices(
     imports: new ImportService(store, config),
     exports: new ExportService(store),
     bulk: new BulkService(documents),
+    streams: new StreamService(store, config),
   };
 }

@@ -10,6 +10,7 @@ import { invalidQuery, notFound } from '../errors.js';
 import type { AccountRecord, ApiKeyRecord, Env, ProjectRecord } from '../store/port.js';
 import type { AccountService } from './accounts.js';
 import type { KeyContext } from './context.js';
+import { hashToken } from './secrets.js';
 
 /** Id prefix of dashboard keys (never an issued key's `key_`). */
 export const DASHBOARD_KEY_PREFIX = 'dashboard:';
@@ -18,8 +19,21 @@ function isEnv(raw: unknown): raw is Env {
   return raw === 'live' || raw === 'test';
 }
 
-/** The account's dashboard key for one project environment. */
-export function dashboardKey(account: AccountRecord, project: ProjectRecord, env: Env): ApiKeyRecord {
+/** Whether a caller's key is a session's dashboard key rather than an issued API key. */
+export function isDashboardKey(key: ApiKeyRecord): boolean {
+  return key.id.startsWith(DASHBOARD_KEY_PREFIX);
+}
+
+/**
+ * The account's dashboard key for one project environment. Its `keyHash` is the session's token
+ * hash, so what outlives the request (an open change stream) can check the session still exists.
+ */
+export function dashboardKey(
+  account: AccountRecord,
+  project: ProjectRecord,
+  env: Env,
+  sessionToken: string,
+): ApiKeyRecord {
   return {
     id: `${DASHBOARD_KEY_PREFIX}${account.id}`,
     projectId: project.id,
@@ -28,7 +42,7 @@ export function dashboardKey(account: AccountRecord, project: ProjectRecord, env
     scope: 'read-write',
     config: {},
     status: 'active',
-    keyHash: '',
+    keyHash: hashToken(sessionToken),
     hint: `${DASHBOARD_KEY_PREFIX}${account.email}`,
     createdAt: account.createdAt,
     lastUsedAt: null,
@@ -47,22 +61,42 @@ export class SessionAccessService {
    * The caller context for the account's project `name` in `env` (path segments: an unknown
    * environment or another account's project is 404, as an unknown path).
    */
-  async byProjectName(account: AccountRecord, name: string, env: string): Promise<KeyContext> {
+  async byProjectName(
+    account: AccountRecord,
+    sessionToken: string,
+    name: string,
+    env: string,
+  ): Promise<KeyContext> {
     if (!isEnv(env)) throw notFound('Environment (live or test)');
-    return this.contextFor(account, await this.accounts.ownProjectByName(account, name), env);
+    return this.contextFor(account, sessionToken, await this.accounts.ownProjectByName(account, name), env);
   }
 
   /** The same, for a project id and an `env` query parameter (403 for another account's project). */
-  async byProjectId(account: AccountRecord, projectId: string, env: unknown): Promise<KeyContext> {
+  async byProjectId(
+    account: AccountRecord,
+    sessionToken: string,
+    projectId: string,
+    env: unknown,
+  ): Promise<KeyContext> {
     if (!isEnv(env)) throw invalidQuery('env', 'must be live or test');
-    return this.contextFor(account, await this.accounts.ownProjectById(account, projectId), env);
+    return this.contextFor(
+      account,
+      sessionToken,
+      await this.accounts.ownProjectById(account, projectId),
+      env,
+    );
   }
 
-  private contextFor(account: AccountRecord, project: ProjectRecord, env: Env): KeyContext {
+  private contextFor(
+    account: AccountRecord,
+    sessionToken: string,
+    project: ProjectRecord,
+    env: Env,
+  ): KeyContext {
     return {
       account,
       project,
-      key: dashboardKey(account, project, env),
+      key: dashboardKey(account, project, env, sessionToken),
       plan: account.plan,
       limits: this.config.plans[account.plan],
       scope: { projectId: project.id, env },

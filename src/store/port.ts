@@ -338,6 +338,23 @@ export interface CounterRepository {
   hit(key: string, windowMs: number, nowMs: number): Promise<{ count: number; resetAtMs: number }>;
 }
 
+/**
+ * Leases on concurrent-stream slots, per holder (an API key id). Each open stream holds one slot;
+ * a slot not renewed within its time to live is free again, so a crashed instance's streams stop
+ * counting. The embedded store (one process) may keep them in memory.
+ */
+export interface StreamSlotRepository {
+  /**
+   * Take a slot for `slotId` if the holder has fewer than `max` live ones. Atomic: any number of
+   * processes sharing the store never hand out more than `max`. False when all are taken.
+   */
+  acquire(holder: string, slotId: string, max: number, ttlMs: number): Promise<boolean>;
+  /** Extend a held slot to `ttlMs` from now; false when it is no longer held (expired). */
+  renew(holder: string, slotId: string, ttlMs: number): Promise<boolean>;
+  /** Free the slot at once. Idempotent. */
+  release(holder: string, slotId: string): Promise<void>;
+}
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   readonly documents: DocumentRepository;
@@ -347,6 +364,7 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
   readonly consumers: FeedConsumerRepository;
+  readonly streamSlots: StreamSlotRepository;
   /**
    * Agenda's backend on this store's own connection, for background jobs. A job saved with
    * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,

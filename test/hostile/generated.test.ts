@@ -154,6 +154,8 @@ const versionText = fc.oneof(
 interface HostileRequest {
   method: string;
   path: string;
+  /** A stream (change stream, export): only the status and headers are read on success. */
+  stream?: boolean;
   rawBody?: string;
   contentType?: string;
   headers?: Record<string, string>;
@@ -230,6 +232,77 @@ const anyHostileRequest: fc.Arbitrary<HostileRequest> = fc.oneof(
       contentType: JSON_TYPE,
       headers: { [name]: value.replace(/[^\x20-\x7e]/g, '') },
     })),
+  // Import: hostile names and values as JSON, NDJSON and CSV, with odd options.
+  fc
+    .tuple(
+      fc.constantFrom('application/json', 'application/x-ndjson', 'text/csv'),
+      fc.array(hostileObjectText, { maxLength: 4 }),
+      fc.array(fieldName, { maxLength: 4 }),
+      fc.constantFrom(
+        '',
+        '?onConflict=skip',
+        '?onConflict=overwrite',
+        '?onConflict=nope',
+        '?idField=__proto__',
+        '?idField=constructor',
+      ),
+    )
+    .map(([type, objects, headers, query]) => ({
+      method: 'POST',
+      path: `/imported/_import${query}`,
+      contentType: type,
+      rawBody:
+        type === 'application/json'
+          ? `[${objects.join(',')}]`
+          : type === 'application/x-ndjson'
+            ? objects.join('\n')
+            : [
+                headers.map((h) => JSON.stringify(h)).join(','),
+                ...objects.map((o) => JSON.stringify(o)),
+              ].join('\r\n'),
+    })),
+  // Export: the listing's hostile filters and sorts, in every format.
+  fc
+    .tuple(listQuery, fc.constantFrom('application/json', 'text/csv', 'application/x-ndjson', 'image/png'))
+    .map(([q, accept]) => ({
+      method: 'GET',
+      path: `/notes/_export?${q}`,
+      stream: true,
+      headers: { Accept: accept },
+    })),
+  // Bulk: operations with hostile ids, methods and bodies.
+  fc
+    .array(
+      fc.tuple(
+        fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'constructor'),
+        documentId,
+        hostileObjectText,
+      ),
+      { maxLength: 5 },
+    )
+    .map((ops) => ({
+      method: 'POST',
+      path: '/notes/_bulk',
+      contentType: JSON_TYPE,
+      rawBody: `{"operations":[${ops.map(([m, id, body]) => `{"method":${JSON.stringify(m)},"id":${JSON.stringify(id)},"body":${body}}`).join(',')}]}`,
+    })),
+  // Webhooks: hostile registrations and ids.
+  fc.tuple(hostileObjectText, documentId).map(([body, id]) => ({
+    method: 'POST',
+    path: id === 'known' ? '/notes/_webhooks' : `/notes/_webhooks/${pct(id)}/test`,
+    rawBody: body,
+    contentType: JSON_TYPE,
+  })),
+  // Change stream: refused before it opens (no Accept) or with hostile filters and ids.
+  fc.tuple(listQuery, queryValue, fc.boolean()).map(([q, lastId, accept]) => ({
+    method: 'GET',
+    path: `/notes/_stream?${q}`,
+    stream: true,
+    headers: {
+      ...(accept ? { Accept: 'text/event-stream' } : {}),
+      'Last-Event-ID': lastId.replace(/[^\x20-\x7e]/g, ''),
+    },
+  })),
 );
 
 /** Counterexamples print short: a request can carry a megabyte of body. */
@@ -239,6 +312,21 @@ const hostileRequest = anyHostileRequest.map((r) =>
       `${r.method} ${r.path.slice(0, 300)}${r.path.length > 300 ? '…' : ''} ${r.contentType ?? ''} ${(r.rawBody ?? '').slice(0, 300)}`,
   }),
 );
+
+/** A streamed answer (SSE, export) is dropped as soon as its headers arrived; errors are read whole. */
+async function openStream(url: string, key: string, headers: Record<string, string>): Promise<ApiResponse> {
+  const abort = new AbortController();
+  const res = await fetch(url, {
+    headers: { ...headers, Authorization: `Bearer ${key}` },
+    signal: abort.signal,
+  });
+  if (res.status === 200) {
+    abort.abort();
+    return { status: 200, headers: res.headers, body: null, text: '' };
+  }
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+}
 
 forEachStore(
   'generated hostile requests',
@@ -265,8 +353,9 @@ forEachStore(
 
     it(`answers ${RUNS} generated hostile requests below 500 with JSON errors, and keeps serving`, async () => {
       const statuses = new Map<number, number>();
-      const send = (r: HostileRequest): Promise<ApiResponse> => {
+      const send = async (r: HostileRequest): Promise<ApiResponse> => {
         const path = r.path.startsWith('@') ? r.path.slice(1) : `/${ctx.tenant.project}${r.path}`;
+        if (r.stream) return openStream(`${ctx.server.url}${path}`, ctx.tenant.key, r.headers ?? {});
         const useSession = r.path.startsWith('@');
         return ctx.server.request(r.method, path, {
           ...(useSession ? { session: ctx.tenant.session } : { key: ctx.tenant.key }),

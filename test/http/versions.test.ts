@@ -159,3 +159,22 @@ forEachStore(
   },
   { plan: 'team' },
 );
+
+forEachStore(
+  'version history on the Team plan',
+  (ctx) => {
+    const req = client(ctx);
+
+    it('keeps exactly the newest 100 versions', async () => {
+      const id = (await req('POST', '/t100', { body: { n: 0 } })).body._id;
+      for (let n = 1; n <= 101; n++) await req('PUT', `/t100/${id}`, { body: { n } });
+      const versions = (await req('GET', `/t100/${id}/versions`)).body.versions;
+      expect(versions.map((v: { version: number }) => v.version)).to.deep.equal(
+        Array.from({ length: 100 }, (_, i) => 102 - i),
+      );
+      expect((await req('GET', `/t100/${id}/versions/2`)).status).to.equal(404);
+      expect((await req('GET', `/t100/${id}/versions/3`)).body.n).to.equal(2);
+    });
+  },
+  { plan: 'team' },
+);

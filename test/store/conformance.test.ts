@@ -1039,6 +1039,37 @@ for (const factory of factories) {
       });
     });
 
+    describe('stream slots', () => {
+      it('hands out at most max slots per holder, frees one at once on release, idempotently', async () => {
+        const holder = newId('key');
+        const slots = store.streamSlots;
+        for (let i = 0; i < 3; i++) expect(await slots.acquire(holder, `s${i}`, 3, 60_000)).to.equal(true);
+        expect(await slots.acquire(holder, 's3', 3, 60_000)).to.equal(false);
+        // Another holder has its own slots.
+        expect(await slots.acquire(newId('key'), 's3', 3, 60_000)).to.equal(true);
+        await slots.release(holder, 's1');
+        await slots.release(holder, 's1');
+        expect(await slots.acquire(holder, 's3', 3, 60_000)).to.equal(true);
+        expect(await slots.acquire(holder, 's4', 3, 60_000)).to.equal(false);
+      });
+
+      it('renews a held slot and reports one that is gone', async () => {
+        const holder = newId('key');
+        expect(await store.streamSlots.acquire(holder, 'a', 1, 60_000)).to.equal(true);
+        expect(await store.streamSlots.renew(holder, 'a', 60_000)).to.equal(true);
+        await store.streamSlots.release(holder, 'a');
+        expect(await store.streamSlots.renew(holder, 'a', 60_000)).to.equal(false);
+      });
+
+      it('never hands out more than max to concurrent takers', async () => {
+        const holder = newId('key');
+        const taken = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => store.streamSlots.acquire(holder, `s${i}`, 5, 60_000)),
+        );
+        expect(taken.filter(Boolean)).to.have.length(5);
+      });
+    });
+
     describe('counters', () => {
       it('counts hits in a window that opens at the first hit and lasts windowMs', async () => {
         const key = `rate:${newId('key')}`;

@@ -173,6 +173,15 @@ for (const factory of await mongoStoreFactories()) {
       }
     });
 
+    it('frees a stream slot whose lease was not renewed in time (a crashed instance)', async () => {
+      const holder = newId('key');
+      expect(await store.streamSlots.acquire(holder, 'crashed', 1, 300)).to.equal(true);
+      expect(await store.streamSlots.acquire(holder, 'next', 1, 60_000)).to.equal(false);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await store.streamSlots.renew(holder, 'crashed', 60_000)).to.equal(false);
+      expect(await store.streamSlots.acquire(holder, 'next', 1, 60_000)).to.equal(true);
+    });
+
     it('ends subscribers with invalidated when their collection is dropped', async () => {
       const scope = newScope();
       const reader = new ChangeReader(store.changes.watch(scope, 'doomed'));

@@ -73,6 +73,12 @@ import {
 } from '../../src/store/mongodb/serverErrors.js';
 import { classifyStreamError, isTransient, reopenDelayMs } from '../../src/store/mongodb/streamErrors.js';
 import {
+  acquireSlotFilter,
+  acquireSlotUpdate,
+  renewSlotFilter,
+  renewSlotUpdate,
+} from '../../src/store/mongodb/streamSlots.js';
+import {
   fromAccountDoc,
   fromKeyDoc,
   fromProjectDoc,
@@ -237,6 +243,7 @@ describe('MongoDB store: index definitions', () => {
       webhookDeliveries: [{ key: { webhookId: 1, createdAt: -1, _id: -1 }, name: 'webhookId_newest' }],
       feedConsumers: [],
       settings: [],
+      streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
     });
     expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
   });
@@ -1037,6 +1044,56 @@ describe('MongoDB store: rate-limit counter update', () => {
     const { expiresAt } = hit([], 'k', 5000, 1_700_000_000_000);
     expect(expiresAt).to.be.instanceOf(Date);
     expect(expiresAt.getTime()).to.be.at.least(before + 5000 + COUNTER_TTL_GRACE_MS);
+  });
+});
+
+describe('MongoDB store: stream slot leases', () => {
+  /** updateOne with upsert, per mingo: a missing holder starts as `{_id}`; a full one collides. */
+  function acquire(docs: Document[], holder: string, slotId: string, max: number, ttlMs = 60_000): boolean {
+    const exists = docs.some((d) => d._id === holder);
+    const filter = acquireSlotFilter(holder, slotId, max) as Document;
+    if (exists && !new Query(filter).test(docs.find((d) => d._id === holder)!)) return false; // E11000
+    if (!exists) docs.push({ _id: holder });
+    updateOne(docs, { _id: holder }, acquireSlotUpdate(slotId, ttlMs) as PipelineStage[]);
+    return true;
+  }
+  const live = (docs: Document[], holder: string) =>
+    (docs.find((d) => d._id === holder)!.slots as Array<{ id: string; expiresAt: Date }>).map((s) => s.id);
+
+  it('hands out at most max live leases per holder, and the same slot twice without counting it twice', () => {
+    const docs: Document[] = [];
+    for (let i = 0; i < 3; i++) expect(acquire(docs, 'key_a', `s${i}`, 3), `s${i}`).to.equal(true);
+    expect(acquire(docs, 'key_a', 's3', 3)).to.equal(false);
+    expect(acquire(docs, 'key_a', 's1', 3)).to.equal(true);
+    expect(live(docs, 'key_a')).to.have.members(['s0', 's1', 's2']);
+    expect(acquire(docs, 'key_b', 's0', 3)).to.equal(true);
+  });
+
+  it('does not count expired leases (a crashed instance’s streams), and drops them on the next take', () => {
+    const docs: Document[] = [];
+    acquire(docs, 'key_a', 'old1', 2);
+    acquire(docs, 'key_a', 'old2', 2);
+    for (const slot of docs[0]!.slots as Array<{ expiresAt: Date }>)
+      slot.expiresAt = new Date(Date.now() - 1);
+    expect(acquire(docs, 'key_a', 'new', 2)).to.equal(true);
+    expect(live(docs, 'key_a')).to.deep.equal(['new']);
+    const expiresAt = docs[0]!.expiresAt as Date;
+    expect(expiresAt.getTime()).to.be.greaterThan(Date.now() + 50_000);
+  });
+
+  it('renews a live lease only, pushing its expiry and the document’s', () => {
+    const docs: Document[] = [];
+    acquire(docs, 'key_a', 's1', 2, 1000);
+    acquire(docs, 'key_a', 's2', 2, 1000);
+    expect(new Query(renewSlotFilter('key_a', 's1') as Document).test(docs[0]!)).to.equal(true);
+    updateOne(docs, { _id: 'key_a' }, renewSlotUpdate('s1', 60_000) as PipelineStage[]);
+    const slots = docs[0]!.slots as Array<{ id: string; expiresAt: Date }>;
+    expect(slots.find((s) => s.id === 's1')!.expiresAt.getTime()).to.be.greaterThan(Date.now() + 50_000);
+    expect(slots.find((s) => s.id === 's2')!.expiresAt.getTime()).to.be.lessThan(Date.now() + 2000);
+    expect((docs[0]!.expiresAt as Date).getTime()).to.be.greaterThan(Date.now() + 50_000);
+    slots.find((s) => s.id === 's2')!.expiresAt = new Date(Date.now() - 1);
+    expect(new Query(renewSlotFilter('key_a', 's2') as Document).test(docs[0]!)).to.equal(false);
+    expect(new Query(renewSlotFilter('key_a', 'unknown') as Document).test(docs[0]!)).to.equal(false);
   });
 });
 

@@ -14,7 +14,12 @@ export function sessionDataAuth() {
   return async (ns: string, ctx: Ctx, next: () => Promise<unknown>): Promise<void> => {
     await session(ctx, async () => {
       const { sessionAccess, rateLimiter } = ctx.services;
-      const key = await sessionAccess.byProjectName(accountOf(ctx), ns, param(ctx, 'env'));
+      const key = await sessionAccess.byProjectName(
+        accountOf(ctx),
+        ctx.state.sessionToken as string,
+        ns,
+        param(ctx, 'env'),
+      );
       ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
       ctx.state.key = key;
       await next();

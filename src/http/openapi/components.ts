@@ -224,12 +224,23 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [409, 'patch_failed', 'a JSON patch that cannot apply (failed `test`, missing path)'],
   [409, 'write_conflict', 'a document changing too fast to write; retry'],
   [408, 'request_timeout', 'headers or body did not arrive in time; the connection closes'],
+  [
+    410,
+    'resync_required',
+    'a `Last-Event-ID` that is unknown, malformed or older than the retained events: read the current state, then open a new stream without it',
+  ],
   [412, 'version_mismatch', '`If-Match` is not the current version'],
   [413, 'payload_too_large', 'a body or resulting document over the size limit'],
   [415, 'unsupported_media_type', 'a Content-Type or Content-Encoding the route does not take'],
   [429, 'rate_limited', 'over the key’s requests per second; `Retry-After` says when to retry'],
+  [429, 'too_many_streams', 'the key already has its maximum of open change streams'],
   [431, 'headers_too_large', 'request line and headers over 16 KiB; the connection closes'],
   [500, 'internal_error', 'a bug; the server log has the details under the request id'],
+  [
+    503,
+    'shutting_down',
+    'the server is stopping and opens no new change stream; reconnect (to another instance)',
+  ],
   [503, 'import_interrupted', 'the store failed mid-import; `details.resumeAt` says where to resume'],
   [501, 'not_implemented', 'an HTTP method Folio has no route for'],
 ];

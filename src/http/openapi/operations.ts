@@ -12,6 +12,7 @@ import { createKeySchema } from '../../services/apiKeys.js';
 import { bulkEnvelopeSchema } from '../../services/bulk.js';
 import { importQuerySchema } from '../../services/imports/importRules.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
+import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
 import { planSchema, projectSchema as projectBodySchema } from '../routes/account.js';
 import {
@@ -491,6 +492,31 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestBody: { required: true, content: json(bulkEnvelopeSchema) },
       ok: { '207': { description: 'One result per operation, in order', content: json(bulkResultSchema) } },
       errors: [400, 403, 413, 415],
+    }),
+  },
+  '/{ns}/{collection}/_stream': {
+    get: keyed({
+      tags: ['streams'],
+      summary: 'The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID',
+      requestParams: {
+        path: collectionPath,
+        query: z.object({ events: streamEventsParamSchema, filter: filterParamSchema }),
+        header: z.object({
+          Accept: z.literal('text/event-stream'),
+          'Last-Event-ID': z
+            .string()
+            .optional()
+            .meta({ description: 'Resume after this event (`evt_...`); events are kept 5 minutes.' }),
+        }),
+      },
+      ok: {
+        '200': {
+          description:
+            'An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events',
+          content: { 'text/event-stream': { schema: z.string() } },
+        },
+      },
+      errors: [400, 403, 406, 410],
     }),
   },
 };

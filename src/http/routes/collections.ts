@@ -6,6 +6,7 @@ export function registerCollectionRoutes(router: FolioRouter): void {
   router.get('/api/projects/:projectId/collections', sessionAuth(), async (ctx) => {
     const key = await ctx.services.sessionAccess.byProjectId(
       accountOf(ctx),
+      ctx.state.sessionToken as string,
       param(ctx, 'projectId'),
       ctx.query.env,
     );

@@ -18,6 +18,7 @@ import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
+import { EmbeddedStreamSlots } from './streamSlots.js';
 import { EmbeddedWebhooks } from './webhooks.js';
 
 export interface EmbeddedStoreOptions {
@@ -53,6 +54,7 @@ interface Parts {
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
   readonly counters = new EmbeddedCounters();
+  readonly streamSlots = new EmbeddedStreamSlots();
   #parts: Parts | null = null;
   #closed = false;
 

@@ -25,6 +25,7 @@ import {
   systemDbName,
 } from './naming.js';
 import { assertServerUsable, type Topology } from './serverCheck.js';
+import { MongoStreamSlots } from './streamSlots.js';
 import { MongoWebhooks } from './webhooks.js';
 
 export interface MongoStoreOptions {
@@ -59,6 +60,7 @@ class MongoStoreImpl implements MongoStore {
   readonly webhooks: MongoWebhooks;
   readonly deliveries: MongoDeliveries;
   readonly consumers: MongoFeedConsumers;
+  readonly streamSlots: MongoStreamSlots;
   topology: Topology | null = null;
 
   readonly #system: Db;
@@ -86,6 +88,7 @@ class MongoStoreImpl implements MongoStore {
     this.webhooks = new MongoWebhooks(this.client, this.#system);
     this.deliveries = new MongoDeliveries(this.#system);
     this.consumers = new MongoFeedConsumers(this.#system);
+    this.streamSlots = new MongoStreamSlots(this.#system);
   }
 
   init(): Promise<void> {

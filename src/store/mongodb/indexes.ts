@@ -30,6 +30,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   webhookDeliveries: [{ key: { webhookId: 1, createdAt: -1, _id: -1 }, name: 'webhookId_newest' }],
   feedConsumers: [],
   settings: [],
+  // Stream-slot leases: a holder's document goes once its last lease expired (see streamSlots.ts).
+  streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

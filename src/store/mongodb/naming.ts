@@ -5,8 +5,9 @@
  * - in it, one MongoDB collection per Folio collection, under the same name;
  * - beside each, its version history in `_folio.versions.<collection>`: Folio collection names
  *   start with a letter or digit and never contain a dot, so no Folio collection can take it;
- * - accounts, projects, keys, sessions, rate-limit counters and Agenda's jobs in `<prefix>_system`;
- *   webhooks, their deliveries, feed consumers (lease and position) and settings there too.
+ * - accounts, projects, keys, sessions, rate-limit counters, stream slots and Agenda's jobs in
+ *   `<prefix>_system`; webhooks, their deliveries, feed consumers (lease and position) and
+ *   settings there too.
  *
  * MongoDB database names are at most 63 bytes, may not contain `/\. "$*<>:|?`, and two names
  * that differ only in case cannot coexist. Every name built here respects that.
@@ -38,6 +39,7 @@ export const SYSTEM_COLLECTIONS = {
   webhookDeliveries: 'webhookDeliveries',
   feedConsumers: 'feedConsumers',
   settings: 'settings',
+  streamSlots: 'streamSlots',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;

@@ -1,0 +1,229 @@
+/**
+ * One open SSE stream: reads its change subscription, keeps the events the client asked for,
+ * and writes them with the socket's backpressure. A client that does not read fills its
+ * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
+ * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { matchesFilter } from '../../query/documentMatcher.js';
+import type {
+  ChangeEvent,
+  ChangeFeedEnd,
+  ChangeSubscription,
+  ChangeType,
+  StoredFilter,
+} from '../../store/port.js';
+import { toStored } from '../../store/storedForm.js';
+import {
+  controlFrame,
+  documentFrame,
+  eventId,
+  HEARTBEAT_FRAME,
+  RESET_EVENT_ID,
+  retryFrame,
+} from './sseFrames.js';
+
+/** Why Folio closed a stream (besides the feed ending it). */
+export type CloseReason =
+  | 'client_closed'
+  | 'shutdown'
+  | 'key_revoked'
+  | 'session_ended'
+  | 'plan_changed'
+  | 'slot_lost';
+
+export interface EventStreamOptions {
+  subscription: ChangeSubscription;
+  /** The project name, as in the URL. */
+  project: string;
+  types: ReadonlySet<ChangeType>;
+  filter: StoredFilter;
+  heartbeatMs: number;
+  retryMs: number;
+  bufferLimit: number;
+  /** Runs at every heartbeat (the slot lease); resolving false closes the stream. */
+  onHeartbeat(): Promise<boolean>;
+  /** Runs once, when the stream is over for any reason. */
+  onClosed(stream: EventStream): void;
+}
+
+const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
+  shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
+  key_revoked: 'The API key was revoked or rotated.',
+  session_ended: 'The dashboard session ended (logged out or expired).',
+  plan_changed: 'Change streams are no longer part of this account’s plan.',
+  slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
+};
+
+/** Longest wait for a closing stream's final bytes to reach a client before the socket is cut. */
+const FORCE_CLOSE_MS = 5000;
+
+export class EventStream {
+  /** The HTTP response the frames go to (set by `start`). */
+  #body: Writable | null = null;
+  #closed = false;
+  #draining = false;
+  #timer: NodeJS.Timeout | null = null;
+  /** The last event skipped by the type or field filter since the last id the client got. */
+  #skipped: string | null = null;
+  readonly #filtered: boolean;
+
+  constructor(private readonly options: EventStreamOptions) {
+    this.#filtered = Object.keys(options.filter).length > 0;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  private get body(): Writable {
+    if (!this.#body) throw new Error('EventStream: start() first');
+    return this.#body;
+  }
+
+  /** Write the stream to `body` (the HTTP response, headers set) until it closes. */
+  start(body: Writable): void {
+    this.#body = body;
+    body.once('close', () => this.close('client_closed'));
+    // A write to a connection that just broke reports an error; the close above handles it.
+    body.on('error', () => this.close('client_closed'));
+    if (body.destroyed || body.writableEnded) {
+      // The client left while the subscription was being established.
+      this.close('client_closed');
+      return;
+    }
+    this.body.write(retryFrame(this.options.retryMs));
+    this.#timer = setInterval(() => void this.#heartbeat(), this.options.heartbeatMs);
+    this.#timer.unref();
+    void this.#pump();
+  }
+
+  /** Close with a final `stream.closed` event (none for a client that left). Idempotent. */
+  close(reason: CloseReason): void {
+    if (this.#closed) return;
+    if (reason === 'client_closed' || !this.#body) {
+      this.#finish();
+      this.body.destroy();
+      return;
+    }
+    this.body.write(controlFrame('stream.closed', { reason, message: CLOSE_MESSAGES[reason] }));
+    this.#finish();
+  }
+
+  /**
+   * Resolves once the final bytes were handed on (or the client is gone), waiting at most
+   * `maxMs`; a client still not reading by then is cut off.
+   */
+  async drained(maxMs: number): Promise<void> {
+    if (!this.#body || this.body.writableFinished || this.body.destroyed) return;
+    const done = new AbortController();
+    const timer = setTimeout(() => done.abort(), maxMs);
+    await Promise.race([
+      once(this.body, 'finish', { signal: done.signal }),
+      once(this.body, 'close', { signal: done.signal }),
+    ]).catch(() => {});
+    clearTimeout(timer);
+    done.abort();
+    if (!this.body.writableFinished) this.body.destroy();
+  }
+
+  async #pump(): Promise<void> {
+    const { subscription, project } = this.options;
+    for await (const event of subscription) {
+      if (this.#closed) return;
+      if (!this.#wanted(event)) {
+        this.#skipped = event.token;
+        continue;
+      }
+      this.#skipped = null;
+      if (!this.body.write(documentFrame(event, project))) await this.#drain();
+    }
+    // The feed ended it (close() already finished it otherwise).
+    if (this.#closed) return;
+    this.#endedBy(subscription.endedBy);
+  }
+
+  #wanted(event: ChangeEvent): boolean {
+    if (!this.options.types.has(event.type)) return false;
+    return !this.#filtered || matchesFilter(toStored(event.document), this.options.filter);
+  }
+
+  #endedBy(reason: ChangeFeedEnd | null): void {
+    switch (reason) {
+      case 'overflow':
+        this.body.write(
+          controlFrame('stream.closed', {
+            reason: 'overflow',
+            message: `This client fell more than ${this.options.bufferLimit} events behind; reconnect with Last-Event-ID to resume.`,
+          }),
+        );
+        break;
+      case 'history_lost':
+      case 'invalidated':
+      case 'invalid_token':
+        this.body.write(
+          controlFrame(
+            'stream.reset',
+            {
+              reason:
+                reason === 'history_lost' ? 'expired' : reason === 'invalidated' ? 'invalidated' : 'unknown',
+              message: 'Events were lost for this stream: re-read the collection, then open a new stream.',
+            },
+            RESET_EVENT_ID,
+          ),
+        );
+        break;
+      default:
+        // store_closed (the server is stopping), or null (never: a subscription ends with a reason).
+        this.body.write(
+          controlFrame('stream.closed', { reason: 'shutdown', message: CLOSE_MESSAGES.shutdown }),
+        );
+    }
+    this.#finish();
+  }
+
+  async #heartbeat(): Promise<void> {
+    if (this.#closed) return;
+    const { endedBy } = this.options.subscription;
+    if (this.#draining && endedBy) {
+      // Ended (overflow) while the client reads nothing at all: tell it, and let go.
+      this.#endedBy(endedBy);
+      return;
+    }
+    // Events skipped by the filters still move the client's resume point, so a reconnect after a
+    // long quiet spell does not start from an id that has since expired.
+    const skipped = this.#skipped;
+    this.#skipped = null;
+    this.body.write(skipped ? controlFrame('stream.checkpoint', {}, eventId(skipped)) : HEARTBEAT_FRAME);
+    if (!(await this.options.onHeartbeat())) this.close('slot_lost');
+  }
+
+  /** Wait until the socket takes more, or the stream closes. */
+  async #drain(): Promise<void> {
+    if (this.#closed) return;
+    this.#draining = true;
+    // One signal for both waits, so the listener of the one that did not fire goes too.
+    const done = new AbortController();
+    const { signal } = done;
+    await Promise.race([once(this.body, 'drain', { signal }), once(this.body, 'close', { signal })]).catch(
+      () => {},
+    );
+    done.abort();
+    this.#draining = false;
+  }
+
+  #finish(): void {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    this.options.subscription.close();
+    this.options.onClosed(this);
+    if (!this.#body) return;
+    this.body.end();
+    // A client that reads nothing never takes the final bytes: cut it off after a grace period.
+    const force = setTimeout(() => this.body.destroy(), FORCE_CLOSE_MS);
+    force.unref();
+    this.body.once('close', () => clearTimeout(force));
+  }
+}

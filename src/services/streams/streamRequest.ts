@@ -1,0 +1,56 @@
+/**
+ * `GET /{ns}/{collection}/_stream` parameters: `events=created,updated,deleted`, the listing's
+ * `filter[...]` language (same validation and limits), and the `Last-Event-ID` header. Anything
+ * else is refused, so a typo never silently widens a stream.
+ */
+import { z } from 'zod';
+import { invalidQuery } from '../../errors.js';
+import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from '../../query/filterParams.js';
+import type { ChangeType, StoredFilter } from '../../store/port.js';
+
+export const CHANGE_TYPES: readonly ChangeType[] = ['created', 'updated', 'deleted'];
+
+/** Event ids are `evt_<token>`, the token being the store's own. */
+export const EVENT_ID_PREFIX = 'evt_';
+
+export interface StreamQuery {
+  types: ReadonlySet<ChangeType>;
+  /** A MongoDB filter over the stored form, matched in memory against each event's document. */
+  filter: StoredFilter;
+  filterCount: number;
+}
+
+/** The `events` parameter as OpenAPI describes it; parseTypes reads it. */
+export const streamEventsParamSchema = z
+  .string()
+  .regex(new RegExp(`^(?:${CHANGE_TYPES.join('|')})(?:,(?:${CHANGE_TYPES.join('|')}))*$`))
+  .optional()
+  .meta({ description: `Comma-separated event types to receive: ${CHANGE_TYPES.join(', ')}; default all.` });
+
+export function parseStreamQuery(query: RawQuery): StreamQuery {
+  let types: ReadonlySet<ChangeType> = new Set(CHANGE_TYPES);
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || isFilterParam(key)) continue;
+    if (key !== 'events') throw invalidQuery(key, 'unknown parameter; expected events or filter[...]');
+    types = parseTypes(singleValue(key, value));
+  }
+  const { filter, filterCount } = parseFilterParams(query);
+  return { types, filter, filterCount };
+}
+
+function parseTypes(raw: string): Set<ChangeType> {
+  const types = new Set<ChangeType>();
+  for (const item of raw.split(',')) {
+    const type = CHANGE_TYPES.find((t) => t === item.trim());
+    if (!type) throw invalidQuery('events', `expected a comma-separated list of ${CHANGE_TYPES.join(', ')}`);
+    types.add(type);
+  }
+  return types;
+}
+
+/** The store token a `Last-Event-ID` names, or null when it is not an event id at all. */
+export function tokenOfEventId(eventId: string): string | null {
+  if (!eventId.startsWith(EVENT_ID_PREFIX)) return null;
+  const token = eventId.slice(EVENT_ID_PREFIX.length);
+  return token.length > 0 ? token : null;
+}
