@@ -2554,7 +2554,128 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_stream": {
+    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+          events?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        header: {
+          Accept: "text/event-stream";
+          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          "Last-Event-ID"?: string;
+        };
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "text/event-stream": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `resync_required` */
+        410: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2864,7 +2985,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2993,7 +3114,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3082,7 +3203,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3232,7 +3353,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3332,7 +3453,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3500,7 +3621,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3576,7 +3697,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3680,7 +3801,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3783,7 +3904,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3904,7 +4025,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3978,7 +4099,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4084,7 +4205,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4186,7 +4307,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4269,7 +4390,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4391,7 +4512,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4478,7 +4599,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4565,7 +4686,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4704,7 +4825,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4717,7 +4838,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `import_interrupted` */
+        /** @description `shutting_down`, `import_interrupted` */
         503: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4829,7 +4950,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `rate_limited` */
+        /** @description `rate_limited`, `too_many_streams` */
         429: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4968,8 +5089,11 @@ export interface paths {
       };
     };
   };
-  "/{ns}/{collection}/_stream": {
-    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+  "/api/data/{env}/{ns}/{collection}/_stream": {
+    /**
+     * The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
     get: {
       parameters: {
         query?: {
@@ -4988,6 +5112,8 @@ export interface paths {
           "Last-Event-ID"?: string;
         };
         path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
           /** @description Project name. */
           ns: string;
           /** @description Collection name; created by its first write. */
@@ -5034,7 +5160,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */

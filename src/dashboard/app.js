@@ -13,6 +13,7 @@ import { CollectionsPage } from './pages/collections.js';
 import { DocumentPage } from './pages/document.js';
 import { DocumentsPage } from './pages/documents.js';
 import { KeysPage } from './pages/keys.js';
+import { LivePage } from './pages/live.js';
 import { LoginPage } from './pages/login.js';
 import { NotFoundPage } from './pages/notFound.js';
 import { PlanPage } from './pages/plan.js';
@@ -40,6 +41,7 @@ function pageFor(route) {
   const at = { project, env, collection };
   if (n === 5) return html`<${DocumentsPage} ...${at} query=${route.query} />`;
   if (n === 7 && sixth === 'd') return html`<${DocumentPage} ...${at} id=${id} />`;
+  if (n === 6 && sixth === 'live') return html`<${LivePage} ...${at} />`;
   if (n === 6 && sixth === 'webhooks') return html`<${WebhooksPage} ...${at} />`;
   if (n === 6 && sixth === 'transfer') return html`<${TransferPage} ...${at} />`;
   if (n === 7 && sixth === 'webhooks') return html`<${WebhookPage} ...${at} id=${id} />`;

@@ -184,7 +184,6 @@ function unnamedControls(page: Page): Promise<string[]> {
     const read = await api('GET', `/products/${docId}`);
     expect(read.body).to.include({ price: 15, $version: 2 });
     // Someone else writes version 3; saving the page's version 2 is a 412 shown as such.
-    await api('PATCH', `/products/${docId}`, undefined);
     await server.request('PATCH', `/shop/products/${docId}`, {
       key: rawKey,
       body: { note: 'from elsewhere' },
@@ -243,6 +242,39 @@ function unnamedControls(page: Page): Promise<string[]> {
       operation: 'restore',
       apiKeyHint: `dashboard:${email}`,
     });
+  });
+
+  it('watches changes arrive live; on the Free plan the view says streams are not in the plan', async () => {
+    const plan = async (name: string) =>
+      server.request('PATCH', '/api/account', { session: await sessionToken(), body: { plan: name } });
+    await plan('free');
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/products`);
+    await page.getByRole('link', { name: 'Live changes' }).click();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('alert').getByText('plan_feature_unavailable').waitFor();
+    await plan('pro');
+    await page.getByLabel('document.deleted').uncheck();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Connected: waiting for changes.').waitFor();
+    const created = await api('POST', '/products', { name: 'desk', price: 120 });
+    await server.request('PATCH', `/shop/products/${created.body._id}`, {
+      key: rawKey,
+      body: { price: 99 },
+      contentType: 'application/merge-patch+json',
+    });
+    await api('DELETE', `/products/${created.body._id}`);
+    const rows = page.getByRole('table', { name: 'Changes, newest first' }).locator('tbody tr');
+    await rows.nth(1).waitFor();
+    expect(await rows.nth(1).textContent()).to.include('document.created');
+    expect(await rows.nth(0).textContent()).to.include('document.updated');
+    expect(await rows.nth(0).textContent()).to.include('"price":99');
+    expect(await page.getByRole('link', { name: created.body._id }).count()).to.equal(2);
+    await page.getByText('2 received.').waitFor();
+    await screenshot(page, 'live');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('Stopped.').waitFor();
+    // The deleted event was filtered out by the server: still two rows.
+    expect(await rows.count()).to.equal(2);
   });
 
   it('rotates the key: the new secret is shown once, the old one fails at once', async () => {
@@ -412,6 +444,7 @@ function unnamedControls(page: Page): Promise<string[]> {
       '#/plan',
       '#/p/shop/test/c/products/webhooks',
       '#/p/shop/test/c/products/transfer',
+      '#/p/shop/test/c/products/live',
     ]) {
       await page.goto(`${server.url}/dashboard/${hash}`);
       await page.locator('h1').waitFor();

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestServer } from '../support/server.js';
+import { StreamClient } from '../support/sse.js';
 import { forEachStore } from '../support/stores.js';
 
 forEachStore(
@@ -195,6 +196,42 @@ describe('session-authenticated data routes: rate limit', () => {
       // The account's API keys keep their own budgets.
       expect((await server.request('GET', `/${t.project}/rl`, { key: t.key })).status).to.equal(200);
     } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('session-authenticated data routes: change stream', () => {
+  it('streams a collection by session; logging that session out (not another) ends the stream', async () => {
+    const server = await startTestServer({
+      config: {
+        streams: { heartbeatMs: 300, retryMs: 100, keyCheckMs: 100, bufferLimit: 50, maxPerKey: 10 },
+      },
+    });
+    const clients: StreamClient[] = [];
+    try {
+      const t = await server.tenant({ plan: 'pro' });
+      const client = new StreamClient(`${server.url}/api/data/test/${t.project}/notes/_stream`, t.session);
+      clients.push(client);
+      await client.opened;
+      const created = await server.request('POST', `/${t.project}/notes`, { key: t.key, body: { a: 1 } });
+      const [event] = await client.documents(1);
+      expect(event).to.deep.include({ type: 'document.created' });
+      expect(event?.data.document._id).to.equal(created.body._id);
+      // Another session of the same account ends: this stream goes on.
+      const other = await server.request('POST', '/api/auth/login', {
+        body: { email: t.email, password: 'correct horse battery' },
+      });
+      await server.request('POST', '/api/auth/logout', { session: other.body.token });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await server.request('POST', `/${t.project}/notes`, { key: t.key, body: { a: 2 } });
+      expect((await client.documents(1))[0]?.data.document.a).to.equal(2);
+      // Its own session ends: the stream closes, saying why.
+      await server.request('POST', '/api/auth/logout', { session: t.session });
+      const closed = await client.next(['stream.closed'], 5000);
+      expect(closed.data.reason).to.equal('session_ended');
+    } finally {
+      for (const client of clients) client.close();
       await server.close();
     }
   });

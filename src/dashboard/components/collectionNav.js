@@ -5,6 +5,7 @@ import { href } from '../lib/router.js';
 /** Sections of a collection page; features add theirs here. */
 export const COLLECTION_SECTIONS = [
   { id: 'documents', label: 'Documents', path: [] },
+  { id: 'live', label: 'Live changes', path: ['live'] },
   { id: 'webhooks', label: 'Webhooks', path: ['webhooks'] },
   { id: 'transfer', label: 'Import and export', path: ['transfer'] },
 ];

@@ -1,6 +1,7 @@
 /**
  * The dashboard's files, read once at start into memory: the browser modules under
- * `src/dashboard/` and the three vendor modules (preact, its hooks, htm) from node_modules.
+ * `src/dashboard/` and the vendor modules (preact, its hooks, htm, eventsource-parser) from
+ * node_modules.
  * Requests are answered by exact look-up in this table, so no request path ever reaches the file
  * system: `..`, encoded dots or absolute paths simply find nothing.
  */
@@ -54,6 +55,7 @@ export const VENDOR_MODULES = [
   { path: 'vendor/preact.mjs', pkg: 'preact', file: 'dist/preact.mjs' },
   { path: 'vendor/preact-hooks.mjs', pkg: 'preact', file: 'hooks/dist/hooks.mjs' },
   { path: 'vendor/htm.mjs', pkg: 'htm', file: 'dist/htm.module.js' },
+  { path: 'vendor/eventsource-parser.mjs', pkg: 'eventsource-parser', file: 'dist/index.js' },
 ] as const;
 
 const require = createRequire(import.meta.url);

@@ -8,6 +8,7 @@ import { assertCollectionName } from '../../services/documentRules.js';
 import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
+import { registerStreamRoutes } from './streams.js';
 import { registerTransferRoutes } from './transfer.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
@@ -22,6 +23,7 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   // read as document ids.
   registerWebhookRoutes(router);
   registerTransferRoutes(router);
+  registerStreamRoutes(router);
   registerDocumentRoutes(router, maxDocumentBytes);
   return router;
 }
