@@ -3,7 +3,7 @@
  * `{"error":{"code","message","details"}}` with the status. Only what is built here reaches the
  * client: any other thrown error becomes a 500 with a generic message.
  */
-import type { JsonObject } from './store/port.js';
+import type { JsonObject, StoreUnavailableError } from './store/port.js';
 
 export class AppError extends Error {
   constructor(
@@ -98,3 +98,9 @@ export const resyncRequired = (reason: 'expired' | 'unknown' | 'invalidated') =>
         : 'Last-Event-ID is not an event id of this stream; re-read the collection, then open a new stream without Last-Event-ID.',
     { reason },
   );
+
+/** The store cannot answer now (timeout, no primary): 503 with the store's reason and Retry-After. */
+export const storeUnavailable = (error: StoreUnavailableError) =>
+  new AppError(503, error.reason, error.message, undefined, {
+    'Retry-After': String(error.retryAfterSeconds),
+  });

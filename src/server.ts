@@ -28,7 +28,7 @@ export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
 ): Promise<RunningServer> {
-  const opened = await openStore(config);
+  const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const services = createServices(opened.store, config, logger);
   const jobs = new JobRunner(
     opened.store,

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError, envName, loadConfig, unknownFolioVariables } from '../src/config/load.js';
+import { MAX_BSON_BYTES_CEILING, MONGODB_MAX_BSON_BYTES } from '../src/store/documentSize.js';
 
 describe('configuration', () => {
   it('defaults hold the documented plan numbers', () => {
@@ -68,6 +69,49 @@ describe('configuration', () => {
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).to.throw(ConfigError, message);
     }
+  });
+
+  it('bounds every MongoDB wait by default, and reads each bound from its variable', () => {
+    expect(loadConfig({}).mongodb).to.deep.equal({
+      dbPrefix: 'folio',
+      queryTimeoutMs: 10_000,
+      commitTimeoutMs: 10_000,
+      writeConcernTimeoutMs: 10_000,
+      collectionRecheckMs: 30_000,
+    });
+    const env = {
+      FOLIO_MONGODB_QUERY_TIMEOUT_MS: '1',
+      FOLIO_MONGODB_COMMIT_TIMEOUT_MS: '2',
+      FOLIO_MONGODB_WRITE_CONCERN_TIMEOUT_MS: '3',
+      FOLIO_MONGODB_COLLECTION_RECHECK_MS: '0',
+      FOLIO_AUTH_KEY_CACHE_MS: '0',
+    };
+    expect(loadConfig(env).mongodb).to.include({
+      queryTimeoutMs: 1,
+      commitTimeoutMs: 2,
+      writeConcernTimeoutMs: 3,
+      collectionRecheckMs: 0,
+    });
+    expect(loadConfig(env).auth.keyCacheMs).to.equal(0);
+    expect(loadConfig({}).auth.keyCacheMs).to.equal(1000);
+    expect(() => loadConfig({ FOLIO_MONGODB_QUERY_TIMEOUT_MS: '0' })).to.throw(
+      ConfigError,
+      /QUERY_TIMEOUT_MS/,
+    );
+  });
+
+  it('keeps the stored-size limit low enough for a change event carrying the document twice', () => {
+    expect(loadConfig({}).documents.maxBsonBytes).to.equal(4 * 1024 * 1024);
+    expect(2 * MAX_BSON_BYTES_CEILING).to.be.below(MONGODB_MAX_BSON_BYTES);
+    const at = String(MAX_BSON_BYTES_CEILING);
+    expect(loadConfig({ FOLIO_DOCUMENTS_MAX_BSON_BYTES: at }).documents.maxBsonBytes).to.equal(
+      MAX_BSON_BYTES_CEILING,
+    );
+    const over = String(MAX_BSON_BYTES_CEILING + 1);
+    expect(() => loadConfig({ FOLIO_DOCUMENTS_MAX_BSON_BYTES: over })).to.throw(
+      ConfigError,
+      /MAX_BSON_BYTES/,
+    );
   });
 
   it('names the FOLIO_ variables that are no configuration key, and only those', () => {

@@ -7,6 +7,7 @@
 import { ConfigError } from '../config/load.js';
 import { DataDirError } from '../store/embedded/dataDir.js';
 import { DataDirLockedError } from '../store/embedded/dataDirLock.js';
+import { StoreStartError } from '../store/port.js';
 
 /** How deep to follow `error.cause` (wrapping is a few levels; a cycle must not loop). */
 const MAX_CAUSE_DEPTH = 8;
@@ -91,6 +92,9 @@ export function startupErrorReport(error: unknown, env: NodeJS.ProcessEnv = {}):
   if (error instanceof DataDirError) {
     return `FOLIO_DATA_DIR: ${error.message}. Set FOLIO_DATA_DIR to a directory this user can create and write.`;
   }
+  // The store already said what is wrong and how to fix it (a MongoDB host probed directly, a
+  // missing privilege, a refused capability); its driver cause would only say less.
+  if (error instanceof StoreStartError) return `MONGODB_URI: ${error.message}`;
   const chain = causeChain(error);
   const mongo = mongoMessage(chain);
   if (mongo) return mongo;

@@ -1,5 +1,6 @@
 /** The shape of Folio's configuration; every value is validated at start. */
 import { z } from 'zod';
+import { MAX_BSON_BYTES_CEILING } from '../store/documentSize.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -29,13 +30,32 @@ export const configSchema = z.strictObject({
   mongodbUri: z.string(),
   /** `auto`: MongoDB when `mongodbUri` is set, else embedded. */
   store: z.enum(['auto', 'embedded', 'mongodb', 'mongodb-memory']),
-  mongodb: z.strictObject({ dbPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/) }),
+  mongodb: z.strictObject({
+    dbPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,19}$/),
+    /** `maxTimeMS` of list queries and counts (503 `query_timeout` past it). */
+    queryTimeoutMs: positiveInt,
+    /** `maxCommitTimeMS`, and how long a transaction may be retried (503 `write_unconfirmed` past it). */
+    commitTimeoutMs: positiveInt,
+    /** `wtimeoutMS` of majority writes. */
+    writeConcernTimeoutMs: positiveInt,
+    /** How often a write re-checks that its collection still records pre- and post-images. */
+    collectionRecheckMs: nonNegativeInt,
+  }),
   bootstrap: z.boolean(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   /** `Access-Control-Allow-Origin` for browser clients: `*` or one origin. */
   cors: z.strictObject({ origin: z.string().min(1) }),
-  auth: z.strictObject({ signup: z.enum(['open', 'closed']), sessionTtlHours: positiveInt }),
-  documents: z.strictObject({ maxBytes: positiveInt }),
+  auth: z.strictObject({
+    signup: z.enum(['open', 'closed']),
+    sessionTtlHours: positiveInt,
+    /** How long an instance may reuse an API-key look-up (0: never); see services/keyCache.ts. */
+    keyCacheMs: nonNegativeInt,
+  }),
+  documents: z.strictObject({
+    maxBytes: positiveInt,
+    /** The stored form's BSON size (see services/documentRules.ts for why and the ceiling). */
+    maxBsonBytes: positiveInt.max(MAX_BSON_BYTES_CEILING),
+  }),
   events: z.strictObject({ retentionMs: positiveInt }),
   streams: z.strictObject({
     heartbeatMs: positiveInt,

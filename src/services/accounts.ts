@@ -10,6 +10,7 @@ import {
   type ProjectRecord,
   type Store,
 } from '../store/port.js';
+import type { KeyCache } from './keyCache.js';
 import { generateSessionToken, hashPassword, hashToken, verifyPassword } from './secrets.js';
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -45,6 +46,7 @@ export class AccountService {
   constructor(
     private readonly store: Store,
     private readonly config: Config,
+    private readonly keyCache: KeyCache,
   ) {}
 
   /** Create an account (open signup, or the CLI/bootstrap with `force`). */
@@ -103,6 +105,8 @@ export class AccountService {
 
   async setPlan(account: AccountRecord, plan: Plan): Promise<AccountRecord> {
     await this.store.accounts.setPlan(account.id, plan);
+    // The account's keys carry its plan's limits: this instance applies the new plan at once.
+    this.keyCache.evictAccount(account.id);
     return { ...account, plan };
   }
 
@@ -135,6 +139,8 @@ export class AccountService {
   ): Promise<ProjectRecord> {
     const project = await this.ownProjectById(account, projectId);
     await this.store.accounts.setAllowedOrigins(project.id, origins);
+    // Cached key look-ups carry their project: this instance applies the new origins at once.
+    this.keyCache.evictAccount(account.id);
     return { ...project, allowedOrigins: origins };
   }
 

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { forbidden, notFound, planLimitExceeded, unauthorized } from '../errors.js';
 import { isoNow, newId } from '../ids.js';
-import type { AccountRecord, ApiKeyRecord, ProjectRecord, Store } from '../store/port.js';
+import type { AccountRecord, ApiKeyRecord, ProjectRecord, ResolvedKey, Store } from '../store/port.js';
 import type { KeyContext } from './context.js';
+import type { KeyCache } from './keyCache.js';
 import { generateApiKey, hashToken, KEY_PATTERN, keyHint } from './secrets.js';
 
 export const createKeySchema = z.strictObject({
@@ -40,6 +41,7 @@ export class ApiKeyService {
   constructor(
     private readonly store: Store,
     private readonly config: Config,
+    private readonly cache: KeyCache,
   ) {}
 
   async create(
@@ -74,6 +76,7 @@ export class ApiKeyService {
 
   async revoke(key: ApiKeyRecord): Promise<void> {
     await this.store.accounts.revokeKey(key.id, isoNow());
+    this.cache.evictKey(key.id);
   }
 
   /** New secret, same name, configuration, scope and environment; the old secret dies now. */
@@ -81,25 +84,30 @@ export class ApiKeyService {
     if (key.status !== 'active') throw notFound('Active API key');
     const rawKey = generateApiKey(key.env);
     const apiKey = { ...this.record(key.projectId, rawKey, key), rotatedFrom: key.id };
-    if (!(await this.store.accounts.rotateKey(key.id, apiKey, isoNow()))) throw notFound('Active API key');
+    const rotated = await this.store.accounts.rotateKey(key.id, apiKey, isoNow());
+    this.cache.evictKey(key.id);
+    if (!rotated) throw notFound('Active API key');
     return { apiKey, rawKey };
   }
 
   /**
-   * Resolve a raw key to its caller. No cache: one indexed look-up per request keeps
-   * revocation and rotation immediate on every instance.
+   * Resolve a raw key to its caller: the key, its project and account in one store round trip
+   * (`resolveKey`), or none while the key cache holds them (see keyCache.ts for how soon a
+   * revocation, rotation or plan change is seen: at once here, within `auth.keyCacheMs` on
+   * other instances).
    */
   async authenticate(rawKey: string | undefined): Promise<KeyContext> {
     if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
-    const key = await this.store.accounts.findKeyByHash(hashToken(rawKey));
-    if (key?.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
-    const project = await this.store.accounts.getProject(key.projectId);
-    const account = project ? await this.store.accounts.getAccount(project.accountId) : null;
-    if (!project || !account) throw unauthorized('This API key is unknown or revoked.');
-    const now = Date.now();
-    if (!key.lastUsedAt || now - Date.parse(key.lastUsedAt) > TOUCH_INTERVAL_MS) {
-      void this.store.accounts.touchKey(key.id, isoNow(now)).catch(() => {});
+    const keyHash = hashToken(rawKey);
+    let resolved = this.cache.get(keyHash);
+    if (!resolved) {
+      const generation = this.cache.generation;
+      resolved = await this.store.accounts.resolveKey(keyHash);
+      if (resolved?.key.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
+      this.cache.set(keyHash, resolved, generation);
     }
+    resolved = this.touch(keyHash, resolved);
+    const { key, project, account } = resolved;
     return {
       account,
       project,
@@ -108,6 +116,18 @@ export class ApiKeyService {
       limits: this.config.plans[account.plan],
       scope: { projectId: project.id, env: key.env },
     };
+  }
+
+  /** Stamp `lastUsedAt` at most once a minute, in the background (best effort). */
+  private touch(keyHash: string, resolved: ResolvedKey): ResolvedKey {
+    const { key } = resolved;
+    const now = Date.now();
+    if (key.lastUsedAt && now - Date.parse(key.lastUsedAt) <= TOUCH_INTERVAL_MS) return resolved;
+    const at = isoNow(now);
+    void this.store.accounts.touchKey(key.id, at).catch(() => {});
+    const touched = { ...resolved, key: { ...key, lastUsedAt: at } };
+    this.cache.refresh(keyHash, touched);
+    return touched;
   }
 
   /** The key may act only inside its own project. */

@@ -4,7 +4,8 @@
  */
 import { badRequest, payloadTooLarge } from '../errors.js';
 import { defineField, fieldNameProblem, printableName } from '../fieldNames.js';
-import type { JsonObject, JsonValue } from '../store/port.js';
+import { storedBsonSize } from '../store/documentSize.js';
+import type { FolioDocument, JsonObject, JsonValue } from '../store/port.js';
 import { isMetaField, RESERVED_FIELD } from '../store/storedForm.js';
 
 export const COLLECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -108,12 +109,32 @@ export function assertBodyIdMatches(bodyId: JsonValue | undefined, id: string): 
   }
 }
 
-export function assertDocumentSize(doc: JsonObject, maxBytes: number): void {
+/**
+ * A document's size limits, both checked before every write: its JSON size (what the client
+ * sent, `documents.maxBytes`) and its stored BSON size (`documents.maxBsonBytes`, see
+ * store/documentSize.ts: what keeps MongoDB's change events under 16 MiB). The BSON rule lives
+ * here rather than in the MongoDB store so both stores accept exactly the same documents.
+ */
+/** A document's size limits: JSON bytes as sent, and the stored form's BSON bytes. */
+export interface DocumentSizeLimits {
+  maxBytes: number;
+  maxBsonBytes: number;
+}
+
+export function assertDocumentSize(doc: FolioDocument, limits: DocumentSizeLimits): void {
   const bytes = Buffer.byteLength(JSON.stringify(doc));
-  if (bytes > maxBytes) {
-    throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${maxBytes}.`, {
+  if (bytes > limits.maxBytes) {
+    throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${limits.maxBytes}.`, {
       bytes,
-      max: maxBytes,
+      max: limits.maxBytes,
     });
+  }
+  const bsonBytes = storedBsonSize(doc);
+  if (bsonBytes > limits.maxBsonBytes) {
+    throw payloadTooLarge(
+      `Document takes ${bsonBytes} bytes as stored (BSON); the maximum is ${limits.maxBsonBytes}. ` +
+        'Long arrays of small values take far more room stored than as JSON.',
+      { bsonBytes, maxBsonBytes: limits.maxBsonBytes },
+    );
   }
 }

@@ -7,7 +7,7 @@ import { badRequest } from '../errors.js';
 import { isoNow, newId } from '../ids.js';
 import type { FolioDocument, JsonObject, JsonValue, PutWrite, WriteOperation } from '../store/port.js';
 import type { KeyContext } from './context.js';
-import { assertDocumentId, assertDocumentSize } from './documentRules.js';
+import { assertDocumentId, assertDocumentSize, type DocumentSizeLimits } from './documentRules.js';
 
 /** What a write needs to know of the current version: none, or its number and birth time. */
 export type CurrentVersion = Pick<FolioDocument, '$version' | '$createdAt'> | null;
@@ -22,13 +22,13 @@ export function newDocumentId(given: JsonValue | undefined, field = '_id'): stri
 
 /**
  * The next version of a document: `fields` as its whole content, metadata from `current`;
- * 413 when over `maxBytes` (left out only by callers that measured it already).
+ * 413 when over the size `limits` (left out only by callers that measured it already).
  */
 export function buildDocument(
   id: string,
   fields: JsonObject,
   current: CurrentVersion,
-  maxBytes?: number,
+  limits?: DocumentSizeLimits,
 ): FolioDocument {
   const now = isoNow();
   const doc: FolioDocument = {
@@ -38,7 +38,7 @@ export function buildDocument(
     $updatedAt: now,
     $version: (current?.$version ?? 0) + 1,
   };
-  if (maxBytes !== undefined) assertDocumentSize(doc, maxBytes);
+  if (limits !== undefined) assertDocumentSize(doc, limits);
   return doc;
 }
 

@@ -53,7 +53,7 @@ export class DocumentService {
   async create(ctx: KeyContext, collection: string, body: unknown): Promise<FolioDocument> {
     const { fields, id: bodyId } = userFields(body);
     const id = newDocumentId(bodyId);
-    const doc = buildDocument(id, fields, null, this.config.documents.maxBytes);
+    const doc = buildDocument(id, fields, null, this.config.documents);
     const result = await this.store.documents.commit(ctx.scope, collection, [
       putWrite(ctx, doc, 0, 'create'),
     ]);
@@ -145,7 +145,7 @@ export class DocumentService {
       const current = await this.store.documents.get(ctx.scope, collection, id);
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
-      const doc = buildDocument(id, fields, current, this.config.documents.maxBytes);
+      const doc = buildDocument(id, fields, current, this.config.documents);
       const result = await this.store.documents.commit(ctx.scope, collection, [
         putWrite(ctx, doc, current?.$version ?? 0, operation),
       ]);

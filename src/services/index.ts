@@ -10,6 +10,7 @@ import { CollectionService } from './collections.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
 import { ImportService } from './imports/importer.js';
+import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
 import { SessionAccessService } from './sessionAccess.js';
@@ -46,6 +47,7 @@ export function createServices(
   config: Config,
   logger: Logger = pino({ level: 'silent' }),
 ): Services {
+  const keyCache = new KeyCache(config.auth.keyCacheMs);
   const vault = new SecretVault(store, config.webhooks.secretKey);
   const webhookSender = new WebhookSender(
     config.webhooks.allowPrivateTargets,
@@ -56,13 +58,13 @@ export function createServices(
   return {
     config,
     store,
-    accounts: new AccountService(store, config),
-    apiKeys: new ApiKeyService(store, config),
+    accounts: new AccountService(store, config, keyCache),
+    apiKeys: new ApiKeyService(store, config, keyCache),
     documents,
     versions: new VersionService(store),
     listing: new ListingService(store),
     rateLimiter: new RateLimiter(store, config),
-    sessionAccess: new SessionAccessService(config, new AccountService(store, config)),
+    sessionAccess: new SessionAccessService(config, new AccountService(store, config, keyCache)),
     collections: new CollectionService(store),
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,

@@ -12,6 +12,18 @@ export interface ListPage {
   meta: { total: number; limit: number; offset: number; hasMore: boolean };
 }
 
+/**
+ * The page out of up to `limit + 1` rows fetched at `offset`, and the total when the rows alone
+ * tell it: a page with nothing after it (it may be full) that is not past the end gives
+ * `offset + its length`, so only a page with more after it, or one past the end, needs a count.
+ */
+export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null } {
+  const more = rows.length > limit;
+  const data = more ? rows.slice(0, limit) : rows;
+  const last = !more && (data.length > 0 || offset === 0);
+  return { data, total: last ? offset + data.length : null };
+}
+
 export class ListingService {
   constructor(private readonly store: Store) {}
 
@@ -41,18 +53,16 @@ export class ListingService {
     );
     const { documents } = this.store;
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
-    const data = await documents.find(ctx.scope, collection, {
+    // One document more than the page: whether anything follows is then known without a count.
+    const rows = await documents.find(ctx.scope, collection, {
       filter: query.filter,
       sort: query.sort,
       skip: query.offset,
-      limit: query.limit,
+      limit: query.limit + 1,
       projection: query.projection,
     });
-    // A short page that is not past the end already tells the total: no second scan.
-    const lastPage = data.length < query.limit && (data.length > 0 || query.offset === 0);
-    const total = lastPage
-      ? query.offset + data.length
-      : await documents.count(ctx.scope, collection, query.filter);
+    const { data, total: known } = pageOf(rows, query.limit, query.offset);
+    const total = known ?? (await documents.count(ctx.scope, collection, query.filter));
     return {
       data,
       meta: { total, limit: query.limit, offset: query.offset, hasMore: query.offset + data.length < total },

@@ -17,6 +17,8 @@ export interface OpenStoreOptions {
    * commands pass false: they only add accounts and keys, which SQLite lets them do beside a server.
    */
   lockDataDir?: boolean;
+  /** Receives start-up and repair warnings (the server logs them). */
+  warn?: (message: string) => void;
 }
 
 export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
@@ -32,10 +34,17 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
   }
   // The MongoDB driver loads only when it is used, keeping the embedded start fast.
   const { createMongoStore } = await import('./mongodb/index.js');
+  const { dbPrefix, ...limits } = config.mongodb;
+  const mongoOptions = {
+    dbPrefix,
+    limits,
+    eventRetentionMs: config.events.retentionMs,
+    onWarning: options.warn,
+  };
   if (kind === 'mongodb-memory') {
     const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
     const memory = await startMemoryReplicaSet();
-    const store = createMongoStore({ uri: memory.uri, dbPrefix: config.mongodb.dbPrefix });
+    const store = createMongoStore({ uri: memory.uri, ...mongoOptions });
     await store.init();
     return {
       store,
@@ -47,7 +56,7 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
     };
   }
   if (!config.mongodbUri) throw new Error('FOLIO_STORE=mongodb needs MONGODB_URI.');
-  const store = createMongoStore({ uri: config.mongodbUri, dbPrefix: config.mongodb.dbPrefix });
+  const store = createMongoStore({ uri: config.mongodbUri, ...mongoOptions });
   await store.init();
   return { store, description: `MongoDB (${redactUri(config.mongodbUri)})`, stop: () => store.close() };
 }

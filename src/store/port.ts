@@ -295,6 +295,35 @@ export class QueryRejectedError extends Error {
   }
 }
 
+/**
+ * The store cannot answer in time, or at all, right now (a query over its time limit, a write
+ * whose replication was not confirmed in time, no reachable primary). Thrown by any repository
+ * method; the client gets a 503 with `Retry-After`. `message` is safe to show to the client.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    /** `query_timeout`, `write_unconfirmed` (the write may or may not have been applied) or `store_unavailable`. */
+    readonly reason: 'query_timeout' | 'write_unconfirmed' | 'store_unavailable',
+    message: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * `init()` found the store unusable (unreachable, misconfigured, missing a capability). The
+ * message says what is wrong and how to fix it, in one line; the CLI prints it as is.
+ */
+export class StoreStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreStartError';
+  }
+}
+
 export interface AccountRepository {
   /** Throws DuplicateError('email') if the email (compared lower-cased) is taken. */
   createAccount(account: AccountRecord): Promise<void>;
@@ -319,6 +348,11 @@ export interface AccountRepository {
   createKey(key: ApiKeyRecord): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /**
+   * The key with its project and that project's account, in one round trip to the store (what
+   * authenticating a request needs); null when any of the three is unknown.
+   */
+  resolveKey(keyHash: string): Promise<ResolvedKey | null>;
   /** Keys of a project, newest first. */
   listKeys(projectId: string): Promise<ApiKeyRecord[]>;
   countActiveKeys(projectId: string): Promise<number>;
@@ -330,10 +364,20 @@ export interface AccountRepository {
   touchKey(id: string, at: string): Promise<void>;
 }
 
+/** An API key and what owns it, as `AccountRepository.resolveKey` returns them. */
+export interface ResolvedKey {
+  key: ApiKeyRecord;
+  project: ProjectRecord;
+  account: AccountRecord;
+}
+
 export interface CounterRepository {
   /**
    * Count one hit against `key` in a window that opens at the first hit and lasts `windowMs`.
    * Atomic: concurrent hits (from any number of processes sharing the store) are all counted.
+   * `nowMs` is the caller's clock. A store shared by several processes decides windows by one
+   * clock of its own instead (so instances with skewed clocks agree) and reports `resetAtMs`
+   * translated into the caller's clock: the time left in the window is what it says.
    */
   hit(key: string, windowMs: number, nowMs: number): Promise<{ count: number; resetAtMs: number }>;
 }

@@ -14,7 +14,7 @@ import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { DataDirError, prepareDataDir } from '../../src/store/embedded/dataDir.js';
 import { DataDirLockedError, lockDataDir } from '../../src/store/embedded/dataDirLock.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
-import { checkServer, UnsupportedServerError } from '../../src/store/mongodb/serverCheck.js';
+import { checkServer, UnsupportedServerError } from '../../src/store/mongodb/startup/serverCheck.js';
 
 function caught(run: () => unknown): unknown {
   try {
@@ -116,7 +116,10 @@ describe('start-up errors: one line naming the variable', () => {
     await store.close();
     const report = startupErrorReport(error);
     expectOneLineWithoutStack(report);
-    expect(report).to.match(/^MONGODB_URI: cannot reach MongoDB \(.*127\.0\.0\.1:1/);
+    // The host asked directly: which one, and why it cannot be reached.
+    expect(report).to.match(
+      /^MONGODB_URI: cannot connect to MongoDB: 127\.0\.0\.1:1 is unreachable \(ECONNREFUSED: connection refused/,
+    );
   });
 
   it('MongoDB refusing the credentials or a permission, or an unusable deployment, names MONGODB_URI', () => {

@@ -83,6 +83,6 @@ describe('folio serve: start-up failures', function () {
   it('MONGODB_URI whose server cannot be reached', async () => {
     const result = await serve({ MONGODB_URI: 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500' });
     expectOneLineNaming(result, 'MONGODB_URI');
-    expect(result.err).to.include('cannot reach MongoDB');
+    expect(result.err).to.include('cannot connect to MongoDB: 127.0.0.1:1 is unreachable (ECONNREFUSED');
   });
 });

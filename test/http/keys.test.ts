@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { startTestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 forEachStore('accounts, sessions and projects', (ctx) => {
@@ -97,139 +98,200 @@ forEachStore('accounts, sessions and projects', (ctx) => {
   });
 });
 
-forEachStore('API keys', (ctx) => {
-  const keysOf = async (session: string, project: string) =>
-    (await ctx.server.request('GET', `/api/keys?project=${project}`, { session })).body.keys;
+forEachStore(
+  'API keys',
+  (ctx, target) => {
+    const keysOf = async (session: string, project: string) =>
+      (await ctx.server.request('GET', `/api/keys?project=${project}`, { session })).body.keys;
 
-  it('creates a key: 201 {apiKey, rawKey} in the documented format, stored only as a hint', async () => {
-    const t = await ctx.server.tenant();
-    const res = await ctx.server.request('POST', '/api/keys', {
-      session: t.session,
-      body: { project: t.project, name: 'server', env: 'live', scope: 'read-only', config: { team: 'ops' } },
+    it('creates a key: 201 {apiKey, rawKey} in the documented format, stored only as a hint', async () => {
+      const t = await ctx.server.tenant();
+      const res = await ctx.server.request('POST', '/api/keys', {
+        session: t.session,
+        body: {
+          project: t.project,
+          name: 'server',
+          env: 'live',
+          scope: 'read-only',
+          config: { team: 'ops' },
+        },
+      });
+      expect(res.status).to.equal(201);
+      expect(res.body.rawKey).to.match(/^folio_sk_live_[0-9A-Za-z]{40}$/);
+      expect(res.body.apiKey).to.include({
+        name: 'server',
+        project: t.project,
+        env: 'live',
+        scope: 'read-only',
+        status: 'active',
+      });
+      expect(res.body.apiKey.config).to.deep.equal({ team: 'ops' });
+      expect(res.body.apiKey.hint).to.equal(`folio_sk_live_...${res.body.rawKey.slice(-4)}`);
+      expect(res.body.apiKey.id).to.match(/^key_[0-9A-Z]{26}$/);
+      expect(Object.keys(res.body.apiKey).sort()).to.deep.equal(
+        [
+          'config',
+          'createdAt',
+          'env',
+          'hint',
+          'id',
+          'lastUsedAt',
+          'name',
+          'project',
+          'scope',
+          'status',
+        ].sort(),
+      );
+      const listed = await keysOf(t.session, t.project);
+      expect(JSON.stringify(listed)).to.not.include(res.body.rawKey.slice(14));
+      expect(listed.map((k: { id: string }) => k.id)).to.include(res.body.apiKey.id);
     });
-    expect(res.status).to.equal(201);
-    expect(res.body.rawKey).to.match(/^folio_sk_live_[0-9A-Za-z]{40}$/);
-    expect(res.body.apiKey).to.include({
-      name: 'server',
-      project: t.project,
-      env: 'live',
-      scope: 'read-only',
-      status: 'active',
-    });
-    expect(res.body.apiKey.config).to.deep.equal({ team: 'ops' });
-    expect(res.body.apiKey.hint).to.equal(`folio_sk_live_...${res.body.rawKey.slice(-4)}`);
-    expect(res.body.apiKey.id).to.match(/^key_[0-9A-Z]{26}$/);
-    expect(Object.keys(res.body.apiKey).sort()).to.deep.equal(
-      ['config', 'createdAt', 'env', 'hint', 'id', 'lastUsedAt', 'name', 'project', 'scope', 'status'].sort(),
-    );
-    const listed = await keysOf(t.session, t.project);
-    expect(JSON.stringify(listed)).to.not.include(res.body.rawKey.slice(14));
-    expect(listed.map((k: { id: string }) => k.id)).to.include(res.body.apiKey.id);
-  });
 
-  it('records when a key was last used', async () => {
-    const t = await ctx.server.tenant();
-    expect((await keysOf(t.session, t.project))[0].lastUsedAt).to.equal(null);
-    const before = Date.now();
-    await ctx.server.request('GET', `/${t.project}/c`, { key: t.key });
-    // The stamp is written in the background: wait for it briefly.
-    let lastUsedAt: string | null = null;
-    for (let i = 0; i < 50 && !lastUsedAt; i++) {
-      lastUsedAt = (await keysOf(t.session, t.project))[0].lastUsedAt;
-      if (!lastUsedAt) await new Promise((r) => setTimeout(r, 20));
+    it('records when a key was last used', async () => {
+      const t = await ctx.server.tenant();
+      expect((await keysOf(t.session, t.project))[0].lastUsedAt).to.equal(null);
+      const before = Date.now();
+      await ctx.server.request('GET', `/${t.project}/c`, { key: t.key });
+      // The stamp is written in the background: wait for it briefly.
+      let lastUsedAt: string | null = null;
+      for (let i = 0; i < 50 && !lastUsedAt; i++) {
+        lastUsedAt = (await keysOf(t.session, t.project))[0].lastUsedAt;
+        if (!lastUsedAt) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(Date.parse(lastUsedAt as string)).to.be.at.least(before - 1000);
+    });
+
+    it('enforces active keys per plan (Free 2); revoking frees a slot', async () => {
+      const t = await ctx.server.tenant();
+      const second = await t.newKey({ env: 'live' });
+      const third = await ctx.server.request('POST', '/api/keys', {
+        session: t.session,
+        body: { project: t.project, name: 'third', env: 'test' },
+      });
+      expect(third.status).to.equal(403);
+      expect(third.body.error.code).to.equal('plan_limit_exceeded');
+      expect(third.body.error.details).to.deep.equal({
+        limit: 'active API keys per project',
+        max: 2,
+        plan: 'free',
+      });
+      expect(
+        (await ctx.server.request('DELETE', `/api/keys/${second.id}`, { session: t.session })).status,
+      ).to.equal(204);
+      expect((await t.newKey()).rawKey).to.match(/^folio_sk_test_/);
+    });
+
+    it('a revoked key gets 401 on its next request', async () => {
+      const t = await ctx.server.tenant();
+      const { id } = (await keysOf(t.session, t.project))[0];
+      expect((await ctx.server.request('GET', `/${t.project}/c/x`, { key: t.key })).status).to.equal(404);
+      await ctx.server.request('DELETE', `/api/keys/${id}`, { session: t.session });
+      const res = await ctx.server.request('GET', `/${t.project}/c/x`, { key: t.key });
+      expect(res.status).to.equal(401);
+      expect(res.headers.get('www-authenticate')).to.equal('Bearer');
+    });
+
+    it('a plan change applies to the very next request of a key this instance just authenticated', async () => {
+      const t = await ctx.server.tenant({ plan: 'free' });
+      // Free pages hold at most 50 documents, Pro pages 100.
+      const page = () => ctx.server.request('GET', `/${t.project}/c?limit=100`, { key: t.key });
+      expect((await page()).status).to.equal(403);
+      await ctx.server.request('PATCH', '/api/account', { session: t.session, body: { plan: 'pro' } });
+      expect((await page()).status).to.equal(200);
+    });
+
+    // Only MongoDB is shared by several instances; the embedded store is one process by design.
+    if (target.name !== 'embedded') {
+      it('another instance refuses a revoked key within auth.keyCacheMs', async () => {
+        const cacheMs = 300;
+        const { config } = ctx.server.running.services;
+        const other = await startTestServer({
+          config: {
+            store: config.store,
+            mongodbUri: config.mongodbUri,
+            mongodb: config.mongodb,
+            auth: { keyCacheMs: cacheMs },
+          },
+        });
+        try {
+          const t = await ctx.server.tenant();
+          const { id } = (await keysOf(t.session, t.project))[0];
+          expect((await other.request('GET', `/${t.project}/c`, { key: t.key })).status).to.equal(200);
+          await ctx.server.request('DELETE', `/api/keys/${id}`, { session: t.session });
+          expect((await ctx.server.request('GET', `/${t.project}/c`, { key: t.key })).status).to.equal(401);
+          await new Promise((resolve) => setTimeout(resolve, cacheMs));
+          expect((await other.request('GET', `/${t.project}/c`, { key: t.key })).status).to.equal(401);
+        } finally {
+          await other.close();
+        }
+      });
     }
-    expect(Date.parse(lastUsedAt as string)).to.be.at.least(before - 1000);
-  });
 
-  it('enforces active keys per plan (Free 2); revoking frees a slot', async () => {
-    const t = await ctx.server.tenant();
-    const second = await t.newKey({ env: 'live' });
-    const third = await ctx.server.request('POST', '/api/keys', {
-      session: t.session,
-      body: { project: t.project, name: 'third', env: 'test' },
+    it('rotate answers 201 {apiKey, rawKey}, keeps name, config, scope and env, and kills the old secret at once', async () => {
+      const t = await ctx.server.tenant();
+      const created = await ctx.server.request('POST', '/api/keys', {
+        session: t.session,
+        body: { project: t.project, name: 'rotating', env: 'live', scope: 'read-only', config: { a: 1 } },
+      });
+      const oldKey = created.body.rawKey;
+      expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(200);
+      const res = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
+        session: t.session,
+      });
+      expect(res.status).to.equal(201);
+      expect(res.body.rawKey)
+        .to.match(/^folio_sk_live_/)
+        .and.not.equal(oldKey);
+      expect(res.body.apiKey).to.include({
+        name: 'rotating',
+        env: 'live',
+        scope: 'read-only',
+        status: 'active',
+      });
+      expect(res.body.apiKey.config).to.deep.equal({ a: 1 });
+      expect(res.body.apiKey.rotatedFrom).to.equal(created.body.apiKey.id);
+      expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(401);
+      expect((await ctx.server.request('GET', `/${t.project}/c`, { key: res.body.rawKey })).status).to.equal(
+        200,
+      );
+      const statuses = Object.fromEntries(
+        (await keysOf(t.session, t.project)).map((k: { id: string; status: string }) => [k.id, k.status]),
+      );
+      expect(statuses[created.body.apiKey.id]).to.equal('revoked');
+      // A revoked key cannot be rotated again.
+      const again = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
+        session: t.session,
+      });
+      expect(again.status).to.equal(404);
     });
-    expect(third.status).to.equal(403);
-    expect(third.body.error.code).to.equal('plan_limit_exceeded');
-    expect(third.body.error.details).to.deep.equal({
-      limit: 'active API keys per project',
-      max: 2,
-      plan: 'free',
-    });
-    expect(
-      (await ctx.server.request('DELETE', `/api/keys/${second.id}`, { session: t.session })).status,
-    ).to.equal(204);
-    expect((await t.newKey()).rawKey).to.match(/^folio_sk_test_/);
-  });
 
-  it('a revoked key gets 401 on its next request', async () => {
-    const t = await ctx.server.tenant();
-    const { id } = (await keysOf(t.session, t.project))[0];
-    expect((await ctx.server.request('GET', `/${t.project}/c/x`, { key: t.key })).status).to.equal(404);
-    await ctx.server.request('DELETE', `/api/keys/${id}`, { session: t.session });
-    const res = await ctx.server.request('GET', `/${t.project}/c/x`, { key: t.key });
-    expect(res.status).to.equal(401);
-    expect(res.headers.get('www-authenticate')).to.equal('Bearer');
-  });
+    it('rotation needs a session: an API key is not accepted', async () => {
+      const t = await ctx.server.tenant();
+      const { id } = (await keysOf(t.session, t.project))[0];
+      expect((await ctx.server.request('POST', `/api/keys/${id}/rotate`, { key: t.key })).status).to.equal(
+        401,
+      );
+    });
 
-  it('rotate answers 201 {apiKey, rawKey}, keeps name, config, scope and env, and kills the old secret at once', async () => {
-    const t = await ctx.server.tenant();
-    const created = await ctx.server.request('POST', '/api/keys', {
-      session: t.session,
-      body: { project: t.project, name: 'rotating', env: 'live', scope: 'read-only', config: { a: 1 } },
+    it("another account's key id is 404 for list, revoke and rotate", async () => {
+      const a = await ctx.server.tenant();
+      const b = await ctx.server.tenant();
+      const { id } = (await keysOf(a.session, a.project))[0];
+      expect((await ctx.server.request('DELETE', `/api/keys/${id}`, { session: b.session })).status).to.equal(
+        404,
+      );
+      expect(
+        (await ctx.server.request('POST', `/api/keys/${id}/rotate`, { session: b.session })).status,
+      ).to.equal(404);
+      expect(
+        (await ctx.server.request('GET', `/api/keys?project=${a.project}-none`, { session: b.session }))
+          .status,
+      ).to.equal(404);
     });
-    const oldKey = created.body.rawKey;
-    expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(200);
-    const res = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
-      session: t.session,
-    });
-    expect(res.status).to.equal(201);
-    expect(res.body.rawKey)
-      .to.match(/^folio_sk_live_/)
-      .and.not.equal(oldKey);
-    expect(res.body.apiKey).to.include({
-      name: 'rotating',
-      env: 'live',
-      scope: 'read-only',
-      status: 'active',
-    });
-    expect(res.body.apiKey.config).to.deep.equal({ a: 1 });
-    expect(res.body.apiKey.rotatedFrom).to.equal(created.body.apiKey.id);
-    expect((await ctx.server.request('GET', `/${t.project}/c`, { key: oldKey })).status).to.equal(401);
-    expect((await ctx.server.request('GET', `/${t.project}/c`, { key: res.body.rawKey })).status).to.equal(
-      200,
-    );
-    const statuses = Object.fromEntries(
-      (await keysOf(t.session, t.project)).map((k: { id: string; status: string }) => [k.id, k.status]),
-    );
-    expect(statuses[created.body.apiKey.id]).to.equal('revoked');
-    // A revoked key cannot be rotated again.
-    const again = await ctx.server.request('POST', `/api/keys/${created.body.apiKey.id}/rotate`, {
-      session: t.session,
-    });
-    expect(again.status).to.equal(404);
-  });
-
-  it('rotation needs a session: an API key is not accepted', async () => {
-    const t = await ctx.server.tenant();
-    const { id } = (await keysOf(t.session, t.project))[0];
-    expect((await ctx.server.request('POST', `/api/keys/${id}/rotate`, { key: t.key })).status).to.equal(401);
-  });
-
-  it("another account's key id is 404 for list, revoke and rotate", async () => {
-    const a = await ctx.server.tenant();
-    const b = await ctx.server.tenant();
-    const { id } = (await keysOf(a.session, a.project))[0];
-    expect((await ctx.server.request('DELETE', `/api/keys/${id}`, { session: b.session })).status).to.equal(
-      404,
-    );
-    expect(
-      (await ctx.server.request('POST', `/api/keys/${id}/rotate`, { session: b.session })).status,
-    ).to.equal(404);
-    expect(
-      (await ctx.server.request('GET', `/api/keys?project=${a.project}-none`, { session: b.session })).status,
-    ).to.equal(404);
-  });
-});
+  },
+  // A cache entry outlives every test here: revocation, rotation and plan changes must evict it.
+  { config: { auth: { keyCacheMs: 60_000 } } },
+);
 
 forEachStore('API-key access rules', (ctx) => {
   it('missing, malformed and unknown keys are 401 unauthorized', async () => {

@@ -42,13 +42,20 @@ import {
   isAfterStart,
   majorityOpTime,
 } from '../../src/store/mongodb/clusterClock.js';
-import { COUNTER_TTL_GRACE_MS, counterUpdatePipeline } from '../../src/store/mongodb/counters.js';
+import {
+  COUNTER_TTL_GRACE_MS,
+  COUNTER_WRITE_CONCERN,
+  type CounterDoc,
+  counterUpdatePipeline,
+  resetInCallerClock,
+} from '../../src/store/mongodb/counters.js';
 import { toDriverFind, toProjection } from '../../src/store/mongodb/documents.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import {
   DOCUMENT_COLLECTION_OPTIONS,
   DOCUMENT_INDEXES,
   documentCollectionIndexes,
+  indexServesSort,
   SYSTEM_INDEXES,
   VERSIONS_INDEXES,
 } from '../../src/store/mongodb/indexes.js';
@@ -65,12 +72,12 @@ import {
   systemDbName,
   versionsCollectionName,
 } from '../../src/store/mongodb/naming.js';
-import { checkServer, parseServerVersion } from '../../src/store/mongodb/serverCheck.js';
 import {
   duplicateKeyFields,
   isDuplicateKeyError,
   queryRejection,
 } from '../../src/store/mongodb/serverErrors.js';
+import { checkServer, parseServerVersion } from '../../src/store/mongodb/startup/serverCheck.js';
 import { classifyStreamError, isTransient, reopenDelayMs } from '../../src/store/mongodb/streamErrors.js';
 import {
   acquireSlotFilter,
@@ -88,7 +95,7 @@ import {
   toProjectDoc,
   toSessionDoc,
 } from '../../src/store/mongodb/systemRecords.js';
-import { TRANSACTION_OPTIONS } from '../../src/store/mongodb/transactions.js';
+import { transactionOptions } from '../../src/store/mongodb/transactions.js';
 import { planWrites, type VersionRecord } from '../../src/store/mongodb/writePlan.js';
 import {
   type ApiKeyRecord,
@@ -248,23 +255,76 @@ describe('MongoDB store: index definitions', () => {
     expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
   });
 
-  it('keys each version sidecar uniquely by (docId, version), and gives documents only _id', () => {
+  it('keys each version sidecar uniquely by (docId, version), and documents by each metadata field then _id', () => {
     expect(VERSIONS_INDEXES).to.deep.equal([
       { key: { docId: 1, version: 1 }, name: 'docId_version_unique', unique: true },
     ]);
-    expect(DOCUMENT_INDEXES).to.deep.equal([]);
-    expect(documentCollectionIndexes()).to.deep.equal({ documents: [], versions: VERSIONS_INDEXES });
+    expect(DOCUMENT_INDEXES.map((index) => index.key)).to.deep.equal([
+      { '_folio.createdAt': 1, _id: 1 },
+      { '_folio.updatedAt': 1, _id: 1 },
+      { '_folio.version': 1, _id: 1 },
+    ]);
+    expect(documentCollectionIndexes()).to.deep.equal({
+      documents: DOCUMENT_INDEXES,
+      versions: VERSIONS_INDEXES,
+    });
+  });
+
+  it('serves every sort on a metadata field the service sends, ascending or descending, by an index', () => {
+    for (const field of ['$createdAt', '$updatedAt', '$version']) {
+      for (const sort of [field, `-${field}`]) {
+        const { sort: sent } = parseListQuery({ sort });
+        const serving = DOCUMENT_INDEXES.filter((index) => indexServesSort(index.key as Document, sent));
+        expect(serving, sort).to.have.length(1);
+      }
+    }
+  });
+
+  it('knows when an index serves a sort: leading paths in order, all directions kept or all reversed', () => {
+    const key = { a: 1, b: -1, _id: 1 };
+    expect(indexServesSort(key, [['a', 1]])).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', -1],
+        ['b', 1],
+        ['_id', -1],
+      ]),
+    ).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', -1],
+        ['_id', 1],
+      ]),
+    ).to.equal(true);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', 1],
+      ]),
+    ).to.equal(false);
+    expect(indexServesSort(key, [['b', -1]])).to.equal(false);
+    expect(
+      indexServesSort(key, [
+        ['a', 1],
+        ['b', -1],
+        ['_id', 1],
+        ['c', 1],
+      ]),
+    ).to.equal(false);
+    expect(indexServesSort(key, [])).to.equal(false);
   });
 
   it('creates document collections with pre- and post-images recorded', () => {
     expect(DOCUMENT_COLLECTION_OPTIONS).to.deep.equal({ changeStreamPreAndPostImages: { enabled: true } });
   });
 
-  it('runs transactions with snapshot reads and majority writes on the primary', () => {
-    expect(TRANSACTION_OPTIONS).to.deep.equal({
+  it('runs transactions with snapshot reads and majority writes on the primary, each bounded in time', () => {
+    expect(transactionOptions({ commitTimeoutMs: 7000, writeConcernTimeoutMs: 8000 })).to.deep.equal({
       readConcern: { level: 'snapshot' },
-      writeConcern: { w: 'majority' },
+      writeConcern: { w: 'majority', wtimeoutMS: 8000 },
       readPreference: 'primary',
+      maxCommitTimeMS: 7000,
     });
   });
 });
@@ -406,7 +466,7 @@ describe('MongoDB store: find() arguments', () => {
       limit: 10,
       projection: ['_id', 'name', 'city', 'city.name', '_folio.version'],
     };
-    const { filter: sent, options } = toDriverFind(query);
+    const { filter: sent, options } = toDriverFind(query, 1234);
     expect(sent).to.equal(filter);
     expect(options).to.deep.equal({
       sort: [
@@ -415,13 +475,14 @@ describe('MongoDB store: find() arguments', () => {
       ],
       skip: 20,
       limit: 10,
+      maxTimeMS: 1234,
       projection: { _id: 1, name: 1, city: 1, '_folio.version': 1 },
     });
   });
 
   it('sorts by _id when no sort is given, passes limit 0 (no limit) through, and projects nothing by default', () => {
-    const { options } = toDriverFind({ filter: {}, sort: [], skip: 0, limit: 0 });
-    expect(options).to.deep.equal({ sort: [['_id', 1]], skip: 0, limit: 0 });
+    const { options } = toDriverFind({ filter: {}, sort: [], skip: 0, limit: 0 }, 10_000);
+    expect(options).to.deep.equal({ sort: [['_id', 1]], skip: 0, limit: 0, maxTimeMS: 10_000 });
   });
 
   it('always includes _id and drops paths inside other requested paths', () => {
@@ -480,7 +541,7 @@ describe('MongoDB store: find() arguments', () => {
 
     /** What MongoDB would answer for the driver arguments, per mingo. */
     function mingoFind(query: FindQuery): FolioDocument[] {
-      const { filter, options } = toDriverFind(query);
+      const { filter, options } = toDriverFind(query, 10_000);
       const sort = options.sort as Sort;
       expect(Array.isArray(sort)).to.equal(true);
       const sortSpec: Record<string, 1 | -1> = {};
@@ -526,7 +587,7 @@ describe('MongoDB store: find() arguments', () => {
         };
         const expected = await embedded.documents.find(scope, COLLECTION, query);
         expect(mingoFind(query)).to.deep.equal(expected);
-        const mingoCount = new Query(toDriverFind(query).filter).find(stored).all().length;
+        const mingoCount = new Query(toDriverFind(query, 10_000).filter).find(stored).all().length;
         expect(mingoCount).to.equal(await embedded.documents.count(scope, COLLECTION, q.filter));
       });
     }
@@ -601,6 +662,7 @@ describe('MongoDB store: write plan', () => {
         document: toStored(doc),
       }) as VersionRecord;
     expect(plan.versionOps).to.deep.equal([
+      { deleteMany: { filter: { docId: 'doc_a' } } },
       { insertOne: { document: record(v1, 'create') } },
       { insertOne: { document: record(v5, 'update') } },
       { deleteMany: { filter: { docId: 'doc_a', version: { $lte: 2 } } } },
@@ -672,6 +734,22 @@ describe('MongoDB store: write plan', () => {
     apply(docs, versions, [{ kind: 'delete', id: 'doc_a', expectedVersion: 6 }]);
     expect(docs.map((d) => d._id)).to.deep.equal(['doc_o']);
     expect(versions.map((r) => r.docId)).to.deep.equal(['doc_o']);
+  });
+
+  it('starts a new document’s history afresh over records left by a collection dropped behind Folio', () => {
+    const docs: StoredDocument[] = [];
+    // The sidecar outlived its document collection: versions 1-3 of doc_a, no document.
+    const versions: VersionRecord[] = [1, 2, 3].map((version) => ({
+      docId: 'doc_a',
+      version,
+      operation: 'update',
+      timestamp: v1.$updatedAt,
+      apiKeyHint: 'folio_sk_test_...abcd',
+      document: toStored({ ...v1, $version: version }),
+    }));
+    const { counts, expected } = apply(docs, versions, [putWrite(v1)]);
+    expect(counts).to.deep.equal(expected);
+    expect(versions.map((r) => [r.docId, r.version, r.operation])).to.deep.equal([['doc_a', 1, 'create']]);
   });
 });
 
@@ -1019,15 +1097,20 @@ describe('MongoDB store: cluster clock', () => {
 });
 
 describe('MongoDB store: rate-limit counter update', () => {
-  /** findOneAndUpdate with upsert, per mingo: a missing key starts as `{_id}`. */
-  function hit(docs: Document[], key: string, windowMs: number, nowMs: number) {
+  /** findOneAndUpdate with upsert, per mingo, with the server's clock reading `serverNowMs`. */
+  function hit(docs: Document[], key: string, windowMs: number, serverNowMs: number) {
     if (!docs.some((d) => d._id === key)) docs.push({ _id: key });
-    updateOne(docs, { _id: key }, counterUpdatePipeline(windowMs, nowMs) as PipelineStage[]);
+    const pipeline = counterUpdatePipeline(windowMs, new Date(serverNowMs)) as PipelineStage[];
+    updateOne(docs, { _id: key }, pipeline);
     const doc = docs.find((d) => d._id === key)!;
-    return { count: doc.count as number, resetAtMs: doc.resetAt as number, expiresAt: doc.expiresAt as Date };
+    return {
+      count: doc.count as number,
+      resetAtMs: (doc.resetAt as Date).getTime(),
+      doc: doc as CounterDoc,
+    };
   }
 
-  it('opens a window at the first hit, counts within it, and opens a new one at its end', () => {
+  it('opens a window at the first hit, counts within it, and opens a new one at its end (server time)', () => {
     const docs: Document[] = [];
     const t0 = 1_700_000_000_000;
     for (let i = 1; i <= 5; i++) {
@@ -1039,11 +1122,45 @@ describe('MongoDB store: rate-limit counter update', () => {
     expect(hit(docs, 'other', 1000, t0)).to.deep.include({ count: 1 });
   });
 
+  it('decides windows by the server clock alone: the pipeline holds no time from the caller', () => {
+    const pipeline = counterUpdatePipeline(1000);
+    expect(JSON.stringify(pipeline)).to.include('"$$NOW"');
+    // Every constant in it: the window, the grace period, and the counting 0 and 1. No dates.
+    const constants = new Set<unknown>();
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value instanceof Date || typeof value === 'number') constants.add(value);
+      else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+    };
+    walk(pipeline);
+    expect([...constants].sort()).to.deep.equal([0, 1, 1000, 1000 + COUNTER_TTL_GRACE_MS].sort());
+  });
+
+  it('reports the window end in the caller’s clock, whatever the skew to the server', () => {
+    const docs: Document[] = [];
+    const serverT0 = 1_700_000_000_000;
+    hit(docs, 'k', 1000, serverT0);
+    const { doc } = hit(docs, 'k', 1000, serverT0 + 300);
+    // 700 ms are left on the server; a caller 5 s behind the server sees 700 ms left too.
+    const callerNow = serverT0 + 300 - 5000;
+    expect(resetInCallerClock(doc, callerNow)).to.equal(callerNow + 700);
+  });
+
+  it('opens a new window over a counter an older Folio left with a numeric resetAt', () => {
+    const t0 = 1_700_000_000_000;
+    const docs: Document[] = [{ _id: 'k', count: 7, resetAt: t0 + 10_000 }];
+    expect(hit(docs, 'k', 1000, t0)).to.deep.include({ count: 1, resetAtMs: t0 + 1000 });
+  });
+
   it('keeps a counter alive for the window plus a grace period after its last hit (server time)', () => {
-    const before = Date.now();
-    const { expiresAt } = hit([], 'k', 5000, 1_700_000_000_000);
-    expect(expiresAt).to.be.instanceOf(Date);
-    expect(expiresAt.getTime()).to.be.at.least(before + 5000 + COUNTER_TTL_GRACE_MS);
+    const t0 = 1_700_000_000_000;
+    const { doc } = hit([], 'k', 5000, t0);
+    expect(doc.expiresAt).to.be.instanceOf(Date);
+    expect(doc.expiresAt.getTime()).to.equal(t0 + 5000 + COUNTER_TTL_GRACE_MS);
+  });
+
+  it('writes counters with w: 1', () => {
+    expect(COUNTER_WRITE_CONCERN).to.deep.equal({ w: 1 });
   });
 });
 
@@ -1162,7 +1279,9 @@ describe('MongoDB store: without a server', () => {
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(Error);
-      expect((error as Error).message).to.match(/^Cannot connect to MongoDB \(MONGODB_URI\)/);
+      expect((error as Error).message).to.match(
+        /^cannot connect to MongoDB: 127\.0\.0\.1:1 is unreachable \(ECONNREFUSED/,
+      );
     } finally {
       await store.close();
     }
@@ -1204,5 +1323,40 @@ describe('MongoDB store: without a server', () => {
     await store.close();
     const sub = store.changes.watch({ projectId: newId('prj'), env: 'live' }, 'things');
     expect(sub.endedBy).to.equal('store_closed');
+  });
+});
+
+describe('MongoDB store: a dropped collection is re-checked at its next write', () => {
+  it('tells the collection registry of every dropped, renamed or database-dropped namespace', async () => {
+    const { MongoClient } = await import('mongodb');
+    const { MongoChangeFeed } = await import('../../src/store/mongodb/changes.js');
+    const { ClusterClock } = await import('../../src/store/mongodb/clusterClock.js');
+    // Never connected: dispatch() only classifies the change.
+    const client = new MongoClient('mongodb://127.0.0.1:9/?directConnection=true');
+    const dropped: Array<[string, string | null]> = [];
+    const feed = new MongoChangeFeed(
+      client,
+      'folio',
+      new ClusterClock(),
+      () => {},
+      (db, collection) => dropped.push([db, collection]),
+    );
+    const change = (c: object) => c as Parameters<typeof feed.dispatch>[0];
+    feed.dispatch(change({ operationType: 'drop', ns: { db: 'folio_p_live', coll: 'notes' } }));
+    feed.dispatch(
+      change({
+        operationType: 'rename',
+        ns: { db: 'folio_p_live', coll: 'a' },
+        to: { db: 'folio_p_live', coll: 'b' },
+      }),
+    );
+    feed.dispatch(change({ operationType: 'dropDatabase', ns: { db: 'folio_p_test' } }));
+    expect(dropped).to.deep.equal([
+      ['folio_p_live', 'notes'],
+      ['folio_p_live', 'a'],
+      ['folio_p_live', 'b'],
+      ['folio_p_test', null],
+    ]);
+    await client.close();
   });
 });

@@ -94,13 +94,14 @@ for (const factory of factories) {
 }
 
 describe('MongoDB scan arguments', () => {
-  it('streams in small batches and lets a large sort spill to disk', () => {
+  it('streams in small batches, lets a large sort spill to disk, and sets no time limit', () => {
     const { filter, options } = toDriverScan({ filter: { a: { $in: [1] } }, sort: [], skip: 0, limit: 0 });
     expect(filter).to.deep.equal({ a: { $in: [1] } });
     expect(options).to.deep.equal({
       sort: [['_id', 1]],
       skip: 0,
       limit: 0,
+      maxTimeMS: 0,
       batchSize: 500,
       allowDiskUse: true,
     });

@@ -11,7 +11,11 @@ import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import type { ConfigOverrides } from '../../src/config/load.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
-import { startMemoryReplicaSet } from '../../src/store/mongodb/memoryServer.js';
+import {
+  type LoneMongod,
+  startLoneMongod,
+  startMemoryReplicaSet,
+} from '../../src/store/mongodb/memoryServer.js';
 import type { Store } from '../../src/store/port.js';
 import type { StoreFactory } from '../store/factories.js';
 import { withTimeout } from './timeout.js';
@@ -69,7 +73,8 @@ async function findMongo(): Promise<MongoTestTarget | null> {
     afterAllTests(() => dropDatabases(uri, RUN_STEM));
     return { uri, source: 'MONGODB_URI' };
   }
-  const starting = startMemoryReplicaSet();
+  // Test commands on: the live suites use fail points to provoke timeouts.
+  const starting = startMemoryReplicaSet({ testCommands: true });
   try {
     const memory = await withTimeout(starting, MEMORY_SERVER_START_MS, 'mongodb-memory-server');
     afterAllTests(() => memory.stop());
@@ -164,4 +169,18 @@ export async function mongoServerOverrides(): Promise<MongoServerTarget[]> {
       }),
     },
   ];
+}
+
+/**
+ * A standalone or uninitiated `mongod` from mongodb-memory-server, or null (with the reason) when
+ * it cannot start one here; the caller skips its test then. Stopped by the caller.
+ */
+export async function loneMongod(kind: 'standalone' | 'uninitiated'): Promise<LoneMongod | { skip: string }> {
+  const starting = startLoneMongod(kind);
+  try {
+    return await withTimeout(starting, MEMORY_SERVER_START_MS, `a ${kind} mongod`);
+  } catch (error) {
+    starting.then((late) => late.stop()).catch(() => {});
+    return { skip: (error as Error).message };
+  }
 }

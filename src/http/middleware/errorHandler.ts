@@ -1,10 +1,12 @@
 /**
  * Turns every failure into `{"error":{"code","message","details?"}}`. AppErrors carry their
- * own status and safe message; errors from Koa's body parser are mapped by status; anything
- * else is a 500 whose details stay in the log.
+ * own status and safe message; the store's StoreUnavailableError is a 503 with Retry-After;
+ * errors from Koa's body parser are mapped by status; anything else is a 500 whose details stay
+ * in the log.
  */
 import type { Middleware } from 'koa';
-import { AppError } from '../../errors.js';
+import { AppError, storeUnavailable } from '../../errors.js';
+import { StoreUnavailableError } from '../../store/port.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 interface HttpLikeError {
@@ -50,7 +52,14 @@ export function errorHandler(): Middleware<FolioState, FolioContext> {
     try {
       await next();
     } catch (caught) {
-      const known = caught instanceof AppError ? caught : fromHttpError(caught as HttpLikeError);
+      const known =
+        caught instanceof AppError
+          ? caught
+          : caught instanceof StoreUnavailableError
+            ? storeUnavailable(caught)
+            : fromHttpError(caught as HttpLikeError);
+      // The database's state, not a bug: logged for operators, answered 503 with Retry-After.
+      if (caught instanceof StoreUnavailableError) ctx.log?.warn({ err: caught }, 'store unavailable');
       const error =
         known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
       if (!known) ctx.log?.error({ err: caught }, 'unhandled error');

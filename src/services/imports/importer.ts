@@ -124,10 +124,10 @@ export class ImportService {
         // largest version number there can be: pass 2 need not measure it again.
         assertDocumentSize(
           {
-            ...buildDocument(prepared.id, prepared.fields, null, Number.POSITIVE_INFINITY),
+            ...buildDocument(prepared.id, prepared.fields, null),
             $version: Number.MAX_SAFE_INTEGER,
           },
-          maxDocumentBytes,
+          this.config.documents,
         );
       } catch (error) {
         if (!(error instanceof AppError)) throw error;

@@ -14,6 +14,7 @@ import {
   type KeyStatus,
   type Plan,
   type ProjectRecord,
+  type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
 
@@ -314,6 +315,15 @@ export class EmbeddedAccounts implements AccountRepository {
   async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     const row = this.#keyByHash.get(keyHash);
     return row ? toKey(row) : null;
+  }
+
+  async resolveKey(keyHash: string): Promise<ResolvedKey | null> {
+    // Three indexed reads in this process: the "one round trip" of a remote store.
+    const key = this.#keyByHash.get(keyHash);
+    const project = key ? this.#projectById.get(key.project_id) : undefined;
+    const account = project ? this.#accountById.get(project.account_id) : undefined;
+    if (!key || !project || !account) return null;
+    return { key: toKey(key), project: toProject(project), account: toAccount(account) };
   }
 
   async listKeys(projectId: string): Promise<ApiKeyRecord[]> {

@@ -11,6 +11,7 @@ import {
   DuplicateError,
   type Plan,
   type ProjectRecord,
+  type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
@@ -21,16 +22,19 @@ import {
   fromAccountDoc,
   fromKeyDoc,
   fromProjectDoc,
+  fromResolvedKeyDoc,
   fromSessionDoc,
   type KeyDoc,
   type ProjectDoc,
+  type ResolvedKeyDoc,
+  resolveKeyPipeline,
   type SessionDoc,
   toAccountDoc,
   toKeyDoc,
   toProjectDoc,
   toSessionDoc,
 } from './systemRecords.js';
-import { inTransaction } from './transactions.js';
+import { inTransaction, type WriteLimits } from './transactions.js';
 
 /** Stored field of a unique index → the port's field name in DuplicateError. */
 const DUPLICATE_FIELDS: Record<string, string> = {
@@ -67,6 +71,7 @@ export class MongoAccounts implements AccountRepository {
   constructor(
     private readonly client: MongoClient,
     db: Db,
+    private readonly limits: WriteLimits,
   ) {
     this.#accounts = db.collection<AccountDoc>(SYSTEM_COLLECTIONS.accounts);
     this.#sessions = db.collection<SessionDoc>(SYSTEM_COLLECTIONS.sessions);
@@ -157,6 +162,13 @@ export class MongoAccounts implements AccountRepository {
     return doc ? fromKeyDoc(doc) : null;
   }
 
+  async resolveKey(keyHash: string): Promise<ResolvedKey | null> {
+    const [row] = await this.#keys
+      .aggregate<ResolvedKeyDoc>(resolveKeyPipeline(keyHash, SYSTEM_COLLECTIONS))
+      .toArray();
+    return row ? fromResolvedKeyDoc(row) : null;
+  }
+
   async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
     const docs = await this.#keys
       .find(
@@ -187,7 +199,7 @@ export class MongoAccounts implements AccountRepository {
   async rotateKey(oldId: string, replacement: ApiKeyRecord, at: string): Promise<boolean> {
     const { result } = await translatingDuplicates(
       () =>
-        inTransaction(this.client, async (session) => {
+        inTransaction(this.client, this.limits, async (session) => {
           const revoked = await this.#keys.updateOne(
             { _id: oldId, status: 'active' },
             { $set: { status: 'revoked', revokedAt: at } },

@@ -155,6 +155,8 @@ export class MongoChangeFeed implements ChangeFeed {
     readonly dbPrefix: string,
     private readonly clock: ClusterClock,
     private readonly warn: FeedWarning = (message) => process.emitWarning(message, 'FolioChangeFeed'),
+    /** Told of every dropped or renamed namespace (`collection` null: a whole database). */
+    private readonly onDropped: (db: string, collection: string | null) => void = () => {},
   ) {
     this.#source = new ClusterSource(this);
     this.#fanOut = new ChangeFanOut(this.#source);
@@ -218,6 +220,8 @@ export class MongoChangeFeed implements ChangeFeed {
   dispatch(change: Change): void {
     const kind = classifyChange(change);
     if (kind.kind === 'dropped') {
+      // The next write to a dropped collection re-creates it with its images, at once.
+      for (const ns of kind.namespaces) this.onDropped(ns.db, ns.collection);
       this.#fanOut.endKeys((key) => droppedBy(kind, key), 'invalidated');
       return;
     }

@@ -29,6 +29,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import { listFolioCollections } from './collectionCatalog.js';
 import type { CollectionRegistry } from './collections.js';
+import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
@@ -59,13 +60,16 @@ export function toProjection(paths: readonly string[]): Document {
 /**
  * The exact arguments `find()` gives the driver: the canonical filter as is, the sort as an
  * ordered list (`_id` when empty, like the embedded store), skip and limit (0 = no limit, as
- * in MongoDB) and an inclusion projection that always keeps `_id`.
+ * in MongoDB), an inclusion projection that always keeps `_id`, and the time limit.
  */
-export function toDriverFind(query: FindQuery): { filter: Filter<Document>; options: FindOptions } {
+export function toDriverFind(
+  query: FindQuery,
+  maxTimeMS: number,
+): { filter: Filter<Document>; options: FindOptions } {
   const keys: Array<[string, SortDirection]> =
     query.sort.length > 0 ? query.sort.map(([p, d]) => [p, d]) : [['_id', 1]];
   const sort: Sort = keys;
-  const options: FindOptions = { sort, skip: query.skip, limit: query.limit };
+  const options: FindOptions = { sort, skip: query.skip, limit: query.limit, maxTimeMS };
   if (query.projection) options.projection = toProjection(query.projection);
   return { filter: query.filter, options };
 }
@@ -79,7 +83,9 @@ export const SCAN_BATCH_SIZE = 500;
  * would otherwise hit the server's in-memory sort limit).
  */
 export function toDriverScan(query: FindQuery): { filter: Filter<Document>; options: FindOptions } {
-  const { filter, options } = toDriverFind(query);
+  // No time limit: an export reads a whole collection at the client's pace; the cursor is bounded
+  // by the plan's export maximum instead.
+  const { filter, options } = toDriverFind(query, 0);
   return { filter, options: { ...options, batchSize: SCAN_BATCH_SIZE, allowDiskUse: true } };
 }
 
@@ -89,6 +95,7 @@ export class MongoDocuments implements DocumentRepository {
     private readonly dbPrefix: string,
     private readonly collections: CollectionRegistry,
     private readonly clock: ClusterClock,
+    private readonly limits: MongoLimits,
   ) {}
 
   #dbName(scope: DataScope): string {
@@ -141,21 +148,25 @@ export class MongoDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     // The callback may run several times (withTransaction retries transient errors, e.g. a
     // write conflict with a concurrent commit), so it builds everything afresh each time.
-    const { result, operationTime } = await inTransaction(this.client, async (s): Promise<CommitResult> => {
-      const current = await this.#currentVersions(documents, batchIds(writes), s);
-      const conflicts = findConflicts(writes, (id) => current.get(id) ?? null);
-      if (conflicts.length > 0) {
-        // Nothing was written; aborting by hand makes withTransaction return our result.
-        await s.abortTransaction();
-        return { ok: false, conflicts };
-      }
-      const plan = planWrites(writes);
-      const written = await documents.bulkWrite(plan.documentOps, { session: s, ordered: true });
-      if (!matchesExpected(written, plan.expected)) throw new ConcurrentChange();
-      if (plan.versionOps.length > 0)
-        await versions.bulkWrite(plan.versionOps, { session: s, ordered: true });
-      return { ok: true };
-    });
+    const { result, operationTime } = await inTransaction(
+      this.client,
+      this.limits,
+      async (s): Promise<CommitResult> => {
+        const current = await this.#currentVersions(documents, batchIds(writes), s);
+        const conflicts = findConflicts(writes, (id) => current.get(id) ?? null);
+        if (conflicts.length > 0) {
+          // Nothing was written; aborting by hand makes withTransaction return our result.
+          await s.abortTransaction();
+          return { ok: false, conflicts };
+        }
+        const plan = planWrites(writes);
+        const written = await documents.bulkWrite(plan.documentOps, { session: s, ordered: true });
+        if (!matchesExpected(written, plan.expected)) throw new ConcurrentChange();
+        if (plan.versionOps.length > 0)
+          await versions.bulkWrite(plan.versionOps, { session: s, ordered: true });
+        return { ok: true };
+      },
+    );
     // The commit's cluster time: a watch() from now on starts after this write (changes.ts).
     if (result.ok) this.clock.observe(operationTime);
     return result;
@@ -183,7 +194,7 @@ export class MongoDocuments implements DocumentRepository {
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const { filter, options } = toDriverFind(query);
+    const { filter, options } = toDriverFind(query, this.limits.queryTimeoutMs);
     try {
       const rows = await this.#queryable(scope, collection).find(filter, options).toArray();
       return rows.map((row) => fromStored(row));
@@ -205,7 +216,9 @@ export class MongoDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
-    return this.#queryable(scope, collection).countDocuments(filter);
+    return this.#queryable(scope, collection).countDocuments(filter, {
+      maxTimeMS: this.limits.queryTimeoutMs,
+    });
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {

@@ -1,12 +1,14 @@
 /**
  * The MongoDB store: any number of stateless Folio instances on one replica set or sharded
- * cluster (MongoDB 6.0+). Nothing talks to the server before `init()`, which connects, refuses
- * an unusable deployment with a message saying why and how to fix it, and creates the system
- * indexes. Layout and guarantees: docs/mongodb.md.
+ * cluster (MongoDB 6.0+). Nothing talks to the server before `init()`, which connects (saying in
+ * one line what is wrong when it cannot), refuses an unusable deployment with a message saying
+ * why and how to fix it (topology, version, privileges, pre- and post-images), warns when the
+ * deployment keeps less change history than promised, and creates the system indexes. Every
+ * wait on the server is bounded (limits.ts). Layout and guarantees: docs/mongodb.md.
  */
 import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
-import type { Store } from '../port.js';
+import { type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
@@ -15,8 +17,10 @@ import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
 import { MongoDeliveries } from './deliveries.js';
 import { MongoDocuments } from './documents.js';
+import { translatingFailures } from './failureTranslation.js';
 import { ensureSystemIndexes } from './indexes.js';
 import { MongoAgendaBackend } from './jobs/agendaBackend.js';
+import { DEFAULT_MONGO_LIMITS, type MongoLimits } from './limits.js';
 import {
   AGENDA_JOBS_COLLECTION,
   assertDbPrefix,
@@ -24,7 +28,12 @@ import {
   SYSTEM_COLLECTIONS,
   systemDbName,
 } from './naming.js';
-import { assertServerUsable, type Topology } from './serverCheck.js';
+import { unavailability } from './serverErrors.js';
+import { diagnoseConnectFailure } from './startup/hostProbe.js';
+import { proveImages } from './startup/imagesProbe.js';
+import { checkHistoryRetention } from './startup/oplogWindow.js';
+import { assertPrivileges } from './startup/privileges.js';
+import { assertServerUsable, type Topology } from './startup/serverCheck.js';
 import { MongoStreamSlots } from './streamSlots.js';
 import { MongoWebhooks } from './webhooks.js';
 
@@ -35,6 +44,12 @@ export interface MongoStoreOptions {
   dbPrefix?: string | undefined;
   /** Extra driver options (tests shorten timeouts). */
   clientOptions?: MongoClientOptions | undefined;
+  /** Time limits (configuration `mongodb.*`); each defaults to DEFAULT_MONGO_LIMITS. */
+  limits?: Partial<MongoLimits> | undefined;
+  /** How long change events must stay resumable (`events.retentionMs`), checked at `init()`. */
+  eventRetentionMs?: number | undefined;
+  /** Where start-up and repair warnings go (default: process warnings on stderr). */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 export interface MongoStore extends Store {
@@ -43,6 +58,12 @@ export interface MongoStore extends Store {
   /** The driver client (connected by `init()`), for tooling and tests. */
   readonly client: MongoClient;
   readonly changes: MongoChangeFeed;
+  /**
+   * Which collections are known to be ready for writes. Whoever learns that a collection was
+   * dropped (the change source, on an `invalidate` event or an event missing its image) calls
+   * `collections.forget(db, name)`: the next write then checks and repairs it at once.
+   */
+  readonly collections: CollectionRegistry;
   /** Set by `init()`. */
   readonly topology: Topology | null;
 }
@@ -61,9 +82,14 @@ class MongoStoreImpl implements MongoStore {
   readonly deliveries: MongoDeliveries;
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
+  readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
   readonly #system: Db;
+  readonly #uri: string;
+  readonly #limits: MongoLimits;
+  readonly #eventRetentionMs: number;
+  readonly #warn: (message: string) => void;
   readonly #clock = new ClusterClock();
   #init: Promise<void> | null = null;
   #agenda: MongoAgendaBackend | null = null;
@@ -72,23 +98,47 @@ class MongoStoreImpl implements MongoStore {
   constructor(options: MongoStoreOptions) {
     this.dbPrefix = options.dbPrefix ?? DEFAULT_DB_PREFIX;
     assertDbPrefix(this.dbPrefix);
-    // The driver parses the URI here but connects only on connect() (init).
-    this.client = new MongoClient(options.uri, { appName: 'folio', ...options.clientOptions });
+    this.#uri = options.uri;
+    this.#limits = { ...DEFAULT_MONGO_LIMITS, ...options.limits };
+    this.#eventRetentionMs = options.eventRetentionMs ?? 300_000;
+    this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, 'FolioMongoDBWarning'));
+    // The driver parses the URI here but connects only on connect() (init). Writes outside
+    // transactions (accounts, keys, sessions, jobs) wait for a majority at most
+    // writeConcernTimeoutMs; rate-limit counters ask for less (counters.ts).
+    this.client = new MongoClient(options.uri, {
+      appName: 'folio',
+      writeConcern: { w: 'majority', wtimeoutMS: this.#limits.writeConcernTimeoutMs },
+      ...options.clientOptions,
+    });
     // Heartbeat replies carry replica-set members' majority-commit time: keeps the clock fresh
     // for change feeds even in a process that writes nothing (see clusterClock.ts).
     this.client.on('serverHeartbeatSucceeded', (event: ServerHeartbeatSucceededEvent) =>
       this.#clock.observeHello(event.reply),
     );
     this.#system = this.client.db(systemDbName(this.dbPrefix));
-    const collections = new CollectionRegistry(this.client);
-    this.documents = new MongoDocuments(this.client, this.dbPrefix, collections, this.#clock);
-    this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock);
-    this.accounts = new MongoAccounts(this.client, this.#system);
-    this.counters = new MongoCounters(this.#system);
-    this.webhooks = new MongoWebhooks(this.client, this.#system);
-    this.deliveries = new MongoDeliveries(this.#system);
-    this.consumers = new MongoFeedConsumers(this.#system);
-    this.streamSlots = new MongoStreamSlots(this.#system);
+    const collections = new CollectionRegistry(this.client, this.#limits.collectionRecheckMs, this.#warn);
+    this.collections = collections;
+    // Timeouts and a missing primary reach the services as the port's StoreUnavailableError.
+    const translate = (error: unknown) => unavailability(error, this.#limits.queryTimeoutMs);
+    this.documents = translatingFailures(
+      new MongoDocuments(this.client, this.dbPrefix, collections, this.#clock, this.#limits),
+      translate,
+    );
+    this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock, undefined, (db, collection) =>
+      collections.forget(db, collection),
+    );
+    this.accounts = translatingFailures(
+      new MongoAccounts(this.client, this.#system, this.#limits),
+      translate,
+    );
+    this.counters = translatingFailures(new MongoCounters(this.#system), translate);
+    this.webhooks = translatingFailures(
+      new MongoWebhooks(this.client, this.#system, this.#limits),
+      translate,
+    );
+    this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
+    this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
+    this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
   }
 
   init(): Promise<void> {
@@ -105,13 +155,19 @@ class MongoStoreImpl implements MongoStore {
     try {
       await this.client.connect();
     } catch (error) {
-      throw new Error(`Cannot connect to MongoDB (MONGODB_URI): ${(error as Error).message}`, {
+      // Asks each listed host directly what it is, so the message says what to fix.
+      throw new StoreStartError(await diagnoseConnectFailure(this.client, this.#uri, error), {
         cause: error,
       });
     }
-    const { hello, topology } = await assertServerUsable(this.client.db('admin'));
+    const admin = this.client.db('admin');
+    const { hello, topology } = await assertServerUsable(admin);
     this.#clock.observeHello(hello);
+    await assertPrivileges(admin, this.#system.databaseName, this.#warn);
+    await proveImages(this.#system, admin);
     await ensureSystemIndexes(this.#system, SYSTEM_COLLECTIONS);
+    const retention = await checkHistoryRetention(this.client, admin, topology, this.#eventRetentionMs);
+    if (retention) this.#warn(retention);
     this.topology = topology;
   }
 

@@ -40,10 +40,35 @@ export const VERSIONS_INDEXES: readonly IndexDescription[] = [
 ];
 
 /**
- * Document collections have no index besides `_id`: user filters are arbitrary, and the
- * default and tie-breaking sort is `_id`, which that index already serves.
+ * Document collections: besides `_id` (the default sort and the tie-breaker), one index per
+ * metadata field, each ending in `_id`. The service sorts by `[field, d], ['_id', d]` (the
+ * tie-breaker takes the last key's direction), so one index serves both `sort=$field` and
+ * `sort=-$field` by a forward or backward scan, like the embedded store's indexes. User fields
+ * have none: their filters are arbitrary.
  */
-export const DOCUMENT_INDEXES: readonly IndexDescription[] = [];
+export const DOCUMENT_INDEXES: readonly IndexDescription[] = [
+  { key: { '_folio.createdAt': 1, _id: 1 }, name: 'folio_createdAt_id' },
+  { key: { '_folio.updatedAt': 1, _id: 1 }, name: 'folio_updatedAt_id' },
+  { key: { '_folio.version': 1, _id: 1 }, name: 'folio_version_id' },
+];
+
+/**
+ * Whether an index with `key` returns documents in `sort` order without a sort stage: the sort's
+ * paths are the key's leading paths in order, with the key's directions all kept (forward scan)
+ * or all reversed (backward scan).
+ */
+export function indexServesSort(
+  key: Readonly<Record<string, unknown>>,
+  sort: ReadonlyArray<readonly [path: string, direction: 1 | -1]>,
+): boolean {
+  const fields = Object.entries(key);
+  if (sort.length === 0 || sort.length > fields.length) return false;
+  const sign = sort[0]![1] === fields[0]![1] ? 1 : -1;
+  return sort.every(([path, direction], i) => {
+    const [field, order] = fields[i]!;
+    return field === path && (order === 1 || order === -1) && direction === sign * order;
+  });
+}
 
 /**
  * Document collections record pre- and post-images, so change events carry the exact document

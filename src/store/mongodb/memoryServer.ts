@@ -69,16 +69,49 @@ async function unavailableReason(mod: MemoryServerModule): Promise<string | null
   }
 }
 
-/** Start a single-node replica set with the WiredTiger engine (needed for pre- and post-images). */
-export async function startMemoryReplicaSet(): Promise<MemoryReplicaSet> {
+/**
+ * Start a single-node replica set with the WiredTiger engine (needed for pre- and post-images).
+ * `testCommands` enables the server's test commands (fail points), for the MongoDB test suites.
+ */
+export async function startMemoryReplicaSet(
+  options: { testCommands?: boolean } = {},
+): Promise<MemoryReplicaSet> {
   const mod = await loadModule();
   const reason = await unavailableReason(mod);
   if (reason) throw new MemoryServerUnavailableError(`mongodb-memory-server cannot start: ${reason}`);
-  const replSet = await mod.MongoMemoryReplSet.create({ replSet: { count: 1, storageEngine: 'wiredTiger' } });
+  const replSet = await mod.MongoMemoryReplSet.create({
+    replSet: { count: 1, storageEngine: 'wiredTiger' },
+    ...(options.testCommands ? { instanceOpts: [{ args: ['--setParameter', 'enableTestCommands=1'] }] } : {}),
+  });
   return {
     uri: replSet.getUri(),
     stop: async () => {
       await replSet.stop({ doCleanup: true });
+    },
+  };
+}
+
+export interface LoneMongod {
+  /** Connection string of the one server, without `replicaSet=`. */
+  uri: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * One `mongod` that is not a usable replica set: a standalone server, or a server started with
+ * `--replSet` whose set was never initiated. For the start-up diagnosis tests.
+ */
+export async function startLoneMongod(kind: 'standalone' | 'uninitiated'): Promise<LoneMongod> {
+  const mod = await loadModule();
+  const reason = await unavailableReason(mod);
+  if (reason) throw new MemoryServerUnavailableError(`mongodb-memory-server cannot start: ${reason}`);
+  const server = await mod.MongoMemoryServer.create({
+    instance: { storageEngine: 'wiredTiger', ...(kind === 'uninitiated' ? { replSet: 'rs0' } : {}) },
+  });
+  return {
+    uri: server.getUri(),
+    stop: async () => {
+      await server.stop({ doCleanup: true });
     },
   };
 }

@@ -1,6 +1,14 @@
 /** Recognising the few MongoDB server errors the store turns into results. */
-import { MongoBulkWriteError, MongoServerError } from 'mongodb';
-import { QueryRejectedError } from '../port.js';
+import {
+  MongoBulkWriteError,
+  MongoError,
+  MongoNetworkError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  MongoWriteConcernError,
+} from 'mongodb';
+import { QueryRejectedError, StoreUnavailableError } from '../port.js';
 
 /** E11000: a unique index (or `_id`) already holds the value. */
 export const DUPLICATE_KEY = 11000;
@@ -56,4 +64,85 @@ export function queryRejection(error: unknown): QueryRejectedError | null {
       ? 'select'
       : 'filter';
   return new QueryRejectedError(param, `MongoDB refused the query: ${error.message}`);
+}
+
+/** MaxTimeMSExpired: an operation ran past its `maxTimeMS` (or a commit past `maxCommitTimeMS`). */
+export const MAX_TIME_MS_EXPIRED = 50;
+
+/**
+ * Server errors that mean "no primary to talk to right now" (elections, shutdowns, unreachable
+ * members): the driver's retryable-read codes, which it already retried once.
+ */
+export const UNAVAILABLE_CODES: ReadonlySet<number> = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  134, // ReadConcernMajorityNotAvailableYet
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+/** How long a client is told to wait after a 503 (an election usually completes within it). */
+export const RETRY_AFTER_SECONDS = 5;
+
+function hasLabel(error: unknown, label: string): boolean {
+  return error instanceof MongoError && error.hasErrorLabel(label);
+}
+
+function hasWriteConcernError(error: unknown): boolean {
+  if (error instanceof MongoWriteConcernError) return true;
+  if (error instanceof MongoBulkWriteError) return error.result?.getWriteConcernError() !== undefined;
+  return false;
+}
+
+/**
+ * The port's StoreUnavailableError for a failure that is the deployment's state rather than a
+ * bug (the client gets a 503 with Retry-After); null for any other error. In order:
+ * - the outcome of a write is unknown: a commit the server did not confirm in time
+ *   (`UnknownTransactionCommitResult`: `maxCommitTimeMS` or the write-concern timeout passed),
+ *   or a write whose majority acknowledgement timed out (`wtimeoutMS`) → `write_unconfirmed`;
+ * - a read ran past `maxTimeMS` → `query_timeout`;
+ * - no primary could be reached, or transient transaction errors outlasted the retry budget
+ *   → `store_unavailable`.
+ */
+export function unavailability(error: unknown, queryTimeoutMs: number): StoreUnavailableError | null {
+  const fail = (reason: StoreUnavailableError['reason'], message: string) =>
+    new StoreUnavailableError(reason, message, RETRY_AFTER_SECONDS, { cause: error });
+  if (hasLabel(error, 'UnknownTransactionCommitResult') || hasWriteConcernError(error)) {
+    return fail(
+      'write_unconfirmed',
+      'The database did not confirm the write in time; it may or may not have been applied. ' +
+        'Read the document before retrying.',
+    );
+  }
+  if (error instanceof MongoServerError && error.code === MAX_TIME_MS_EXPIRED) {
+    return fail(
+      'query_timeout',
+      `The query ran longer than this server allows (${queryTimeoutMs} ms). Narrow the filter or ` +
+        'the page, or retry later.',
+    );
+  }
+  const unavailable =
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoTopologyClosedError ||
+    hasLabel(error, 'TransientTransactionError') ||
+    (error instanceof MongoServerError &&
+      typeof error.code === 'number' &&
+      UNAVAILABLE_CODES.has(error.code));
+  if (unavailable) {
+    return fail(
+      'store_unavailable',
+      'The database is unreachable or electing a new primary; retry shortly. A write that got ' +
+        'this answer may or may not have been applied.',
+    );
+  }
+  return null;
 }

@@ -5,7 +5,8 @@
  * Date so MongoDB's TTL monitor can remove expired sessions. ISO strings with milliseconds
  * (what Folio writes) come back unchanged.
  */
-import type { AccountRecord, ApiKeyRecord, ProjectRecord, SessionRecord } from '../port.js';
+import type { Document } from 'mongodb';
+import type { AccountRecord, ApiKeyRecord, ProjectRecord, ResolvedKey, SessionRecord } from '../port.js';
 
 /** A port record as stored: `id` becomes `_id`. */
 type WithMongoId<T extends { id: string }> = Omit<T, 'id'> & { _id: string };
@@ -114,4 +115,38 @@ export function fromKeyDoc(d: KeyDoc): ApiKeyRecord {
     revokedAt: d.revokedAt ?? null,
     rotatedFrom: d.rotatedFrom ?? null,
   };
+}
+
+/** A key document with its project and that project's account joined in (`resolveKeyPipeline`). */
+export type ResolvedKeyDoc = KeyDoc & { project: ProjectDoc; account: AccountDoc };
+
+/**
+ * One aggregation on the keys collection that returns the key with the key's project and the
+ * project's account: authenticating a request costs one round trip instead of three. The
+ * `$match` uses the unique `keyHash` index and each `$lookup` an `_id` index. A key whose
+ * project or account is missing yields nothing (`$unwind` drops it).
+ */
+export function resolveKeyPipeline(
+  keyHash: string,
+  collections: { projects: string; accounts: string },
+): Document[] {
+  return [
+    { $match: { keyHash } },
+    { $limit: 1 },
+    { $lookup: { from: collections.projects, localField: 'projectId', foreignField: '_id', as: 'project' } },
+    { $unwind: '$project' },
+    {
+      $lookup: {
+        from: collections.accounts,
+        localField: 'project.accountId',
+        foreignField: '_id',
+        as: 'account',
+      },
+    },
+    { $unwind: '$account' },
+  ];
+}
+
+export function fromResolvedKeyDoc(d: ResolvedKeyDoc): ResolvedKey {
+  return { key: fromKeyDoc(d), project: fromProjectDoc(d.project), account: fromAccountDoc(d.account) };
 }

@@ -12,7 +12,7 @@ import {
 } from '../port.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { isDuplicateKeyError } from './serverErrors.js';
-import { inTransaction } from './transactions.js';
+import { inTransaction, type WriteLimits } from './transactions.js';
 import { failurePipeline } from './webhookUpdates.js';
 
 export type WebhookDoc = Omit<WebhookRecord, 'id' | 'scope'> & {
@@ -75,6 +75,7 @@ export class MongoWebhooks implements WebhookRepository {
   constructor(
     private readonly client: MongoClient,
     db: Db,
+    private readonly limits: WriteLimits,
   ) {
     this.#webhooks = db.collection<WebhookDoc>(SYSTEM_COLLECTIONS.webhooks);
     this.#deliveries = db.collection(SYSTEM_COLLECTIONS.webhookDeliveries);
@@ -126,7 +127,7 @@ export class MongoWebhooks implements WebhookRepository {
   }
 
   async delete(scope: DataScope, collection: string, id: string): Promise<boolean> {
-    const { result } = await inTransaction(this.client, async (session) => {
+    const { result } = await inTransaction(this.client, this.limits, async (session) => {
       const deleted = await this.#webhooks.deleteOne({ _id: id, ...at(scope, collection) }, { session });
       if (deleted.deletedCount === 1) await this.#deliveries.deleteMany({ webhookId: id }, { session });
       return deleted.deletedCount === 1;

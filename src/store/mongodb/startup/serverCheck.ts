@@ -7,6 +7,7 @@
  * cluster, MongoDB 6.0 or later.
  */
 import type { Db, Document } from 'mongodb';
+import { StoreStartError } from '../../port.js';
 
 export const MIN_SERVER_VERSION: readonly [major: number, minor: number] = [6, 0];
 
@@ -25,8 +26,10 @@ const WHY_REPLICA_SET =
 const HOW_REPLICA_SET =
   'A single-node replica set is enough: start mongod with --replSet rs0, run rs.initiate() once ' +
   '(mongosh --eval "rs.initiate()"), and set MONGODB_URI=mongodb://<host>:27017/?replicaSet=rs0. ' +
-  'With Docker: docker run -d -p 27017:27017 mongo:7 --replSet rs0, then ' +
-  'docker exec <container> mongosh --eval "rs.initiate()".';
+  'With Docker: docker run -d --name folio-mongo -p 27017:27017 mongo:7 --replSet rs0, then ' +
+  'docker exec folio-mongo mongosh --eval ' +
+  "\"rs.initiate({_id: 'rs0', members: [{_id: 0, host: 'localhost:27017'}]})\" " +
+  '(the member must be named by an address the clients can reach: see docs/mongodb.md).';
 
 /** `[major, minor, patch]` from buildInfo (`versionArray` when present, else `version`). */
 export function parseServerVersion(buildInfo: Document): number[] | null {
@@ -88,7 +91,7 @@ export function checkServer(hello: Document, buildInfo: Document): ServerCheck {
   };
 }
 
-export class UnsupportedServerError extends Error {
+export class UnsupportedServerError extends StoreStartError {
   constructor(
     message: string,
     readonly problems: ServerProblem[],

@@ -1,0 +1,87 @@
+/**
+ * API keys this process authenticated recently, so most requests need no look-up of their key.
+ *
+ * The bound on staleness: an entry lives `ttlMs` from the look-up that made it and is never
+ * extended by use. This process evicts at once whatever it changes itself (revoke, rotate, plan
+ * change, a project's allowed origins); another process sharing the store (several instances on
+ * MongoDB) sees such a change within `ttlMs`. Unknown and revoked keys are never cached, so a new
+ * key works at once everywhere. `ttlMs` 0 turns the cache off.
+ */
+import type { ResolvedKey } from '../store/port.js';
+
+interface Entry {
+  resolved: ResolvedKey;
+  expiresAtMs: number;
+}
+
+/** Entries kept at most; the oldest go first (a Map iterates in insertion order). */
+export const KEY_CACHE_MAX_ENTRIES = 10_000;
+
+export class KeyCache {
+  /** By key hash (a SHA-256 hex string, never a user-chosen name). */
+  readonly #entries = new Map<string, Entry>();
+  #generation = 0;
+
+  constructor(
+    readonly ttlMs: number,
+    private readonly nowMs: () => number = Date.now,
+    private readonly maxEntries = KEY_CACHE_MAX_ENTRIES,
+  ) {}
+
+  /**
+   * Bumped by every eviction. A look-up reads it before asking the store and hands it to `set`,
+   * which ignores results that an eviction may have overtaken (a revoke committed while the
+   * look-up was in flight).
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get(keyHash: string): ResolvedKey | null {
+    const entry = this.#entries.get(keyHash);
+    if (!entry) return null;
+    if (this.nowMs() >= entry.expiresAtMs) {
+      this.#entries.delete(keyHash);
+      return null;
+    }
+    return entry.resolved;
+  }
+
+  /** Cache a fresh look-up of an active key, unless an eviction happened since `generation`. */
+  set(keyHash: string, resolved: ResolvedKey, generation: number): void {
+    if (this.ttlMs <= 0 || generation !== this.#generation || resolved.key.status !== 'active') return;
+    this.#entries.delete(keyHash);
+    while (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done) break;
+      this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(keyHash, { resolved, expiresAtMs: this.nowMs() + this.ttlMs });
+  }
+
+  /** Replace a cached entry's content (e.g. a newer `lastUsedAt`) without extending its life. */
+  refresh(keyHash: string, resolved: ResolvedKey): void {
+    const entry = this.#entries.get(keyHash);
+    if (entry) entry.resolved = resolved;
+  }
+
+  /** Forget the key (revoked or rotated here). */
+  evictKey(keyId: string): void {
+    this.#generation++;
+    for (const [hash, entry] of this.#entries) {
+      if (entry.resolved.key.id === keyId) this.#entries.delete(hash);
+    }
+  }
+
+  /** Forget every key of the account (its plan or one of its projects changed here). */
+  evictAccount(accountId: string): void {
+    this.#generation++;
+    for (const [hash, entry] of this.#entries) {
+      if (entry.resolved.account.id === accountId) this.#entries.delete(hash);
+    }
+  }
+}
