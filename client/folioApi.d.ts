@@ -94,6 +94,7 @@ export interface paths {
             "application/json": {
               account: components["schemas"]["Account"];
               token: string;
+              csrfToken: string;
             };
           };
         };
@@ -103,7 +104,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -136,6 +137,7 @@ export interface paths {
           content: {
             "application/json": {
               token: string;
+              csrfToken: string;
             };
           };
         };
@@ -312,7 +314,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -404,7 +406,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -546,7 +548,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -631,7 +633,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -741,7 +743,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -860,7 +862,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -968,7 +970,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1092,7 +1094,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1228,7 +1230,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1314,7 +1316,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1412,7 +1414,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1515,7 +1517,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1610,7 +1612,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1698,7 +1700,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1795,7 +1797,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1873,7 +1875,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1977,7 +1979,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2072,7 +2074,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2154,7 +2156,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2262,7 +2264,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2408,7 +2410,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2513,7 +2515,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2634,7 +2636,2531 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed` */
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `resync_required` */
+        410: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/dashboard": {
+    /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
+    get: {
+      responses: {
+        /** @description HTML */
+        200: {
+          content: never;
+        };
+        /** @description To /dashboard/ */
+        308: {
+          content: never;
+        };
+      };
+    };
+  };
+  "/dashboard/{file}": {
+    /** A file of the dashboard */
+    get: {
+      parameters: {
+        path: {
+          file: string;
+        };
+      };
+      responses: {
+        /** @description The file (ETag; `Cache-Control: no-cache`) */
+        200: {
+          content: never;
+        };
+        /** @description Not modified */
+        304: {
+          content: never;
+        };
+        /** @description `not_found` */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/dashboard/{folder}/{file}": {
+    /** A file of the dashboard in a folder */
+    get: {
+      parameters: {
+        path: {
+          file: string;
+          folder: string;
+        };
+      };
+      responses: {
+        /** @description The file (ETag; `Cache-Control: no-cache`) */
+        200: {
+          content: never;
+        };
+        /** @description Not modified */
+        304: {
+          content: never;
+        };
+        /** @description `not_found` */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/session": {
+    /** The signed-in account and the CSRF token cookie-authenticated writes must send */
+    get: {
+      responses: {
+        /** @description The session */
+        200: {
+          content: {
+            "application/json": {
+              account: components["schemas"]["Account"];
+              csrfToken: string;
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/plans": {
+    /** Every plan and its limits, as configured (no session needed) */
+    get: {
+      responses: {
+        /** @description Plans */
+        200: {
+          content: {
+            "application/json": {
+              plans: {
+                free: {
+                  requestsPerSecond: number;
+                  activeKeys: number;
+                  maxFilters: number;
+                  maxPageSize: number;
+                  maxOffset: number;
+                  maxBulkOperations: number;
+                  maxImportBytes: number;
+                  maxImportDocuments: number;
+                  maxExportDocuments: number;
+                  webhookRetries: number;
+                  changeStreams: boolean;
+                  versionDiff: boolean;
+                  storedVersions: number;
+                  maxWebhooks: number;
+                };
+                pro: {
+                  requestsPerSecond: number;
+                  activeKeys: number;
+                  maxFilters: number;
+                  maxPageSize: number;
+                  maxOffset: number;
+                  maxBulkOperations: number;
+                  maxImportBytes: number;
+                  maxImportDocuments: number;
+                  maxExportDocuments: number;
+                  webhookRetries: number;
+                  changeStreams: boolean;
+                  versionDiff: boolean;
+                  storedVersions: number;
+                  maxWebhooks: number;
+                };
+                team: {
+                  requestsPerSecond: number;
+                  activeKeys: number;
+                  maxFilters: number;
+                  maxPageSize: number;
+                  maxOffset: number;
+                  maxBulkOperations: number;
+                  maxImportBytes: number;
+                  maxImportDocuments: number;
+                  maxExportDocuments: number;
+                  webhookRetries: number;
+                  changeStreams: boolean;
+                  versionDiff: boolean;
+                  storedVersions: number;
+                  maxWebhooks: number;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+  };
+  "/api/projects/{projectId}/collections": {
+    /** The collections of a project environment that hold documents, with their counts */
+    get: {
+      parameters: {
+        query: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+        };
+        path: {
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Collections by name */
+        200: {
+          content: {
+            "application/json": {
+              /**
+               * @description The project environment whose data to use.
+               * @enum {string}
+               */
+              env: "live" | "test";
+              collections: components["schemas"]["CollectionInfo"][];
+            };
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}": {
+    /**
+     * List and query documents (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated fields, `-` for descending; at most 5. */
+          sort?: string;
+          /** @description Page size, default 20; at most the plan’s maximum. */
+          limit?: string;
+          /** @description Documents to skip; at most the plan’s maximum. */
+          offset?: string;
+          /** @description Comma-separated fields to return (`_id` always); at most 50. */
+          select?: string;
+          /** @description `true`: answer `{count}` only. */
+          count?: "true" | "false";
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description A page of documents, or `{count}` with `count=true` */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Create a document (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["DocumentBody"];
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/{id}": {
+    /**
+     * Read a document (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The document */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Replace a document (creates it when missing: 201) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    put: {
+      parameters: {
+        header?: {
+          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+          "If-Match"?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["DocumentBody"];
+        };
+      };
+      responses: {
+        /** @description Replaced */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description Created */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `version_mismatch` */
+        412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Delete a document and its history (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        header?: {
+          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+          "If-Match"?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `version_mismatch` */
+        412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    patch: {
+      parameters: {
+        header?: {
+          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+          "If-Match"?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/merge-patch+json": components["schemas"]["DocumentBody"];
+          "application/json-patch+json": ({
+              /** @enum {string} */
+              op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+              path: string;
+              from?: string;
+              value?: unknown;
+            })[];
+        };
+      };
+      responses: {
+        /** @description Patched */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `version_mismatch` */
+        412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/{id}/versions": {
+    /**
+     * A document’s history, newest first (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Versions */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              versions: components["schemas"]["VersionRecord"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/{id}/versions/diff": {
+    /**
+     * What changed between two versions (Pro and Team) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query: {
+          from: string;
+          to: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Changes to user fields */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["VersionDiff"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/{id}/versions/{version}": {
+    /**
+     * The document as it was at a version (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+          version: string;
+        };
+      };
+      responses: {
+        /** @description That version */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/{id}/versions/{version}/restore": {
+    /**
+     * Restore a version as a new version (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        header?: {
+          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+          "If-Match"?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Document id. */
+          id: string;
+          version: string;
+        };
+      };
+      responses: {
+        /** @description The new document version */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            /** @description The document’s `$version`, quoted: `"3"`. */
+            ETag: string;
+            "X-Document-Version": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `version_mismatch` */
+        412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks": {
+    /**
+     * The collection’s webhooks (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description Webhooks */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              webhooks: components["schemas"]["Webhook"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Register a webhook (the only answer besides rotate-secret that shows the secret) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url: string;
+            events: ("document.created" | "document.updated" | "document.deleted")[];
+            /** @default */
+            description?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Registered */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}": {
+    /**
+     * A webhook and its last deliveries, newest first (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              id: string;
+              project: string;
+              /** @enum {string} */
+              env: "live" | "test";
+              collection: string;
+              url: string;
+              events: string[];
+              description: string;
+              /** @enum {string} */
+              status: "active" | "disabled";
+              consecutiveFailures: number;
+              createdAt: string;
+              updatedAt: string;
+              deliveries: components["schemas"]["Delivery"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Delete a webhook (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Change url, events, description or status (`active` re-enables and resets the failure count) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    patch: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            url?: string;
+            events?: ("document.created" | "document.updated" | "document.deleted")[];
+            description?: string;
+            /** @enum {string} */
+            status?: "active" | "disabled";
+          };
+        };
+      };
+      responses: {
+        /** @description The webhook */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Webhook"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/test": {
+    /**
+     * Send one `webhook.test` delivery now and answer with its record (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The delivery */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Delivery"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
+    /**
+     * Replace the signing secret; the new one is shown once (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Webhook id (`wh_...`). */
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The webhook with its new secret */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookWithSecret"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_import": {
+    /**
+     * Import documents from a JSON array, CSV (header row) or NDJSON body (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        query?: {
+          /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
+          onConflict?: "fail" | "skip" | "overwrite";
+          /** @description Top-level field holding the document id; default `_id`. */
+          idField?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": components["schemas"]["DocumentBody"][];
+          "text/csv": string;
+          "application/x-ndjson": string;
+        };
+      };
+      responses: {
+        /** @description What was imported, skipped and refused (per record) */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "X-Import-Max-Documents": number;
+            "X-Import-Max-Bytes": number;
+          };
+          content: {
+            "application/json": components["schemas"]["ImportResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `shutting_down`, `import_interrupted` */
+        503: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_export": {
+    /**
+     * Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated fields, `-` for descending; at most 5. */
+          sort?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description The documents; `Content-Disposition` names a file */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+            "Content-Disposition": string;
+            "X-Total-Count": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"][];
+            "text/csv": string;
+            "application/x-ndjson": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_acceptable` */
+        406: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_bulk": {
+    /**
+     * Several document operations, each alone and in order (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            operations: ({
+                /** @enum {string} */
+                method: "POST" | "PUT" | "PATCH" | "DELETE";
+                id?: string;
+                body?: unknown;
+              })[];
+          };
+        };
+      };
+      responses: {
+        /** @description One result per operation, in order */
+        207: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["BulkResult"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `payload_too_large` */
+        413: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_stream": {
+    /**
+     * The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+          events?: string;
+          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+          filter?: {
+            [key: string]: string | {
+              [key: string]: string;
+            };
+          };
+        };
+        header: {
+          Accept: "text/event-stream";
+          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          "Last-Event-ID"?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "text/event-stream": string;
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
         403: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2873,6 +5399,10 @@ export interface components {
         succeeded: number;
         failed: number;
       };
+    };
+    CollectionInfo: {
+      name: string;
+      documents: number;
     };
   };
   responses: never;

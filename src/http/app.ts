@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import { AppError, notFound } from '../errors.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
+import { loadDashboardAssets } from './dashboard/assets.js';
+import { createDashboardRouter } from './dashboard/routes.js';
 import { accessLog } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
@@ -16,8 +18,11 @@ import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
+import { registerCollectionRoutes } from './routes/collections.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerPlanRoutes } from './routes/plans.js';
+import { createSessionDataRouter } from './routes/sessionData.js';
 import { registerStreamRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -47,6 +52,11 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   registerAccountRoutes(system);
   registerKeyRoutes(system);
+  registerCollectionRoutes(system);
+  registerPlanRoutes(system);
+  // The dashboard's pages, and the data routes again for it, authenticated by session.
+  const dashboard = createDashboardRouter(loadDashboardAssets());
+  const sessionData = createSessionDataRouter(services.config.documents.maxBytes);
   registerApiDocRoutes(system);
 
   const data = new Router<FolioState, FolioContext>();
@@ -80,6 +90,9 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   });
   app.use(system.routes());
   app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
+  app.use(dashboard.routes());
+  app.use(sessionData.routes());
+  app.use(sessionData.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
   app.use(data.routes());
   app.use(data.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
   return app;

@@ -6,12 +6,14 @@ import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
 import { BulkService } from './bulk.js';
+import { CollectionService } from './collections.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
 import { ImportService } from './imports/importer.js';
 import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
+import { SessionAccessService } from './sessionAccess.js';
 import { StreamService } from './streams/index.js';
 import { VersionService } from './versions.js';
 import { DeliveryService } from './webhooks/deliveries.js';
@@ -28,6 +30,8 @@ export interface Services {
   versions: VersionService;
   listing: ListingService;
   rateLimiter: RateLimiter;
+  sessionAccess: SessionAccessService;
+  collections: CollectionService;
   webhooks: WebhookService;
   deliveries: DeliveryService;
   /** Its connections are closed when the server stops. */
@@ -60,6 +64,8 @@ export function createServices(
     versions: new VersionService(store),
     listing: new ListingService(store),
     rateLimiter: new RateLimiter(store, config),
+    sessionAccess: new SessionAccessService(config, new AccountService(store, config, keyCache)),
+    collections: new CollectionService(store),
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,
     webhookSender,

@@ -92,6 +92,12 @@ export interface FindQuery {
 /** A MongoDB filter document (structurally JSON). */
 export type StoredFilter = { [key: string]: JsonValue };
 
+/** A collection and how many documents it holds (`listCollections`). */
+export interface CollectionInfo {
+  name: string;
+  documents: number;
+}
+
 export interface DocumentRepository {
   /** The current document, or null. */
   get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null>;
@@ -114,6 +120,11 @@ export interface DocumentRepository {
   scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
   /** Number of documents matching the filter. */
   count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number>;
+  /**
+   * The scope's collections that hold at least one document, by name (ascending, code-unit
+   * order), each with its document count. Never another scope's collections.
+   */
+  listCollections(scope: DataScope): Promise<CollectionInfo[]>;
   /** The document's history, newest first; empty when the document does not exist. */
   listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]>;
   /** The full document as it was at that version, or null if that version is not stored. */

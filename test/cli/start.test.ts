@@ -29,6 +29,11 @@ describe('npm start (folio serve)', function () {
       body: JSON.stringify({ title: 'hello' }),
     });
     expect(created.status).to.equal(201);
+    // The dashboard is served by the same start, no build step.
+    expect(first.output()).to.include(`Dashboard: ${first.url}/dashboard`);
+    const dashboard = await fetch(`${first.url}/dashboard/`);
+    expect(dashboard.status).to.equal(200);
+    expect(await dashboard.text()).to.include('<title>Folio dashboard</title>');
     expect(await stop(first.child)).to.equal(0);
 
     const second = await startFolio(dataDir);

@@ -17,7 +17,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** First path segments that are Folio's own, never a project. */
-const SYSTEM_SEGMENTS = new Set(['api', 'healthz', 'docs', 'openapi.json']);
+const SYSTEM_SEGMENTS = new Set(['api', 'healthz', 'docs', 'openapi.json', 'dashboard']);
 
 /** A router `param('ns', ...)` handler, so it runs before any route middleware (body parsing). */
 export function apiKeyAuth() {

@@ -212,6 +212,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [403, 'plan_limit_exceeded', 'a quantity over the plan; `details: {limit, max, plan}`'],
   [403, 'plan_feature_unavailable', 'a feature the plan lacks (version diff on Free)'],
   [403, 'signup_closed', 'signup when the server has closed it'],
+  [
+    403,
+    'csrf_failed',
+    'a state-changing request by session cookie without `X-CSRF-Token`, or from another origin',
+  ],
   [404, 'not_found', 'an unknown document, version, key, project or route'],
   [405, 'method_not_allowed', 'a known path with a method it does not take'],
   [406, 'not_acceptable', 'an `Accept` the route cannot answer'],

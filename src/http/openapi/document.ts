@@ -2,6 +2,7 @@
 
 import { createDocument } from 'zod-openapi';
 import { errorTable } from './components.js';
+import { DASHBOARD_PATHS } from './dashboard.js';
 import { PATHS } from './operations.js';
 
 export function buildOpenApiDocument(version: string): ReturnType<typeof createDocument> {
@@ -24,6 +25,6 @@ export function buildOpenApiDocument(version: string): ReturnType<typeof createD
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'folio_session' },
       },
     },
-    paths: PATHS,
+    paths: { ...PATHS, ...DASHBOARD_PATHS },
   });
 }

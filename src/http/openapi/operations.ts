@@ -43,7 +43,7 @@ import {
 /** Responses by status code. */
 type Responses = Record<string, ZodOpenApiResponseObject>;
 
-function errors(statuses: number[], headers?: z.ZodObject): Responses {
+export function errors(statuses: number[], headers?: z.ZodObject): Responses {
   const out: Responses = {};
   for (const status of statuses) {
     out[String(status)] = {
@@ -55,7 +55,7 @@ function errors(statuses: number[], headers?: z.ZodObject): Responses {
   return out;
 }
 
-const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+export const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
 /** An operation on `/{ns}/...`: Bearer API key, rate-limit headers on every answer. */
 function keyed(
@@ -77,7 +77,7 @@ function keyed(
 }
 
 /** An operation on `/api/...` authenticated by a session (cookie or Bearer). */
-function session(
+export function session(
   op: Omit<ZodOpenApiOperationObject, 'responses'> & { ok: Responses; errors: number[] },
 ): ZodOpenApiOperationObject {
   const { ok, errors: statuses, ...rest } = op;
@@ -145,7 +145,7 @@ export const PATHS: ZodOpenApiPathsObject = {
       responses: {
         '201': {
           description: 'Created; sets the session cookie',
-          content: json(z.object({ account: accountSchema, token: z.string() })),
+          content: json(z.object({ account: accountSchema, token: z.string(), csrfToken: z.string() })),
         },
         ...errors([400, 403, 409]),
       },
@@ -157,7 +157,10 @@ export const PATHS: ZodOpenApiPathsObject = {
       summary: 'Log in; sets the session cookie',
       requestBody: { required: true, content: json(credentialsSchema) },
       responses: {
-        '200': { description: 'Logged in', content: json(z.object({ token: z.string() })) },
+        '200': {
+          description: 'Logged in',
+          content: json(z.object({ token: z.string(), csrfToken: z.string() })),
+        },
         ...errors([400, 401]),
       },
     },

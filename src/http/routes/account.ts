@@ -6,6 +6,7 @@ import {
   publicAccount,
   publicProject,
 } from '../../services/accounts.js';
+import { csrfTokenFor } from '../../services/csrf.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
@@ -19,6 +20,8 @@ function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
   ctx.cookies.set(SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: 'lax',
+    // Behind TLS (directly or via a proxy's X-Forwarded-Proto) the cookie never travels in clear.
+    secure: ctx.secure,
     maxAge: maxAgeMs,
     overwrite: true,
   });
@@ -33,13 +36,22 @@ export function registerAccountRoutes(router: FolioRouter): void {
     const { account, token } = await ctx.services.accounts.signup(input);
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
     ctx.status = 201;
-    ctx.body = { account: publicAccount(account), token };
+    ctx.body = { account: publicAccount(account), token, csrfToken: csrfTokenFor(token) };
   });
 
   router.post('/api/auth/login', body, async (ctx) => {
     const { token } = await ctx.services.accounts.login(parseBody(credentialsSchema, ctx.request.body));
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
-    ctx.body = { token };
+    ctx.body = { token, csrfToken: csrfTokenFor(token) };
+  });
+
+  // What a page holding only the HttpOnly cookie needs: who is signed in, and the CSRF token
+  // its state-changing requests must send.
+  router.get('/api/auth/session', session, async (ctx) => {
+    ctx.body = {
+      account: publicAccount(accountOf(ctx)),
+      csrfToken: csrfTokenFor(ctx.state.sessionToken as string),
+    };
   });
 
   router.post('/api/auth/logout', session, async (ctx) => {

@@ -25,7 +25,13 @@ import {
 } from './sseFrames.js';
 
 /** Why Folio closed a stream (besides the feed ending it). */
-export type CloseReason = 'client_closed' | 'shutdown' | 'key_revoked' | 'plan_changed' | 'slot_lost';
+export type CloseReason =
+  | 'client_closed'
+  | 'shutdown'
+  | 'key_revoked'
+  | 'session_ended'
+  | 'plan_changed'
+  | 'slot_lost';
 
 export interface EventStreamOptions {
   subscription: ChangeSubscription;
@@ -45,6 +51,7 @@ export interface EventStreamOptions {
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
   key_revoked: 'The API key was revoked or rotated.',
+  session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
 };

@@ -7,9 +7,11 @@
  */
 import type { Config } from '../../config/schema.js';
 import { AppError, planFeatureUnavailable, planLimitExceeded, resyncRequired } from '../../errors.js';
+import { isoNow } from '../../ids.js';
 import type { RawQuery } from '../../query/filterParams.js';
 import type { Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
+import { isDashboardKey } from '../sessionAccess.js';
 import { type CloseReason, EventStream } from './eventStream.js';
 import { StreamSlotService } from './slots.js';
 import { parseStreamQuery, tokenOfEventId } from './streamRequest.js';
@@ -21,6 +23,8 @@ interface OpenStream {
   stream: EventStream;
   keyId: string;
   accountId: string;
+  /** A dashboard stream's session (token hash): it lasts while the session does. */
+  sessionHash: string | null;
 }
 
 export class StreamService {
@@ -81,6 +85,7 @@ export class StreamService {
     const entry: OpenStream = {
       keyId: ctx.key.id,
       accountId: ctx.account.id,
+      sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
       stream: new EventStream({
         subscription,
         project: ctx.project.name,
@@ -127,9 +132,12 @@ export class StreamService {
     this.#checking = true;
     try {
       const byKey = new Map<string, OpenStream[]>();
-      for (const entry of this.#open) byKey.set(entry.keyId, [...(byKey.get(entry.keyId) ?? []), entry]);
-      for (const [keyId, entries] of byKey) {
-        const reason = await this.#refusal(keyId, entries[0]!.accountId).catch(() => null);
+      for (const entry of this.#open) {
+        const credential = entry.sessionHash ?? entry.keyId;
+        byKey.set(credential, [...(byKey.get(credential) ?? []), entry]);
+      }
+      for (const entries of byKey.values()) {
+        const reason = await this.#refusal(entries[0]!).catch(() => null);
         if (reason) for (const entry of entries) entry.stream.close(reason);
       }
     } finally {
@@ -137,10 +145,14 @@ export class StreamService {
     }
   }
 
-  /** Why a key's streams must close now, or null while it may stream. */
-  async #refusal(keyId: string, accountId: string): Promise<CloseReason | null> {
-    const key = await this.store.accounts.getKey(keyId);
-    if (key?.status !== 'active') return 'key_revoked';
+  /** Why a key's (or a dashboard session's) streams must close now, or null while they may stream. */
+  async #refusal({ keyId, accountId, sessionHash }: OpenStream): Promise<CloseReason | null> {
+    if (sessionHash !== null) {
+      if (!(await this.store.accounts.findSession(sessionHash, isoNow()))) return 'session_ended';
+    } else {
+      const key = await this.store.accounts.getKey(keyId);
+      if (key?.status !== 'active') return 'key_revoked';
+    }
     const account = await this.store.accounts.getAccount(accountId);
     if (!account || !this.config.plans[account.plan].changeStreams) return 'plan_changed';
     return null;

@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import type {
+  CollectionInfo,
   CommitResult,
   DataScope,
   DocumentRepository,
@@ -56,6 +57,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
   >;
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
+  readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
 
   constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
@@ -92,6 +94,12 @@ export class EmbeddedDocuments implements DocumentRepository {
     );
     this.#getVersionBody = db.prepare(
       'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
+    );
+    // The primary key (scope, collection, id) serves the grouping; BINARY collation orders names
+    // by code unit, as the port promises.
+    this.#listCollections = db.prepare(
+      'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
+        'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
     // IMMEDIATE takes the write lock up front, so the version checks and the writes see the
     // same state even if another connection (a CLI next to the server) writes the same file.
@@ -146,6 +154,10 @@ export class EmbeddedDocuments implements DocumentRepository {
     const sql = `SELECT count(*) AS n FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
     const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
     return row?.n ?? 0;
+  }
+
+  async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
+    return this.#listCollections.all(scopeKeyOf(scope));
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {

@@ -14,6 +14,7 @@ import type {
   SortDirection,
 } from 'mongodb';
 import type {
+  CollectionInfo,
   CommitResult,
   DataScope,
   DocumentRepository,
@@ -26,6 +27,7 @@ import type {
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
+import { listFolioCollections } from './collectionCatalog.js';
 import type { CollectionRegistry } from './collections.js';
 import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
@@ -217,6 +219,10 @@ export class MongoDocuments implements DocumentRepository {
     return this.#queryable(scope, collection).countDocuments(filter, {
       maxTimeMS: this.limits.queryTimeoutMs,
     });
+  }
+
+  async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
+    return listFolioCollections(this.client.db(this.#dbName(scope)));
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {

@@ -1,0 +1,54 @@
+/** Loading data and running actions, each with its error kept for the page to show. */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+/** Runs `load` whenever `deps` change (and on reload()); keeps data, error and loading. */
+export function useLoad(load, deps) {
+  const [state, setState] = useState({ loading: true, data: undefined, error: null });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((prev) => ({ ...prev, loading: true, error: null }));
+    load().then(
+      (data) => current && setState({ loading: false, data, error: null }),
+      (error) => current && setState({ loading: false, data: undefined, error }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { ...state, reload };
+}
+
+/** `[run, {busy, error, clear}]`: run(fn) awaits fn, keeps its error, returns its result or undefined. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = useCallback(async (fn) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await fn();
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  const clear = useCallback(() => setError(null), []);
+  return [run, { busy, error, clear, setError }];
+}
+
+/**
+ * Runs `action(value)` when `value` changes after the first render, never at mount: a form
+ * initialised from `value` keeps what the user typed until `value` really changes.
+ */
+export function useOnChange(value, action) {
+  const seen = useRef(value);
+  useEffect(() => {
+    if (seen.current === value) return;
+    seen.current = value;
+    action(value);
+  }, [value]);
+}

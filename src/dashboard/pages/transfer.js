@@ -1,0 +1,208 @@
+/**
+ * Import a file into a collection (with upload progress) and export the collection as a file.
+ * Imports go through XMLHttpRequest, whose upload events give the progress that fetch lacks;
+ * exports through fetch, so a refusal (403 over the plan's export maximum) shows Folio's error.
+ */
+import { useRef, useState } from 'preact/hooks';
+import { CollectionNav } from '../components/collectionNav.js';
+import { ErrorBox } from '../components/feedback.js';
+import { Page } from '../components/page.js';
+import { ApiError, csrfHeader, dataPath, readResponse, send } from '../lib/api.js';
+import { formatBytes, formatNumber } from '../lib/format.js';
+import { html } from '../lib/html.js';
+import { useSession } from '../lib/session.js';
+
+const FORMATS = [
+  ['csv', 'text/csv', 'CSV (header row)'],
+  ['json', 'application/json', 'JSON array'],
+  ['ndjson', 'application/x-ndjson', 'NDJSON (one object per line)'],
+];
+
+function formatOf(fileName) {
+  const lower = fileName.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  return 'json';
+}
+
+/** Uploads `file` with progress; resolves to readResponse()'s shape or rejects with ApiError. */
+function upload(url, file, contentType, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', url);
+    request.withCredentials = true;
+    request.setRequestHeader('Content-Type', contentType);
+    request.setRequestHeader('Accept', 'application/json');
+    for (const [name, value] of Object.entries(csrfHeader())) request.setRequestHeader(name, value);
+    request.upload.onprogress = (event) =>
+      onProgress(event.loaded, event.lengthComputable ? event.total : file.size);
+    request.onerror = () => reject(new ApiError(0, 'network_error', 'The upload was interrupted.'));
+    request.onload = () => {
+      const headers = new Headers();
+      for (const line of request.getAllResponseHeaders().trim().split(/\r?\n/)) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+      }
+      readResponse(new Response(request.responseText, { status: request.status, headers })).then(
+        resolve,
+        reject,
+      );
+    };
+    request.send(file);
+  });
+}
+
+function ImportForm({ at, onImported }) {
+  const input = useRef(null);
+  const [format, setFormat] = useState('csv');
+  const [onConflict, setOnConflict] = useState('fail');
+  const [progress, setProgress] = useState(null);
+  const [result, setResult] = useState(null);
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    const file = input.current?.files?.[0];
+    if (!file) return;
+    setError(null);
+    setResult(null);
+    setProgress({ loaded: 0, total: file.size });
+    const contentType = FORMATS.find(([id]) => id === format)[1];
+    const url = `${dataPath(at.env, at.project, at.collection, '_import')}?onConflict=${onConflict}`;
+    try {
+      const { data } = await upload(url, file, contentType, (loaded, total) =>
+        setProgress({ loaded, total }),
+      );
+      setResult(data);
+      onImported(data);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setProgress(null);
+    }
+  };
+  return html`<form class="card" onSubmit=${submit}>
+    <h2>Import</h2>
+    <div class="row">
+      <div class="field">
+        <label for="import-file">File to import</label>
+        <input id="import-file" type="file" required ref=${input} accept=".csv,.json,.ndjson,.jsonl"
+          onChange=${(e) => e.currentTarget.files?.[0] && setFormat(formatOf(e.currentTarget.files[0].name))} />
+      </div>
+      <div class="field">
+        <label for="import-format">File format</label>
+        <select id="import-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
+          ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
+        </select>
+      </div>
+      <div class="field">
+        <label for="import-conflict">When an id is taken</label>
+        <select id="import-conflict" value=${onConflict} onChange=${(e) => setOnConflict(e.currentTarget.value)}>
+          <option value="fail">fail: import nothing</option>
+          <option value="skip">skip that record</option>
+          <option value="overwrite">overwrite the document</option>
+        </select>
+      </div>
+    </div>
+    ${
+      progress
+        ? html`<div class="field">
+            <label for="import-progress">Uploading ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}</label>
+            <progress id="import-progress" max=${progress.total || 1} value=${progress.loaded}></progress>
+          </div>`
+        : null
+    }
+    <${ErrorBox} error=${error} />
+    ${
+      result
+        ? html`<div role="status" class="notice">
+            ${`Imported ${formatNumber(result.imported)}, skipped ${formatNumber(result.skipped)}, ${formatNumber(result.errors.length)} with errors, of ${formatNumber(result.total)} records.`}
+          </div>
+          ${
+            result.errors.length > 0
+              ? html`<table class="list">
+                  <caption>Records not imported</caption>
+                  <thead><tr><th scope="col" class="num">Record</th><th scope="col" class="num">Line</th>
+                    <th scope="col">Code</th><th scope="col">Message</th></tr></thead>
+                  <tbody>${result.errors.map(
+                    (
+                      e,
+                    ) => html`<tr><th scope="row" class="num">${e.index}</th><td class="num">${e.line ?? ''}</td>
+                      <td><code>${e.code}</code></td><td>${e.message}</td></tr>`,
+                  )}</tbody>
+                </table>`
+              : null
+          }`
+        : null
+    }
+    <button type="submit" class="primary" disabled=${progress !== null}>Import</button>
+  </form>`;
+}
+
+function ExportForm({ at }) {
+  const [format, setFormat] = useState('csv');
+  const [queryText, setQueryText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const [done, setDone] = useState('');
+  const download = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone('');
+    try {
+      // The listing's own language; anything the export does not take is the API's 400 to show.
+      const params = new URLSearchParams(queryText.trim().replace(/^\?/, ''));
+      const type = FORMATS.find(([id]) => id === format)[1];
+      const url = `${dataPath(at.env, at.project, at.collection, '_export')}${params.size ? `?${params}` : ''}`;
+      const response = await send(url, { headers: { Accept: type }, credentials: 'same-origin' });
+      if (!response.ok) await readResponse(response);
+      const name =
+        /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ??
+        `${at.collection}.${format}`;
+      const blob = await response.blob();
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(blob);
+      link.download = name;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+      setDone(
+        `Downloaded ${name}: ${formatNumber(Number(response.headers.get('X-Total-Count') ?? 0))} documents, ${formatBytes(blob.size)}.`,
+      );
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="card" onSubmit=${download}>
+    <h2>Export</h2>
+    <div class="row">
+    <div class="field">
+      <label for="export-query">Filter and sort (optional)</label>
+      <input id="export-query" class="mono" placeholder="filter[status]=paid&sort=-total" value=${queryText}
+        aria-describedby="export-query-hint" onInput=${(e) => setQueryText(e.currentTarget.value)} />
+      <p class="hint" id="export-query-hint">The listing's query language; empty exports every document.</p>
+    </div>
+    <div class="field">
+      <label for="export-format">Download as</label>
+      <select id="export-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
+        ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
+      </select>
+    </div>
+    </div>
+    <${ErrorBox} error=${error} />
+    ${done ? html`<p role="status" class="notice">${done}</p>` : null}
+    <button type="submit" class="primary" disabled=${busy}>Download</button>
+  </form>`;
+}
+
+export function TransferPage(at) {
+  const { notify } = useSession();
+  return html`<${Page} title=${`Import and export · ${at.collection} · ${at.project} (${at.env})`}>
+    <${CollectionNav} ...${at} current="transfer" />
+    <${ImportForm} at=${at} onImported=${(r) => notify(`Import finished: ${formatNumber(r.imported)} imported.`)} />
+    <${ExportForm} at=${at} />
+  <//>`;
+}

@@ -1,0 +1,29 @@
+/**
+ * The data API again under `/api/data/{env}`, for the dashboard: `/api/data/test/app/notes/ID`
+ * is `/app/notes/ID` with the session of `app`'s owner in place of a test key. The same route
+ * modules register on it, so both answer alike (bodies, errors, headers).
+ */
+import { Router } from '@koa/router';
+import { assertCollectionName } from '../../services/documentRules.js';
+import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
+import type { FolioContext, FolioRouter, FolioState } from '../types.js';
+import { registerDocumentRoutes } from './documents.js';
+import { registerStreamRoutes } from './streams.js';
+import { registerTransferRoutes } from './transfer.js';
+import { registerWebhookRoutes } from './webhooks.js';
+
+export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
+  const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
+  router.param('ns', sessionDataAuth());
+  router.param('collection', async (collection, _ctx, next) => {
+    assertCollectionName(collection);
+    await next();
+  });
+  // As on the keyed router: before the document routes, so `_webhooks`, `_import`... are never
+  // read as document ids.
+  registerWebhookRoutes(router);
+  registerTransferRoutes(router);
+  registerStreamRoutes(router);
+  registerDocumentRoutes(router, maxDocumentBytes);
+  return router;
+}
