@@ -70,17 +70,18 @@ async function unavailableReason(mod: MemoryServerModule): Promise<string | null
 }
 
 /**
- * Start a single-node replica set with the WiredTiger engine (needed for pre- and post-images).
+ * Start a replica set (one member unless `members` says otherwise) with the WiredTiger engine
+ * (needed for pre- and post-images).
  * `testCommands` enables the server's test commands (fail points), for the MongoDB test suites.
  */
 export async function startMemoryReplicaSet(
-  options: { testCommands?: boolean } = {},
+  options: { testCommands?: boolean; members?: number } = {},
 ): Promise<MemoryReplicaSet> {
   const mod = await loadModule();
   const reason = await unavailableReason(mod);
   if (reason) throw new MemoryServerUnavailableError(`mongodb-memory-server cannot start: ${reason}`);
   const replSet = await mod.MongoMemoryReplSet.create({
-    replSet: { count: 1, storageEngine: 'wiredTiger' },
+    replSet: { count: options.members ?? 1, storageEngine: 'wiredTiger' },
     ...(options.testCommands ? { instanceOpts: [{ args: ['--setParameter', 'enableTestCommands=1'] }] } : {}),
   });
   return {
