@@ -36,3 +36,18 @@ export function preview(value, max = 120) {
 export function pretty(value) {
   return JSON.stringify(value, null, 2);
 }
+
+/**
+ * The JSON a person typed: `{ok: true, value}`, or `{ok: false, error}` shaped like an API error
+ * so the page shows it the same way.
+ */
+export function parseTypedJson(text) {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (failure) {
+    return {
+      ok: false,
+      error: { status: 0, code: 'invalid_json', message: `This is not valid JSON: ${failure.message}` },
+    };
+  }
+}

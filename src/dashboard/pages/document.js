@@ -7,7 +7,7 @@ import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
-import { formatTime, pretty, userFields } from '../lib/format.js';
+import { formatTime, parseTypedJson, pretty, userFields } from '../lib/format.js';
 import { useAction, useLoad, useOnChange } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href, navigate } from '../lib/router.js';
@@ -21,13 +21,12 @@ function Editor({ doc, path, onSaved, onDeleted }) {
 
   const save = (event) => {
     event.preventDefault();
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch (failure) {
-      setError({ status: 0, code: 'invalid_json', message: `This is not valid JSON: ${failure.message}` });
+    const typed = parseTypedJson(text);
+    if (!typed.ok) {
+      setError(typed.error);
       return;
     }
+    const body = typed.value;
     run(async () => onSaved((await api('PUT', path, { body, headers: ifMatch })).data));
   };
   const remove = () =>

@@ -4,7 +4,7 @@ import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
-import { formatNumber, formatTime, pretty, preview, userFields } from '../lib/format.js';
+import { formatNumber, formatTime, parseTypedJson, pretty, preview, userFields } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import {
@@ -86,13 +86,12 @@ function NewDocument({ project, env, collection, onCreated }) {
   const [run, { busy, error, setError }] = useAction();
   const submit = (event) => {
     event.preventDefault();
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch (failure) {
-      setError({ status: 0, code: 'invalid_json', message: `This is not valid JSON: ${failure.message}` });
+    const typed = parseTypedJson(text);
+    if (!typed.ok) {
+      setError(typed.error);
       return;
     }
+    const body = typed.value;
     run(async () => {
       const { data } = await api('POST', dataPath(env, project, collection), { body });
       onCreated(data);
