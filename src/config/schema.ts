@@ -27,6 +27,8 @@ export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535),
   host: z.string().min(1),
   dataDir: z.string().min(1),
+  /** The embedded store's durability (src/store/embedded/index.ts). */
+  embedded: z.strictObject({ synchronous: z.enum(['full', 'normal']) }),
   mongodbUri: z.string(),
   /** `auto`: MongoDB when `mongodbUri` is set, else embedded. */
   store: z.enum(['auto', 'embedded', 'mongodb', 'mongodb-memory']),

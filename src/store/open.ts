@@ -28,6 +28,7 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
       dataDir: config.dataDir,
       eventRetentionMs: config.events.retentionMs,
       lock: options.lockDataDir ?? true,
+      synchronous: config.embedded.synchronous,
     });
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };

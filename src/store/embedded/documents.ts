@@ -23,6 +23,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
+import { GroupCommit } from './groupCommit.js';
 import { projectStored } from './projection.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -34,6 +35,12 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 const SCAN_YIELD_EVERY = 256;
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
+
+interface CommitArgs {
+  scopeKey: string;
+  collection: string;
+  writes: DocumentWrite[];
+}
 
 export class EmbeddedDocuments implements DocumentRepository {
   readonly #log: ChangeLog;
@@ -58,7 +65,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   >;
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
-  readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
+  readonly #commits: GroupCommit<CommitArgs, Tx>;
 
   constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
     this.#log = log;
@@ -101,12 +108,13 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
         'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
-    // IMMEDIATE takes the write lock up front, so the version checks and the writes see the
-    // same state even if another connection (a CLI next to the server) writes the same file.
-    const tx = db.transaction((scopeKey: string, collection: string, writes: DocumentWrite[]) =>
-      this.#apply(scopeKey, collection, writes),
+    // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
+    // the feed's tail reads the new change-log rows.
+    this.#commits = new GroupCommit(
+      db,
+      ({ scopeKey, collection, writes }: CommitArgs) => this.#apply(scopeKey, collection, writes),
+      () => this.#feed.committed(),
     );
-    this.#commitTx = tx.immediate;
   }
 
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
@@ -114,12 +122,8 @@ export class EmbeddedDocuments implements DocumentRepository {
     return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
   }
 
-  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
-    const scopeKey = scopeKeyOf(scope);
-    const result = this.#commitTx(scopeKey, collection, writes);
-    // After the commit: the feed's tail reads the new change-log rows now.
-    if (result.ok) this.#feed.committed();
-    return result;
+  commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+    return this.#commits.commit({ scopeKey: scopeKeyOf(scope), collection, writes });
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {

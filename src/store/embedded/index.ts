@@ -31,6 +31,12 @@ export interface EmbeddedStoreOptions {
    * operator commands that only add accounts and keys pass false to run beside a server.
    */
   lock?: boolean;
+  /**
+   * `full` (default): an acknowledged commit has reached the disk before it is acknowledged, so
+   * it survives power loss (group commit keeps throughput). `normal`: it survives a crash of the
+   * process but the last commits may be lost with the machine; faster on slow disks.
+   */
+  synchronous?: 'full' | 'normal';
 }
 
 export const DATABASE_FILE = 'folio.db';
@@ -114,9 +120,7 @@ export class EmbeddedStore implements Store {
     }
     try {
       db.pragma('journal_mode = WAL');
-      // NORMAL is durable against process crashes in WAL mode; only an OS crash can lose the
-      // last commits, and the database stays consistent either way.
-      db.pragma('synchronous = NORMAL');
+      db.pragma(`synchronous = ${this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.pragma('foreign_keys = ON');
       registerQueryFunctions(db);

@@ -1,0 +1,114 @@
+/**
+ * Group commit on SQLite: commits arriving together share one transaction (one sync), yet each
+ * succeeds, reports or fails on its own; the embedded store syncs every commit by default.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { newId } from '../../src/ids.js';
+import { GroupCommit } from '../../src/store/embedded/groupCommit.js';
+import { createEmbeddedStore } from '../../src/store/embedded/index.js';
+import { firstVersion, putWrite } from './fixtures.js';
+
+describe('embedded store: group commit and durability', () => {
+  let dir = '';
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'folio-group-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('commits what arrives together in one transaction, each commit in its own savepoint', async () => {
+    const db = new Database(join(dir, 'g.db'));
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)');
+    let flushed = 0;
+    const group = new GroupCommit(
+      db,
+      ({ k, v }: { k: string; v: number }) => {
+        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
+        if (v < 0) throw new Error(`refused ${k}`);
+        return k;
+      },
+      () => {
+        flushed += 1;
+      },
+    );
+    const results = await Promise.allSettled([
+      group.commit({ k: 'a', v: 1 }),
+      group.commit({ k: 'b', v: -1 }),
+      group.commit({ k: 'a', v: 2 }),
+      group.commit({ k: 'c', v: 3 }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(group.groups, 'one group, one sync').to.equal(1);
+    expect(flushed).to.equal(1);
+    // The refused commits left nothing behind; the others are in.
+    expect(db.prepare('SELECT k, v FROM t ORDER BY k').all()).to.deep.equal([
+      { k: 'a', v: 1 },
+      { k: 'c', v: 3 },
+    ]);
+    // Commits made after the group ran form a group of their own.
+    await group.commit({ k: 'd', v: 4 });
+    expect(group.groups).to.equal(2);
+    db.close();
+  });
+
+  it('fails every commit of a group whose own commit fails, and writes none of them', async () => {
+    const db = new Database(join(dir, 'h.db'));
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    const group = new GroupCommit(
+      db,
+      (k: string) => db.prepare('INSERT INTO t (k) VALUES (?)').run(k),
+      () => {},
+    );
+    // A second connection holding the write lock makes the group's BEGIN IMMEDIATE fail.
+    const other = new Database(join(dir, 'h.db'), { timeout: 0 });
+    other.exec('BEGIN IMMEDIATE');
+    db.pragma('busy_timeout = 0');
+    const results = await Promise.allSettled([group.commit('x'), group.commit('y')]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+    other.exec('ROLLBACK');
+    expect(db.prepare('SELECT count(*) AS n FROM t').get()).to.deep.equal({ n: 0 });
+    other.close();
+    db.close();
+  });
+
+  it('syncs every commit by default (synchronous=FULL), NORMAL only when configured', async () => {
+    for (const [synchronous, expected] of [
+      [undefined, 2],
+      ['full', 2],
+      ['normal', 1],
+    ] as const) {
+      const store = createEmbeddedStore({
+        dataDir: join(dir, String(synchronous)),
+        eventRetentionMs: 60_000,
+        ...(synchronous ? { synchronous } : {}),
+      });
+      await store.init();
+      expect(store.db.pragma('synchronous', { simple: true }), String(synchronous)).to.equal(expected);
+      await store.close();
+    }
+  });
+
+  it('gives each of many concurrent commits its own answer: one create of an id wins, the rest conflict', async () => {
+    const store = createEmbeddedStore({ dataDir: join(dir, 'race'), eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const scope = { projectId: newId('prj'), env: 'test' as const };
+      const same = firstVersion({ n: 0 });
+      const others = Array.from({ length: 40 }, (_, n) => firstVersion({ n }));
+      const results = await Promise.all([
+        ...Array.from({ length: 10 }, () => store.documents.commit(scope, 'c', [putWrite(same)])),
+        ...others.map((doc) => store.documents.commit(scope, 'c', [putWrite(doc)])),
+      ]);
+      expect(results.slice(0, 10).filter((r) => r.ok)).to.have.length(1);
+      expect(results.slice(10).every((r) => r.ok)).to.equal(true);
+      expect(await store.documents.count(scope, 'c', {})).to.equal(41);
+    } finally {
+      await store.close();
+    }
+  });
+});
