@@ -46,7 +46,7 @@ describe('embedded store: database file and schema', () => {
     try {
       expect(existsSync(path.join(dataDir, 'folio.db'))).to.equal(true);
       expect(store.db.pragma('journal_mode', { simple: true })).to.equal('wal');
-      expect(store.db.pragma('synchronous', { simple: true })).to.equal(1); // NORMAL
+      expect(store.db.pragma('synchronous', { simple: true })).to.equal(2); // FULL: acknowledged writes are on disk
       expect(store.db.pragma('foreign_keys', { simple: true })).to.equal(1);
       expect(store.db.pragma('busy_timeout', { simple: true })).to.be.greaterThan(0);
       expect(store.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
