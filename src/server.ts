@@ -31,7 +31,7 @@ export interface RunningServer {
 
 export async function startServer(
   config: Config,
-  logger: Logger = pino({ level: config.logLevel }),
+  logger: Logger = serverLogger(config.logLevel),
 ): Promise<RunningServer> {
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
@@ -115,6 +115,15 @@ export async function startServer(
     await opened.stop();
     throw err;
   }
+}
+
+/**
+ * Standard output, written asynchronously: log lines are buffered and written off the request
+ * path (pino flushes what is left synchronously when the process exits).
+ */
+function serverLogger(level: Config['logLevel']): Logger {
+  if (level === 'silent') return pino({ level });
+  return pino({ level }, pino.destination({ dest: 1, sync: false }));
 }
 
 function listen(
