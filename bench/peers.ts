@@ -1,8 +1,8 @@
 /**
  * Folio beside its peers, in one run on one machine, so the ratios hold however noisy it is:
  * bare Koa answering a constant document of the same bytes (the HTTP ceiling), Folio on the
- * embedded store, and json-server (installed from npm into a temporary folder, never a
- * dependency of Folio), on GET by id and POST create.
+ * embedded store, json-server and pouchdb-server (both installed from npm into a temporary
+ * folder, never dependencies of Folio), on GET by id and POST create.
  *
  * Every server runs in a process of its own; the load comes from this process (autocannon,
  * keep-alive, fixed connections). Each target is warmed up, then measured in rounds taken in
@@ -31,6 +31,7 @@ const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.PEERS_WARMUP_SECONDS ?? 2);
 const ONLY = process.env.PEERS_ONLY ? new Set(process.env.PEERS_ONLY.split(',')) : null;
 const JSON_SERVER_VERSION = '0.17.4';
+const POUCHDB_SERVER_VERSION = '4.2.0';
 const SEED_DOCS = 1000;
 const KEY_POOL = 100;
 const BODY = {
@@ -49,7 +50,7 @@ interface Server {
 
 interface Target {
   name: string;
-  system: 'bare Koa' | 'Folio' | 'json-server';
+  system: 'bare Koa' | 'Folio' | 'json-server' | 'pouchdb-server';
   workload: 'GET by id' | 'POST create';
   options: autocannon.Options;
 }
@@ -69,10 +70,11 @@ async function startProcess(
   env: Record<string, string>,
   logFile: string,
   urlPattern: RegExp,
+  cwd = ROOT,
 ): Promise<Server> {
   const log = await open(logFile, 'w');
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', log.fd, 'inherit'],
   });
@@ -193,28 +195,28 @@ export function machine(): string {
 }
 
 /** json-server from npm, into the temporary folder; its db holds documents of the same shape. */
-async function startJsonServer(dir: string): Promise<Server> {
-  process.stdout.write(`installing json-server@${JSON_SERVER_VERSION} into ${dir} ...\n`);
+async function installPeer(dir: string, spec: string): Promise<void> {
+  process.stdout.write(`installing ${spec} into ${dir} ...\n`);
+  // Each peer in its own folder: their dependency trees never meet.
+  const folder = join(dir, spec.split('@')[0] as string);
   await promisify(execFile)(
     'npm',
-    [
-      'install',
-      '--prefix',
-      join(dir, 'peers'),
-      '--no-audit',
-      '--no-fund',
-      '--no-save',
-      `json-server@${JSON_SERVER_VERSION}`,
-    ],
-    { cwd: dir },
+    ['install', '--prefix', folder, '--no-audit', '--no-fund', '--no-save', spec],
+    {
+      cwd: dir,
+    },
   );
+}
+
+async function startJsonServer(dir: string): Promise<Server> {
+  await installPeer(dir, `json-server@${JSON_SERVER_VERSION}`);
   const db = { items: Array.from({ length: SEED_DOCS }, (_, i) => ({ id: i + 1, ...BODY, n: i })) };
   await writeFile(join(dir, 'db.json'), JSON.stringify(db));
   const jsonPort = await freePort();
   const jsonServer = await startProcess(
     'json-server',
     [
-      join(dir, 'peers/node_modules/json-server/lib/cli/bin.js'),
+      join(dir, 'json-server/node_modules/json-server/lib/cli/bin.js'),
       join(dir, 'db.json'),
       '--port',
       String(jsonPort),
@@ -227,6 +229,38 @@ async function startJsonServer(dir: string): Promise<Server> {
   );
   return jsonServer;
 }
+
+/**
+ * pouchdb-server (the CouchDB API over PouchDB) on disk (LevelDB), with a database `items` of
+ * documents `doc1`..`doc<n>` of the same shape.
+ */
+async function startPouchServer(dir: string): Promise<Server> {
+  await installPeer(dir, `pouchdb-server@${POUCHDB_SERVER_VERSION}`);
+  const port = await freePort();
+  const server = await startProcess(
+    'pouchdb-server',
+    [
+      join(dir, 'pouchdb-server/node_modules/pouchdb-server/bin/pouchdb-server'),
+      '--dir',
+      join(dir, 'pouchdb-data'),
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    {},
+    join(dir, 'pouchdb-server.log'),
+    /started on (http:\/\/127\.0\.0\.1:\d+)/,
+    // It writes its own log.txt and config.json where it runs.
+    dir,
+  );
+  await expectStatus(call(`${server.url}/items`, 'PUT', undefined), 201);
+  const docs = Array.from({ length: SEED_DOCS }, (_, i) => ({ _id: `doc${i + 1}`, ...BODY, n: i }));
+  await expectStatus(call(`${server.url}/items/_bulk_docs`, 'POST', { docs }), 201);
+  return server;
+}
+
+const wanted = (prefix: string) => !ONLY || [...ONLY].some((name) => name.startsWith(prefix));
 
 export async function runPeerBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-peers-'));
@@ -271,9 +305,10 @@ export async function runPeerBench(): Promise<void> {
     );
     servers.push(bare);
 
-    const jsonServer =
-      !ONLY || [...ONLY].some((name) => name.startsWith('json-server')) ? await startJsonServer(dir) : null;
+    const jsonServer = wanted('json-server') ? await startJsonServer(dir) : null;
     if (jsonServer) servers.push(jsonServer);
+    const pouch = wanted('pouchdb') ? await startPouchServer(dir) : null;
+    if (pouch) servers.push(pouch);
 
     const body = JSON.stringify(BODY);
     const json = { 'content-type': 'application/json' };
@@ -347,6 +382,29 @@ export async function runPeerBench(): Promise<void> {
         workload: 'POST create',
         options: { url: `${jsonServer?.url}/items`, method: 'POST', headers: json, body },
       },
+      {
+        name: 'pouchdb-get',
+        system: 'pouchdb-server',
+        workload: 'GET by id',
+        options: {
+          url: pouch?.url ?? '',
+          requests: [
+            {
+              method: 'GET',
+              setupRequest: (request) => {
+                request.path = `/items/doc${nextNumber()}`;
+                return request;
+              },
+            },
+          ],
+        },
+      },
+      {
+        name: 'pouchdb-post',
+        system: 'pouchdb-server',
+        workload: 'POST create',
+        options: { url: `${pouch?.url}/items`, method: 'POST', headers: json, body },
+      },
     ];
     const targets = allTargets.filter((t) => !ONLY || ONLY.has(t.name));
 
@@ -393,8 +451,25 @@ async function report(targets: Target[], rounds: Map<string, RoundResult[]>): Pr
         `| ${r.system} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
     ),
   ];
-  const versus = ['GET by id', 'POST create'].map(
-    (w) => `- Folio ÷ json-server, ${w}: ${(rps('Folio', w) / rps('json-server', w)).toFixed(2)}`,
+  const versus = ['json-server', 'pouchdb-server'].flatMap((peer) =>
+    ['GET by id', 'POST create'].map(
+      (w) => `- Folio ÷ ${peer}, ${w}: ${(rps('Folio', w) / rps(peer, w)).toFixed(2)}`,
+    ),
+  );
+  // The project's targets, as ratios of the same run.
+  const goals = [
+    ['GET by id ≥ 0.6 × bare Koa', rps('Folio', 'GET by id') / rps('bare Koa', 'GET by id'), 0.6],
+    ['POST create ≥ 0.35 × bare Koa', rps('Folio', 'POST create') / rps('bare Koa', 'POST create'), 0.35],
+    ['GET by id ≥ 4 × json-server', rps('Folio', 'GET by id') / rps('json-server', 'GET by id'), 4],
+    ['POST create ≥ 4 × json-server', rps('Folio', 'POST create') / rps('json-server', 'POST create'), 4],
+  ] as const;
+  versus.push(
+    '',
+    '| target | measured | met |',
+    '| --- | ---: | --- |',
+    ...goals.map(
+      ([name, value, goal]) => `| ${name} | ${value.toFixed(3)} | ${value >= goal ? 'yes' : 'no'} |`,
+    ),
   );
   const out = process.stdout;
   out.write(
@@ -409,6 +484,7 @@ async function report(targets: Target[], rounds: Map<string, RoundResult[]>): Pr
     rounds: ROUNDS,
     warmupSeconds: WARMUP_SECONDS,
     jsonServer: JSON_SERVER_VERSION,
+    pouchdbServer: POUCHDB_SERVER_VERSION,
   };
   await writeFile(
     join(ROOT, 'docs/performance.json'),
@@ -441,6 +517,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
 - **json-server ${JSON_SERVER_VERSION}**: installed from npm into a temporary folder at bench
   time (not a dependency of Folio), on a \`db.json\` holding ${SEED_DOCS} documents of the same
   shape; \`GET /items/{id}\` and \`POST /items\`, default options (it logs each request too).
+- **pouchdb-server ${POUCHDB_SERVER_VERSION}** (the CouchDB API over PouchDB): installed the
+  same way, data on disk (LevelDB), a database of ${SEED_DOCS} documents of the same shape;
+  \`GET /items/{id}\` and \`POST /items\`, default options (it logs each request too).
 
 ${table.join('\n')}
 
