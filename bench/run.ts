@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: query latency on a 100,000-document collection of the embedded store, each
  * query next to a plain `GET /{id}` measured in the same run, over real HTTP; then the change
- * streams' latency and memory (bench/streams.ts).
+ * streams' latency and memory (bench/streams.ts); last, Folio beside bare Koa and json-server
+ * (bench/peers.ts, which writes docs/performance.md).
  *
  * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (200 per query), BENCH_JSON=1 for a
  * machine-readable line at the end.
@@ -143,3 +144,6 @@ await runWebhookBench();
 await import('./transfer.js');
 // Change streams: their own server and load-generator process (bench/streams.ts).
 await runStreamBench();
+// Folio beside bare Koa and json-server, each in its own process (bench/peers.ts).
+const { runPeerBench } = await import('./peers.js');
+await runPeerBench();

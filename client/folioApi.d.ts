@@ -31,6 +31,70 @@ export interface paths {
       };
     };
   };
+  "/readyz": {
+    /** Readiness: 200 only when started, not stopping, the store answers and background jobs run */
+    get: {
+      responses: {
+        /** @description Ready to take traffic */
+        200: {
+          content: {
+            "application/json": {
+              /** @enum {string} */
+              status: "ready" | "unavailable";
+              /** @enum {string} */
+              phase: "starting" | "running" | "stopping";
+              checks: {
+                store: boolean;
+                jobs: boolean;
+                webhookDispatcher: boolean;
+              };
+            };
+          };
+        };
+        /** @description Starting, stopping, or a part is down (see `checks`) */
+        503: {
+          content: {
+            "application/json": {
+              /** @enum {string} */
+              status: "ready" | "unavailable";
+              /** @enum {string} */
+              phase: "starting" | "running" | "stopping";
+              checks: {
+                store: boolean;
+                jobs: boolean;
+                webhookDispatcher: boolean;
+              };
+            };
+          };
+        };
+      };
+    };
+  };
+  "/metrics": {
+    /** Prometheus metrics (when `metrics.enabled`; the metrics token, never an API key) */
+    get: {
+      responses: {
+        /** @description Prometheus text exposition format */
+        200: {
+          content: {
+            "text/plain": string;
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/openapi.json": {
     /** This document */
     get: {

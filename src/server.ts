@@ -7,6 +7,9 @@ import { createApp } from './http/app.js';
 import { answerClientError } from './http/clientErrors.js';
 import { serverTimeouts } from './http/serverTimeouts.js';
 import { JobRunner } from './jobs/jobRunner.js';
+import { FolioMetrics } from './operations/metrics.js';
+import { Readiness } from './operations/readiness.js';
+import { timedStore } from './operations/timedStore.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
@@ -19,6 +22,8 @@ export interface RunningServer {
   /** Reads the change feed for webhooks (tests look at its lease). */
   dispatcher: WebhookDispatcher;
   storeDescription: string;
+  /** What `GET /readyz` reports (tests read its phase). */
+  readiness: Readiness;
   /** Set when this start created the dev account and key. */
   bootstrap: BootstrapResult | null;
   close(): Promise<void>;
@@ -26,12 +31,14 @@ export interface RunningServer {
 
 export async function startServer(
   config: Config,
-  logger: Logger = pino({ level: config.logLevel }),
+  logger: Logger = serverLogger(config.logLevel),
 ): Promise<RunningServer> {
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
-  const services = createServices(opened.store, config, logger);
+  const metrics = config.metrics.enabled ? new FolioMetrics() : null;
+  const store = metrics ? timedStore(opened.store, metrics) : opened.store;
+  const services = createServices(store, config, logger);
   const jobs = new JobRunner(
-    opened.store,
+    store,
     {
       pollMs: config.webhooks.pollMs,
       concurrency: config.webhooks.concurrency,
@@ -43,11 +50,24 @@ export async function startServer(
   );
   jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
   const dispatcher = new WebhookDispatcher(
-    opened.store,
+    store,
     jobs,
     { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
     logger,
   );
+  const readiness = new Readiness({
+    store: () => store.ping().then(() => true),
+    jobs: () => jobs.running,
+    webhookDispatcher: () => dispatcher.running,
+  });
+  if (metrics) {
+    metrics.attach({
+      openStreams: () => services.streams.openCount,
+      deliveryJobs: () => jobs.deliveryJobs(),
+    });
+    const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
+    services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
+  }
   // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
   // delivery client after Agenda.
   const stopBackground = async () => {
@@ -60,9 +80,10 @@ export async function startServer(
     dispatcher.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
-    const app = createApp(services, logger);
+    const app = createApp(services, logger, { readiness, metrics, metricsToken: config.metrics.token });
     const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
     const { port } = server.address() as AddressInfo;
+    readiness.markRunning();
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     let closing: Promise<void> | null = null;
     return {
@@ -70,10 +91,13 @@ export async function startServer(
       port,
       services,
       dispatcher,
+      readiness,
       storeDescription: opened.description,
       bootstrap,
       close() {
         closing ??= (async () => {
+          // Load balancers see 503 on /readyz from here on, while in-flight requests finish.
+          readiness.markStopping();
           // Stop accepting, let in-flight requests finish, then release the store. Open change
           // streams never finish by themselves: they get a final event and end now.
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -91,6 +115,15 @@ export async function startServer(
     await opened.stop();
     throw err;
   }
+}
+
+/**
+ * Standard output, written asynchronously: log lines are buffered and written off the request
+ * path (pino flushes what is left synchronously when the process exits).
+ */
+function serverLogger(level: Config['logLevel']): Logger {
+  if (level === 'silent') return pino({ level });
+  return pino({ level }, pino.destination({ dest: 1, sync: false }));
 }
 
 function listen(

@@ -102,6 +102,17 @@ export const configSchema = z.strictObject({
       path: ['headersTimeoutMs'],
       message: 'must not exceed http.requestTimeoutMs (the whole request includes its headers)',
     }),
+  /**
+   * Prometheus metrics at `GET /metrics`, served only when enabled and only to
+   * `Authorization: Bearer <token>` (at least 16 characters; docs/operations.md).
+   */
+  metrics: z
+    .strictObject({ enabled: z.boolean(), token: z.string() })
+    .refine((metrics) => !metrics.enabled || metrics.token.length >= 16, {
+      path: ['token'],
+      message:
+        'must be at least 16 characters when metrics.enabled is on (metrics are never served unprotected)',
+    }),
   /** Imports commit in batches of at most this many documents and bytes (docs/import-export.md). */
   imports: z.strictObject({ batchDocuments: positiveInt, batchBytes: positiveInt }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),

@@ -1,12 +1,13 @@
 /**
  * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
- * request id → CORS → access log → error mapping → JSON 404 → routes (account routes by session, data
+ * request id → request metrics (when enabled) → CORS → access log → error mapping → JSON 404 → routes (account routes by session, data
  * routes by API key) → JSON 405.
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { AppError, notFound } from '../errors.js';
+import { Readiness } from '../operations/readiness.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
@@ -16,11 +17,13 @@ import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
+import { requestMetrics } from './middleware/requestMetrics.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerDocumentRoutes } from './routes/documents.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { type OperationsParts, registerOperationRoutes } from './routes/operations.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
 import { registerStreamRoutes } from './routes/streams.js';
@@ -28,7 +31,14 @@ import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import type { FolioContext, FolioState } from './types.js';
 
-export function createApp(services: Services, logger: Logger): Koa<FolioState, FolioContext> {
+/** Without `operations` (tools that only read the routes): never ready, no metrics. */
+const NO_OPERATIONS: OperationsParts = { readiness: new Readiness(null), metrics: null, metricsToken: '' };
+
+export function createApp(
+  services: Services,
+  logger: Logger,
+  operations: OperationsParts = NO_OPERATIONS,
+): Koa<FolioState, FolioContext> {
   const app = new Koa<FolioState, FolioContext>({ proxy: true });
   app.context.services = services;
   app.context.log = logger;
@@ -50,6 +60,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
       ctx.body = { status: 'unavailable', store };
     }
   });
+  registerOperationRoutes(system, operations);
   registerAccountRoutes(system);
   registerKeyRoutes(system);
   registerCollectionRoutes(system);
@@ -74,6 +85,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());
+  if (operations.metrics) app.use(requestMetrics(operations.metrics));
   // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
   app.use(corsPolicy(services.config.cors.origin));
   app.use(accessLog(logger));

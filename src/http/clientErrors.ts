@@ -6,7 +6,7 @@
  */
 import { maxHeaderSize, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { newId } from '../ids.js';
+import { newRequestId } from './requestIds.js';
 
 export interface ClientErrorAnswer {
   status: number;
@@ -72,7 +72,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   if (answer && socket.writable && !inFlight?.headersSent) {
     // A request Koa already holds (its body late) keeps its id, so the answer matches the log.
     const known = inFlight?.getHeader('X-Request-Id');
-    socket.end(clientErrorResponse(answer, typeof known === 'string' ? known : newId('req')));
+    socket.end(clientErrorResponse(answer, typeof known === 'string' ? known : newRequestId()));
   }
   socket.destroy();
 }

@@ -67,6 +67,22 @@ export class JobRunner implements DeliveryQueue {
     });
   }
 
+  /** True between start() and stop() (readiness). */
+  get running(): boolean {
+    return this.#started;
+  }
+
+  /** Delivery jobs by state, from the job store (the metrics' queue depth). */
+  async deliveryJobs(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    const overview = (await this.#agenda.getJobsOverview()).find((row) => row.name === DELIVERY_JOB);
+    if (!overview) return counts;
+    for (const state of ['queued', 'scheduled', 'running', 'completed', 'failed'] as const) {
+      counts.set(state, overview[state]);
+    }
+    return counts;
+  }
+
   /** The lock outlives one attempt and the scan window in which Agenda claims jobs early. */
   get lockLifetimeMs(): number {
     return this.options.pollMs + this.options.attemptTimeoutMs + 1_000;

@@ -8,6 +8,7 @@ import { maxHeaderSize } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { clientErrorAnswer, clientErrorResponse } from '../../src/http/clientErrors.js';
+import { REQUEST_ID_PATTERN } from '../../src/http/requestIds.js';
 import { serverTimeouts } from '../../src/http/serverTimeouts.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -58,7 +59,7 @@ function expectJsonError(answer: RawAnswer, status: number, code: string, reques
   expect(answer.headers.get('connection')).to.equal('close');
   // A request the app already holds keeps its id (the access log's); others get a new one.
   if (requestId) expect(answer.headers.get('x-request-id')).to.equal(requestId);
-  else expect(answer.headers.get('x-request-id')).to.match(/^req_[0-9A-Z]{26}$/);
+  else expect(answer.headers.get('x-request-id')).to.match(REQUEST_ID_PATTERN);
   expect(Number(answer.headers.get('content-length'))).to.equal(Buffer.byteLength(answer.body));
   const body = JSON.parse(answer.body);
   expect(body.error.code).to.equal(code);

@@ -1,6 +1,6 @@
 /** Every response carries `X-Request-Id`: the caller's own if it sent a sane one, else a new id. */
 import type { Middleware } from 'koa';
-import { newId } from '../../ids.js';
+import { newRequestId } from '../requestIds.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 const SANE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -8,7 +8,7 @@ const SANE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export function requestId(): Middleware<FolioState, FolioContext> {
   return async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
-    ctx.state.requestId = SANE_ID.test(incoming) ? incoming : newId('req');
+    ctx.state.requestId = incoming && SANE_ID.test(incoming) ? incoming : newRequestId();
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
   };

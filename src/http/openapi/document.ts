@@ -23,6 +23,7 @@ export function buildOpenApiDocument(version: string): ReturnType<typeof createD
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key: `folio_sk_<live|test>_...`' },
         session: { type: 'http', scheme: 'bearer', description: 'Session token from signup or login' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'folio_session' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'The operator token `metrics.token`' },
       },
     },
     paths: { ...PATHS, ...DASHBOARD_PATHS },

@@ -88,6 +88,12 @@ export function session(
   };
 }
 
+const readinessSchema = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  phase: z.enum(['starting', 'running', 'stopping']),
+  checks: z.object({ store: z.boolean(), jobs: z.boolean(), webhookDispatcher: z.boolean() }),
+});
+
 const collectionPath = z.object({ ns, collection });
 const documentPath = z.object({ ns, collection, id: documentId });
 const versionPath = documentPath.extend({ version: z.string().regex(/^[1-9]\d{0,14}$/) });
@@ -116,6 +122,33 @@ export const PATHS: ZodOpenApiPathsObject = {
           description: 'The store does not answer',
           content: json(z.object({ status: z.string(), store: z.string() })),
         },
+      },
+    },
+  },
+  '/readyz': {
+    get: {
+      tags: ['system'],
+      summary: 'Readiness: 200 only when started, not stopping, the store answers and background jobs run',
+      responses: {
+        '200': { description: 'Ready to take traffic', content: json(readinessSchema) },
+        '503': {
+          description: 'Starting, stopping, or a part is down (see `checks`)',
+          content: json(readinessSchema),
+        },
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      tags: ['system'],
+      summary: 'Prometheus metrics (when `metrics.enabled`; the metrics token, never an API key)',
+      security: [{ metricsToken: [] }],
+      responses: {
+        '200': {
+          description: 'Prometheus text exposition format',
+          content: { 'text/plain': { schema: z.string() } },
+        },
+        ...errors([401, 404]),
       },
     },
   },

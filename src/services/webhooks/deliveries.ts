@@ -8,14 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { isoNow } from '../../ids.js';
 import type { DeliveryTask } from '../../jobs/webhookDelivery.js';
-import type {
-  DeliveryAttempt,
-  DeliveryRecord,
-  DeliveryStatus,
-  Plan,
-  Store,
-  WebhookRecord,
-} from '../../store/port.js';
+import type { DeliveryAttempt, DeliveryRecord, Plan, Store, WebhookRecord } from '../../store/port.js';
 import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
 import type { SecretVault } from './secretVault.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
@@ -41,6 +34,8 @@ export function deliveryHeaders(
 const EARLY_TOLERANCE_MS = 50;
 
 export class DeliveryService {
+  #attemptListener: ((status: 'succeeded' | 'pending' | 'failed') => void) | null = null;
+
   constructor(
     private readonly store: Store,
     private readonly config: Config,
@@ -62,6 +57,11 @@ export class DeliveryService {
       maxResponseBytes: this.config.webhooks.maxResponseBytes,
       signal,
     });
+  }
+
+  /** Told the outcome of every attempt that reached the receiver (metrics). */
+  onAttempt(listener: (status: 'succeeded' | 'pending' | 'failed') => void): void {
+    this.#attemptListener = listener;
   }
 
   /** One step of a queued delivery (the job handler). */
@@ -105,8 +105,9 @@ export class DeliveryService {
       durationMs: outcome.durationMs,
       nextRetryAt: retryAt ? retryAt.toISOString() : null,
     };
-    const status: DeliveryStatus = outcome.ok ? 'succeeded' : retryAt ? 'pending' : 'failed';
+    const status = outcome.ok ? 'succeeded' : retryAt ? 'pending' : 'failed';
     await this.#save({ ...record, status, attempts: [...record.attempts, attempt], updatedAt: isoNow() });
+    this.#attemptListener?.(status);
 
     if (outcome.ok) {
       await this.store.webhooks.recordSuccess(webhook.id);

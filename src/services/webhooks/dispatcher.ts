@@ -57,6 +57,11 @@ export class WebhookDispatcher {
     return this.#leading;
   }
 
+  /** True from start() until stop() (readiness); leading or standing by. */
+  get running(): boolean {
+    return this.#loop !== null && !this.#stopped;
+  }
+
   start(): void {
     this.#loop ??= this.#run();
   }

@@ -1,0 +1,29 @@
+/**
+ * The HTTP ceiling for bench/peers.ts: bare Koa with a router and a JSON body parser answering
+ * a constant document (BARE_DOC, the same bytes Folio answers) to `GET /docs/:id` and
+ * `POST /docs`. No auth, no store, no logging: what Node and Koa cost alone.
+ */
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+
+const doc = process.env.BARE_DOC ?? '{}';
+const app = new Koa();
+const router = new Router();
+router.get('/docs/:id', (ctx) => {
+  ctx.type = 'application/json';
+  ctx.body = doc;
+});
+router.post('/docs', koaBody(), (ctx) => {
+  if (typeof ctx.request.body !== 'object') ctx.throw(400);
+  ctx.status = 201;
+  ctx.type = 'application/json';
+  ctx.body = doc;
+});
+app.use(router.routes());
+const server = app.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  if (address && typeof address === 'object')
+    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

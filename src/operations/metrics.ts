@@ -1,0 +1,98 @@
+/**
+ * Folio's Prometheus metrics, one registry per server. Labels are bounded sets chosen by Folio
+ * (route templates, status codes, operation names, outcomes): never a raw path, key, project,
+ * collection or document id, so a tenant's identifiers never reach a scrape and the series
+ * count stays fixed however many tenants there are.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the metrics read at scrape time from parts that already count themselves. */
+export interface MetricSources {
+  openStreams(): number;
+  /** Webhook delivery jobs by state (`queued`, `scheduled`, `running`, ...). */
+  deliveryJobs(): Promise<ReadonlyMap<string, number>>;
+}
+
+export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export class FolioMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly storeDuration: Histogram<'operation' | 'outcome'>;
+  readonly deliveryAttempts: Counter<'outcome'>;
+  readonly rateLimitRejections: Counter<'reason'>;
+  #sources: MetricSources | null = null;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({
+      name: 'folio_http_requests_total',
+      help: 'HTTP requests answered, by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'folio_http_request_duration_seconds',
+      help: 'Time from request to response, by route template and status (a stream: its whole life).',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.storeDuration = new Histogram({
+      name: 'folio_store_operation_duration_seconds',
+      help: 'Time of each storage operation, by repository method and outcome (ok or error).',
+      labelNames: ['operation', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.deliveryAttempts = new Counter({
+      name: 'folio_webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, retry owed), failed (no retry left).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.rateLimitRejections = new Counter({
+      name: 'folio_rate_limit_rejections_total',
+      help: 'Requests refused with 429, by reason (rate_limited, too_many_streams).',
+      labelNames: ['reason'],
+      registers,
+    });
+    const sources = () => this.#sources;
+    new Gauge({
+      name: 'folio_sse_streams_open',
+      help: 'Change streams (SSE) open in this instance.',
+      registers,
+      collect() {
+        this.set(sources()?.openStreams() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'folio_webhook_jobs',
+      help: 'Webhook delivery jobs in the job store, by state (queued: due and waiting; scheduled: retries owed).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const jobs = await sources()?.deliveryJobs();
+        this.reset();
+        for (const [state, count] of jobs ?? []) this.set({ state }, count);
+      },
+    });
+  }
+
+  /** Connect the scrape-time sources once the services exist. */
+  attach(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
