@@ -492,6 +492,10 @@ export interface paths {
           select?: string;
           /** @description `true`: answer `{count}` only. */
           count?: "true" | "false";
+          /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
+          after?: string;
+          /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
+          total?: "exact" | "estimate" | "none";
           /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
           filter?: {
             [key: string]: string | {
@@ -2752,10 +2756,16 @@ export interface components {
     DocumentList: {
       data: components["schemas"]["Document"][];
       meta: {
-        total: number;
+        /** @description Matching documents; null with `total=none`. */
+        total: number | null;
+        /** @description With `total=estimate`: false when counting stopped early (total is a lower bound). */
+        totalExact?: boolean;
         limit: number;
-        offset: number;
+        /** @description Absent on a cursor page (`after`). */
+        offset?: number;
         hasMore: boolean;
+        /** @description Cursor for the next page (`after=`); null when there is none. */
+        next: string | null;
       };
     };
     /** @description User fields plus the four managed fields. */

@@ -77,7 +77,8 @@ export type SortDirection = 1 | -1;
 /**
  * A query in canonical form. `filter` is a MongoDB filter document over the *stored* form of
  * documents (see `storedForm.ts`), restricted to what `src/query/` generates: `$and`, `$in`,
- * `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$regex` with `$options: 'i'`, `$exists`.
+ * `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$regex` with `$options: 'i'`, `$exists`; `$or` and `$nor`
+ * in cursor keysets (`src/query/cursor.ts`).
  */
 export interface FindQuery {
   filter: StoredFilter;
@@ -112,8 +113,11 @@ export interface DocumentRepository {
    * cursor. A refused query shape throws QueryRejectedError on the first step.
    */
   scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
-  /** Number of documents matching the filter. */
-  count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number>;
+  /**
+   * Number of documents matching the filter; with `upTo`, counting stops there (the answer is
+   * then at most `upTo`), so a bounded count never reads every match.
+   */
+  count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number>;
   /** The document's history, newest first; empty when the document does not exist. */
   listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]>;
   /** The full document as it was at that version, or null if that version is not stored. */

@@ -113,6 +113,20 @@ const operator = fc.constantFrom(
   '',
 );
 
+/** `after=`: garbage, and base64url JSON shaped like a cursor with hostile parts. */
+const cursorJson = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.record({
+    s: fc.array(fc.tuple(fieldPath, fc.constantFrom(1, -1, 0, '1')), { maxLength: 7 }),
+    k: fc.array(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ $gt: '' })), { maxLength: 6 }),
+    id: fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constant({ $ne: null })),
+  }),
+);
+const cursorValue = fc.oneof(
+  queryValue,
+  cursorJson.map((v) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url')),
+);
+
 const listQuery: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
@@ -131,7 +145,12 @@ const listQuery: fc.Arbitrary<string> = fc
         'limit=-1',
         'limit=1e3',
         'offset=99999999999999999999',
+        'total=none',
+        'total=estimate',
+        'total=maybe',
       ),
+      cursorValue.map((v) => `after=${pct(v)}`),
+      fc.tuple(fieldPath, cursorValue).map(([f, v]) => `sort=${pct(f)}&after=${pct(v)}`),
       fc.tuple(fieldName, queryValue).map(([k, v]) => `${pct(k)}=${pct(v)}`),
     ),
     { maxLength: 4 },

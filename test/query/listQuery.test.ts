@@ -37,6 +37,7 @@ describe('list query parameters', () => {
         limit: 20,
         offset: 0,
         count: false,
+        total: 'exact',
       });
     });
 

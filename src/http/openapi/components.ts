@@ -37,7 +37,19 @@ export const documentBodySchema = z.record(z.string(), z.unknown()).meta({
 export const listResponseSchema = z
   .object({
     data: z.array(documentSchema),
-    meta: z.object({ total: z.int(), limit: z.int(), offset: z.int(), hasMore: z.boolean() }),
+    meta: z.object({
+      total: z.int().nullable().meta({ description: 'Matching documents; null with `total=none`.' }),
+      totalExact: z.boolean().optional().meta({
+        description: 'With `total=estimate`: false when counting stopped early (total is a lower bound).',
+      }),
+      limit: z.int(),
+      offset: z.int().optional().meta({ description: 'Absent on a cursor page (`after`).' }),
+      hasMore: z.boolean(),
+      next: z
+        .string()
+        .nullable()
+        .meta({ description: 'Cursor for the next page (`after=`); null when there is none.' }),
+    }),
   })
   .meta({ id: 'DocumentList' });
 

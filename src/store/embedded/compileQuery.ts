@@ -235,6 +235,14 @@ class FilterCompiler {
             }
             return and(value.map((sub) => this.document(sub as StoredFilter)));
           }
+          // `$or` and `$nor` come only from cursor keysets (src/query/cursor.ts).
+          if (key === '$or' || key === '$nor') {
+            if (!Array.isArray(value) || value.length === 0) {
+              throw new Error(`compileFilter: ${key} needs a non-empty array`);
+            }
+            const any = or(value.map((sub) => this.document(sub as StoredFilter)));
+            return key === '$or' ? any : not(any);
+          }
           if (key.startsWith('$')) throw new Error(`compileFilter: unsupported operator ${key}`);
           return this.#field(key, value);
         }),

@@ -141,10 +141,18 @@ export class EmbeddedDocuments implements DocumentRepository {
     }
   }
 
-  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
+  async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     const where = compileFilter(filter);
-    const sql = `SELECT count(*) AS n FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
-    const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+    const matches = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+    if (upTo === undefined) {
+      const sql = `SELECT count(*) AS n ${matches}`;
+      const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+      return row?.n ?? 0;
+    }
+    const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ?)`;
+    const row = this.#queries
+      .get<{ n: number }>(sql)
+      .get(scopeKeyOf(scope), collection, ...where.params, upTo);
     return row?.n ?? 0;
   }
 

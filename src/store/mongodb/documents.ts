@@ -213,9 +213,10 @@ export class MongoDocuments implements DocumentRepository {
     }
   }
 
-  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
+  async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     return this.#queryable(scope, collection).countDocuments(filter, {
       maxTimeMS: this.limits.queryTimeoutMs,
+      ...(upTo === undefined ? {} : { limit: upTo }),
     });
   }
 
