@@ -21,6 +21,8 @@ export const planLimitsSchema = z.strictObject({
   storedVersions: positiveInt,
   /** Webhooks per collection. */
   maxWebhooks: positiveInt,
+  /** Declared indexes per collection. */
+  maxIndexes: nonNegativeInt,
 });
 
 export const configSchema = z.strictObject({

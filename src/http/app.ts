@@ -17,6 +17,7 @@ import { requestId } from './middleware/requestId.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerDocumentRoutes } from './routes/documents.js';
+import { registerIndexRoutes } from './routes/indexes.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerStreamRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
@@ -59,6 +60,7 @@ export function createApp(services: Services, logger: Logger): Koa<FolioState, F
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
   registerTransferRoutes(data);
+  registerIndexRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);

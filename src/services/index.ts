@@ -9,6 +9,7 @@ import { BulkService } from './bulk.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
 import { ImportService } from './imports/importer.js';
+import { IndexService } from './indexes.js';
 import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
@@ -27,6 +28,7 @@ export interface Services {
   documents: DocumentService;
   versions: VersionService;
   listing: ListingService;
+  indexes: IndexService;
   rateLimiter: RateLimiter;
   webhooks: WebhookService;
   deliveries: DeliveryService;
@@ -59,6 +61,7 @@ export function createServices(
     documents,
     versions: new VersionService(store),
     listing: new ListingService(store),
+    indexes: new IndexService(store),
     rateLimiter: new RateLimiter(store, config),
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,

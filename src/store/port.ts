@@ -395,6 +395,8 @@ export interface StreamSlotRepository {
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   readonly documents: DocumentRepository;
+  /** Indexes declared by the collection's owner (`/{ns}/{collection}/_indexes`). */
+  readonly indexes: IndexRepository;
   readonly changes: ChangeFeed;
   readonly accounts: AccountRepository;
   readonly counters: CounterRepository;
@@ -532,4 +534,55 @@ export interface FeedConsumerRepository {
   position(name: string): Promise<string | null>;
   /** Save the position, only while `holder` holds an unexpired lease; false otherwise. */
   savePosition(name: string, holder: string, position: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declared indexes
+
+/** One key of a declared index: a stored path and its direction. */
+export interface IndexField {
+  path: string;
+  order: SortDirection;
+}
+
+export interface IndexDefinition {
+  name: string;
+  fields: IndexField[];
+  unique: boolean;
+}
+
+export type IndexState = 'building' | 'ready' | 'failed';
+
+export interface IndexRecord extends IndexDefinition {
+  state: IndexState;
+  createdAt: string;
+  /** Why the build failed; for a unique index over duplicates, some of the duplicates' ids. */
+  failure?: { message: string; ids: string[] };
+}
+
+export interface IndexRepository {
+  /** The collection's declared indexes, by name. */
+  list(scope: DataScope, collection: string): Promise<IndexRecord[]>;
+  /**
+   * Record the index as `building`, build it, and return it `ready`, or `failed` (kept, with the
+   * reason) when the data forbids it (duplicates under a unique index). Throws
+   * DuplicateError('name') when the collection already has an index of that name.
+   */
+  create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord>;
+  /** Remove the index; false when there was none of that name. */
+  drop(scope: DataScope, collection: string, name: string): Promise<boolean>;
+}
+
+/**
+ * A write would give a unique index a value another document already holds; nothing was written.
+ * `conflictingId` is that other document when the store could tell which.
+ */
+export class UniqueIndexConflictError extends Error {
+  constructor(
+    readonly index: string,
+    readonly conflictingId: string | null,
+  ) {
+    super(`unique index '${index}' already holds this value`);
+    this.name = 'UniqueIndexConflictError';
+  }
 }

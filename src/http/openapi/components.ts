@@ -229,6 +229,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [406, 'not_acceptable', 'an `Accept` the route cannot answer'],
   [409, 'conflict', 'an id, email or project name that is taken'],
   [409, 'patch_failed', 'a JSON patch that cannot apply (failed `test`, missing path)'],
+  [
+    409,
+    'unique_violation',
+    'a write repeating a value a declared unique index holds; `details: {index, conflictingId}`',
+  ],
   [409, 'write_conflict', 'a document changing too fast to write; retry'],
   [408, 'request_timeout', 'headers or body did not arrive in time; the connection closes'],
   [
@@ -263,3 +268,19 @@ export function errorTable(): string {
   const rows = ERROR_CATALOG.map(([status, code, when]) => `| ${status} | \`${code}\` | ${when} |`);
   return ['| status | code | when |', '| --- | --- | --- |', ...rows].join('\n');
 }
+
+export const indexSchema = z
+  .object({
+    name: z.string(),
+    fields: z.array(z.object({ path: z.string(), order: z.union([z.literal(1), z.literal(-1)]) })),
+    unique: z.boolean(),
+    state: z.enum(['building', 'ready', 'failed']),
+    createdAt: z
+      .string()
+      .meta({ description: 'ISO time; empty on MongoDB, whose catalogue does not keep it.' }),
+    failure: z
+      .object({ message: z.string(), ids: z.array(z.string()) })
+      .optional()
+      .meta({ description: 'Why a build failed; for a unique index, documents sharing a value.' }),
+  })
+  .meta({ id: 'Index' });

@@ -11,6 +11,7 @@ import { credentialsSchema, projectNameSchema } from '../../services/accounts.js
 import { createKeySchema } from '../../services/apiKeys.js';
 import { bulkEnvelopeSchema } from '../../services/bulk.js';
 import { importQuerySchema } from '../../services/imports/importRules.js';
+import { createIndexSchema } from '../../services/indexes.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
@@ -30,6 +31,7 @@ import {
   errorSchema,
   etagHeader,
   importResultSchema,
+  indexSchema,
   keyWithSecretSchema,
   listResponseSchema,
   ns,
@@ -365,6 +367,35 @@ export const PATHS: ZodOpenApiPathsObject = {
         },
       },
       errors: [400, 403, 404, 412],
+    }),
+  },
+  '/{ns}/{collection}/_indexes': {
+    get: keyed({
+      tags: ['indexes'],
+      summary: 'The collection’s declared indexes and their state (read-only keys may list)',
+      requestParams: { path: collectionPath },
+      ok: { '200': { description: 'Indexes', content: json(z.object({ data: z.array(indexSchema) })) } },
+      errors: [403],
+    }),
+    post: keyed({
+      tags: ['indexes'],
+      summary:
+        'Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates)',
+      requestParams: { path: collectionPath },
+      requestBody: { required: true, content: json(createIndexSchema) },
+      ok: { '201': { description: 'Built (or failed: see `state`)', content: json(indexSchema) } },
+      errors: [400, 403, 409, 415],
+    }),
+  },
+  '/{ns}/{collection}/_indexes/{name}': {
+    delete: keyed({
+      tags: ['indexes'],
+      summary: 'Drop a declared index',
+      requestParams: {
+        path: collectionPath.extend({ name: z.string().meta({ description: 'Index name.' }) }),
+      },
+      ok: { '204': { description: 'Dropped' } },
+      errors: [403, 404],
     }),
   },
   '/{ns}/{collection}/_webhooks': {

@@ -39,10 +39,17 @@ const COLUMNS = new Map<string, { sql: string; type: 'text' | 'integer' }>([
   ['_folio.updatedAt', { sql: 'd.updated_at', type: 'text' }],
 ]);
 
-/** A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. */
-export function compileFilter(filter: StoredFilter): CompiledSql {
-  return new FilterCompiler().document(filter);
+/**
+ * A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. For the
+ * top-level paths in `indexed` (declared indexes, see declaredIndexes.ts), each condition is
+ * ANDed with a sargable form the planner can answer from the expression indexes (see
+ * `indexedForm`); that form holds for every match, so the answer never changes.
+ */
+export function compileFilter(filter: StoredFilter, indexed: ReadonlySet<string> = NO_INDEXES): CompiledSql {
+  return new FilterCompiler(indexed).document(filter);
 }
+
+const NO_INDEXES: ReadonlySet<string> = new Set();
 
 /** An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element). */
 export function compileSort(sort: FindQuery['sort']): CompiledSql {
@@ -222,6 +229,8 @@ class FilterCompiler {
   /** Numbers correlated `json_each` aliases so nested subqueries never shadow each other. */
   #aliases = 0;
 
+  constructor(private readonly indexed: ReadonlySet<string>) {}
+
   document(filter: StoredFilter): CompiledSql {
     if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
       throw new Error('compileFilter: a filter must be an object');
@@ -286,6 +295,10 @@ class FilterCompiler {
         }
         default:
           throw new Error(`compileFilter: unsupported operator ${operator}`);
+      }
+      if (this.indexed.has(path) && !COLUMNS.has(path)) {
+        const sargable = indexedForm(path, operator, operand);
+        if (sargable) conds.push(sargable);
       }
     }
     return and(conds);
@@ -427,4 +440,61 @@ function caseOf(subject: CompiledSql, branches: Array<[string, Cond]>, otherwise
   if (kept.length === 0) return otherwise;
   const whens = kept.map(([key, cond]) => sql`WHEN ${raw(`'${key}'`)} THEN ${toSql(cond)}`);
   return sql`(CASE ${subject} ${join(whens, ' ')} ELSE ${raw(otherwise ? '1' : '0')} END)`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sargable forms over declared indexes
+
+/**
+ * A condition every document matching `{path: {operator: operand}}` satisfies, written over the
+ * expression indexes of a declared top-level `path` (`json_extract(body, P)` and
+ * `json_type(body, P)`, with P a literal so the expressions are the indexes' own), or null when
+ * the operator has none. An array at `path` matches by its elements, which the value index does
+ * not see, so arrays are always let through (`OR json_type = 'array'`: a second index lookup).
+ * `json_extract` reads true/false as 1/0; letting those through where a number is asked is harmless.
+ * SQLite orders NULL < numbers < text, which gives each range its type bracket.
+ */
+export function indexedForm(path: string, operator: string, operand: JsonValue): CompiledSql | null {
+  const p = `'${jsonPathOfField(path).replaceAll("'", "''")}'`;
+  const value = raw(`json_extract(d.body, ${p})`);
+  const orArray = (cond: CompiledSql) => sql`(${cond} OR json_type(d.body, ${raw(p)}) = 'array')`;
+  switch (operator) {
+    case '$in': {
+      if (!Array.isArray(operand) || operand.length === 0) return null;
+      const values: SqlParam[] = [];
+      for (const v of operand) {
+        if (typeof v === 'string' || typeof v === 'number') values.push(v);
+        else if (typeof v === 'boolean') values.push(v ? 1 : 0);
+        // A null matches missing fields, which no index lookup finds.
+        else return null;
+      }
+      return orArray(sql`${value} IN (${join(values.map(param), ', ')})`);
+    }
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte': {
+      const symbol = RANGE_OPERATORS.get(operator)!;
+      if (typeof operand === 'number') {
+        const bound = sql`${value} ${raw(symbol)} ${param(operand)}`;
+        // Numbers sort below text: an upper bound of '' keeps `>` inside the number bracket.
+        return orArray(operator.startsWith('$g') ? sql`${bound} AND ${value} < ''` : bound);
+      }
+      if (typeof operand === 'string') {
+        const bound = sql`${value} ${raw(symbol)} ${param(operand)}`;
+        return orArray(operator.startsWith('$l') ? sql`${bound} AND ${value} >= ''` : bound);
+      }
+      return null;
+    }
+    case '$exists':
+      return operand === true
+        ? raw(`json_type(d.body, ${p}) IS NOT NULL`)
+        : raw(`json_type(d.body, ${p}) IS NULL`);
+    default:
+      return null;
+  }
+}
+
+function jsonPathOfField(path: string): string {
+  return `$${label(path)}`;
 }

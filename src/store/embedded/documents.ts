@@ -4,24 +4,26 @@
  * it only after it committed.
  */
 import Database from 'better-sqlite3';
-import type {
-  CommitResult,
-  DataScope,
-  DocumentRepository,
-  DocumentWrite,
-  FindQuery,
-  FolioDocument,
-  JsonObject,
-  StoredFilter,
-  VersionInfo,
-  WriteConflict,
-  WriteOperation,
+import {
+  type CommitResult,
+  type DataScope,
+  type DocumentRepository,
+  type DocumentWrite,
+  type FindQuery,
+  type FolioDocument,
+  type JsonObject,
+  type StoredFilter,
+  UniqueIndexConflictError,
+  type VersionInfo,
+  type WriteConflict,
+  type WriteOperation,
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
+import { type EmbeddedIndexes, jsonPathOf } from './declaredIndexes.js';
 import { projectStored } from './projection.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -58,7 +60,12 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
   readonly #commitTx: (scopeKey: string, collection: string, writes: DocumentWrite[]) => Tx;
 
-  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
+  readonly #indexes: EmbeddedIndexes;
+  readonly #db: Database.Database;
+
+  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed, indexes: EmbeddedIndexes) {
+    this.#indexes = indexes;
+    this.#db = db;
     this.#log = log;
     this.#feed = feed;
     this.#file = db.name;
@@ -108,20 +115,25 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
-    const result = this.#commitTx(scopeKey, collection, writes);
+    let result: Tx;
+    try {
+      result = this.#commitTx(scopeKey, collection, writes);
+    } catch (error) {
+      throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
+    }
     // After the commit: the feed's tail reads the new change-log rows now.
     if (result.ok) this.#feed.committed();
     return result;
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const { sql, params } = selectSql(scope, collection, query);
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
     return rows.map((row) => readRow(row.body, query.projection));
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
-    const { sql, params } = selectSql(scope, collection, query);
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
     // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
     // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
     const reader = openReader(this.#file);
@@ -142,7 +154,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
-    const where = compileFilter(filter);
+    const where = compileFilter(filter, this.#usable(scope, collection));
     const matches = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
     if (upTo === undefined) {
       const sql = `SELECT count(*) AS n ${matches}`;
@@ -173,6 +185,39 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<FolioDocument | null> {
     const row = this.#getVersionBody.get(scopeKeyOf(scope), collection, id, version);
     return row ? (JSON.parse(row.body) as FolioDocument) : null;
+  }
+
+  #usable(scope: DataScope, collection: string): ReadonlySet<string> {
+    return this.#indexes.usablePaths(scopeKeyOf(scope), collection);
+  }
+
+  /**
+   * A write refused by a declared unique index (the transaction rolled back): which index, and
+   * which stored document already holds the value.
+   */
+  #uniqueConflict(
+    error: unknown,
+    scopeKey: string,
+    collection: string,
+    writes: DocumentWrite[],
+  ): UniqueIndexConflictError | null {
+    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return null;
+    const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
+    const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
+    if (!declared) return null;
+    const paths = declared.index.fields.map((f) => jsonPathOf(f.path));
+    const sameValues = paths.map(() => 'json_extract(body, ?) = json_extract(jsonb(?), ?)').join(' AND ');
+    const findOther = this.#db.prepare<SqlParam[], { id: string }>(
+      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
+    );
+    for (const write of writes) {
+      if (write.kind !== 'put') continue;
+      const body = JSON.stringify(toStored(write.document));
+      const params = paths.flatMap((p) => [p, body, p]);
+      const other = findOther.get(scopeKey, collection, write.document._id, ...params);
+      if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
+    }
+    return new UniqueIndexConflictError(declared.index.name, null);
   }
 
   /** The body of one commit; runs inside the IMMEDIATE transaction. */
@@ -234,8 +279,9 @@ function selectSql(
   scope: DataScope,
   collection: string,
   query: FindQuery,
+  indexed: ReadonlySet<string>,
 ): { sql: string; params: SqlParam[] } {
-  const where = compileFilter(query.filter);
+  const where = compileFilter(query.filter, indexed);
   const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
   const sql =
     `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +

@@ -13,20 +13,22 @@ import type {
   Sort,
   SortDirection,
 } from 'mongodb';
-import type {
-  CommitResult,
-  DataScope,
-  DocumentRepository,
-  DocumentWrite,
-  FindQuery,
-  FolioDocument,
-  StoredFilter,
-  VersionInfo,
+import {
+  type CommitResult,
+  type DataScope,
+  type DocumentRepository,
+  type DocumentWrite,
+  type FindQuery,
+  type FolioDocument,
+  type StoredFilter,
+  UniqueIndexConflictError,
+  type VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import type { CollectionRegistry } from './collections.js';
+import { conflictingIndexName } from './declaredIndexes.js';
 import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
@@ -133,10 +135,30 @@ export class MongoDocuments implements DocumentRepository {
         // A document appeared or changed between our snapshot and our write without the server
         // reporting a write conflict (which withTransaction retries by itself). Start over: the
         // next attempt's snapshot sees the change and reports it as a conflict if it is one.
+        const declared = conflictingIndexName(error);
+        if (declared !== null) throw await this.#uniqueConflict(scope, collection, declared, error, writes);
         const raced = error instanceof ConcurrentChange || isDuplicateKeyError(error);
         if (!raced || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
       }
     }
+  }
+
+  /** A declared unique index refused the commit: name it and the document holding the value. */
+  async #uniqueConflict(
+    scope: DataScope,
+    collection: string,
+    index: string,
+    error: unknown,
+    writes: DocumentWrite[],
+  ): Promise<UniqueIndexConflictError> {
+    const keyValue: unknown = (error as { keyValue?: unknown }).keyValue;
+    if (typeof keyValue !== 'object' || keyValue === null) return new UniqueIndexConflictError(index, null);
+    const own = writes.map((w) => (w.kind === 'put' ? w.document._id : w.id));
+    const other = await this.#queryable(scope, collection).findOne(
+      { $and: [keyValue as Document, { _id: { $nin: own } }] },
+      { projection: { _id: 1 } },
+    );
+    return new UniqueIndexConflictError(index, other ? String(other._id) : null);
   }
 
   async #commitOnce(

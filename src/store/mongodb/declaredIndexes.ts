@@ -1,0 +1,149 @@
+/**
+ * Indexes declared on a collection, on MongoDB: `createIndex` on the stored paths with the
+ * declared name, direction and uniqueness. MongoDB keeps the catalogue itself (`listIndexes`),
+ * builds without blocking writers for long, and makes array fields multikey. Every decision is
+ * a pure function below (unit-tested); the class only calls the driver.
+ *
+ * Differences from the embedded store (docs/querying.md): MongoDB keeps no record of a failed
+ * build, so a failed index is reported by `create` and not listed afterwards; its unique indexes
+ * skip documents without the field (a partial index on `$exists: true`), but constrain `null`.
+ */
+import {
+  type CreateIndexesOptions,
+  type Document,
+  type IndexDescriptionInfo,
+  type IndexSpecification,
+  type MongoClient,
+  MongoServerError,
+} from 'mongodb';
+import {
+  type DataScope,
+  DuplicateError,
+  type IndexDefinition,
+  type IndexRecord,
+  type IndexRepository,
+  type SortDirection,
+} from '../port.js';
+import { assertCollectionName, projectDbName } from './naming.js';
+import { DUPLICATE_KEY } from './serverErrors.js';
+
+/** The name of MongoDB's own index on `_id`, never a declared one. */
+const ID_INDEX = '_id_';
+/** Ids of duplicates a failed unique build reports. */
+const MAX_REPORTED_IDS = 20;
+/** MongoDB's code for an index name that is taken with other options. */
+const INDEX_OPTIONS_CONFLICT = 85;
+const INDEX_KEY_SPECS_CONFLICT = 86;
+
+/** `createIndex` arguments for a declaration. */
+export function toMongoIndex(index: IndexDefinition): {
+  key: IndexSpecification;
+  options: CreateIndexesOptions;
+} {
+  const key: Array<[string, SortDirection]> = index.fields.map((f) => [f.path, f.order]);
+  const options: CreateIndexesOptions = { name: index.name };
+  if (index.unique) {
+    options.unique = true;
+    // Documents without the field stay unconstrained, as on the embedded store.
+    options.partialFilterExpression = Object.fromEntries(
+      index.fields.map((f) => [f.path, { $exists: true }]),
+    ) as Document;
+  }
+  return { key, options };
+}
+
+/** A `listIndexes` entry as a declaration (null for MongoDB's `_id` index). */
+export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
+  if (info.name === ID_INDEX || typeof info.name !== 'string') return null;
+  const fields = Object.entries(info.key as Record<string, unknown>)
+    .filter((entry): entry is [string, SortDirection] => entry[1] === 1 || entry[1] === -1)
+    .map(([path, order]) => ({ path, order }));
+  return {
+    name: info.name,
+    fields,
+    unique: info.unique === true,
+    // listIndexes shows an index once its build finished.
+    state: 'ready',
+    createdAt: '',
+  };
+}
+
+/** The declared index a duplicate-key error is about (null: not one, or `_id`). */
+export function conflictingIndexName(error: unknown): string | null {
+  if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
+  const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
+  return name === null || name === ID_INDEX ? null : name;
+}
+
+/** The aggregation listing documents that share values of `fields` (a failed unique build). */
+export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[] {
+  const group = Object.fromEntries(fields.map((f, i) => [`k${i}`, `$${f.path}`]));
+  const present = Object.fromEntries(fields.map((f) => [f.path, { $exists: true }]));
+  return [
+    { $match: present },
+    { $group: { _id: group, ids: { $push: '$_id' }, n: { $sum: 1 } } },
+    { $match: { n: { $gt: 1 } } },
+    { $unwind: '$ids' },
+    { $sort: { ids: 1 } },
+    { $limit: MAX_REPORTED_IDS },
+  ];
+}
+
+export class MongoIndexes implements IndexRepository {
+  constructor(
+    private readonly client: MongoClient,
+    private readonly dbPrefix: string,
+  ) {}
+
+  #collection(scope: DataScope, collection: string) {
+    assertCollectionName(collection);
+    return this.client.db(projectDbName(this.dbPrefix, scope)).collection(collection);
+  }
+
+  async list(scope: DataScope, collection: string): Promise<IndexRecord[]> {
+    try {
+      const infos = await this.#collection(scope, collection).listIndexes().toArray();
+      return infos.map(fromMongoIndex).filter((i): i is IndexRecord => i !== null);
+    } catch (error) {
+      // A collection that does not exist yet has no indexes.
+      if (error instanceof MongoServerError && error.codeName === 'NamespaceNotFound') return [];
+      throw error;
+    }
+  }
+
+  async create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
+    if ((await this.list(scope, collection)).some((i) => i.name === index.name))
+      throw new DuplicateError('name');
+    const createdAt = new Date().toISOString();
+    const { key, options } = toMongoIndex(index);
+    const target = this.#collection(scope, collection);
+    try {
+      await target.createIndex(key, options);
+      return { ...index, state: 'ready', createdAt };
+    } catch (error) {
+      if (
+        error instanceof MongoServerError &&
+        (error.code === INDEX_OPTIONS_CONFLICT || error.code === INDEX_KEY_SPECS_CONFLICT)
+      ) {
+        throw new DuplicateError('name');
+      }
+      if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) throw error;
+      const rows = await target.aggregate<{ ids: unknown }>(duplicatesPipeline(index.fields)).toArray();
+      return {
+        ...index,
+        state: 'failed',
+        createdAt,
+        failure: {
+          message: 'documents share a value of the unique index',
+          ids: rows.map((r) => String(r.ids)),
+        },
+      };
+    }
+  }
+
+  async drop(scope: DataScope, collection: string, name: string): Promise<boolean> {
+    if (!(await this.list(scope, collection)).some((i) => i.name === name)) return false;
+    await this.#collection(scope, collection).dropIndex(name);
+    return true;
+  }
+}
