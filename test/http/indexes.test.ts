@@ -18,8 +18,12 @@ forEachStore(
       const listed = await call('GET', at('people', '/_indexes'), undefined, readOnly);
       expect(listed.status).to.equal(200);
       expect(listed.body.data.map((i: Json) => i.name)).to.deep.equal(['age_1']);
-      expect((await call('POST', at('people', '/_indexes'), { fields: [{ path: 'x' }] }, readOnly)).status).to.equal(403);
-      expect((await call('DELETE', at('people', '/_indexes/age_1'), undefined, readOnly)).status).to.equal(403);
+      expect(
+        (await call('POST', at('people', '/_indexes'), { fields: [{ path: 'x' }] }, readOnly)).status,
+      ).to.equal(403);
+      expect((await call('DELETE', at('people', '/_indexes/age_1'), undefined, readOnly)).status).to.equal(
+        403,
+      );
       expect((await call('DELETE', at('people', '/_indexes/age_1'))).status).to.equal(204);
       expect((await call('DELETE', at('people', '/_indexes/age_1'))).status).to.equal(404);
       expect((await call('GET', at('people', '/_indexes'))).body.data).to.deep.equal([]);
@@ -44,7 +48,9 @@ forEachStore(
         const res = await call('POST', at('bad', '/_indexes'), body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
       }
-      expect((await call('POST', at('bad', '/_indexes'), { fields: [{ path: 'a' }], name: 'ix' })).status).to.equal(201);
+      expect(
+        (await call('POST', at('bad', '/_indexes'), { fields: [{ path: 'a' }], name: 'ix' })).status,
+      ).to.equal(201);
       const taken = await call('POST', at('bad', '/_indexes'), { fields: [{ path: 'b' }], name: 'ix' });
       expect(taken.status).to.equal(409);
       const same = await call('POST', at('bad', '/_indexes'), { fields: [{ path: 'a' }] });
@@ -61,7 +67,9 @@ forEachStore(
       expect(over.body.error).to.include({ code: 'plan_limit_exceeded' });
       expect(over.body.error.details).to.include({ max: 3 });
       // Per collection: another collection starts from zero.
-      expect((await call('POST', at('other', '/_indexes'), { fields: [{ path: 'd' }] })).status).to.equal(201);
+      expect((await call('POST', at('other', '/_indexes'), { fields: [{ path: 'd' }] })).status).to.equal(
+        201,
+      );
     });
 
     it('a unique index refuses a repeated value with 409 naming the index and the document holding it', async () => {
@@ -76,7 +84,10 @@ forEachStore(
       const repeated = await call('POST', at('users'), { email: 'a@x.io' });
       expect(repeated.status).to.equal(409);
       expect(repeated.body.error).to.include({ code: 'unique_violation' });
-      expect(repeated.body.error.details).to.deep.equal({ index: 'email_unique', conflictingId: first.body._id });
+      expect(repeated.body.error.details).to.deep.equal({
+        index: 'email_unique',
+        conflictingId: first.body._id,
+      });
       const other = await call('POST', at('users'), { email: 'b@x.io' });
       expect(other.status).to.equal(201);
       const moved = await call('PUT', at('users', `/${other.body._id}`), { email: 'a@x.io' });
@@ -128,7 +139,10 @@ forEachStore(
       ];
       const before = new Map<string, string[]>();
       for (const q of queries) {
-        before.set(q, (await call('GET', at('same', `?${q}&sort=n`))).body.data.map((d: Json) => d._id));
+        before.set(
+          q,
+          (await call('GET', at('same', `?${q}&sort=n`))).body.data.map((d: Json) => d._id),
+        );
       }
       expect((await call('POST', at('same', '/_indexes'), { fields: [{ path: 'n' }] })).status).to.equal(201);
       for (const q of queries) {

@@ -21,6 +21,7 @@
 import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
 import { arrayIndexOf } from '../../query/pathValues.js';
 import type { FindQuery, JsonValue, StoredFilter } from '../port.js';
+import { ARRAY_MARKER, indexKeySql } from './declaredIndexes.js';
 
 export type SqlParam = string | number | bigint | null;
 export interface CompiledSql {
@@ -447,54 +448,41 @@ function caseOf(subject: CompiledSql, branches: Array<[string, Cond]>, otherwise
 
 /**
  * A condition every document matching `{path: {operator: operand}}` satisfies, written over the
- * expression indexes of a declared top-level `path` (`json_extract(body, P)` and
- * `json_type(body, P)`, with P a literal so the expressions are the indexes' own), or null when
- * the operator has none. An array at `path` matches by its elements, which the value index does
- * not see, so arrays are always let through (`OR json_type = 'array'`: a second index lookup).
- * `json_extract` reads true/false as 1/0; letting those through where a number is asked is harmless.
- * SQLite orders NULL < numbers < text, which gives each range its type bracket.
+ * keys of a declared top-level `path` (`indexKeySql`, the indexes' own expressions), or null
+ * when the operator has none. An array at `path` matches by its elements, which a key cannot
+ * show, so each form also admits the array marker: equality lists it, a lower bound uses the
+ * `high` key (marker above every value), an upper bound the `low` key (marker below every
+ * number). SQLite orders NULL < numbers < text < blobs, and `json_extract` reads true/false as
+ * 1/0; the forms admit more than the matches where that is simpler, never fewer.
  */
 export function indexedForm(path: string, operator: string, operand: JsonValue): CompiledSql | null {
-  const p = `'${jsonPathOfField(path).replaceAll("'", "''")}'`;
-  const value = raw(`json_extract(d.body, ${p})`);
-  const orArray = (cond: CompiledSql) => sql`(${cond} OR json_type(d.body, ${raw(p)}) = 'array')`;
+  const high = raw(indexKeySql(path, 'high', 'd.body'));
+  const low = raw(indexKeySql(path, 'low', 'd.body'));
   switch (operator) {
     case '$in': {
       if (!Array.isArray(operand) || operand.length === 0) return null;
-      const values: SqlParam[] = [];
+      const values: CompiledSql[] = [];
       for (const v of operand) {
-        if (typeof v === 'string' || typeof v === 'number') values.push(v);
-        else if (typeof v === 'boolean') values.push(v ? 1 : 0);
-        // A null matches missing fields, which no index lookup finds.
+        if (typeof v === 'string' || typeof v === 'number') values.push(param(v));
+        else if (typeof v === 'boolean') values.push(param(v ? 1 : 0));
+        // A null matches missing fields, which no key lookup finds.
         else return null;
       }
-      return orArray(sql`${value} IN (${join(values.map(param), ', ')})`);
+      values.push(raw(ARRAY_MARKER.high));
+      return sql`${high} IN (${join(values, ', ')})`;
     }
     case '$gt':
     case '$gte':
+      if (typeof operand !== 'number' && typeof operand !== 'string') return null;
+      return sql`${high} ${raw(RANGE_OPERATORS.get(operator)!)} ${param(operand)}`;
     case '$lt':
-    case '$lte': {
-      const symbol = RANGE_OPERATORS.get(operator)!;
-      if (typeof operand === 'number') {
-        const bound = sql`${value} ${raw(symbol)} ${param(operand)}`;
-        // Numbers sort below text: an upper bound of '' keeps `>` inside the number bracket.
-        return orArray(operator.startsWith('$g') ? sql`${bound} AND ${value} < ''` : bound);
-      }
-      if (typeof operand === 'string') {
-        const bound = sql`${value} ${raw(symbol)} ${param(operand)}`;
-        return orArray(operator.startsWith('$l') ? sql`${bound} AND ${value} >= ''` : bound);
-      }
-      return null;
-    }
+    case '$lte':
+      if (typeof operand !== 'number' && typeof operand !== 'string') return null;
+      return sql`${low} ${raw(RANGE_OPERATORS.get(operator)!)} ${param(operand)}`;
     case '$exists':
-      return operand === true
-        ? raw(`json_type(d.body, ${p}) IS NOT NULL`)
-        : raw(`json_type(d.body, ${p}) IS NULL`);
+      // A JSON null reads as SQL NULL too: only absence has a sargable form.
+      return operand === false ? sql`${high} IS NULL` : null;
     default:
       return null;
   }
-}
-
-function jsonPathOfField(path: string): string {
-  return `$${label(path)}`;
 }

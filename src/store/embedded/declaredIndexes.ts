@@ -2,10 +2,13 @@
  * Indexes declared on a collection, on SQLite. Each declaration is a row of `declared_indexes`
  * plus SQLite expression indexes over the stored JSON:
  *
- * - per stored path, shared by every collection declaring it: `(scope, collection,
- *   json_extract(body, P))` for values and `(scope, collection, json_type(body, P))` for the
- *   type (so "is an array" is an index lookup too). The query compiler ANDs a sargable form over
- *   these with the exact condition (compileQuery.ts); the exact condition keeps the answers.
+ * - per stored path, shared by every collection declaring it, two keys over the value at P:
+ *   `(scope, collection, K)` with K = the value (`json_extract`), except that an array there
+ *   gives a marker, above every value in the `high` index (an empty blob: SQLite orders
+ *   NULL < numbers < text < blobs) and below every number in the `low` one (-Infinity, which no
+ *   JSON number reads as). MongoDB matches an array by its elements, which one key cannot show,
+ *   so the compiler's sargable ranges reach the marker in one index range: `K > x` on `high`,
+ *   `K < x` on `low`, `K IN (…, marker)` for equality (see `indexedForm` in compileQuery.ts).
  * - per unique declaration: a partial unique index over the declared paths' values, limited to
  *   the collection (`WHERE scope = '…' AND collection = '…'`). SQL NULL never conflicts, so
  *   documents without the field (or with `null`) are not constrained.
@@ -52,10 +55,24 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 20);
 }
 
+export type KeySide = 'high' | 'low';
+
+/** The array marker of each side (SQL literal). */
+export const ARRAY_MARKER: Readonly<Record<KeySide, string>> = { high: "X''", low: '-9e999' };
+
+/**
+ * The indexed key of `path` (see the header); `body` is the column as the statement names it.
+ * The compiler must write the very same expression for the planner to match it.
+ */
+export function indexKeySql(path: string, side: KeySide, body: string): string {
+  const p = sqlLiteral(jsonPathOf(path));
+  return `(CASE json_type(${body}, ${p}) WHEN 'array' THEN ${ARRAY_MARKER[side]} ELSE json_extract(${body}, ${p}) END)`;
+}
+
 /** Names of the SQLite indexes behind declarations. */
 export const sqlIndexNames = {
-  value: (path: string) => `fx_value_${digest(path)}`,
-  type: (path: string) => `fx_type_${digest(path)}`,
+  high: (path: string) => `fx_high_${digest(path)}`,
+  low: (path: string) => `fx_low_${digest(path)}`,
   unique: (scopeKey: string, collection: string, name: string) =>
     `fx_unique_${digest(JSON.stringify([scopeKey, collection, name]))}`,
 };
@@ -185,8 +202,8 @@ export class EmbeddedIndexes implements IndexRepository {
         this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.unique(scopeKey, collection, name)}`);
         for (const { path } of existing.fields) {
           if (!this.#pathStillDeclared(path)) {
-            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.value(path)}`);
-            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.type(path)}`);
+            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.high(path)}`);
+            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.low(path)}`);
           }
         }
       })
@@ -232,16 +249,17 @@ export class EmbeddedIndexes implements IndexRepository {
             );
           }
           for (const path of paths) {
-            const p = sqlLiteral(jsonPathOf(path));
-            this.db.exec(
-              `CREATE INDEX IF NOT EXISTS ${sqlIndexNames.value(path)} ON documents (scope, collection, json_extract(body, ${p}))`,
-            );
-            this.db.exec(
-              `CREATE INDEX IF NOT EXISTS ${sqlIndexNames.type(path)} ON documents (scope, collection, json_type(body, ${p}))`,
-            );
+            for (const side of ['high', 'low'] as const) {
+              this.db.exec(
+                `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
+              );
+            }
           }
         })
         .immediate();
+      // Statistics for the table's indexes: without them the planner cannot tell a selective
+      // key lookup from a walk of the primary key in order.
+      this.db.exec('ANALYZE documents');
       return { ok: true };
     } catch (error) {
       if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;

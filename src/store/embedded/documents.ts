@@ -275,7 +275,7 @@ export class EmbeddedDocuments implements DocumentRepository {
 }
 
 /** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
-function selectSql(
+export function selectSql(
   scope: DataScope,
   collection: string,
   query: FindQuery,
