@@ -99,6 +99,20 @@ forEachStore(
       expect((await call('GET', at('users', `/${other.body._id}`))).body.email).to.equal('b@x.io');
     });
 
+    it('in a bulk request, the operation a unique index refuses is that item’s 409; the others stand', async () => {
+      await call('POST', at('bulked', '/_indexes'), { fields: [{ path: 'code' }], unique: true });
+      const res = await call('POST', at('bulked', '/_bulk'), {
+        operations: [
+          { method: 'POST', body: { code: 'A' } },
+          { method: 'POST', body: { code: 'A' } },
+          { method: 'POST', body: { code: 'B' } },
+        ],
+      });
+      expect(res.status, res.text).to.equal(207);
+      expect(res.body.results.map((r: Json) => r.status)).to.deep.equal([201, 409, 201]);
+      expect(res.body.results[1].error.code).to.equal('unique_violation');
+    });
+
     it('200 concurrent writers of one value under a unique index: exactly one wins', async () => {
       await call('POST', at('race', '/_indexes'), { fields: [{ path: 'slot' }], unique: true });
       const results = await Promise.all(
