@@ -494,6 +494,8 @@ export interface paths {
           count?: "true" | "false";
           /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
           after?: string;
+          /** @description `true`: answer how the store runs the page query (read-write keys only). */
+          explain?: "true" | "false";
           /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
           total?: "exact" | "estimate" | "none";
           /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
@@ -511,7 +513,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description A page of documents, or `{count}` with `count=true` */
+        /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
         200: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -521,7 +523,7 @@ export interface paths {
             "X-RateLimit-Reset": number;
           };
           content: {
-            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
+            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
           };
         };
         /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
@@ -3053,6 +3055,18 @@ export interface components {
     };
     Count: {
       count: number;
+    };
+    QueryPlan: {
+      plan: {
+        /** @description The declared index searched, or null. */
+        index: string | null;
+        /** @description True when no index narrowed the documents read. */
+        scan: boolean;
+        documentsExamined: number;
+        returned: number;
+        /** @description The store’s own plan lines. */
+        detail: string[];
+      };
     };
     VersionRecord: {
       version: number;

@@ -28,6 +28,8 @@ export interface ListQuery {
   keyset?: StoredFilter;
   /** How `meta.total` is obtained (see TOTAL_MODES). */
   total: TotalMode;
+  /** `explain=true`: answer the store's plan for the page instead of the page. */
+  explain: boolean;
 }
 
 /**
@@ -78,6 +80,9 @@ export const listParamsSchema = z.object({
   after: z.string().optional().meta({
     description: 'Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`.',
   }),
+  explain: countSchema
+    .optional()
+    .meta({ description: '`true`: answer how the store runs the page query (read-write keys only).' }),
   total: totalSchema.optional().meta({
     description: `How \`meta.total\` is computed: \`exact\` (default), \`estimate\` (a bounded count; \`meta.totalExact\` says whether it stopped short) or \`none\` (never counted; null).`,
   }),
@@ -102,6 +107,10 @@ export function parseListQuery(query: RawQuery): ListQuery {
   if (count !== undefined && !countSchema.safeParse(count).success) {
     throw invalidQuery('count', `must be true or false, not '${count}'`);
   }
+  const explain = params.get('explain');
+  if (explain !== undefined && !countSchema.safeParse(explain).success) {
+    throw invalidQuery('explain', `must be true or false, not '${explain}'`);
+  }
   const total = params.get('total') ?? DEFAULT_TOTAL;
   const totalMode = totalSchema.safeParse(total);
   if (!totalMode.success)
@@ -121,6 +130,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
     count: count === 'true',
     ...(after === undefined ? {} : { keyset: keysetFilter(after, sort) }),
     total: totalMode.data,
+    explain: explain === 'true',
   };
 }
 

@@ -63,7 +63,9 @@ export class BulkService {
     } catch (caught) {
       // Each operation stands alone: a unique index refusing one is that item's 409.
       const error =
-        caught instanceof UniqueIndexConflictError ? uniqueViolation(caught.index, caught.conflictingId) : caught;
+        caught instanceof UniqueIndexConflictError
+          ? uniqueViolation(caught.index, caught.conflictingId)
+          : caught;
       if (!(error instanceof AppError)) throw error;
       return {
         status: error.status,

@@ -1,10 +1,16 @@
 /** Listing and counting a collection from URL query parameters. */
 
-import { invalidQuery } from '../errors.js';
+import { forbidden, invalidQuery } from '../errors.js';
 import { cursorAfter } from '../query/cursor.js';
 import { checkPlanQueryLimits, parseListQuery, type TotalMode } from '../query/listQuery.js';
 import { projectStored } from '../store/embedded/projection.js';
-import { type FolioDocument, QueryRejectedError, type Store, type StoredFilter } from '../store/port.js';
+import {
+  type FolioDocument,
+  type QueryPlan,
+  QueryRejectedError,
+  type Store,
+  type StoredFilter,
+} from '../store/port.js';
 import { fromStored, toStored } from '../store/storedForm.js';
 import type { KeyContext } from './context.js';
 
@@ -44,7 +50,11 @@ export const ESTIMATE_CAP = 1000;
 export class ListingService {
   constructor(private readonly store: Store) {}
 
-  async list(ctx: KeyContext, collection: string, raw: RawQuery): Promise<ListPage | { count: number }> {
+  async list(
+    ctx: KeyContext,
+    collection: string,
+    raw: RawQuery,
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
     try {
       return await this.answer(ctx, collection, raw);
     } catch (error) {
@@ -57,7 +67,7 @@ export class ListingService {
     ctx: KeyContext,
     collection: string,
     raw: RawQuery,
-  ): Promise<ListPage | { count: number }> {
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,
@@ -69,6 +79,18 @@ export class ListingService {
       ctx.plan,
     );
     const { documents } = this.store;
+    if (query.explain) {
+      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
+      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
+      const plan = await documents.explain(ctx.scope, collection, {
+        filter: withKeyset(query.filter, query.keyset),
+        sort: query.sort,
+        skip: query.keyset ? 0 : query.offset,
+        limit: query.limit + 1,
+        projection: query.projection,
+      });
+      return { plan };
+    }
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
     const cursorPage = query.keyset !== undefined;
     const offset = cursorPage ? 0 : query.offset;

@@ -118,6 +118,11 @@ export interface DocumentRepository {
    * then at most `upTo`), so a bounded count never reads every match.
    */
   count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number>;
+  /**
+   * How the store answers `find(query)`: it runs the query once and reports the declared index
+   * it used (or none), whether it walked the whole collection, and how many documents it read.
+   */
+  explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan>;
   /** The document's history, newest first; empty when the document does not exist. */
   listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]>;
   /** The full document as it was at that version, or null if that version is not stored. */
@@ -585,4 +590,18 @@ export class UniqueIndexConflictError extends Error {
     super(`unique index '${index}' already holds this value`);
     this.name = 'UniqueIndexConflictError';
   }
+}
+
+/** What `DocumentRepository.explain` reports. */
+export interface QueryPlan {
+  /** The declared index the store searched, or null. */
+  index: string | null;
+  /** True when no index narrowed the documents read (the collection was walked, maybe stopping early). */
+  scan: boolean;
+  /** Documents the store read to answer. */
+  documentsExamined: number;
+  /** Documents answered (at most the page plus one). */
+  returned: number;
+  /** The store's own plan lines (SQLite's EXPLAIN QUERY PLAN, MongoDB's winning plan stages). */
+  detail: string[];
 }

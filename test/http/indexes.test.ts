@@ -8,13 +8,16 @@ forEachStore(
     const at = (collection: string, rest = '') => `/${ctx.tenant.project}/${collection}${rest}`;
     const call = (method: string, path: string, body?: Json, key = ctx.tenant.key) =>
       ctx.server.request(method, path, { key, ...(body === undefined ? {} : { body }) });
+    let readOnly = '';
+    before(async () => {
+      readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;
+    });
 
     it('creates, lists and drops an index; read-only keys may list, not create or drop', async () => {
       const created = await call('POST', at('people', '/_indexes'), { fields: [{ path: 'age' }] });
       expect(created.status, created.text).to.equal(201);
       expect(created.body).to.include({ name: 'age_1', unique: false, state: 'ready' });
       expect(created.body.fields).to.deep.equal([{ path: 'age', order: 1 }]);
-      const readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;
       const listed = await call('GET', at('people', '/_indexes'), undefined, readOnly);
       expect(listed.status).to.equal(200);
       expect(listed.body.data.map((i: Json) => i.name)).to.deep.equal(['age_1']);
@@ -133,6 +136,22 @@ forEachStore(
       expect(res.body.failure.ids).to.deep.equal([ids[0], ids[2], ids[4]].sort());
       // A failed index refuses nothing.
       expect((await call('POST', at('dups'), { v: 2 })).status).to.equal(201);
+    });
+
+    it('explain=true shows the index used and the documents examined; read-only keys may not explain', async () => {
+      for (let i = 0; i < 40; i++) await call('POST', at('planned'), { k: i % 20, i });
+      const before = await call('GET', at('planned', '?filter[k]=7&explain=true'));
+      expect(before.status, before.text).to.equal(200);
+      expect(before.body.plan).to.include({ index: null, scan: true, documentsExamined: 40, returned: 2 });
+      await call('POST', at('planned', '/_indexes'), { fields: [{ path: 'k' }], name: 'by_k' });
+      const after = await call('GET', at('planned', '?filter[k]=7&explain=true'));
+      expect(after.body.plan).to.include({ index: 'by_k', scan: false, documentsExamined: 2, returned: 2 });
+      const refused = await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly);
+      expect(refused.status).to.equal(403);
+      expect(
+        (await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly)).body.error.code,
+      ).to.equal('forbidden');
+      expect((await call('GET', at('planned', '?explain=yes'))).status).to.equal(400);
     });
 
     it('answers filters on an indexed field exactly as without the index', async () => {

@@ -9,6 +9,7 @@ import {
   conflictingIndexName,
   duplicatesPipeline,
   fromMongoIndex,
+  planOfExplain,
   toMongoIndex,
 } from '../../src/store/mongodb/declaredIndexes.js';
 
@@ -33,7 +34,9 @@ describe('MongoDB declared indexes (pure parts)', () => {
   });
 
   it('a unique index skips documents without the field (partial on $exists), like the embedded store', () => {
-    expect(toMongoIndex({ name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true }).options).to.deep.equal({
+    expect(
+      toMongoIndex({ name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true }).options,
+    ).to.deep.equal({
       name: 'email_1',
       unique: true,
       partialFilterExpression: { email: { $exists: true } },
@@ -77,5 +80,34 @@ describe('MongoDB declared indexes (pure parts)', () => {
     ];
     const rows = aggregate(docs, duplicatesPipeline([{ path: 'v', order: 1 }])) as Array<{ ids: string }>;
     expect(rows.map((r) => r.ids)).to.deep.equal(['d1', 'd3', 'd6']);
+  });
+
+  it('reads explain output: the declared index of the IXSCAN, a COLLSCAN as a scan, the counts', () => {
+    const ixscan = planOfExplain({
+      queryPlanner: {
+        winningPlan: {
+          stage: 'LIMIT',
+          inputStage: { stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: 'by_k' } },
+        },
+      },
+      executionStats: { totalDocsExamined: 2, nReturned: 2 },
+    });
+    expect(ixscan).to.deep.equal({
+      index: 'by_k',
+      scan: false,
+      documentsExamined: 2,
+      returned: 2,
+      detail: ['LIMIT', 'FETCH', 'IXSCAN by_k'],
+    });
+    const sbe = planOfExplain({
+      queryPlanner: { winningPlan: { queryPlan: { stage: 'COLLSCAN' } } },
+      executionStats: { totalDocsExamined: 40, nReturned: 1 },
+    });
+    expect(sbe).to.include({ index: null, scan: true, documentsExamined: 40, returned: 1 });
+    // The _id index is MongoDB's own: no declared index, but not a scan either.
+    const byId = planOfExplain({
+      queryPlanner: { winningPlan: { stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: '_id_' } } },
+    });
+    expect(byId).to.include({ index: null, scan: false, documentsExamined: 0 });
   });
 });

@@ -284,3 +284,15 @@ export const indexSchema = z
       .meta({ description: 'Why a build failed; for a unique index, documents sharing a value.' }),
   })
   .meta({ id: 'Index' });
+
+export const explainResponseSchema = z
+  .object({
+    plan: z.object({
+      index: z.string().nullable().meta({ description: 'The declared index searched, or null.' }),
+      scan: z.boolean().meta({ description: 'True when no index narrowed the documents read.' }),
+      documentsExamined: z.int(),
+      returned: z.int(),
+      detail: z.array(z.string()).meta({ description: 'The store’s own plan lines.' }),
+    }),
+  })
+  .meta({ id: 'QueryPlan' });

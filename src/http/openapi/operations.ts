@@ -30,6 +30,7 @@ import {
   errorCodesOf,
   errorSchema,
   etagHeader,
+  explainResponseSchema,
   importResultSchema,
   indexSchema,
   keyWithSecretSchema,
@@ -255,8 +256,8 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: collectionPath, query: listParamsSchema.extend({ filter: filterParamSchema }) },
       ok: {
         '200': {
-          description: 'A page of documents, or `{count}` with `count=true`',
-          content: json(z.union([listResponseSchema, countResponseSchema])),
+          description: 'A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true`',
+          content: json(z.union([listResponseSchema, countResponseSchema, explainResponseSchema])),
         },
       },
       errors: [400, 403],

@@ -12,6 +12,7 @@ import {
   type FindQuery,
   type FolioDocument,
   type JsonObject,
+  type QueryPlan,
   type StoredFilter,
   UniqueIndexConflictError,
   type VersionInfo,
@@ -23,7 +24,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
-import { type EmbeddedIndexes, jsonPathOf } from './declaredIndexes.js';
+import { type EmbeddedIndexes, jsonPathOf, sqlIndexNames } from './declaredIndexes.js';
 import { projectStored } from './projection.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -62,10 +63,16 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   readonly #indexes: EmbeddedIndexes;
   readonly #db: Database.Database;
+  #examined = 0;
 
   constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed, indexes: EmbeddedIndexes) {
     this.#indexes = indexes;
     this.#db = db;
+    // Counts the rows a query visits after its index constraints (explain only: see selectSql).
+    db.function('folio_examined', { deterministic: false }, () => {
+      this.#examined++;
+      return 1;
+    });
     this.#log = log;
     this.#feed = feed;
     this.#file = db.name;
@@ -166,6 +173,28 @@ export class EmbeddedDocuments implements DocumentRepository {
       .get<{ n: number }>(sql)
       .get(scopeKeyOf(scope), collection, ...where.params, upTo);
     return row?.n ?? 0;
+  }
+
+  async explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan> {
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection), true);
+    const detail = this.#queries
+      .get<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((r) => r.detail);
+    this.#examined = 0;
+    const returned = this.#queries.get<{ body: string }>(sql).all(...params).length;
+    const declared = this.#indexes.declared(scopeKeyOf(scope), collection);
+    const index =
+      declared.find((i) =>
+        detail.some((line) =>
+          [sqlIndexNames.high(i.fields[0]!.path), sqlIndexNames.low(i.fields[0]!.path)].some((n) =>
+            line.includes(`INDEX ${n} `),
+          ),
+        ),
+      )?.name ?? null;
+    // A search constrained past (scope, collection) narrowed the rows; anything else walked them.
+    const narrowed = detail.some((line) => /\(scope=\? AND collection=\? AND /.test(line));
+    return { index, scan: !narrowed, documentsExamined: this.#examined, returned, detail };
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
@@ -280,11 +309,14 @@ export function selectSql(
   collection: string,
   query: FindQuery,
   indexed: ReadonlySet<string>,
+  /** Count the rows visited (`folio_examined()` sits before the filter, after the index constraints). */
+  counted = false,
 ): { sql: string; params: SqlParam[] } {
   const where = compileFilter(query.filter, indexed);
+  const examined = counted ? 'folio_examined() AND ' : '';
   const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
+    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;

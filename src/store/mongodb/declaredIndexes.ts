@@ -22,6 +22,7 @@ import {
   type IndexDefinition,
   type IndexRecord,
   type IndexRepository,
+  type QueryPlan,
   type SortDirection,
 } from '../port.js';
 import { assertCollectionName, projectDbName } from './naming.js';
@@ -146,4 +147,40 @@ export class MongoIndexes implements IndexRepository {
     await this.#collection(scope, collection).dropIndex(name);
     return true;
   }
+}
+
+/** Plan stages deeper than this are not read (plans are a handful of stages deep). */
+const MAX_PLAN_DEPTH = 32;
+
+/**
+ * `find().explain('executionStats')` as the port's QueryPlan: the winning plan's stages (under
+ * `queryPlan` when the slot-based engine ran it), the index of its IXSCAN if that is a declared
+ * one (not `_id_`), a COLLSCAN as a scan, and the execution counts.
+ */
+export function planOfExplain(explained: Document): QueryPlan {
+  const planner = (explained.queryPlanner ?? {}) as Document;
+  const winning = (planner.winningPlan ?? {}) as Document;
+  const root = (winning.queryPlan ?? winning) as Document;
+  const stages: Document[] = [];
+  const pending: Array<[Document, number]> = [[root, 0]];
+  while (pending.length > 0) {
+    const [stage, depth] = pending.pop()!;
+    if (typeof stage !== 'object' || stage === null || depth > MAX_PLAN_DEPTH) continue;
+    stages.push(stage);
+    if (stage.inputStage) pending.push([stage.inputStage as Document, depth + 1]);
+    if (Array.isArray(stage.inputStages))
+      for (const s of stage.inputStages) pending.push([s as Document, depth + 1]);
+  }
+  const ixscan = stages.find((s) => s.stage === 'IXSCAN' && typeof s.indexName === 'string');
+  const indexName = ixscan ? (ixscan.indexName as string) : null;
+  const stats = (explained.executionStats ?? {}) as Document;
+  return {
+    index: indexName === null || indexName === ID_INDEX ? null : indexName,
+    scan: stages.some((s) => s.stage === 'COLLSCAN') || !ixscan,
+    documentsExamined: typeof stats.totalDocsExamined === 'number' ? stats.totalDocsExamined : 0,
+    returned: typeof stats.nReturned === 'number' ? stats.nReturned : 0,
+    detail: stages.map((s) =>
+      typeof s.indexName === 'string' ? `${String(s.stage)} ${s.indexName}` : String(s.stage),
+    ),
+  };
 }

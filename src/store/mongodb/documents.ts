@@ -20,6 +20,7 @@ import {
   type DocumentWrite,
   type FindQuery,
   type FolioDocument,
+  type QueryPlan,
   type StoredFilter,
   UniqueIndexConflictError,
   type VersionInfo,
@@ -28,7 +29,7 @@ import { fromStored, type StoredDocument } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import type { CollectionRegistry } from './collections.js';
-import { conflictingIndexName } from './declaredIndexes.js';
+import { conflictingIndexName, planOfExplain } from './declaredIndexes.js';
 import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
@@ -240,6 +241,14 @@ export class MongoDocuments implements DocumentRepository {
       maxTimeMS: this.limits.queryTimeoutMs,
       ...(upTo === undefined ? {} : { limit: upTo }),
     });
+  }
+
+  async explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan> {
+    const { filter, options } = toDriverFind(query, this.limits.queryTimeoutMs);
+    const explained = await this.#queryable(scope, collection)
+      .find(filter, options)
+      .explain('executionStats');
+    return planOfExplain(explained);
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
