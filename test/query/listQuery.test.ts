@@ -38,6 +38,7 @@ describe('list query parameters', () => {
         offset: 0,
         count: false,
         total: 'exact',
+        explain: false,
       });
     });
 
