@@ -312,6 +312,25 @@ const anyHostileRequest: fc.Arbitrary<HostileRequest> = fc.oneof(
     rawBody: body,
     contentType: JSON_TYPE,
   })),
+  // Declared indexes: hostile declarations (hostile objects and hostile paths) and names.
+  fc
+    .tuple(
+      hostileObjectText,
+      fc.array(fc.tuple(fieldPath, fc.constantFrom(1, -1, 0, '1')), { maxLength: 4 }),
+      fc.boolean(),
+    )
+    .map(([body, fields, raw]) => ({
+      method: 'POST',
+      path: '/notes/_indexes',
+      rawBody: raw
+        ? body
+        : JSON.stringify({
+            fields: fields.map(([path, order]) => ({ path, order })),
+            unique: fields.length % 2 === 0,
+          }),
+      contentType: JSON_TYPE,
+    })),
+  documentId.map((name) => ({ method: 'DELETE', path: `/notes/_indexes/${pct(name)}` })),
   // Change stream: refused before it opens (no Accept) or with hostile filters and ids.
   fc.tuple(listQuery, queryValue, fc.boolean()).map(([q, lastId, accept]) => ({
     method: 'GET',
