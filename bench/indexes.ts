@@ -65,10 +65,13 @@ export async function runIndexBench(): Promise<void> {
     const category = () => `cat-${(k++ * 37) % 500}`;
     // Cursors deep in the collection, taken once (offsets up to DOCS - 100).
     const cursors: string[] = [];
+    const idCursors: string[] = [];
     for (let i = 0; i < 20; i++) {
       const offset = Math.floor(((i + 1) / 21) * (DOCS - 100));
       const { body } = await timed(`${base}?sort=price&limit=20&offset=${offset}&total=none`);
       cursors.push((body as { meta: { next: string } }).meta.next);
+      const byId = await timed(`${base}?limit=20&offset=${offset}&total=none`);
+      idCursors.push((byId.body as { meta: { next: string } }).meta.next);
     }
     const queries: Array<[string, () => string]> = [
       [
@@ -84,6 +87,10 @@ export async function runIndexBench(): Promise<void> {
         'range on price, page 20',
         () =>
           `${base}?filter[price][gte]=${(k++ * 997) % 99_000}&filter[price][lt]=${((k * 997) % 99_000) + 500}&limit=20&total=none`,
+      ],
+      [
+        'cursor page deep (default order)',
+        () => `${base}?limit=20&total=none&after=${idCursors[k++ % idCursors.length]}`,
       ],
       [
         'cursor page deep (sort price)',
