@@ -90,6 +90,9 @@ export function definitionOf(input: CreateIndexInput): IndexDefinition {
     throw badRequest('fields: a path is given twice.');
   }
   const name = input.name ?? fields.map((f) => `${f.path}_${f.order}`).join('_');
+  // Folio's own MongoDB indexes are named folio_…: a declaration may not take or shadow them.
+  if (name.toLowerCase().startsWith('folio_'))
+    throw badRequest(`name: names starting with 'folio_' are reserved.`);
   if (!NAME.test(name)) {
     throw badRequest(
       `name: the default name '${name.slice(0, 80)}' is not a valid index name; give one (${NAME.source}).`,

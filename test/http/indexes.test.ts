@@ -46,6 +46,8 @@ forEachStore(
         { fields: [{ path: 'a' }], name: '../x' },
         { fields: [{ path: 'a' }], unique: 'yes' },
         { fields: [{ path: 'a' }], extra: 1 },
+        { fields: [{ path: 'a' }], name: 'folio_createdAt_id' },
+        { fields: [{ path: 'a' }], name: 'FOLIO_x' },
       ];
       for (const body of bad) {
         const res = await call('POST', at('bad', '/_indexes'), body);

@@ -12,6 +12,7 @@ import {
   planOfExplain,
   toMongoIndex,
 } from '../../src/store/mongodb/declaredIndexes.js';
+import { DOCUMENT_INDEXES } from '../../src/store/mongodb/indexes.js';
 
 describe('MongoDB declared indexes (pure parts)', () => {
   it('creates an index with the declared name, paths and directions', () => {
@@ -45,6 +46,8 @@ describe('MongoDB declared indexes (pure parts)', () => {
 
   it('lists declared indexes, never MongoDB’s own _id index', () => {
     expect(fromMongoIndex({ v: 2, key: { _id: 1 }, name: '_id_' })).to.equal(null);
+    for (const own of DOCUMENT_INDEXES)
+      expect(fromMongoIndex({ v: 2, key: own.key, name: own.name })).to.equal(null);
     expect(fromMongoIndex({ v: 2, key: { age: -1, 'a.b': 1 }, name: 'x', unique: true })).to.deep.equal({
       name: 'x',
       fields: [

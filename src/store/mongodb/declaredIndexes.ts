@@ -25,6 +25,8 @@ import {
   type QueryPlan,
   type SortDirection,
 } from '../port.js';
+import type { CollectionRegistry } from './collections.js';
+import { DOCUMENT_INDEXES } from './indexes.js';
 import { assertCollectionName, projectDbName } from './naming.js';
 import { DUPLICATE_KEY } from './serverErrors.js';
 
@@ -53,9 +55,12 @@ export function toMongoIndex(index: IndexDefinition): {
   return { key, options };
 }
 
-/** A `listIndexes` entry as a declaration (null for MongoDB's `_id` index). */
+/** Indexes that are not declarations: MongoDB's `_id` and Folio's own (indexes.ts). */
+const OWN_INDEXES = new Set([ID_INDEX, ...DOCUMENT_INDEXES.map((i) => i.name)]);
+
+/** A `listIndexes` entry as a declaration (null for MongoDB's `_id` index and Folio's own). */
 export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
-  if (info.name === ID_INDEX || typeof info.name !== 'string') return null;
+  if (typeof info.name !== 'string' || OWN_INDEXES.has(info.name)) return null;
   const fields = Object.entries(info.key as Record<string, unknown>)
     .filter((entry): entry is [string, SortDirection] => entry[1] === 1 || entry[1] === -1)
     .map(([path, order]) => ({ path, order }));
@@ -73,7 +78,7 @@ export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
   const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
-  return name === null || name === ID_INDEX ? null : name;
+  return name === null || OWN_INDEXES.has(name) ? null : name;
 }
 
 /** The aggregation listing documents that share values of `fields` (a failed unique build). */
@@ -94,6 +99,7 @@ export class MongoIndexes implements IndexRepository {
   constructor(
     private readonly client: MongoClient,
     private readonly dbPrefix: string,
+    private readonly collections: CollectionRegistry,
   ) {}
 
   #collection(scope: DataScope, collection: string) {
@@ -118,6 +124,8 @@ export class MongoIndexes implements IndexRepository {
     const createdAt = new Date().toISOString();
     const { key, options } = toMongoIndex(index);
     const target = this.#collection(scope, collection);
+    // Created as a Folio collection (pre- and post-images), not implicitly by createIndex.
+    await this.collections.ensure(projectDbName(this.dbPrefix, scope), collection);
     try {
       await target.createIndex(key, options);
       return { ...index, state: 'ready', createdAt };

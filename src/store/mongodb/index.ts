@@ -126,7 +126,7 @@ class MongoStoreImpl implements MongoStore {
       new MongoDocuments(this.client, this.dbPrefix, collections, this.#clock, this.#limits),
       translate,
     );
-    this.indexes = translatingFailures(new MongoIndexes(this.client, this.dbPrefix), translate);
+    this.indexes = translatingFailures(new MongoIndexes(this.client, this.dbPrefix, collections), translate);
     this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock, undefined, (db, collection) =>
       collections.forget(db, collection),
     );
