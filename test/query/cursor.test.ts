@@ -37,15 +37,13 @@ describe('cursors', () => {
     const ordered = new Query({})
       .find(rows.map((r) => ({ ...r, k: keyOf(r) })))
       .sort({ k: 1, _id: 1 })
-      .all();
+      .all() as JsonObject[];
     const ids = ordered.map((r) => r._id as string);
     expect(ids).to.deep.equal(['a', 'b', 'd', 'e', 'c', 'h', 'f', 'g']);
     for (const [i, row] of ordered.entries()) {
       const cursor = cursorAfter(rows.find((r) => r._id === row._id)!, sort)!;
-      const after = new Query(toMingoFilter(keysetFilter(cursor, sort)))
-        .find(rows)
-        .all()
-        .map((r) => r._id);
+      const matched = new Query(toMingoFilter(keysetFilter(cursor, sort))).find(rows).all() as JsonObject[];
+      const after = matched.map((r) => r._id as string);
       expect(after.sort(), `after ${row._id}`).to.deep.equal(ids.slice(i + 1).sort());
     }
   });
@@ -55,8 +53,9 @@ describe('cursors', () => {
 function keyOf(row: JsonObject): unknown {
   const s = row.s;
   if (!Array.isArray(s)) return s ?? null;
-  return new Query({})
+  const sorted = new Query({})
     .find(s.map((v) => ({ v })))
     .sort({ v: 1 })
-    .all()[0]!.v;
+    .all() as JsonObject[];
+  return sorted[0]!.v;
 }
