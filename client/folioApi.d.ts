@@ -3096,6 +3096,8 @@ export interface components {
           order: 1 | -1;
         })[];
       unique: boolean;
+      /** @description Built by Folio (automatic indexes), not declared. */
+      auto: boolean;
       /** @enum {string} */
       state: "building" | "ready" | "failed";
       /** @description ISO time; empty on MongoDB, whose catalogue does not keep it. */

@@ -5,6 +5,7 @@ import type { Store } from '../store/port.js';
 import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
+import { AutoIndexer } from './autoIndexes.js';
 import { BulkService } from './bulk.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
@@ -29,6 +30,7 @@ export interface Services {
   versions: VersionService;
   listing: ListingService;
   indexes: IndexService;
+  autoIndexes: AutoIndexer;
   rateLimiter: RateLimiter;
   webhooks: WebhookService;
   deliveries: DeliveryService;
@@ -53,6 +55,7 @@ export function createServices(
   );
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   const documents = new DocumentService(store, config);
+  const autoIndexes = new AutoIndexer(store, config.autoIndexes);
   return {
     config,
     store,
@@ -60,8 +63,9 @@ export function createServices(
     apiKeys: new ApiKeyService(store, config, keyCache),
     documents,
     versions: new VersionService(store),
-    listing: new ListingService(store),
+    listing: new ListingService(store, autoIndexes),
     indexes: new IndexService(store),
+    autoIndexes,
     rateLimiter: new RateLimiter(store, config),
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,

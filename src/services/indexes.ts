@@ -7,6 +7,7 @@ import { AppError, badRequest, conflict, notFound, planLimitExceeded } from '../
 import { toStoredPath } from '../query/fieldPath.js';
 import { DuplicateError, type IndexDefinition, type IndexRecord, type Store } from '../store/port.js';
 import { isMetaField } from '../store/storedForm.js';
+import { AUTO_PREFIX, isAutoIndex } from './autoIndexes.js';
 import type { KeyContext } from './context.js';
 
 /** Keys of one index; MongoDB's planner rarely profits from more. */
@@ -43,11 +44,18 @@ export type CreateIndexInput = z.infer<typeof createIndexSchema>;
 export class IndexService {
   constructor(private readonly store: Store) {}
 
-  list(ctx: KeyContext, collection: string): Promise<IndexRecord[]> {
-    return this.store.indexes.list(ctx.scope, collection);
+  async list(ctx: KeyContext, collection: string): Promise<Array<IndexRecord & { auto: boolean }>> {
+    return (await this.store.indexes.list(ctx.scope, collection)).map((i) => ({
+      ...i,
+      auto: isAutoIndex(i),
+    }));
   }
 
-  async create(ctx: KeyContext, collection: string, input: CreateIndexInput): Promise<IndexRecord> {
+  async create(
+    ctx: KeyContext,
+    collection: string,
+    input: CreateIndexInput,
+  ): Promise<IndexRecord & { auto: boolean }> {
     const definition = definitionOf(input);
     const existing = await this.store.indexes.list(ctx.scope, collection);
     const max = ctx.limits.maxIndexes;
@@ -55,7 +63,7 @@ export class IndexService {
     const same = existing.find((i) => sameKeys(i, definition));
     if (same) throw conflict(`The index '${same.name}' has these fields already.`, { index: same.name });
     try {
-      return await this.store.indexes.create(ctx.scope, collection, definition);
+      return { ...(await this.store.indexes.create(ctx.scope, collection, definition)), auto: false };
     } catch (error) {
       if (error instanceof DuplicateError) {
         throw conflict(`The collection has an index named '${definition.name}' already.`, {
@@ -90,9 +98,11 @@ export function definitionOf(input: CreateIndexInput): IndexDefinition {
     throw badRequest('fields: a path is given twice.');
   }
   const name = input.name ?? fields.map((f) => `${f.path}_${f.order}`).join('_');
-  // Folio's own MongoDB indexes are named folio_…: a declaration may not take or shadow them.
-  if (name.toLowerCase().startsWith('folio_'))
-    throw badRequest(`name: names starting with 'folio_' are reserved.`);
+  // Folio's own MongoDB indexes are folio_…, automatic indexes auto_… (autoIndexes.ts).
+  for (const reserved of ['folio_', AUTO_PREFIX]) {
+    if (name.toLowerCase().startsWith(reserved))
+      throw badRequest(`name: names starting with '${reserved}' are reserved.`);
+  }
   if (!NAME.test(name)) {
     throw badRequest(
       `name: the default name '${name.slice(0, 80)}' is not a valid index name; give one (${NAME.source}).`,

@@ -12,6 +12,7 @@ import {
   type StoredFilter,
 } from '../store/port.js';
 import { fromStored, toStored } from '../store/storedForm.js';
+import { type AutoIndexer, candidateFields } from './autoIndexes.js';
 import type { KeyContext } from './context.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -48,7 +49,10 @@ export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]
 export const ESTIMATE_CAP = 1000;
 
 export class ListingService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly autoIndexes?: AutoIndexer,
+  ) {}
 
   async list(
     ctx: KeyContext,
@@ -79,6 +83,12 @@ export class ListingService {
       ctx.plan,
     );
     const { documents } = this.store;
+    this.autoIndexes?.observe(
+      ctx.scope,
+      collection,
+      candidateFields(query.filter, query.sort),
+      ctx.limits.maxIndexes,
+    );
     if (query.explain) {
       // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
       if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');

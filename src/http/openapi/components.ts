@@ -278,6 +278,7 @@ export const indexSchema = z
     name: z.string(),
     fields: z.array(z.object({ path: z.string(), order: z.union([z.literal(1), z.literal(-1)]) })),
     unique: z.boolean(),
+    auto: z.boolean().meta({ description: 'Built by Folio (automatic indexes), not declared.' }),
     state: z.enum(['building', 'ready', 'failed']),
     createdAt: z
       .string()
