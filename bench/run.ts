@@ -137,6 +137,9 @@ try {
   await server.close();
 }
 
+// Declared indexes before/after, build time and write cost (bench/indexes.ts), on their own server.
+const { runIndexBench } = await import('./indexes.js');
+await runIndexBench();
 // Webhook deliveries (bench/webhooks.ts), on their own server.
 const { runWebhookBench } = await import('./webhooks.js');
 await runWebhookBench();

@@ -174,7 +174,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -335,7 +335,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           content: {
             "application/json": components["schemas"]["Error"];
@@ -558,6 +558,12 @@ export interface paths {
           select?: string;
           /** @description `true`: answer `{count}` only. */
           count?: "true" | "false";
+          /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
+          after?: string;
+          /** @description `true`: answer how the store runs the page query (read-write keys only). */
+          explain?: "true" | "false";
+          /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
+          total?: "exact" | "estimate" | "none";
           /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
           filter?: {
             [key: string]: string | {
@@ -573,7 +579,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description A page of documents, or `{count}` with `count=true` */
+        /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
         200: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -583,7 +589,7 @@ export interface paths {
             "X-RateLimit-Reset": number;
           };
           content: {
-            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
+            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
           };
         };
         /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
@@ -710,7 +716,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1184,7 +1190,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -1609,6 +1615,278 @@ export interface paths {
         };
         /** @description `version_mismatch` */
         412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_indexes": {
+    /** The collection’s declared indexes and their state (read-only keys may list) */
+    get: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description Indexes */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              data: components["schemas"]["Index"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) */
+    post: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            fields: ({
+                /** @description Field path, dot notation for nested fields. */
+                path: string;
+                /**
+                 * @description 1 ascending (default), -1 descending.
+                 * @default 1
+                 */
+                order?: 1 | -1;
+              })[];
+            /** @default false */
+            unique?: boolean;
+            /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
+            name?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Built (or failed: see `state`) */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Index"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/{ns}/{collection}/_indexes/{name}": {
+    /** Drop a declared index */
+    delete: {
+      parameters: {
+        path: {
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Index name. */
+          name: string;
+        };
+      };
+      responses: {
+        /** @description Dropped */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
             "X-RateLimit-Limit": number;
@@ -2341,7 +2619,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -2869,6 +3147,7 @@ export interface paths {
                   versionDiff: boolean;
                   storedVersions: number;
                   maxWebhooks: number;
+                  maxIndexes: number;
                 };
                 pro: {
                   requestsPerSecond: number;
@@ -2885,6 +3164,7 @@ export interface paths {
                   versionDiff: boolean;
                   storedVersions: number;
                   maxWebhooks: number;
+                  maxIndexes: number;
                 };
                 team: {
                   requestsPerSecond: number;
@@ -2901,6 +3181,7 @@ export interface paths {
                   versionDiff: boolean;
                   storedVersions: number;
                   maxWebhooks: number;
+                  maxIndexes: number;
                 };
               };
             };
@@ -2980,6 +3261,12 @@ export interface paths {
           select?: string;
           /** @description `true`: answer `{count}` only. */
           count?: "true" | "false";
+          /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
+          after?: string;
+          /** @description `true`: answer how the store runs the page query (read-write keys only). */
+          explain?: "true" | "false";
+          /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
+          total?: "exact" | "estimate" | "none";
           /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
           filter?: {
             [key: string]: string | {
@@ -2997,7 +3284,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description A page of documents, or `{count}` with `count=true` */
+        /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
         200: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3007,7 +3294,7 @@ export interface paths {
             "X-RateLimit-Reset": number;
           };
           content: {
-            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"];
+            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
           };
         };
         /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
@@ -3139,7 +3426,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -3633,7 +3920,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -4078,6 +4365,293 @@ export interface paths {
         };
         /** @description `version_mismatch` */
         412: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_indexes": {
+    /**
+     * The collection’s declared indexes and their state (read-only keys may list) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      responses: {
+        /** @description Indexes */
+        200: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": {
+              data: components["schemas"]["Index"][];
+            };
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /**
+     * Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            fields: ({
+                /** @description Field path, dot notation for nested fields. */
+                path: string;
+                /**
+                 * @description 1 ascending (default), -1 descending.
+                 * @default 1
+                 */
+                order?: 1 | -1;
+              })[];
+            /** @default false */
+            unique?: boolean;
+            /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
+            name?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Built (or failed: see `state`) */
+        201: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Index"];
+          };
+        };
+        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+        400: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
+        409: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `unsupported_media_type` */
+        415: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `rate_limited`, `too_many_streams` */
+        429: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_indexes/{name}": {
+    /**
+     * Drop a declared index (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          /** @description Project name. */
+          ns: string;
+          /** @description Collection name; created by its first write. */
+          collection: string;
+          /** @description Index name. */
+          name: string;
+        };
+      };
+      responses: {
+        /** @description Dropped */
+        204: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: never;
+        };
+        /** @description `unauthorized` */
+        401: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+        403: {
+          headers: {
+            /** @description Requests per window (the plan’s per-second rate). */
+            "X-RateLimit-Limit": number;
+            "X-RateLimit-Remaining": number;
+            /** @description Unix epoch seconds at which the window ends. */
+            "X-RateLimit-Reset": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description `not_found` */
+        404: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
             "X-RateLimit-Limit": number;
@@ -4850,7 +5424,7 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
-        /** @description `conflict`, `patch_failed`, `write_conflict` */
+        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
         409: {
           headers: {
             /** @description Requests per window (the plan’s per-second rate). */
@@ -5342,10 +5916,16 @@ export interface components {
     DocumentList: {
       data: components["schemas"]["Document"][];
       meta: {
-        total: number;
+        /** @description Matching documents; null with `total=none`. */
+        total: number | null;
+        /** @description With `total=estimate`: false when counting stopped early (total is a lower bound). */
+        totalExact?: boolean;
         limit: number;
-        offset: number;
+        /** @description Absent on a cursor page (`after`). */
+        offset?: number;
         hasMore: boolean;
+        /** @description Cursor for the next page (`after=`); null when there is none. */
+        next: string | null;
       };
     };
     /** @description User fields plus the four managed fields. */
@@ -5361,6 +5941,18 @@ export interface components {
     };
     Count: {
       count: number;
+    };
+    QueryPlan: {
+      plan: {
+        /** @description The declared index searched, or null. */
+        index: string | null;
+        /** @description True when no index narrowed the documents read. */
+        scan: boolean;
+        documentsExamined: number;
+        returned: number;
+        /** @description The store’s own plan lines. */
+        detail: string[];
+      };
     };
     VersionRecord: {
       version: number;
@@ -5382,6 +5974,25 @@ export interface components {
           to?: unknown;
           value?: unknown;
         })[];
+    };
+    Index: {
+      name: string;
+      fields: ({
+          path: string;
+          order: 1 | -1;
+        })[];
+      unique: boolean;
+      /** @description Built by Folio (automatic indexes), not declared. */
+      auto: boolean;
+      /** @enum {string} */
+      state: "building" | "ready" | "failed";
+      /** @description ISO time; empty on MongoDB, whose catalogue does not keep it. */
+      createdAt: string;
+      /** @description Why a build failed; for a unique index, documents sharing a value. */
+      failure?: {
+        message: string;
+        ids: string[];
+      };
     };
     WebhookWithSecret: {
       id: string;

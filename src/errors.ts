@@ -45,6 +45,15 @@ export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `$
 export const conflict = (message: string, details?: JsonObject) =>
   new AppError(409, 'conflict', message, details);
 
+/** A write would repeat a value a declared unique index already holds; nothing was written. */
+export const uniqueViolation = (index: string, conflictingId: string | null) =>
+  new AppError(
+    409,
+    'unique_violation',
+    `The unique index '${index}' already holds this value${conflictingId ? ` (document ${conflictingId})` : ''}; nothing was written.`,
+    { index, conflictingId },
+  );
+
 export const versionMismatch = (expected: string, current: number | null) =>
   new AppError(412, 'version_mismatch', `If-Match ${expected} does not match the current version.`, {
     current,

@@ -21,6 +21,8 @@ export const planLimitsSchema = z.strictObject({
   storedVersions: positiveInt,
   /** Webhooks per collection. */
   maxWebhooks: positiveInt,
+  /** Declared indexes per collection. */
+  maxIndexes: nonNegativeInt,
 });
 
 export const configSchema = z.strictObject({
@@ -91,6 +93,19 @@ export const configSchema = z.strictObject({
     dispatcherLeaseMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
+  /** Automatic single-field indexes (services/autoIndexes.ts); off unless enabled. */
+  autoIndexes: z.strictObject({
+    enabled: z.boolean(),
+    /** Only collections of at least this many documents get one. */
+    minDocuments: positiveInt,
+    /** Queries filtering or sorting on the field within `windowMs` before one is built. */
+    minQueries: positiveInt,
+    windowMs: positiveInt,
+    /** An automatic index no query used for this long is dropped. */
+    unusedAfterMs: positiveInt,
+    /** Automatic indexes per collection (they also count against the plan's maxIndexes). */
+    maxPerCollection: nonNegativeInt,
+  }),
   /** Node HTTP server timeouts (src/http/serverTimeouts.ts). */
   http: z
     .strictObject({

@@ -22,6 +22,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerCollectionRoutes } from './routes/collections.js';
 import { registerDocumentRoutes } from './routes/documents.js';
+import { registerIndexRoutes } from './routes/indexes.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { type OperationsParts, registerOperationRoutes } from './routes/operations.js';
 import { registerPlanRoutes } from './routes/plans.js';
@@ -80,6 +81,7 @@ export function createApp(
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
   registerTransferRoutes(data);
+  registerIndexRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);

@@ -12,6 +12,11 @@ export function matchesFilter(doc: JsonObject, filter: StoredFilter): boolean {
       if (!Array.isArray(value)) throw new Error('matchesFilter: $and needs an array');
       return value.every((sub) => matchesFilter(doc, sub as StoredFilter));
     }
+    if (key === '$or' || key === '$nor') {
+      if (!Array.isArray(value)) throw new Error(`matchesFilter: ${key} needs an array`);
+      const any = value.some((sub) => matchesFilter(doc, sub as StoredFilter));
+      return key === '$or' ? any : !any;
+    }
     if (key.startsWith('$')) throw new Error(`matchesFilter: unsupported operator ${key}`);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new Error(`matchesFilter: '${key}' needs an operator object`);

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { invalidQuery, planLimitExceeded } from '../errors.js';
 import type { FindQuery, SortDirection, StoredFilter } from '../store/port.js';
+import { keysetFilter } from './cursor.js';
 import { toStoredPath } from './fieldPath.js';
 import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from './filterParams.js';
 
@@ -23,7 +24,22 @@ export interface ListQuery {
   /** Stored paths to include, `_id` first; absent when the client did not `select`. */
   projection?: string[];
   count: boolean;
+  /** Keyset condition from `after=<cursor>` (see cursor.ts); ANDed with `filter` for the page only. */
+  keyset?: StoredFilter;
+  /** How `meta.total` is obtained (see TOTAL_MODES). */
+  total: TotalMode;
+  /** `explain=true`: answer the store's plan for the page instead of the page. */
+  explain: boolean;
 }
+
+/**
+ * `total=exact` counts every match when the page alone does not tell (the default, as before);
+ * `estimate` counts at most ESTIMATE_CAP matches past the page and says whether it stopped;
+ * `none` never counts (`meta.total` is null).
+ */
+export const TOTAL_MODES = ['exact', 'estimate', 'none'] as const;
+export type TotalMode = (typeof TOTAL_MODES)[number];
+export const DEFAULT_TOTAL: TotalMode = 'exact';
 
 export interface QueryLimits {
   maxFilters: number;
@@ -38,6 +54,7 @@ export const MAX_SELECT_PATHS = 50;
 
 const digits = z.string().regex(/^\d+$/);
 const countSchema = z.enum(['true', 'false']);
+const totalSchema = z.enum(TOTAL_MODES);
 
 /**
  * The listing's parameters besides `filter[...]` (see filterParams.ts): what parseListQuery
@@ -60,6 +77,15 @@ export const listParamsSchema = z.object({
     .optional()
     .meta({ description: `Comma-separated fields to return (\`_id\` always); at most ${MAX_SELECT_PATHS}.` }),
   count: countSchema.optional().meta({ description: '`true`: answer `{count}` only.' }),
+  after: z.string().optional().meta({
+    description: 'Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`.',
+  }),
+  explain: countSchema
+    .optional()
+    .meta({ description: '`true`: answer how the store runs the page query (read-write keys only).' }),
+  total: totalSchema.optional().meta({
+    description: `How \`meta.total\` is computed: \`exact\` (default), \`estimate\` (a bounded count; \`meta.totalExact\` says whether it stopped short) or \`none\` (never counted; null).`,
+  }),
 });
 
 // Anything else is refused rather than ignored: a typo such as `filters[x]=1` or `limit=10&sort`
@@ -81,14 +107,30 @@ export function parseListQuery(query: RawQuery): ListQuery {
   if (count !== undefined && !countSchema.safeParse(count).success) {
     throw invalidQuery('count', `must be true or false, not '${count}'`);
   }
+  const explain = params.get('explain');
+  if (explain !== undefined && !countSchema.safeParse(explain).success) {
+    throw invalidQuery('explain', `must be true or false, not '${explain}'`);
+  }
+  const total = params.get('total') ?? DEFAULT_TOTAL;
+  const totalMode = totalSchema.safeParse(total);
+  if (!totalMode.success)
+    throw invalidQuery('total', `must be one of ${TOTAL_MODES.join(', ')}, not '${total}'`);
+  const after = params.get('after');
+  if (after !== undefined && params.has('offset')) {
+    throw invalidQuery('after', 'give after or offset, not both');
+  }
+  const sort = parseSort(params.get('sort'));
   return {
     filter,
     filterCount,
-    sort: parseSort(params.get('sort')),
+    sort,
     limit: parseCount('limit', params.get('limit'), DEFAULT_LIMIT, 1),
     offset: parseCount('offset', params.get('offset'), DEFAULT_OFFSET, 0),
     ...(select === undefined ? {} : { projection: parseSelect(select) }),
     count: count === 'true',
+    ...(after === undefined ? {} : { keyset: keysetFilter(after, sort) }),
+    total: totalMode.data,
+    explain: explain === 'true',
   };
 }
 

@@ -5,8 +5,8 @@
  * reported in its result without stopping the others.
  */
 import { z } from 'zod';
-import { AppError, badRequest, planLimitExceeded } from '../errors.js';
-import type { JsonObject } from '../store/port.js';
+import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';
+import { type JsonObject, UniqueIndexConflictError } from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, isJsonObject } from './documentRules.js';
 import type { DocumentService } from './documents.js';
@@ -60,7 +60,12 @@ export class BulkService {
     try {
       const { status, id } = await this.#apply(ctx, collection, op);
       return { status, _id: id, ok: true };
-    } catch (error) {
+    } catch (caught) {
+      // Each operation stands alone: a unique index refusing one is that item's 409.
+      const error =
+        caught instanceof UniqueIndexConflictError
+          ? uniqueViolation(caught.index, caught.conflictingId)
+          : caught;
       if (!(error instanceof AppError)) throw error;
       return {
         status: error.status,

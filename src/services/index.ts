@@ -5,11 +5,13 @@ import type { Store } from '../store/port.js';
 import { FOLIO_VERSION } from '../version.js';
 import { AccountService } from './accounts.js';
 import { ApiKeyService } from './apiKeys.js';
+import { AutoIndexer } from './autoIndexes.js';
 import { BulkService } from './bulk.js';
 import { CollectionService } from './collections.js';
 import { DocumentService } from './documents.js';
 import { ExportService } from './exports/exporter.js';
 import { ImportService } from './imports/importer.js';
+import { IndexService } from './indexes.js';
 import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
@@ -29,6 +31,8 @@ export interface Services {
   documents: DocumentService;
   versions: VersionService;
   listing: ListingService;
+  indexes: IndexService;
+  autoIndexes: AutoIndexer;
   rateLimiter: RateLimiter;
   sessionAccess: SessionAccessService;
   collections: CollectionService;
@@ -55,6 +59,7 @@ export function createServices(
   );
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   const documents = new DocumentService(store, config);
+  const autoIndexes = new AutoIndexer(store, config.autoIndexes);
   return {
     config,
     store,
@@ -62,7 +67,9 @@ export function createServices(
     apiKeys: new ApiKeyService(store, config, keyCache),
     documents,
     versions: new VersionService(store),
-    listing: new ListingService(store),
+    listing: new ListingService(store, autoIndexes),
+    indexes: new IndexService(store),
+    autoIndexes,
     rateLimiter: new RateLimiter(store, config),
     sessionAccess: new SessionAccessService(config, new AccountService(store, config, keyCache)),
     collections: new CollectionService(store),

@@ -1,15 +1,36 @@
 /** Listing and counting a collection from URL query parameters. */
 
-import { invalidQuery } from '../errors.js';
-import { checkPlanQueryLimits, parseListQuery } from '../query/listQuery.js';
-import { type FolioDocument, QueryRejectedError, type Store } from '../store/port.js';
+import { forbidden, invalidQuery } from '../errors.js';
+import { cursorAfter } from '../query/cursor.js';
+import { checkPlanQueryLimits, parseListQuery, type TotalMode } from '../query/listQuery.js';
+import { projectStored } from '../store/embedded/projection.js';
+import {
+  type FolioDocument,
+  type QueryPlan,
+  QueryRejectedError,
+  type Store,
+  type StoredFilter,
+} from '../store/port.js';
+import { fromStored, toStored } from '../store/storedForm.js';
+import { type AutoIndexer, candidateFields } from './autoIndexes.js';
 import type { KeyContext } from './context.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
 export interface ListPage {
   data: FolioDocument[];
-  meta: { total: number; limit: number; offset: number; hasMore: boolean };
+  meta: {
+    /** Null with `total=none`. */
+    total: number | null;
+    /** Present with `total=estimate`: false when counting stopped at the cap (total is a lower bound). */
+    totalExact?: boolean;
+    limit: number;
+    /** Absent on a cursor page (`after`). */
+    offset?: number;
+    hasMore: boolean;
+    /** Cursor for the next page (`after=`), null when there is none or the last row's key cannot be one. */
+    next: string | null;
+  };
 }
 
 /**
@@ -24,10 +45,20 @@ export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]
   return { data, total: last ? offset + data.length : null };
 }
 
-export class ListingService {
-  constructor(private readonly store: Store) {}
+/** `total=estimate` counts at most this many matches past the page. */
+export const ESTIMATE_CAP = 1000;
 
-  async list(ctx: KeyContext, collection: string, raw: RawQuery): Promise<ListPage | { count: number }> {
+export class ListingService {
+  constructor(
+    private readonly store: Store,
+    private readonly autoIndexes?: AutoIndexer,
+  ) {}
+
+  async list(
+    ctx: KeyContext,
+    collection: string,
+    raw: RawQuery,
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
     try {
       return await this.answer(ctx, collection, raw);
     } catch (error) {
@@ -40,7 +71,7 @@ export class ListingService {
     ctx: KeyContext,
     collection: string,
     raw: RawQuery,
-  ): Promise<ListPage | { count: number }> {
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,
@@ -52,20 +83,95 @@ export class ListingService {
       ctx.plan,
     );
     const { documents } = this.store;
+    this.autoIndexes?.observe(
+      ctx.scope,
+      collection,
+      candidateFields(query.filter, query.sort),
+      ctx.limits.maxIndexes,
+    );
+    if (query.explain) {
+      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
+      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
+      const plan = await documents.explain(ctx.scope, collection, {
+        filter: withKeyset(query.filter, query.keyset),
+        sort: query.sort,
+        skip: query.keyset ? 0 : query.offset,
+        limit: query.limit + 1,
+        projection: query.projection,
+      });
+      return { plan };
+    }
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
+    const cursorPage = query.keyset !== undefined;
+    const offset = cursorPage ? 0 : query.offset;
     // One document more than the page: whether anything follows is then known without a count.
     const rows = await documents.find(ctx.scope, collection, {
-      filter: query.filter,
+      filter: withKeyset(query.filter, query.keyset),
       sort: query.sort,
-      skip: query.offset,
+      skip: offset,
       limit: query.limit + 1,
-      projection: query.projection,
+      // The cursor needs the last row's sort values even when `select` leaves them out.
+      projection: query.projection && withSortPaths(query.projection, query.sort),
     });
-    const { data, total: known } = pageOf(rows, query.limit, query.offset);
-    const total = known ?? (await documents.count(ctx.scope, collection, query.filter));
+    const { data: fetched, total: known } = pageOf(rows, query.limit, offset);
+    const hasMore = rows.length > query.limit;
+    const last = fetched.at(-1);
+    const next = hasMore && last ? cursorAfter(toStored(last), query.sort) : null;
+    const { projection } = query;
+    const data = projection
+      ? fetched.map((doc) => fromStored(projectStored(toStored(doc), projection)))
+      : fetched;
+    const counted = await this.total(
+      ctx,
+      collection,
+      query.filter,
+      query.total,
+      cursorPage ? null : known,
+      offset + data.length,
+    );
     return {
       data,
-      meta: { total, limit: query.limit, offset: query.offset, hasMore: query.offset + data.length < total },
+      meta: {
+        ...counted,
+        limit: query.limit,
+        ...(cursorPage ? {} : { offset }),
+        hasMore,
+        next,
+      },
     };
   }
+
+  private async total(
+    ctx: KeyContext,
+    collection: string,
+    filter: StoredFilter,
+    mode: TotalMode,
+    known: number | null,
+    seen: number,
+  ): Promise<{ total: number | null; totalExact?: boolean }> {
+    if (mode === 'none') return { total: null };
+    if (mode === 'exact')
+      return { total: known ?? (await this.store.documents.count(ctx.scope, collection, filter)) };
+    if (known !== null) return { total: known, totalExact: true };
+    const upTo = seen + ESTIMATE_CAP;
+    const n = await this.store.documents.count(ctx.scope, collection, filter, upTo);
+    return { total: n, totalExact: n < upTo };
+  }
+}
+
+function withKeyset(filter: StoredFilter, keyset: StoredFilter | undefined): StoredFilter {
+  if (keyset === undefined) return filter;
+  return Object.keys(filter).length === 0 ? keyset : { $and: [filter, keyset] };
+}
+
+/**
+ * The selected paths plus the sort paths, so the cursor sees the last row's sort values; a path
+ * under another one is dropped, as MongoDB refuses overlapping projections. The page is then
+ * projected back to the selection.
+ */
+function withSortPaths(projection: string[], sort: Array<[string, 1 | -1]>): string[] {
+  const paths = new Set([...projection, ...sort.map(([path]) => path)]);
+  const covered = (path: string) =>
+    [...paths].some((other) => other !== path && path.startsWith(`${other}.`));
+  return [...paths].filter((path) => !covered(path));
 }

@@ -77,7 +77,8 @@ export type SortDirection = 1 | -1;
 /**
  * A query in canonical form. `filter` is a MongoDB filter document over the *stored* form of
  * documents (see `storedForm.ts`), restricted to what `src/query/` generates: `$and`, `$in`,
- * `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$regex` with `$options: 'i'`, `$exists`.
+ * `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$regex` with `$options: 'i'`, `$exists`; `$or` and `$nor`
+ * in cursor keysets (`src/query/cursor.ts`).
  */
 export interface FindQuery {
   filter: StoredFilter;
@@ -118,8 +119,16 @@ export interface DocumentRepository {
    * cursor. A refused query shape throws QueryRejectedError on the first step.
    */
   scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
-  /** Number of documents matching the filter. */
-  count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number>;
+  /**
+   * Number of documents matching the filter; with `upTo`, counting stops there (the answer is
+   * then at most `upTo`), so a bounded count never reads every match.
+   */
+  count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number>;
+  /**
+   * How the store answers `find(query)`: it runs the query once and reports the declared index
+   * it used (or none), whether it walked the whole collection, and how many documents it read.
+   */
+  explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan>;
   /**
    * The scope's collections that hold at least one document, by name (ascending, code-unit
    * order), each with its document count. Never another scope's collections.
@@ -402,6 +411,8 @@ export interface StreamSlotRepository {
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   readonly documents: DocumentRepository;
+  /** Indexes declared by the collection's owner (`/{ns}/{collection}/_indexes`). */
+  readonly indexes: IndexRepository;
   readonly changes: ChangeFeed;
   readonly accounts: AccountRepository;
   readonly counters: CounterRepository;
@@ -539,4 +550,69 @@ export interface FeedConsumerRepository {
   position(name: string): Promise<string | null>;
   /** Save the position, only while `holder` holds an unexpired lease; false otherwise. */
   savePosition(name: string, holder: string, position: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declared indexes
+
+/** One key of a declared index: a stored path and its direction. */
+export interface IndexField {
+  path: string;
+  order: SortDirection;
+}
+
+export interface IndexDefinition {
+  name: string;
+  fields: IndexField[];
+  unique: boolean;
+}
+
+export type IndexState = 'building' | 'ready' | 'failed';
+
+export interface IndexRecord extends IndexDefinition {
+  state: IndexState;
+  createdAt: string;
+  /** Why the build failed; for a unique index over duplicates, some of the duplicates' ids. */
+  failure?: { message: string; ids: string[] };
+}
+
+export interface IndexRepository {
+  /** The collection's declared indexes, by name. */
+  list(scope: DataScope, collection: string): Promise<IndexRecord[]>;
+  /**
+   * Record the index as `building`, build it, and return it `ready`, or `failed` (kept, with the
+   * reason) when the data forbids it (duplicates under a unique index). Throws
+   * DuplicateError('name') when the collection already has an index of that name.
+   */
+  create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord>;
+  /** Remove the index; false when there was none of that name. */
+  drop(scope: DataScope, collection: string, name: string): Promise<boolean>;
+}
+
+/**
+ * A write would give a unique index a value another document already holds; nothing was written.
+ * `conflictingId` is that other document when the store could tell which.
+ */
+export class UniqueIndexConflictError extends Error {
+  constructor(
+    readonly index: string,
+    readonly conflictingId: string | null,
+  ) {
+    super(`unique index '${index}' already holds this value`);
+    this.name = 'UniqueIndexConflictError';
+  }
+}
+
+/** What `DocumentRepository.explain` reports. */
+export interface QueryPlan {
+  /** The declared index the store searched, or null. */
+  index: string | null;
+  /** True when no index narrowed the documents read (the collection was walked, maybe stopping early). */
+  scan: boolean;
+  /** Documents the store read to answer. */
+  documentsExamined: number;
+  /** Documents answered (at most the page plus one). */
+  returned: number;
+  /** The store's own plan lines (SQLite's EXPLAIN QUERY PLAN, MongoDB's winning plan stages). */
+  detail: string[];
 }

@@ -114,6 +114,20 @@ const operator = fc.constantFrom(
   '',
 );
 
+/** `after=`: garbage, and base64url JSON shaped like a cursor with hostile parts. */
+const cursorJson = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.record({
+    s: fc.array(fc.tuple(fieldPath, fc.constantFrom(1, -1, 0, '1')), { maxLength: 7 }),
+    k: fc.array(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ $gt: '' })), { maxLength: 6 }),
+    id: fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constant({ $ne: null })),
+  }),
+);
+const cursorValue = fc.oneof(
+  queryValue,
+  cursorJson.map((v) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url')),
+);
+
 const listQuery: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
@@ -132,7 +146,12 @@ const listQuery: fc.Arbitrary<string> = fc
         'limit=-1',
         'limit=1e3',
         'offset=99999999999999999999',
+        'total=none',
+        'total=estimate',
+        'total=maybe',
       ),
+      cursorValue.map((v) => `after=${pct(v)}`),
+      fc.tuple(fieldPath, cursorValue).map(([f, v]) => `sort=${pct(f)}&after=${pct(v)}`),
       fc.tuple(fieldName, queryValue).map(([k, v]) => `${pct(k)}=${pct(v)}`),
     ),
     { maxLength: 4 },
@@ -294,6 +313,25 @@ const anyHostileRequest: fc.Arbitrary<HostileRequest> = fc.oneof(
     rawBody: body,
     contentType: JSON_TYPE,
   })),
+  // Declared indexes: hostile declarations (hostile objects and hostile paths) and names.
+  fc
+    .tuple(
+      hostileObjectText,
+      fc.array(fc.tuple(fieldPath, fc.constantFrom(1, -1, 0, '1')), { maxLength: 4 }),
+      fc.boolean(),
+    )
+    .map(([body, fields, raw]) => ({
+      method: 'POST',
+      path: '/notes/_indexes',
+      rawBody: raw
+        ? body
+        : JSON.stringify({
+            fields: fields.map(([path, order]) => ({ path, order })),
+            unique: fields.length % 2 === 0,
+          }),
+      contentType: JSON_TYPE,
+    })),
+  documentId.map((name) => ({ method: 'DELETE', path: `/notes/_indexes/${pct(name)}` })),
   // Change stream: refused before it opens (no Accept) or with hostile filters and ids.
   fc.tuple(listQuery, queryValue, fc.boolean()).map(([q, lastId, accept]) => ({
     method: 'GET',

@@ -40,7 +40,7 @@ forEachStore(
 
     it('lists with {data, meta:{total, limit, offset, hasMore}}, default limit 20, creation order', async () => {
       const res = await list('');
-      expect(res.body.meta).to.deep.equal({ total: 6, limit: 20, offset: 0, hasMore: false });
+      expect(res.body.meta).to.deep.equal({ total: 6, limit: 20, offset: 0, hasMore: false, next: null });
       expect(res.body.data.map((d: { _id: string }) => d._id)).to.deep.equal([
         'p01',
         'p02',
@@ -54,14 +54,18 @@ forEachStore(
 
     it('paginates with limit and offset; hasMore tells when to stop', async () => {
       const page1 = await list('?limit=4');
-      expect(page1.body.meta).to.deep.equal({ total: 6, limit: 4, offset: 0, hasMore: true });
+      expect(page1.body.meta).to.include({ total: 6, limit: 4, offset: 0, hasMore: true });
+      expect(page1.body.meta.next).to.be.a('string');
       const page2 = await list('?limit=4&offset=4');
-      expect(page2.body.meta).to.deep.equal({ total: 6, limit: 4, offset: 4, hasMore: false });
+      expect(page2.body.meta).to.deep.equal({ total: 6, limit: 4, offset: 4, hasMore: false, next: null });
       expect(page2.body.data).to.have.length(2);
       const past = await list('?limit=4&offset=10');
-      expect(past.body).to.deep.equal({ data: [], meta: { total: 6, limit: 4, offset: 10, hasMore: false } });
+      expect(past.body).to.deep.equal({
+        data: [],
+        meta: { total: 6, limit: 4, offset: 10, hasMore: false, next: null },
+      });
       const exact = await list('?limit=3&offset=3');
-      expect(exact.body.meta).to.deep.equal({ total: 6, limit: 3, offset: 3, hasMore: false });
+      expect(exact.body.meta).to.deep.equal({ total: 6, limit: 3, offset: 3, hasMore: false, next: null });
       expect((await list('?limit=2&filter[city]=Lyon')).body.meta.total).to.equal(1);
     });
 
@@ -164,7 +168,10 @@ forEachStore(
 
     it('an empty or unknown collection lists as empty', async () => {
       const res = await ctx.server.request('GET', `/${ctx.tenant.project}/nobody`, { key: ctx.tenant.key });
-      expect(res.body).to.deep.equal({ data: [], meta: { total: 0, limit: 20, offset: 0, hasMore: false } });
+      expect(res.body).to.deep.equal({
+        data: [],
+        meta: { total: 0, limit: 20, offset: 0, hasMore: false, next: null },
+      });
     });
   },
   { plan: 'free' },

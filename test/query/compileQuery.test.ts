@@ -335,7 +335,9 @@ describe('embedded store: filters compile to SQL with MongoDB semantics', () => 
 
     it('anything outside the generated subset is a programming error (plain Error), not a query', () => {
       const bad: StoredFilter[] = [
-        { $or: [{ a: { $in: [1] } }] },
+        { $or: [] },
+        { $nor: {} },
+        { $not: [{ a: { $in: [1] } }] },
         { a: 1 },
         { a: { $eq: 1 } },
         { a: { $ne: 1 } },

@@ -13,6 +13,7 @@ import { Query } from 'mingo';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
+import { indexKeySql, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
 import { projectStored } from '../../src/store/embedded/projection.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
@@ -31,71 +32,85 @@ function openDatabase(): Database.Database {
   return db;
 }
 
-describe('list queries agree with MongoDB semantics (mingo oracle vs SQLite)', function () {
-  this.timeout(120_000);
-  let db: Database.Database;
-  let run = 0;
+/** Top-level user fields of the generated documents: each gets a declared index in the indexed run. */
+const INDEXED_FIELDS = ['n', 's', 'm', 'tags', 'o', 'items', 'stats', 'd', 'zzz'];
 
-  before(() => {
-    db = openDatabase();
-  });
-  after(() => db.close());
+for (const indexed of [false, true]) {
+  describe(`list queries agree with MongoDB semantics (mingo oracle vs SQLite${indexed ? ', every top-level field indexed' : ''})`, function () {
+    this.timeout(120_000);
+    let db: Database.Database;
+    let run = 0;
+    const usable: ReadonlySet<string> = new Set(indexed ? INDEXED_FIELDS : []);
 
-  it(`${RUNS} generated collections and queries give the same documents, order and count (seed ${SEED})`, () => {
-    const insert = db.prepare(
-      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))',
-    );
-    fc.assert(
-      fc.property(testCase, ({ docs, params }) => {
-        // A fresh collection per case; another scope holds a decoy copy that must never leak in.
-        const name = `c${++run}`;
-        db.transaction(() => {
-          for (const doc of docs) {
-            const folio = doc._folio as JsonObject;
-            const row = [
-              doc._id,
-              folio.version,
-              folio.createdAt,
-              folio.updatedAt,
-              JSON.stringify(doc),
-            ] as const;
-            insert.run('scope', name, ...row);
-            insert.run('decoy', name, ...row);
-          }
-        })();
-
-        const q = parseListQuery(params);
-        const where = compileFilter(q.filter);
-        const order = compileSort(q.sort);
-        const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
-        const rows = db
-          .prepare<SqlParam[], { body: string }>(
-            `SELECT json(d.body) AS body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`,
-          )
-          .all('scope', name, ...where.params, ...order.params, q.limit, q.offset);
-        const { n } = db
-          .prepare<SqlParam[], { n: number }>(`SELECT count(*) AS n ${base}`)
-          .get('scope', name, ...where.params)!;
-
-        const expected = oracleFind(docs, q);
-        const got = rows.map((r) => JSON.parse(r.body) as JsonObject);
-        const context = `params ${JSON.stringify(params)}\nfilter ${JSON.stringify(q.filter)}\nsort ${JSON.stringify(q.sort)}`;
-        expect(n, `count\n${context}`).to.equal(expected.count);
-        expect(
-          got.map((d) => d._id),
-          `page\n${context}`,
-        ).to.deep.equal(expected.ids);
-        const inMemory = docs.filter((d) => matchesFilter(d, q.filter)).length;
-        expect(inMemory, `matchesFilter\n${context}`).to.equal(expected.count);
-        if (q.projection) {
-          const spec = Object.fromEntries(q.projection.map((path) => [path, 1]));
-          for (const doc of got) {
-            const [reference] = new Query({}).find([doc], spec).all();
-            expect(projectStored(doc, q.projection), `select\n${context}`).to.deep.equal(reference);
-          }
+    before(() => {
+      db = openDatabase();
+      // The declared indexes' own key expressions, so the planner answers from them.
+      for (const path of usable) {
+        for (const side of ['high', 'low'] as const) {
+          db.exec(
+            `CREATE INDEX ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
+          );
         }
-      }),
-      { seed: SEED, numRuns: RUNS },
-    );
+      }
+    });
+    after(() => db.close());
+
+    it(`${RUNS} generated collections and queries give the same documents, order and count (seed ${SEED})`, () => {
+      const insert = db.prepare(
+        'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))',
+      );
+      fc.assert(
+        fc.property(testCase, ({ docs, params }) => {
+          // A fresh collection per case; another scope holds a decoy copy that must never leak in.
+          const name = `c${++run}`;
+          db.transaction(() => {
+            for (const doc of docs) {
+              const folio = doc._folio as JsonObject;
+              const row = [
+                doc._id,
+                folio.version,
+                folio.createdAt,
+                folio.updatedAt,
+                JSON.stringify(doc),
+              ] as const;
+              insert.run('scope', name, ...row);
+              insert.run('decoy', name, ...row);
+            }
+          })();
+
+          const q = parseListQuery(params);
+          const where = compileFilter(q.filter, usable);
+          const order = compileSort(q.sort);
+          const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+          const rows = db
+            .prepare<SqlParam[], { body: string }>(
+              `SELECT json(d.body) AS body ${base} ORDER BY ${order.sql} LIMIT ? OFFSET ?`,
+            )
+            .all('scope', name, ...where.params, ...order.params, q.limit, q.offset);
+          const { n } = db
+            .prepare<SqlParam[], { n: number }>(`SELECT count(*) AS n ${base}`)
+            .get('scope', name, ...where.params)!;
+
+          const expected = oracleFind(docs, q);
+          const got = rows.map((r) => JSON.parse(r.body) as JsonObject);
+          const context = `params ${JSON.stringify(params)}\nfilter ${JSON.stringify(q.filter)}\nsort ${JSON.stringify(q.sort)}`;
+          expect(n, `count\n${context}`).to.equal(expected.count);
+          expect(
+            got.map((d) => d._id),
+            `page\n${context}`,
+          ).to.deep.equal(expected.ids);
+          const inMemory = docs.filter((d) => matchesFilter(d, q.filter)).length;
+          expect(inMemory, `matchesFilter\n${context}`).to.equal(expected.count);
+          if (q.projection) {
+            const spec = Object.fromEntries(q.projection.map((path) => [path, 1]));
+            for (const doc of got) {
+              const [reference] = new Query({}).find([doc], spec).all();
+              expect(projectStored(doc, q.projection), `select\n${context}`).to.deep.equal(reference);
+            }
+          }
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+    });
   });
-});
+}

@@ -37,6 +37,8 @@ describe('list query parameters', () => {
         limit: 20,
         offset: 0,
         count: false,
+        total: 'exact',
+        explain: false,
       });
     });
 

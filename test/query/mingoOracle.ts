@@ -76,6 +76,10 @@ export function toMingoFilter(filter: StoredFilter): MingoFilter {
       clauses.push({ $and: (value as StoredFilter[]).map(toMingoFilter) });
       continue;
     }
+    if (key === '$or' || key === '$nor') {
+      clauses.push({ [key]: (value as StoredFilter[]).map(toMingoFilter) });
+      continue;
+    }
     const condition = value as JsonObject;
     for (const [op, operand] of Object.entries(condition)) {
       clauses.push(rewrite(key, op, operand, condition));

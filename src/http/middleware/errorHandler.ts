@@ -5,8 +5,8 @@
  * in the log.
  */
 import type { Middleware } from 'koa';
-import { AppError, storeUnavailable } from '../../errors.js';
-import { StoreUnavailableError } from '../../store/port.js';
+import { AppError, storeUnavailable, uniqueViolation } from '../../errors.js';
+import { StoreUnavailableError, UniqueIndexConflictError } from '../../store/port.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 interface HttpLikeError {
@@ -57,7 +57,9 @@ export function errorHandler(): Middleware<FolioState, FolioContext> {
           ? caught
           : caught instanceof StoreUnavailableError
             ? storeUnavailable(caught)
-            : fromHttpError(caught as HttpLikeError);
+            : caught instanceof UniqueIndexConflictError
+              ? uniqueViolation(caught.index, caught.conflictingId)
+              : fromHttpError(caught as HttpLikeError);
       // The database's state, not a bug: logged for operators, answered 503 with Retry-After.
       if (caught instanceof StoreUnavailableError) ctx.log?.warn({ err: caught }, 'store unavailable');
       const error =

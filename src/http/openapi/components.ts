@@ -37,7 +37,19 @@ export const documentBodySchema = z.record(z.string(), z.unknown()).meta({
 export const listResponseSchema = z
   .object({
     data: z.array(documentSchema),
-    meta: z.object({ total: z.int(), limit: z.int(), offset: z.int(), hasMore: z.boolean() }),
+    meta: z.object({
+      total: z.int().nullable().meta({ description: 'Matching documents; null with `total=none`.' }),
+      totalExact: z.boolean().optional().meta({
+        description: 'With `total=estimate`: false when counting stopped early (total is a lower bound).',
+      }),
+      limit: z.int(),
+      offset: z.int().optional().meta({ description: 'Absent on a cursor page (`after`).' }),
+      hasMore: z.boolean(),
+      next: z
+        .string()
+        .nullable()
+        .meta({ description: 'Cursor for the next page (`after=`); null when there is none.' }),
+    }),
   })
   .meta({ id: 'DocumentList' });
 
@@ -199,14 +211,18 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [
     400,
     'invalid_query',
-    'a bad filter, operator, sort, select, limit, offset or version; `details.param` names it',
+    'a bad filter, operator, sort, select, limit, offset, after (cursor), total or version; `details.param` names it',
   ],
   [400, 'invalid_patch', 'a malformed JSON patch, or one that writes managed fields'],
   [400, 'invalid_header', 'a malformed `If-Match`'],
   [400, 'missing_id', 'an imported record lacks its `idField` (an entry of the import’s `errors`)'],
   [400, 'bad_request', 'not valid HTTP/1.1 (request line, header or body framing); the connection closes'],
   [401, 'unauthorized', 'a missing, unknown or revoked API key or session (`WWW-Authenticate: Bearer`)'],
-  [403, 'forbidden', 'a key used on another project, or another account’s resource'],
+  [
+    403,
+    'forbidden',
+    'a key used on another project, another account’s resource, or `explain=true` with a read-only key',
+  ],
   [403, 'read_only_key', 'a read-only key on POST, PUT, PATCH or DELETE'],
   [403, 'origin_not_allowed', 'a browser origin the project does not allow for this key'],
   [403, 'plan_limit_exceeded', 'a quantity over the plan; `details: {limit, max, plan}`'],
@@ -222,6 +238,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [406, 'not_acceptable', 'an `Accept` the route cannot answer'],
   [409, 'conflict', 'an id, email or project name that is taken'],
   [409, 'patch_failed', 'a JSON patch that cannot apply (failed `test`, missing path)'],
+  [
+    409,
+    'unique_violation',
+    'a write repeating a value a declared unique index holds; `details: {index, conflictingId}`',
+  ],
   [409, 'write_conflict', 'a document changing too fast to write; retry'],
   [408, 'request_timeout', 'headers or body did not arrive in time; the connection closes'],
   [
@@ -256,3 +277,32 @@ export function errorTable(): string {
   const rows = ERROR_CATALOG.map(([status, code, when]) => `| ${status} | \`${code}\` | ${when} |`);
   return ['| status | code | when |', '| --- | --- | --- |', ...rows].join('\n');
 }
+
+export const indexSchema = z
+  .object({
+    name: z.string(),
+    fields: z.array(z.object({ path: z.string(), order: z.union([z.literal(1), z.literal(-1)]) })),
+    unique: z.boolean(),
+    auto: z.boolean().meta({ description: 'Built by Folio (automatic indexes), not declared.' }),
+    state: z.enum(['building', 'ready', 'failed']),
+    createdAt: z
+      .string()
+      .meta({ description: 'ISO time; empty on MongoDB, whose catalogue does not keep it.' }),
+    failure: z
+      .object({ message: z.string(), ids: z.array(z.string()) })
+      .optional()
+      .meta({ description: 'Why a build failed; for a unique index, documents sharing a value.' }),
+  })
+  .meta({ id: 'Index' });
+
+export const explainResponseSchema = z
+  .object({
+    plan: z.object({
+      index: z.string().nullable().meta({ description: 'The declared index searched, or null.' }),
+      scan: z.boolean().meta({ description: 'True when no index narrowed the documents read.' }),
+      documentsExamined: z.int(),
+      returned: z.int(),
+      detail: z.array(z.string()).meta({ description: 'The store’s own plan lines.' }),
+    }),
+  })
+  .meta({ id: 'QueryPlan' });

@@ -11,6 +11,7 @@ import { credentialsSchema, projectNameSchema } from '../../services/accounts.js
 import { createKeySchema } from '../../services/apiKeys.js';
 import { bulkEnvelopeSchema } from '../../services/bulk.js';
 import { importQuerySchema } from '../../services/imports/importRules.js';
+import { createIndexSchema } from '../../services/indexes.js';
 import { allowedOriginsSchema } from '../../services/origins.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
@@ -29,7 +30,9 @@ import {
   errorCodesOf,
   errorSchema,
   etagHeader,
+  explainResponseSchema,
   importResultSchema,
+  indexSchema,
   keyWithSecretSchema,
   listResponseSchema,
   ns,
@@ -289,8 +292,8 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: collectionPath, query: listParamsSchema.extend({ filter: filterParamSchema }) },
       ok: {
         '200': {
-          description: 'A page of documents, or `{count}` with `count=true`',
-          content: json(z.union([listResponseSchema, countResponseSchema])),
+          description: 'A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true`',
+          content: json(z.union([listResponseSchema, countResponseSchema, explainResponseSchema])),
         },
       },
       errors: [400, 403],
@@ -401,6 +404,35 @@ export const PATHS: ZodOpenApiPathsObject = {
         },
       },
       errors: [400, 403, 404, 412],
+    }),
+  },
+  '/{ns}/{collection}/_indexes': {
+    get: keyed({
+      tags: ['indexes'],
+      summary: 'The collection’s declared indexes and their state (read-only keys may list)',
+      requestParams: { path: collectionPath },
+      ok: { '200': { description: 'Indexes', content: json(z.object({ data: z.array(indexSchema) })) } },
+      errors: [403],
+    }),
+    post: keyed({
+      tags: ['indexes'],
+      summary:
+        'Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates)',
+      requestParams: { path: collectionPath },
+      requestBody: { required: true, content: json(createIndexSchema) },
+      ok: { '201': { description: 'Built (or failed: see `state`)', content: json(indexSchema) } },
+      errors: [400, 403, 409, 415],
+    }),
+  },
+  '/{ns}/{collection}/_indexes/{name}': {
+    delete: keyed({
+      tags: ['indexes'],
+      summary: 'Drop a declared index',
+      requestParams: {
+        path: collectionPath.extend({ name: z.string().meta({ description: 'Index name.' }) }),
+      },
+      ok: { '204': { description: 'Dropped' } },
+      errors: [403, 404],
     }),
   },
   '/{ns}/{collection}/_webhooks': {

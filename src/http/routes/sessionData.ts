@@ -8,6 +8,7 @@ import { assertCollectionName } from '../../services/documentRules.js';
 import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
+import { registerIndexRoutes } from './indexes.js';
 import { registerStreamRoutes } from './streams.js';
 import { registerTransferRoutes } from './transfer.js';
 import { registerWebhookRoutes } from './webhooks.js';
@@ -22,6 +23,7 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   // As on the keyed router: before the document routes, so `_webhooks`, `_import`... are never
   // read as document ids.
   registerWebhookRoutes(router);
+  registerIndexRoutes(router);
   registerTransferRoutes(router);
   registerStreamRoutes(router);
   registerDocumentRoutes(router, maxDocumentBytes);

@@ -21,6 +21,7 @@
 import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
 import { arrayIndexOf } from '../../query/pathValues.js';
 import type { FindQuery, JsonValue, StoredFilter } from '../port.js';
+import { ARRAY_MARKER, indexKeySql } from './declaredIndexes.js';
 
 export type SqlParam = string | number | bigint | null;
 export interface CompiledSql {
@@ -39,10 +40,17 @@ const COLUMNS = new Map<string, { sql: string; type: 'text' | 'integer' }>([
   ['_folio.updatedAt', { sql: 'd.updated_at', type: 'text' }],
 ]);
 
-/** A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. */
-export function compileFilter(filter: StoredFilter): CompiledSql {
-  return new FilterCompiler().document(filter);
+/**
+ * A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. For the
+ * top-level paths in `indexed` (declared indexes, see declaredIndexes.ts), each condition is
+ * ANDed with a sargable form the planner can answer from the expression indexes (see
+ * `indexedForm`); that form holds for every match, so the answer never changes.
+ */
+export function compileFilter(filter: StoredFilter, indexed: ReadonlySet<string> = NO_INDEXES): CompiledSql {
+  return new FilterCompiler(indexed).document(filter);
 }
+
+const NO_INDEXES: ReadonlySet<string> = new Set();
 
 /** An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element). */
 export function compileSort(sort: FindQuery['sort']): CompiledSql {
@@ -222,6 +230,8 @@ class FilterCompiler {
   /** Numbers correlated `json_each` aliases so nested subqueries never shadow each other. */
   #aliases = 0;
 
+  constructor(private readonly indexed: ReadonlySet<string>) {}
+
   document(filter: StoredFilter): CompiledSql {
     if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
       throw new Error('compileFilter: a filter must be an object');
@@ -234,6 +244,14 @@ class FilterCompiler {
               throw new Error('compileFilter: $and needs a non-empty array');
             }
             return and(value.map((sub) => this.document(sub as StoredFilter)));
+          }
+          // `$or` and `$nor` come only from cursor keysets (src/query/cursor.ts).
+          if (key === '$or' || key === '$nor') {
+            if (!Array.isArray(value) || value.length === 0) {
+              throw new Error(`compileFilter: ${key} needs a non-empty array`);
+            }
+            const any = or(value.map((sub) => this.document(sub as StoredFilter)));
+            return key === '$or' ? any : not(any);
           }
           if (key.startsWith('$')) throw new Error(`compileFilter: unsupported operator ${key}`);
           return this.#field(key, value);
@@ -278,6 +296,10 @@ class FilterCompiler {
         }
         default:
           throw new Error(`compileFilter: unsupported operator ${operator}`);
+      }
+      if (this.indexed.has(path) && !COLUMNS.has(path)) {
+        const sargable = indexedForm(path, operator, operand);
+        if (sargable) conds.push(sargable);
       }
     }
     return and(conds);
@@ -419,4 +441,48 @@ function caseOf(subject: CompiledSql, branches: Array<[string, Cond]>, otherwise
   if (kept.length === 0) return otherwise;
   const whens = kept.map(([key, cond]) => sql`WHEN ${raw(`'${key}'`)} THEN ${toSql(cond)}`);
   return sql`(CASE ${subject} ${join(whens, ' ')} ELSE ${raw(otherwise ? '1' : '0')} END)`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sargable forms over declared indexes
+
+/**
+ * A condition every document matching `{path: {operator: operand}}` satisfies, written over the
+ * keys of a declared top-level `path` (`indexKeySql`, the indexes' own expressions), or null
+ * when the operator has none. An array at `path` matches by its elements, which a key cannot
+ * show, so each form also admits the array marker: equality lists it, a lower bound uses the
+ * `high` key (marker above every value), an upper bound the `low` key (marker below every
+ * number). SQLite orders NULL < numbers < text < blobs, and `json_extract` reads true/false as
+ * 1/0; the forms admit more than the matches where that is simpler, never fewer.
+ */
+export function indexedForm(path: string, operator: string, operand: JsonValue): CompiledSql | null {
+  const high = raw(indexKeySql(path, 'high', 'd.body'));
+  const low = raw(indexKeySql(path, 'low', 'd.body'));
+  switch (operator) {
+    case '$in': {
+      if (!Array.isArray(operand) || operand.length === 0) return null;
+      const values: CompiledSql[] = [];
+      for (const v of operand) {
+        if (typeof v === 'string' || typeof v === 'number') values.push(param(v));
+        else if (typeof v === 'boolean') values.push(param(v ? 1 : 0));
+        // A null matches missing fields, which no key lookup finds.
+        else return null;
+      }
+      values.push(raw(ARRAY_MARKER.high));
+      return sql`${high} IN (${join(values, ', ')})`;
+    }
+    case '$gt':
+    case '$gte':
+      if (typeof operand !== 'number' && typeof operand !== 'string') return null;
+      return sql`${high} ${raw(RANGE_OPERATORS.get(operator)!)} ${param(operand)}`;
+    case '$lt':
+    case '$lte':
+      if (typeof operand !== 'number' && typeof operand !== 'string') return null;
+      return sql`${low} ${raw(RANGE_OPERATORS.get(operator)!)} ${param(operand)}`;
+    case '$exists':
+      // A JSON null reads as SQL NULL too: only absence has a sargable form.
+      return operand === false ? sql`${high} IS NULL` : null;
+    default:
+      return null;
+  }
 }

@@ -4,25 +4,28 @@
  * it only after it committed.
  */
 import Database from 'better-sqlite3';
-import type {
-  CollectionInfo,
-  CommitResult,
-  DataScope,
-  DocumentRepository,
-  DocumentWrite,
-  FindQuery,
-  FolioDocument,
-  JsonObject,
-  StoredFilter,
-  VersionInfo,
-  WriteConflict,
-  WriteOperation,
+import {
+  type CollectionInfo,
+  type CommitResult,
+  type DataScope,
+  type DocumentRepository,
+  type DocumentWrite,
+  type FindQuery,
+  type FolioDocument,
+  type JsonObject,
+  type QueryPlan,
+  type StoredFilter,
+  UniqueIndexConflictError,
+  type VersionInfo,
+  type WriteConflict,
+  type WriteOperation,
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
+import { type EmbeddedIndexes, jsonPathOf, sqlIndexNames } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { projectStored } from './projection.js';
 import { registerQueryFunctions } from './queryFunctions.js';
@@ -67,7 +70,18 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs, Tx>;
 
-  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed) {
+  readonly #indexes: EmbeddedIndexes;
+  readonly #db: Database.Database;
+  #examined = 0;
+
+  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed, indexes: EmbeddedIndexes) {
+    this.#indexes = indexes;
+    this.#db = db;
+    // Counts the rows a query visits after its index constraints (explain only: see selectSql).
+    db.function('folio_examined', { deterministic: false }, () => {
+      this.#examined++;
+      return 1;
+    });
     this.#log = log;
     this.#feed = feed;
     this.#file = db.name;
@@ -122,18 +136,23 @@ export class EmbeddedDocuments implements DocumentRepository {
     return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
   }
 
-  commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
-    return this.#commits.commit({ scopeKey: scopeKeyOf(scope), collection, writes });
+  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+    const scopeKey = scopeKeyOf(scope);
+    try {
+      return await this.#commits.commit({ scopeKey, collection, writes });
+    } catch (error) {
+      throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
+    }
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const { sql, params } = selectSql(scope, collection, query);
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
     return rows.map((row) => readRow(row.body, query.projection));
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
-    const { sql, params } = selectSql(scope, collection, query);
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
     // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
     // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
     const reader = openReader(this.#file);
@@ -153,15 +172,45 @@ export class EmbeddedDocuments implements DocumentRepository {
     }
   }
 
-  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
-    const where = compileFilter(filter);
-    const sql = `SELECT count(*) AS n FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
-    const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+  async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
+    const where = compileFilter(filter, this.#usable(scope, collection));
+    const matches = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+    if (upTo === undefined) {
+      const sql = `SELECT count(*) AS n ${matches}`;
+      const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+      return row?.n ?? 0;
+    }
+    const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ?)`;
+    const row = this.#queries
+      .get<{ n: number }>(sql)
+      .get(scopeKeyOf(scope), collection, ...where.params, upTo);
     return row?.n ?? 0;
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
     return this.#listCollections.all(scopeKeyOf(scope));
+  }
+
+  async explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan> {
+    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection), true);
+    const detail = this.#queries
+      .get<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((r) => r.detail);
+    this.#examined = 0;
+    const returned = this.#queries.get<{ body: string }>(sql).all(...params).length;
+    const declared = this.#indexes.declared(scopeKeyOf(scope), collection);
+    const index =
+      declared.find((i) =>
+        detail.some((line) =>
+          [sqlIndexNames.high(i.fields[0]!.path), sqlIndexNames.low(i.fields[0]!.path)].some((n) =>
+            line.includes(`INDEX ${n} `),
+          ),
+        ),
+      )?.name ?? null;
+    // A search constrained past (scope, collection) narrowed the rows; anything else walked them.
+    const narrowed = detail.some((line) => /\(scope=\? AND collection=\? AND /.test(line));
+    return { index, scan: !narrowed, documentsExamined: this.#examined, returned, detail };
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
@@ -181,6 +230,39 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<FolioDocument | null> {
     const row = this.#getVersionBody.get(scopeKeyOf(scope), collection, id, version);
     return row ? (JSON.parse(row.body) as FolioDocument) : null;
+  }
+
+  #usable(scope: DataScope, collection: string): ReadonlySet<string> {
+    return this.#indexes.usablePaths(scopeKeyOf(scope), collection);
+  }
+
+  /**
+   * A write refused by a declared unique index (the transaction rolled back): which index, and
+   * which stored document already holds the value.
+   */
+  #uniqueConflict(
+    error: unknown,
+    scopeKey: string,
+    collection: string,
+    writes: DocumentWrite[],
+  ): UniqueIndexConflictError | null {
+    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return null;
+    const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
+    const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
+    if (!declared) return null;
+    const paths = declared.index.fields.map((f) => jsonPathOf(f.path));
+    const sameValues = paths.map(() => 'json_extract(body, ?) = json_extract(jsonb(?), ?)').join(' AND ');
+    const findOther = this.#db.prepare<SqlParam[], { id: string }>(
+      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
+    );
+    for (const write of writes) {
+      if (write.kind !== 'put') continue;
+      const body = JSON.stringify(toStored(write.document));
+      const params = paths.flatMap((p) => [p, body, p]);
+      const other = findOther.get(scopeKey, collection, write.document._id, ...params);
+      if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
+    }
+    return new UniqueIndexConflictError(declared.index.name, null);
   }
 
   /** The body of one commit; runs inside the IMMEDIATE transaction. */
@@ -238,15 +320,19 @@ export class EmbeddedDocuments implements DocumentRepository {
 }
 
 /** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
-function selectSql(
+export function selectSql(
   scope: DataScope,
   collection: string,
   query: FindQuery,
+  indexed: ReadonlySet<string>,
+  /** Count the rows visited (`folio_examined()` sits before the filter, after the index constraints). */
+  counted = false,
 ): { sql: string; params: SqlParam[] } {
-  const where = compileFilter(query.filter);
+  const where = compileFilter(query.filter, indexed);
+  const examined = counted ? 'folio_examined() AND ' : '';
   const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ` +
+    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;

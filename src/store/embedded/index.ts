@@ -13,6 +13,7 @@ import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
 import { asDataDirError, prepareDataDir } from './dataDir.js';
 import { type DataDirLock, lockDataDir } from './dataDirLock.js';
+import { EmbeddedIndexes } from './declaredIndexes.js';
 import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
@@ -47,6 +48,7 @@ const BUSY_TIMEOUT_MS = 5000;
 interface Parts {
   db: Database.Database;
   documents: EmbeddedDocuments;
+  indexes: EmbeddedIndexes;
   changes: EmbeddedChangeFeed;
   accounts: EmbeddedAccounts;
   webhooks: EmbeddedWebhooks;
@@ -73,6 +75,10 @@ export class EmbeddedStore implements Store {
 
   get documents(): EmbeddedDocuments {
     return this.#ready().documents;
+  }
+
+  get indexes(): EmbeddedIndexes {
+    return this.#ready().indexes;
   }
 
   get changes(): EmbeddedChangeFeed {
@@ -135,10 +141,12 @@ export class EmbeddedStore implements Store {
     changes.prune();
     const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
+    const indexes = new EmbeddedIndexes(db);
     this.#parts = {
       db,
       changes,
-      documents: new EmbeddedDocuments(db, log, changes),
+      indexes,
+      documents: new EmbeddedDocuments(db, log, changes, indexes),
       accounts: new EmbeddedAccounts(db),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

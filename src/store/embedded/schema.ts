@@ -96,6 +96,17 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 2: per-project CORS origins (JSON array text; NULL = default policy).
   `ALTER TABLE projects ADD COLUMN allowed_origins TEXT;`,
+  // 3: indexes declared on collections (declaredIndexes.ts); definition is JSON text.
+  `CREATE TABLE declared_indexes (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    state TEXT NOT NULL,
+    failure TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, name)
+  );`,
 ];
 
 /** The schema version a fully migrated database reports. */

@@ -13,22 +13,25 @@ import type {
   Sort,
   SortDirection,
 } from 'mongodb';
-import type {
-  CollectionInfo,
-  CommitResult,
-  DataScope,
-  DocumentRepository,
-  DocumentWrite,
-  FindQuery,
-  FolioDocument,
-  StoredFilter,
-  VersionInfo,
+import {
+  type CollectionInfo,
+  type CommitResult,
+  type DataScope,
+  type DocumentRepository,
+  type DocumentWrite,
+  type FindQuery,
+  type FolioDocument,
+  type QueryPlan,
+  type StoredFilter,
+  UniqueIndexConflictError,
+  type VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import { listFolioCollections } from './collectionCatalog.js';
 import type { CollectionRegistry } from './collections.js';
+import { conflictingIndexName, planOfExplain } from './declaredIndexes.js';
 import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
@@ -135,10 +138,30 @@ export class MongoDocuments implements DocumentRepository {
         // A document appeared or changed between our snapshot and our write without the server
         // reporting a write conflict (which withTransaction retries by itself). Start over: the
         // next attempt's snapshot sees the change and reports it as a conflict if it is one.
+        const declared = conflictingIndexName(error);
+        if (declared !== null) throw await this.#uniqueConflict(scope, collection, declared, error, writes);
         const raced = error instanceof ConcurrentChange || isDuplicateKeyError(error);
         if (!raced || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
       }
     }
+  }
+
+  /** A declared unique index refused the commit: name it and the document holding the value. */
+  async #uniqueConflict(
+    scope: DataScope,
+    collection: string,
+    index: string,
+    error: unknown,
+    writes: DocumentWrite[],
+  ): Promise<UniqueIndexConflictError> {
+    const keyValue: unknown = (error as { keyValue?: unknown }).keyValue;
+    if (typeof keyValue !== 'object' || keyValue === null) return new UniqueIndexConflictError(index, null);
+    const own = writes.map((w) => (w.kind === 'put' ? w.document._id : w.id));
+    const other = await this.#queryable(scope, collection).findOne(
+      { $and: [keyValue as Document, { _id: { $nin: own } }] },
+      { projection: { _id: 1 } },
+    );
+    return new UniqueIndexConflictError(index, other ? String(other._id) : null);
   }
 
   async #commitOnce(
@@ -215,14 +238,23 @@ export class MongoDocuments implements DocumentRepository {
     }
   }
 
-  async count(scope: DataScope, collection: string, filter: StoredFilter): Promise<number> {
+  async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     return this.#queryable(scope, collection).countDocuments(filter, {
       maxTimeMS: this.limits.queryTimeoutMs,
+      ...(upTo === undefined ? {} : { limit: upTo }),
     });
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
     return listFolioCollections(this.client.db(this.#dbName(scope)));
+  }
+
+  async explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan> {
+    const { filter, options } = toDriverFind(query, this.limits.queryTimeoutMs);
+    const explained = await this.#queryable(scope, collection)
+      .find(filter, options)
+      .explain('executionStats');
+    return planOfExplain(explained);
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {

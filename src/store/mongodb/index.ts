@@ -15,6 +15,7 @@ import { ClusterClock } from './clusterClock.js';
 import { CollectionRegistry } from './collections.js';
 import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
+import { MongoIndexes } from './declaredIndexes.js';
 import { MongoDeliveries } from './deliveries.js';
 import { MongoDocuments } from './documents.js';
 import { translatingFailures } from './failureTranslation.js';
@@ -75,6 +76,7 @@ class MongoStoreImpl implements MongoStore {
   readonly client: MongoClient;
   readonly dbPrefix: string;
   readonly documents: MongoDocuments;
+  readonly indexes: MongoIndexes;
   readonly changes: MongoChangeFeed;
   readonly accounts: MongoAccounts;
   readonly counters: MongoCounters;
@@ -124,6 +126,7 @@ class MongoStoreImpl implements MongoStore {
       new MongoDocuments(this.client, this.dbPrefix, collections, this.#clock, this.#limits),
       translate,
     );
+    this.indexes = translatingFailures(new MongoIndexes(this.client, this.dbPrefix, collections), translate);
     this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock, undefined, (db, collection) =>
       collections.forget(db, collection),
     );

@@ -1,0 +1,161 @@
+/**
+ * Declared indexes on the embedded store (issue "query speed"): on BENCH_DOCS documents (100,000),
+ * the same queries before and after `POST /_indexes` on the filtered field — a filtered + sorted
+ * page of 20, a count on an indexed equality, a cursor page deep in the collection — plus the
+ * build time (writers wait for it) and the cost of each index on sequential POSTs.
+ * Run alone with `node --import tsx bench/indexes.ts`; `npm run bench` runs it too.
+ */
+import { performance } from 'node:perf_hooks';
+import { isoNow, newId } from '../src/ids.js';
+import type { DocumentWrite } from '../src/store/port.js';
+import { startTestServer } from '../test/support/server.js';
+
+const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
+const POSTS = 300;
+const BATCH = 1000;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+export async function runIndexBench(): Promise<void> {
+  const server = await startTestServer({ config: { plans: { team: { maxOffset: 1_000_000 } } } });
+  try {
+    const tenant = await server.tenant({ plan: 'team' });
+    const { store } = server.running.services;
+    const account = await store.accounts.findAccountByEmail(tenant.email);
+    const project = (await store.accounts.listProjects(account?.id ?? ''))[0];
+    if (!project) throw new Error('bench tenant has no project');
+    const scope = { projectId: project.id, env: 'test' as const };
+    for (let start = 0; start < DOCS; start += BATCH) {
+      const writes: DocumentWrite[] = [];
+      for (let i = start; i < Math.min(DOCS, start + BATCH); i++) {
+        const now = isoNow();
+        writes.push({
+          kind: 'put',
+          expectedVersion: 0,
+          operation: 'create',
+          apiKeyHint: 'bench',
+          keepVersions: 1,
+          document: {
+            _id: newId('doc'),
+            category: `cat-${(i * 7919) % 500}`,
+            price: (i * 104_729) % 100_000,
+            sku: `sku-${i}`,
+            $createdAt: now,
+            $updatedAt: now,
+            $version: 1,
+          },
+        });
+      }
+      if (!(await store.documents.commit(scope, 'items', writes)).ok) throw new Error('seeding conflicted');
+    }
+
+    const base = `${server.url}/${tenant.project}/items`;
+    const headers = { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' };
+    const timed = async (url: string, init: RequestInit = {}): Promise<{ ms: number; body: unknown }> => {
+      const t0 = performance.now();
+      const res = await fetch(url, { headers, ...init });
+      const body: unknown = await res.json();
+      if (res.status >= 300) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+      return { ms: performance.now() - t0, body };
+    };
+    let k = 0;
+    const category = () => `cat-${(k++ * 37) % 500}`;
+    // Cursors deep in the collection, taken once (offsets up to DOCS - 100).
+    const cursors: string[] = [];
+    const idCursors: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const offset = Math.floor(((i + 1) / 21) * (DOCS - 100));
+      const { body } = await timed(`${base}?sort=price&limit=20&offset=${offset}&total=none`);
+      cursors.push((body as { meta: { next: string } }).meta.next);
+      const byId = await timed(`${base}?limit=20&offset=${offset}&total=none`);
+      idCursors.push((byId.body as { meta: { next: string } }).meta.next);
+    }
+    const queries: Array<[string, () => string]> = [
+      [
+        'equality + sort price, page 20',
+        () => `${base}?filter[category]=${category()}&sort=price&limit=20&total=none`,
+      ],
+      [
+        'equality + sort price (exact total)',
+        () => `${base}?filter[category]=${category()}&sort=price&limit=20`,
+      ],
+      ['count, indexed equality', () => `${base}?count=true&filter[category]=${category()}`],
+      [
+        'range on price, page 20',
+        () =>
+          `${base}?filter[price][gte]=${(k++ * 997) % 99_000}&filter[price][lt]=${((k * 997) % 99_000) + 500}&limit=20&total=none`,
+      ],
+      [
+        'cursor page deep (default order)',
+        () => `${base}?limit=20&total=none&after=${idCursors[k++ % idCursors.length]}`,
+      ],
+      [
+        'cursor page deep (sort price)',
+        () => `${base}?sort=price&limit=20&total=none&after=${cursors[k++ % cursors.length]}`,
+      ],
+    ];
+    const measure = async (): Promise<Map<string, { p50: number; p99: number }>> => {
+      const out = new Map<string, { p50: number; p99: number }>();
+      for (const [name, url] of queries) {
+        for (let i = 0; i < 5; i++) await timed(url());
+        const samples: number[] = [];
+        for (let i = 0; i < REQUESTS; i++) samples.push((await timed(url())).ms);
+        samples.sort((a, b) => a - b);
+        out.set(name, { p50: percentile(samples, 50), p99: percentile(samples, 99) });
+      }
+      return out;
+    };
+    const postMean = async (): Promise<number> => {
+      let total = 0;
+      for (let i = 0; i < POSTS; i++) {
+        total += (
+          await timed(base, {
+            method: 'POST',
+            body: JSON.stringify({ category: `cat-${i % 500}`, price: i, sku: `new-${k++}` }),
+          })
+        ).ms;
+      }
+      return total / POSTS;
+    };
+
+    const post0 = await postMean();
+    const before = await measure();
+    const builds: string[] = [];
+    const posts = [post0];
+    for (const fields of [[{ path: 'category' }], [{ path: 'price' }], [{ path: 'sku' }]]) {
+      const { ms, body } = await timed(`${base}/_indexes`, {
+        method: 'POST',
+        body: JSON.stringify({ fields }),
+      });
+      builds.push(`${fields[0]!.path} ${(ms / 1000).toFixed(2)} s (${(body as { state: string }).state})`);
+      posts.push(await postMean());
+    }
+    const after = await measure();
+
+    const out = process.stdout;
+    out.write(
+      `\nDeclared indexes: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} requests per query\n`,
+    );
+    out.write(`index builds (writers wait): ${builds.join(', ')}\n\n`);
+    out.write(
+      `${'query'.padEnd(38)}${'before p50'.padStart(12)}${'p99'.padStart(9)}${'after p50'.padStart(12)}${'p99'.padStart(9)}\n`,
+    );
+    for (const [name] of queries) {
+      const b = before.get(name)!;
+      const a = after.get(name)!;
+      out.write(
+        `${name.padEnd(38)}${b.p50.toFixed(2).padStart(12)}${b.p99.toFixed(2).padStart(9)}${a.p50.toFixed(2).padStart(12)}${a.p99.toFixed(2).padStart(9)}\n`,
+      );
+    }
+    out.write(
+      `\nPOST mean ms with 0, 1, 2, 3 indexes: ${posts.map((p) => p.toFixed(2)).join(', ')} (${POSTS} sequential POSTs each)\n`,
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runIndexBench();

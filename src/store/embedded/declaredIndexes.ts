@@ -1,0 +1,305 @@
+/**
+ * Indexes declared on a collection, on SQLite. Each declaration is a row of `declared_indexes`
+ * plus SQLite expression indexes over the stored JSON:
+ *
+ * - per stored path, shared by every collection declaring it, two keys over the value at P:
+ *   `(scope, collection, K)` with K = the value (`json_extract`), except that an array there
+ *   gives a marker, above every value in the `high` index (an empty blob: SQLite orders
+ *   NULL < numbers < text < blobs) and below every number in the `low` one (-Infinity, which no
+ *   JSON number reads as). MongoDB matches an array by its elements, which one key cannot show,
+ *   so the compiler's sargable ranges reach the marker in one index range: `K > x` on `high`,
+ *   `K < x` on `low`, `K IN (…, marker)` for equality (see `indexedForm` in compileQuery.ts).
+ * - per unique declaration: a partial unique index over the declared paths' values, limited to
+ *   the collection (`WHERE scope = '…' AND collection = '…'`). SQL NULL never conflicts, so
+ *   documents without the field (or with `null`) are not constrained.
+ *
+ * A build runs in one IMMEDIATE transaction: writers to the database wait for it (measured in
+ * docs/querying.md). The store is one process (data directory lock), so the catalogue is cached.
+ */
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import {
+  type DataScope,
+  DuplicateError,
+  type IndexDefinition,
+  type IndexRecord,
+  type IndexRepository,
+} from '../port.js';
+import { scopeKeyOf } from './scopeKey.js';
+
+/** Ids of duplicates a failed unique build reports. */
+const MAX_REPORTED_IDS = 20;
+
+interface Row {
+  name: string;
+  definition: string;
+  state: IndexRecord['state'];
+  failure: string | null;
+  created_at: string;
+}
+
+/** The SQLite JSON path of a stored path: each segment a quoted label, read back exactly. */
+export function jsonPathOf(path: string): string {
+  return `$${path
+    .split('.')
+    .map((segment) => `.${JSON.stringify(segment)}`)
+    .join('')}`;
+}
+
+/** A SQL string literal (for index expressions, which cannot take bound parameters). */
+export function sqlLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 20);
+}
+
+export type KeySide = 'high' | 'low';
+
+/** The array marker of each side (SQL literal). */
+export const ARRAY_MARKER: Readonly<Record<KeySide, string>> = { high: "X''", low: '-9e999' };
+
+/**
+ * The indexed key of `path` (see the header); `body` is the column as the statement names it.
+ * The compiler must write the very same expression for the planner to match it.
+ */
+export function indexKeySql(path: string, side: KeySide, body: string): string {
+  const p = sqlLiteral(jsonPathOf(path));
+  return `(CASE json_type(${body}, ${p}) WHEN 'array' THEN ${ARRAY_MARKER[side]} ELSE json_extract(${body}, ${p}) END)`;
+}
+
+/** Names of the SQLite indexes behind declarations. */
+export const sqlIndexNames = {
+  high: (path: string) => `fx_high_${digest(path)}`,
+  low: (path: string) => `fx_low_${digest(path)}`,
+  unique: (scopeKey: string, collection: string, name: string) =>
+    `fx_unique_${digest(JSON.stringify([scopeKey, collection, name]))}`,
+};
+
+export class EmbeddedIndexes implements IndexRepository {
+  /** Declarations per `scopeKey\0collection`; the embedded store is the file's only writer. */
+  readonly #cache = new Map<string, IndexRecord[]>();
+  /** Unique SQL index name → its declaration, to name the index a conflicting write hit. */
+  readonly #uniqueByName = new Map<string, { collection: string; scopeKey: string; index: IndexRecord }>();
+
+  constructor(private readonly db: Database.Database) {
+    for (const row of db
+      .prepare<[], Row & { scope: string; collection: string }>(
+        'SELECT scope, collection, name, definition, state, failure, created_at FROM declared_indexes',
+      )
+      .all()) {
+      const index = recordOf(row);
+      if (index.unique && index.state === 'ready') {
+        this.#uniqueByName.set(sqlIndexNames.unique(row.scope, row.collection, index.name), {
+          scopeKey: row.scope,
+          collection: row.collection,
+          index,
+        });
+      }
+    }
+  }
+
+  async list(scope: DataScope, collection: string): Promise<IndexRecord[]> {
+    return this.declared(scopeKeyOf(scope), collection);
+  }
+
+  /** The declarations of one collection (cached). */
+  declared(scopeKey: string, collection: string): IndexRecord[] {
+    const key = `${scopeKey}\0${collection}`;
+    let records = this.#cache.get(key);
+    if (!records) {
+      records = this.db
+        .prepare<[string, string], Row>(
+          'SELECT name, definition, state, failure, created_at FROM declared_indexes ' +
+            'WHERE scope = ? AND collection = ? ORDER BY created_at, name',
+        )
+        .all(scopeKey, collection)
+        .map(recordOf);
+      this.#cache.set(key, records);
+    }
+    return records;
+  }
+
+  /**
+   * Stored paths whose value and type indexes the compiler may use for this collection: the
+   * first field of each ready declaration, when it is one top-level field.
+   */
+  usablePaths(scopeKey: string, collection: string): ReadonlySet<string> {
+    const paths = new Set<string>();
+    for (const index of this.declared(scopeKey, collection)) {
+      const first = index.fields[0]!.path;
+      if (index.state === 'ready' && !first.includes('.')) paths.add(first);
+    }
+    return paths;
+  }
+
+  /** The declaration behind a unique SQL index a write violated, if it is one of ours. */
+  uniqueIndexNamed(
+    sqlName: string,
+  ): { collection: string; scopeKey: string; index: IndexRecord } | undefined {
+    return this.#uniqueByName.get(sqlName);
+  }
+
+  async create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
+    const scopeKey = scopeKeyOf(scope);
+    const record: IndexRecord = { ...index, state: 'building', createdAt: new Date().toISOString() };
+    try {
+      this.db
+        .prepare(
+          'INSERT INTO declared_indexes (scope, collection, name, definition, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          scopeKey,
+          collection,
+          index.name,
+          JSON.stringify(definitionOf(index)),
+          'building',
+          record.createdAt,
+        );
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw new DuplicateError('name');
+      throw error;
+    } finally {
+      this.#forget(scopeKey, collection);
+    }
+    const built = this.#build(scopeKey, collection, index);
+    const finished: IndexRecord = built.ok
+      ? { ...record, state: 'ready' }
+      : { ...record, state: 'failed', failure: built.failure };
+    this.db
+      .prepare(
+        'UPDATE declared_indexes SET state = ?, failure = ? WHERE scope = ? AND collection = ? AND name = ?',
+      )
+      .run(
+        finished.state,
+        finished.failure ? JSON.stringify(finished.failure) : null,
+        scopeKey,
+        collection,
+        index.name,
+      );
+    this.#forget(scopeKey, collection);
+    if (finished.unique && finished.state === 'ready') {
+      this.#uniqueByName.set(sqlIndexNames.unique(scopeKey, collection, index.name), {
+        scopeKey,
+        collection,
+        index: finished,
+      });
+    }
+    return finished;
+  }
+
+  async drop(scope: DataScope, collection: string, name: string): Promise<boolean> {
+    const scopeKey = scopeKeyOf(scope);
+    const existing = this.declared(scopeKey, collection).find((i) => i.name === name);
+    if (!existing) return false;
+    this.db
+      .transaction(() => {
+        this.db
+          .prepare('DELETE FROM declared_indexes WHERE scope = ? AND collection = ? AND name = ?')
+          .run(scopeKey, collection, name);
+        this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.unique(scopeKey, collection, name)}`);
+        for (const { path } of existing.fields) {
+          if (!this.#pathStillDeclared(path)) {
+            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.high(path)}`);
+            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.low(path)}`);
+          }
+        }
+      })
+      .immediate();
+    this.#uniqueByName.delete(sqlIndexNames.unique(scopeKey, collection, name));
+    this.#forget(scopeKey, collection);
+    return true;
+  }
+
+  #forget(scopeKey: string, collection: string): void {
+    this.#cache.delete(`${scopeKey}\0${collection}`);
+  }
+
+  #pathStillDeclared(path: string): boolean {
+    // A LIKE prefilter, then the exact check: definitions are JSON text.
+    const rows = this.db
+      .prepare<[string], { definition: string }>(
+        "SELECT definition FROM declared_indexes WHERE definition LIKE '%' || ? || '%' ESCAPE '\\'",
+      )
+      .all(JSON.stringify(path).replaceAll('\\', '\\\\').replaceAll('%', '\\%').replaceAll('_', '\\_'));
+    return rows.some((row) =>
+      (JSON.parse(row.definition) as { fields: IndexDefinition['fields'] }).fields.some(
+        (f) => f.path === path,
+      ),
+    );
+  }
+
+  /** Build the SQLite indexes of one declaration, in one transaction. */
+  #build(
+    scopeKey: string,
+    collection: string,
+    index: IndexDefinition,
+  ): { ok: true } | { ok: false; failure: NonNullable<IndexRecord['failure']> } {
+    const paths = index.fields.map((f) => f.path);
+    try {
+      this.db
+        .transaction(() => {
+          if (index.unique) {
+            const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`).join(', ');
+            this.db.exec(
+              `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
+                `ON documents (${keys}) WHERE scope = ${sqlLiteral(scopeKey)} AND collection = ${sqlLiteral(collection)}`,
+            );
+          }
+          for (const path of paths) {
+            for (const side of ['high', 'low'] as const) {
+              this.db.exec(
+                `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
+              );
+            }
+          }
+        })
+        .immediate();
+      // Statistics for the table's indexes: without them the planner cannot tell a selective
+      // key lookup from a walk of the primary key in order.
+      this.db.exec('ANALYZE documents');
+      return { ok: true };
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
+      return {
+        ok: false,
+        failure: {
+          message: 'documents share a value of the unique index',
+          ids: this.#duplicateIds(scopeKey, collection, paths),
+        },
+      };
+    }
+  }
+
+  #duplicateIds(scopeKey: string, collection: string, paths: string[]): string[] {
+    const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`);
+    const tuple = keys.join(', ');
+    const notNull = keys.map((k) => `${k} IS NOT NULL`).join(' AND ');
+    const sql =
+      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND ${notNull} AND (${tuple}) IN ` +
+      `(SELECT ${tuple} FROM documents WHERE scope = ? AND collection = ? AND ${notNull} GROUP BY ${tuple} HAVING count(*) > 1) ` +
+      'ORDER BY id LIMIT ?';
+    return this.db
+      .prepare<[string, string, string, string, number], { id: string }>(sql)
+      .all(scopeKey, collection, scopeKey, collection, MAX_REPORTED_IDS)
+      .map((r) => r.id);
+  }
+}
+
+function definitionOf(index: IndexDefinition): Pick<IndexDefinition, 'fields' | 'unique'> {
+  return { fields: index.fields, unique: index.unique };
+}
+
+function recordOf(row: Row): IndexRecord {
+  const definition = JSON.parse(row.definition) as Pick<IndexDefinition, 'fields' | 'unique'>;
+  return {
+    name: row.name,
+    fields: definition.fields,
+    unique: definition.unique,
+    state: row.state,
+    createdAt: row.created_at,
+    ...(row.failure ? { failure: JSON.parse(row.failure) as NonNullable<IndexRecord['failure']> } : {}),
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * Indexes declared on a collection, on MongoDB: `createIndex` on the stored paths with the
+ * declared name, direction and uniqueness. MongoDB keeps the catalogue itself (`listIndexes`),
+ * builds without blocking writers for long, and makes array fields multikey. Every decision is
+ * a pure function below (unit-tested); the class only calls the driver.
+ *
+ * Differences from the embedded store (docs/querying.md): MongoDB keeps no record of a failed
+ * build, so a failed index is reported by `create` and not listed afterwards; its unique indexes
+ * skip documents without the field (a partial index on `$exists: true`), but constrain `null`.
+ */
+import {
+  type CreateIndexesOptions,
+  type Document,
+  type IndexDescriptionInfo,
+  type IndexSpecification,
+  type MongoClient,
+  MongoServerError,
+} from 'mongodb';
+import {
+  type DataScope,
+  DuplicateError,
+  type IndexDefinition,
+  type IndexRecord,
+  type IndexRepository,
+  type QueryPlan,
+  type SortDirection,
+} from '../port.js';
+import type { CollectionRegistry } from './collections.js';
+import { DOCUMENT_INDEXES } from './indexes.js';
+import { assertCollectionName, projectDbName } from './naming.js';
+import { DUPLICATE_KEY } from './serverErrors.js';
+
+/** The name of MongoDB's own index on `_id`, never a declared one. */
+const ID_INDEX = '_id_';
+/** Ids of duplicates a failed unique build reports. */
+const MAX_REPORTED_IDS = 20;
+/** MongoDB's code for an index name that is taken with other options. */
+const INDEX_OPTIONS_CONFLICT = 85;
+const INDEX_KEY_SPECS_CONFLICT = 86;
+
+/** `createIndex` arguments for a declaration. */
+export function toMongoIndex(index: IndexDefinition): {
+  key: IndexSpecification;
+  options: CreateIndexesOptions;
+} {
+  const key: Array<[string, SortDirection]> = index.fields.map((f) => [f.path, f.order]);
+  const options: CreateIndexesOptions = { name: index.name };
+  if (index.unique) {
+    options.unique = true;
+    // Documents without the field stay unconstrained, as on the embedded store.
+    options.partialFilterExpression = Object.fromEntries(
+      index.fields.map((f) => [f.path, { $exists: true }]),
+    ) as Document;
+  }
+  return { key, options };
+}
+
+/** Indexes that are not declarations: MongoDB's `_id` and Folio's own (indexes.ts). */
+const OWN_INDEXES = new Set([ID_INDEX, ...DOCUMENT_INDEXES.map((i) => i.name)]);
+
+/** A `listIndexes` entry as a declaration (null for MongoDB's `_id` index and Folio's own). */
+export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
+  if (typeof info.name !== 'string' || OWN_INDEXES.has(info.name)) return null;
+  const fields = Object.entries(info.key as Record<string, unknown>)
+    .filter((entry): entry is [string, SortDirection] => entry[1] === 1 || entry[1] === -1)
+    .map(([path, order]) => ({ path, order }));
+  return {
+    name: info.name,
+    fields,
+    unique: info.unique === true,
+    // listIndexes shows an index once its build finished.
+    state: 'ready',
+    createdAt: '',
+  };
+}
+
+/** The declared index a duplicate-key error is about (null: not one, or `_id`). */
+export function conflictingIndexName(error: unknown): string | null {
+  if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
+  const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
+  return name === null || OWN_INDEXES.has(name) ? null : name;
+}
+
+/** The aggregation listing documents that share values of `fields` (a failed unique build). */
+export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[] {
+  const group = Object.fromEntries(fields.map((f, i) => [`k${i}`, `$${f.path}`]));
+  const present = Object.fromEntries(fields.map((f) => [f.path, { $exists: true }]));
+  return [
+    { $match: present },
+    { $group: { _id: group, ids: { $push: '$_id' }, n: { $sum: 1 } } },
+    { $match: { n: { $gt: 1 } } },
+    { $unwind: '$ids' },
+    { $sort: { ids: 1 } },
+    { $limit: MAX_REPORTED_IDS },
+  ];
+}
+
+export class MongoIndexes implements IndexRepository {
+  constructor(
+    private readonly client: MongoClient,
+    private readonly dbPrefix: string,
+    private readonly collections: CollectionRegistry,
+  ) {}
+
+  #collection(scope: DataScope, collection: string) {
+    assertCollectionName(collection);
+    return this.client.db(projectDbName(this.dbPrefix, scope)).collection(collection);
+  }
+
+  async list(scope: DataScope, collection: string): Promise<IndexRecord[]> {
+    try {
+      const infos = await this.#collection(scope, collection).listIndexes().toArray();
+      return infos.map(fromMongoIndex).filter((i): i is IndexRecord => i !== null);
+    } catch (error) {
+      // A collection that does not exist yet has no indexes.
+      if (error instanceof MongoServerError && error.codeName === 'NamespaceNotFound') return [];
+      throw error;
+    }
+  }
+
+  async create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
+    if ((await this.list(scope, collection)).some((i) => i.name === index.name))
+      throw new DuplicateError('name');
+    const createdAt = new Date().toISOString();
+    const { key, options } = toMongoIndex(index);
+    const target = this.#collection(scope, collection);
+    // Created as a Folio collection (pre- and post-images), not implicitly by createIndex.
+    await this.collections.ensure(projectDbName(this.dbPrefix, scope), collection);
+    try {
+      await target.createIndex(key, options);
+      return { ...index, state: 'ready', createdAt };
+    } catch (error) {
+      if (
+        error instanceof MongoServerError &&
+        (error.code === INDEX_OPTIONS_CONFLICT || error.code === INDEX_KEY_SPECS_CONFLICT)
+      ) {
+        throw new DuplicateError('name');
+      }
+      if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) throw error;
+      const rows = await target.aggregate<{ ids: unknown }>(duplicatesPipeline(index.fields)).toArray();
+      return {
+        ...index,
+        state: 'failed',
+        createdAt,
+        failure: {
+          message: 'documents share a value of the unique index',
+          ids: rows.map((r) => String(r.ids)),
+        },
+      };
+    }
+  }
+
+  async drop(scope: DataScope, collection: string, name: string): Promise<boolean> {
+    if (!(await this.list(scope, collection)).some((i) => i.name === name)) return false;
+    await this.#collection(scope, collection).dropIndex(name);
+    return true;
+  }
+}
+
+/** Plan stages deeper than this are not read (plans are a handful of stages deep). */
+const MAX_PLAN_DEPTH = 32;
+
+/**
+ * `find().explain('executionStats')` as the port's QueryPlan: the winning plan's stages (under
+ * `queryPlan` when the slot-based engine ran it), the index of its IXSCAN if that is a declared
+ * one (not `_id_`), a COLLSCAN as a scan, and the execution counts.
+ */
+export function planOfExplain(explained: Document): QueryPlan {
+  const planner = (explained.queryPlanner ?? {}) as Document;
+  const winning = (planner.winningPlan ?? {}) as Document;
+  const root = (winning.queryPlan ?? winning) as Document;
+  const stages: Document[] = [];
+  const pending: Array<[Document, number]> = [[root, 0]];
+  while (pending.length > 0) {
+    const [stage, depth] = pending.pop()!;
+    if (typeof stage !== 'object' || stage === null || depth > MAX_PLAN_DEPTH) continue;
+    stages.push(stage);
+    if (stage.inputStage) pending.push([stage.inputStage as Document, depth + 1]);
+    if (Array.isArray(stage.inputStages))
+      for (const s of stage.inputStages) pending.push([s as Document, depth + 1]);
+  }
+  const ixscan = stages.find((s) => s.stage === 'IXSCAN' && typeof s.indexName === 'string');
+  const indexName = ixscan ? (ixscan.indexName as string) : null;
+  const stats = (explained.executionStats ?? {}) as Document;
+  return {
+    index: indexName === null || indexName === ID_INDEX ? null : indexName,
+    scan: stages.some((s) => s.stage === 'COLLSCAN') || !ixscan,
+    documentsExamined: typeof stats.totalDocsExamined === 'number' ? stats.totalDocsExamined : 0,
+    returned: typeof stats.nReturned === 'number' ? stats.nReturned : 0,
+    detail: stages.map((s) =>
+      typeof s.indexName === 'string' ? `${String(s.stage)} ${s.indexName}` : String(s.stage),
+    ),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * SQLite's plan (EXPLAIN QUERY PLAN) for each filter shape on a declared index: the compiled SQL
+ * must let the planner search the expression indexes instead of scanning the collection.
+ */
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import { compileFilter, type SqlParam } from '../../src/store/embedded/compileQuery.js';
+import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import { selectSql } from '../../src/store/embedded/documents.js';
+import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { applySchema } from '../../src/store/embedded/schema.js';
+import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
+import type { DataScope } from '../../src/store/port.js';
+
+const scope: DataScope = { projectId: 'prj_1', env: 'test' };
+
+describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PLAN)', () => {
+  let db: Database.Database;
+  let indexes: EmbeddedIndexes;
+
+  before(async () => {
+    db = new Database(':memory:');
+    registerQueryFunctions(db);
+    applySchema(db);
+    const insert = db.prepare(
+      "INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, 'c', ?, 1, '', '', jsonb(?))",
+    );
+    for (let i = 0; i < 2000; i++) {
+      insert.run(
+        scopeKeyOf(scope),
+        `doc_${String(i).padStart(5, '0')}`,
+        JSON.stringify({ age: i % 90, name: `n${i}` }),
+      );
+    }
+    indexes = new EmbeddedIndexes(db);
+    await indexes.create(scope, 'c', { name: 'age_1', fields: [{ path: 'age', order: 1 }], unique: false });
+  });
+  after(() => db.close());
+
+  const planOf = (query: RawQuery, kind: 'find' | 'count'): string => {
+    const q = parseListQuery(query);
+    const usable = indexes.usablePaths(scopeKeyOf(scope), 'c');
+    let sql: string;
+    let params: SqlParam[];
+    if (kind === 'find') {
+      ({ sql, params } = selectSql(
+        scope,
+        'c',
+        { filter: q.filter, sort: q.sort, skip: 0, limit: 21 },
+        usable,
+      ));
+    } else {
+      const where = compileFilter(q.filter, usable);
+      sql = `SELECT count(*) FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+      params = [scopeKeyOf(scope), 'c', ...where.params];
+    }
+    return db
+      .prepare<SqlParam[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((r) => r.detail)
+      .join('\n');
+  };
+
+  const high = sqlIndexNames.high('age');
+  const low = sqlIndexNames.low('age');
+  const shapes: Array<[string, RawQuery, string[]]> = [
+    ['equality', { 'filter[age]': '42' }, [high]],
+    ['in', { 'filter[age][in]': '1,2,3' }, [high]],
+    ['gt', { 'filter[age][gt]': '88' }, [high]],
+    ['gte', { 'filter[age][gte]': '89' }, [high]],
+    ['lt', { 'filter[age][lt]': '1' }, [low]],
+    ['lte', { 'filter[age][lte]': '0' }, [low]],
+    ['gte + lt (a range)', { 'filter[age][gte]': '10', 'filter[age][lt]': '11' }, [high, low]],
+    ['exists=false', { 'filter[age][exists]': 'false' }, [high]],
+    ['equality with another filter', { 'filter[age]': '42', 'filter[name][contains]': '4' }, [high]],
+  ];
+
+  for (const [name, query, usable] of shapes) {
+    for (const kind of ['find', 'count'] as const) {
+      it(`${name} (${kind}): searches a key index, never scans the collection`, () => {
+        const plan = planOf(query, kind);
+        const used = new RegExp(
+          `SEARCH d USING (COVERING )?INDEX (${usable.join('|')}) \\(scope=\\? AND collection=\\? AND <expr>`,
+        );
+        expect(plan).to.match(used);
+      });
+    }
+  }
+
+  it('a filter on an unindexed field, and equality with null, still scan the collection', () => {
+    expect(planOf({ 'filter[name]': 'n5' }, 'count')).to.not.include('fx_');
+    expect(planOf({ 'filter[age]': 'null' }, 'count')).to.not.include('fx_');
+  });
+
+  it('after the index is dropped, the same filter no longer names it', async () => {
+    await indexes.drop(scope, 'c', 'age_1');
+    expect(planOf({ 'filter[age]': '42' }, 'count')).to.not.include('fx_');
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name LIKE 'fx_%'").get()).to.deep.equal({
+      n: 0,
+    });
+  });
+});

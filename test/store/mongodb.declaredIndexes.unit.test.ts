@@ -1,0 +1,119 @@
+/**
+ * Declared indexes on MongoDB, without a server: the createIndex arguments, the listIndexes
+ * reading, the duplicate-key classification and the duplicates pipeline (run by mingo).
+ */
+import { expect } from 'chai';
+import { aggregate } from 'mingo';
+import { MongoServerError } from 'mongodb';
+import {
+  conflictingIndexName,
+  duplicatesPipeline,
+  fromMongoIndex,
+  planOfExplain,
+  toMongoIndex,
+} from '../../src/store/mongodb/declaredIndexes.js';
+import { DOCUMENT_INDEXES } from '../../src/store/mongodb/indexes.js';
+
+describe('MongoDB declared indexes (pure parts)', () => {
+  it('creates an index with the declared name, paths and directions', () => {
+    expect(
+      toMongoIndex({
+        name: 'city_age',
+        fields: [
+          { path: 'address.city', order: 1 },
+          { path: 'age', order: -1 },
+        ],
+        unique: false,
+      }),
+    ).to.deep.equal({
+      key: [
+        ['address.city', 1],
+        ['age', -1],
+      ],
+      options: { name: 'city_age' },
+    });
+  });
+
+  it('a unique index skips documents without the field (partial on $exists), like the embedded store', () => {
+    expect(
+      toMongoIndex({ name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true }).options,
+    ).to.deep.equal({
+      name: 'email_1',
+      unique: true,
+      partialFilterExpression: { email: { $exists: true } },
+    });
+  });
+
+  it('lists declared indexes, never MongoDB’s own _id index', () => {
+    expect(fromMongoIndex({ v: 2, key: { _id: 1 }, name: '_id_' })).to.equal(null);
+    for (const own of DOCUMENT_INDEXES) {
+      expect(fromMongoIndex({ v: 2, key: own.key as Record<string, 1>, name: own.name ?? '' })).to.equal(
+        null,
+      );
+    }
+    expect(fromMongoIndex({ v: 2, key: { age: -1, 'a.b': 1 }, name: 'x', unique: true })).to.deep.equal({
+      name: 'x',
+      fields: [
+        { path: 'age', order: -1 },
+        { path: 'a.b', order: 1 },
+      ],
+      unique: true,
+      state: 'ready',
+      createdAt: '',
+    });
+  });
+
+  it('names the declared index of a duplicate-key error; `_id` and other errors are not one', () => {
+    const duplicate = (index: string) =>
+      new MongoServerError({
+        code: 11000,
+        errmsg: `E11000 duplicate key error collection: folio_p.users index: ${index} dup key: { email: "a" }`,
+      });
+    expect(conflictingIndexName(duplicate('email_unique'))).to.equal('email_unique');
+    expect(conflictingIndexName(duplicate('_id_'))).to.equal(null);
+    expect(conflictingIndexName(new MongoServerError({ code: 112, errmsg: 'WriteConflict' }))).to.equal(null);
+    expect(conflictingIndexName(new Error('index: x'))).to.equal(null);
+  });
+
+  it('finds the documents sharing a value, ignoring those without the field', () => {
+    const docs = [
+      { _id: 'd1', v: 1 },
+      { _id: 'd2', v: 2 },
+      { _id: 'd3', v: 1 },
+      { _id: 'd4' },
+      { _id: 'd5' },
+      { _id: 'd6', v: 1 },
+    ];
+    const rows = aggregate(docs, duplicatesPipeline([{ path: 'v', order: 1 }])) as Array<{ ids: string }>;
+    expect(rows.map((r) => r.ids)).to.deep.equal(['d1', 'd3', 'd6']);
+  });
+
+  it('reads explain output: the declared index of the IXSCAN, a COLLSCAN as a scan, the counts', () => {
+    const ixscan = planOfExplain({
+      queryPlanner: {
+        winningPlan: {
+          stage: 'LIMIT',
+          inputStage: { stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: 'by_k' } },
+        },
+      },
+      executionStats: { totalDocsExamined: 2, nReturned: 2 },
+    });
+    expect(ixscan).to.deep.equal({
+      index: 'by_k',
+      scan: false,
+      documentsExamined: 2,
+      returned: 2,
+      detail: ['LIMIT', 'FETCH', 'IXSCAN by_k'],
+    });
+    const sbe = planOfExplain({
+      queryPlanner: { winningPlan: { queryPlan: { stage: 'COLLSCAN' } } },
+      executionStats: { totalDocsExamined: 40, nReturned: 1 },
+    });
+    expect(sbe).to.include({ index: null, scan: true, documentsExamined: 40, returned: 1 });
+    // The _id index is MongoDB's own: no declared index, but not a scan either.
+    const byId = planOfExplain({
+      queryPlanner: { winningPlan: { stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: '_id_' } } },
+    });
+    expect(byId).to.include({ index: null, scan: false, documentsExamined: 0 });
+  });
+});
