@@ -3,7 +3,7 @@
 import { forbidden, invalidQuery } from '../errors.js';
 import { cursorAfter } from '../query/cursor.js';
 import { checkPlanQueryLimits, parseListQuery, type TotalMode } from '../query/listQuery.js';
-import { projectStored } from '../store/embedded/projection.js';
+import { projectStored } from '../query/projection.js';
 import {
   type FolioDocument,
   type QueryPlan,

@@ -4,6 +4,7 @@
  * it only after it committed.
  */
 import Database from 'better-sqlite3';
+import { projectStored } from '../../query/projection.js';
 import {
   type CollectionInfo,
   type CommitResult,
@@ -27,7 +28,6 @@ import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
 import { type EmbeddedIndexes, jsonPathOf, sqlIndexNames } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
-import { projectStored } from './projection.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { StatementCache } from './statementCache.js';

@@ -8,9 +8,9 @@
  *   nested arrays stay, scalars go. Numeric segments are field names here, never positions, as
  *   in MongoDB's find projection.
  */
-import { defineField } from '../../fieldNames.js';
-import { isPlainObject } from '../../query/pathValues.js';
-import type { JsonObject, JsonValue } from '../port.js';
+import { defineField } from '../fieldNames.js';
+import type { JsonObject, JsonValue } from '../store/port.js';
+import { isPlainObject } from './pathValues.js';
 
 /**
  * `true` keeps the whole value; a nested tree keeps only those fields of it. A Map, because the
