@@ -15,6 +15,7 @@ import { DataDirError, prepareDataDir } from '../../src/store/embedded/dataDir.j
 import { DataDirLockedError, lockDataDir } from '../../src/store/embedded/dataDirLock.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import { checkServer, UnsupportedServerError } from '../../src/store/mongodb/startup/serverCheck.js';
+import { rejection } from '../support/timeout.js';
 
 function caught(run: () => unknown): unknown {
   try {
@@ -23,15 +24,6 @@ function caught(run: () => unknown): unknown {
     return error;
   }
   throw new Error('expected an error');
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** The error a server gets when it listens on `port` of `host`. */

@@ -9,20 +9,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { startReceiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { StreamClient } from '../support/sse.js';
+import { eventually } from '../support/timeout.js';
 
 const TOKEN = 'metrics-token-0123456789';
-
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** One sample's value from the exposition text, or 0 when the series is absent. */
 function sample(text: string, name: string, labels: string): number {

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { type ReceivedRequest, type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
 import type { Tenant, TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
+import { eventually } from '../support/timeout.js';
 
 const BASE_MS = 40;
 const FAST = {
@@ -32,19 +33,6 @@ async function hookState(server: TestServer, tenant: Tenant, id: string, collect
     key: tenant.key,
   });
   return res.body;
-}
-
-/** Polls until `check` passes (returns its value) or fails with its last error. */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 40));
-    }
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,15 +6,7 @@ import { expect } from 'chai';
 import { DataDirError, dataDirProblem, prepareDataDir } from '../../src/store/embedded/dataDir.js';
 import { DataDirLockedError, lockDataDir, PID_FILE } from '../../src/store/embedded/dataDirLock.js';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../support/timeout.js';
 
 describe('embedded store: one process per data directory', () => {
   let dataDir: string;

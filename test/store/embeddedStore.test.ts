@@ -9,6 +9,7 @@ import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import { SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
 import type { DataScope, FolioDocument } from '../../src/store/port.js';
+import { rejection } from '../support/timeout.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { putWrite } from './fixtures.js';
 
@@ -16,15 +17,6 @@ const scope: DataScope = { projectId: 'prj_embedded', env: 'test' };
 
 function doc(version: number, id = newId('doc')): FolioDocument {
   return { _id: id, n: version, $createdAt: isoNow(), $updatedAt: isoNow(), $version: version };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe('embedded store: database file and schema', () => {

@@ -26,20 +26,12 @@ import { IMAGES_PROBE_PREFIX } from '../../src/store/mongodb/startup/imagesProbe
 import { readOplogFacts } from '../../src/store/mongodb/startup/oplogWindow.js';
 import { type DataScope, StoreStartError, StoreUnavailableError } from '../../src/store/port.js';
 import { dropDatabases, loneMongod, mongoTestTarget, uniqueDbPrefix } from '../support/mongodb.js';
+import { rejection } from '../support/timeout.js';
 import { ChangeReader, firstVersion, nextVersion, putWrite } from './fixtures.js';
 
 const target = await mongoTestTarget();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const newScope = (): DataScope => ({ projectId: newId('prj'), env: 'test' });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
 
 /** Turn the server's `failCommand` fail point on for one client; false when test commands are off. */
 async function failCommand(admin: Db, mode: Document | string, data: Document): Promise<boolean> {
