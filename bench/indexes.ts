@@ -6,14 +6,13 @@
  * Run alone with `node --import tsx bench/indexes.ts`; `npm run bench` runs it too.
  */
 import { performance } from 'node:perf_hooks';
-import { isoNow, newId } from '../src/ids.js';
-import type { DocumentWrite } from '../src/store/port.js';
+import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
+import { seedDocuments } from './seed.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const POSTS = 300;
-const BATCH = 1000;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
@@ -24,33 +23,12 @@ export async function runIndexBench(): Promise<void> {
   try {
     const tenant = await server.tenant({ plan: 'team' });
     const { store } = server.running.services;
-    const account = await store.accounts.findAccountByEmail(tenant.email);
-    const project = (await store.accounts.listProjects(account?.id ?? ''))[0];
-    if (!project) throw new Error('bench tenant has no project');
-    const scope = { projectId: project.id, env: 'test' as const };
-    for (let start = 0; start < DOCS; start += BATCH) {
-      const writes: DocumentWrite[] = [];
-      for (let i = start; i < Math.min(DOCS, start + BATCH); i++) {
-        const now = isoNow();
-        writes.push({
-          kind: 'put',
-          expectedVersion: 0,
-          operation: 'create',
-          apiKeyHint: 'bench',
-          keepVersions: 1,
-          document: {
-            _id: newId('doc'),
-            category: `cat-${(i * 7919) % 500}`,
-            price: (i * 104_729) % 100_000,
-            sku: `sku-${i}`,
-            $createdAt: now,
-            $updatedAt: now,
-            $version: 1,
-          },
-        });
-      }
-      if (!(await store.documents.commit(scope, 'items', writes)).ok) throw new Error('seeding conflicted');
-    }
+    const scope = await tenantScope(server, tenant);
+    await seedDocuments(store, scope, 'items', DOCS, (i) => ({
+      category: `cat-${(i * 7919) % 500}`,
+      price: (i * 104_729) % 100_000,
+      sku: `sku-${i}`,
+    }));
 
     const base = `${server.url}/${tenant.project}/items`;
     const headers = { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' };

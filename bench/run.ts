@@ -8,14 +8,13 @@
  * machine-readable line at the end.
  */
 import { performance } from 'node:perf_hooks';
-import { isoNow, newId } from '../src/ids.js';
-import type { DocumentWrite } from '../src/store/port.js';
+import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
+import { seedDocuments } from './seed.js';
 import { runStreamBench } from './streams.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
-const BATCH = 1000;
 const WORDS = ['amber', 'birch', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'haven', 'islet', 'juniper'];
 
 /** Deterministic pseudo-random numbers so every run measures the same data. */
@@ -35,44 +34,18 @@ const server = await startTestServer({ config: { plans: { team: { maxOffset: 1_0
 try {
   const tenant = await server.tenant({ plan: 'team' });
   const { store } = server.running.services;
-  const project = (
-    await store.accounts.listProjects((await store.accounts.findAccountByEmail(tenant.email))?.id ?? '')
-  )[0];
-  if (!project) throw new Error('bench tenant has no project');
-  const scope = { projectId: project.id, env: 'test' as const };
+  const scope = await tenantScope(server, tenant);
 
   const random = rng(42);
-  const ids: string[] = [];
   const seedStart = performance.now();
-  for (let start = 0; start < DOCS; start += BATCH) {
-    const writes: DocumentWrite[] = [];
-    for (let i = start; i < Math.min(DOCS, start + BATCH); i++) {
-      const id = newId('doc');
-      ids.push(id);
-      const now = isoNow();
-      writes.push({
-        kind: 'put',
-        expectedVersion: 0,
-        operation: 'create',
-        apiKeyHint: 'bench',
-        keepVersions: 1,
-        document: {
-          _id: id,
-          n: i,
-          category: `cat-${Math.floor(random() * 50)}`,
-          price: Math.round(random() * 100_000) / 100,
-          name: `${WORDS[Math.floor(random() * WORDS.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`,
-          tags: [WORDS[i % WORDS.length] as string],
-          address: { city: `city-${i % 200}` },
-          $createdAt: now,
-          $updatedAt: now,
-          $version: 1,
-        },
-      });
-    }
-    const result = await store.documents.commit(scope, 'bench', writes);
-    if (!result.ok) throw new Error('seeding conflicted');
-  }
+  const ids = await seedDocuments(store, scope, 'bench', DOCS, (i) => ({
+    n: i,
+    category: `cat-${Math.floor(random() * 50)}`,
+    price: Math.round(random() * 100_000) / 100,
+    name: `${WORDS[Math.floor(random() * WORDS.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`,
+    tags: [WORDS[i % WORDS.length] as string],
+    address: { city: `city-${i % 200}` },
+  }));
   const seedMs = performance.now() - seedStart;
 
   const base = `/${tenant.project}/bench`;

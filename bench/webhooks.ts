@@ -9,13 +9,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { isoNow, newId } from '../src/ids.js';
-import type { DocumentWrite } from '../src/store/port.js';
 import { startReceiver } from '../test/support/receiver.js';
+import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
+import { seedDocuments } from './seed.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 300);
+/** Commits of this many events each: a burst of many small transactions. */
 const BATCH = 100;
 
 function percentile(sorted: number[], p: number): number {
@@ -28,10 +29,7 @@ export async function runWebhookBench(): Promise<void> {
   try {
     const tenant = await server.tenant({ plan: 'team' });
     const { store } = server.running.services;
-    const account = await store.accounts.findAccountByEmail(tenant.email);
-    const project = (await store.accounts.listProjects(account?.id ?? ''))[0];
-    if (!project) throw new Error('bench tenant has no project');
-    const scope = { projectId: project.id, env: 'test' as const };
+    const scope = await tenantScope(server, tenant);
     const hook = await server.request('POST', `/${tenant.project}/events/_webhooks`, {
       key: tenant.key,
       body: { url: `${receiver.url}/bench`, events: ['document.created'] },
@@ -41,22 +39,7 @@ export async function runWebhookBench(): Promise<void> {
     // Throughput: a burst of commits, then wait for every delivery.
     const started = performance.now();
     const startedAt = Date.now();
-    for (let start = 0; start < EVENTS; start += BATCH) {
-      const writes: DocumentWrite[] = [];
-      for (let i = start; i < Math.min(EVENTS, start + BATCH); i++) {
-        const now = isoNow();
-        writes.push({
-          kind: 'put',
-          expectedVersion: 0,
-          operation: 'create',
-          apiKeyHint: 'bench',
-          keepVersions: 1,
-          document: { _id: newId('doc'), i, $createdAt: now, $updatedAt: now, $version: 1 },
-        });
-      }
-      const result = await store.documents.commit(scope, 'events', writes);
-      if (!result.ok) throw new Error('bench commit conflicted');
-    }
+    await seedDocuments(store, scope, 'events', EVENTS, (i) => ({ i }), BATCH);
     const committedMs = performance.now() - started;
     await receiver.waitFor(EVENTS, () => true, 300_000);
     const burstMs = performance.now() - started;
