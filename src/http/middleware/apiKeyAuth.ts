@@ -4,6 +4,7 @@
  * read-only keys to GET.
  */
 import { notFound, readOnlyKey } from '../../errors.js';
+import { RESERVED_PROJECT_NAMES } from '../../services/accounts.js';
 import type { KeyContext } from '../../services/context.js';
 import { decideOrigin, originNotAllowed } from '../../services/origins.js';
 import { rateLimitHeaders } from '../../services/rateLimit.js';
@@ -16,13 +17,11 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** First path segments that are Folio's own, never a project. */
-const SYSTEM_SEGMENTS = new Set(['api', 'healthz', 'docs', 'openapi.json', 'dashboard']);
-
 /** A router `param('ns', ...)` handler, so it runs before any route middleware (body parsing). */
 export function apiKeyAuth() {
   return async (ns: string, ctx: Ctx, next: () => Promise<unknown>): Promise<void> => {
-    if (SYSTEM_SEGMENTS.has(ns)) throw notFound('Route');
+    // Folio's own first segments are never a project (no project may take their names).
+    if (RESERVED_PROJECT_NAMES.has(ns)) throw notFound('Route');
     const { apiKeys, rateLimiter } = ctx.services;
     const key = await apiKeys.authenticate(bearerToken(ctx.get('Authorization')));
     // Every request with a valid key counts and carries the headers, refused ones included.
