@@ -64,6 +64,11 @@ forEachStore('CORS for browser clients', (ctx) => {
       .and.include('allowedOrigins')
       .and.include(page);
     expect(res.headers.get('access-control-allow-origin'), 'the page can read the reason').to.equal(page);
+    // A refusal with a valid key is counted like any keyed request, and says so.
+    expect(
+      res.headers.get('x-ratelimit-limit'),
+      'a refused keyed request carries the rate-limit headers',
+    ).to.be.a('string');
     const get = await ctx.server.request('GET', path('/notes/n1'), {
       key: ctx.tenant.key,
       headers: { Origin: page },

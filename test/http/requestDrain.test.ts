@@ -1,0 +1,82 @@
+/** Reading the rest of a refused request body, within bounds (src/http/requestDrain.ts). */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { drainRequest } from '../../src/http/requestDrain.js';
+
+/** A server that drains each body with the given bounds and answers whether it got to the end. */
+async function drainingServer(maxBytes: number, maxMs: number): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    void drainRequest(req, maxBytes, maxMs).then((drained) => {
+      res.setHeader('Connection', 'close');
+      res.end(JSON.stringify({ drained }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** Sends `chunks`, `gapMs` apart; resolves with the answer (or the error) once the server answered. */
+function send(url: string, chunks: Buffer[], gapMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST' }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => {
+        body += c;
+      });
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    let i = 0;
+    const next = () => {
+      if (i === chunks.length) return void req.end();
+      req.write(chunks[i++]);
+      setTimeout(next, gapMs);
+    };
+    next();
+  });
+}
+
+describe('draining a refused request body', () => {
+  it('reads the rest of a body within bounds to its end, so the client can read the answer', async () => {
+    const { server, url } = await drainingServer(1_000_000, 2000);
+    try {
+      const answer = await send(
+        url,
+        Array.from({ length: 5 }, () => Buffer.alloc(100_000, 1)),
+        5,
+      );
+      expect(JSON.parse(answer)).to.deep.equal({ drained: true });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('stops reading past the byte bound', async () => {
+    const { server, url } = await drainingServer(150_000, 2000);
+    try {
+      const answer = await send(
+        url,
+        Array.from({ length: 5 }, () => Buffer.alloc(100_000, 1)),
+        20,
+      );
+      expect(JSON.parse(answer)).to.deep.equal({ drained: false });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('stops waiting past the time bound', async () => {
+    const { server, url } = await drainingServer(1_000_000, 100);
+    try {
+      const answer = await send(
+        url,
+        Array.from({ length: 5 }, () => Buffer.alloc(10, 1)),
+        60,
+      );
+      expect(JSON.parse(answer)).to.deep.equal({ drained: false });
+    } finally {
+      server.close();
+    }
+  });
+});
