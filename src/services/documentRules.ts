@@ -87,7 +87,6 @@ export function userFields(body: unknown, what = 'Body'): { fields: JsonObject; 
   const fields: JsonObject = {};
   let id: JsonValue | undefined;
   for (const [key, value] of Object.entries(body)) {
-    if (key === '__proto__') throw badRequest('The field name __proto__ is not allowed.', { field: key });
     if (key === '_id') id = value;
     else if (isMetaField(key)) continue;
     else if (key === RESERVED_FIELD)
