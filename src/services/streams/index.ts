@@ -134,7 +134,9 @@ export class StreamService {
       const byKey = new Map<string, OpenStream[]>();
       for (const entry of this.#open) {
         const credential = entry.sessionHash ?? entry.keyId;
-        byKey.set(credential, [...(byKey.get(credential) ?? []), entry]);
+        const group = byKey.get(credential);
+        if (group) group.push(entry);
+        else byKey.set(credential, [entry]);
       }
       for (const entries of byKey.values()) {
         const reason = await this.#refusal(entries[0]!).catch(() => null);
