@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { clientTypes } from '../../client/generate.js';
 import { createFolioClient } from '../../client/index.js';
 import { createApp } from '../../src/http/app.js';
+import { ERROR_CATALOG } from '../../src/http/openapi/components.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -87,6 +88,13 @@ describe('OpenAPI document and typed client', () => {
     }
     expect(codes.size).to.be.greaterThan(15);
     expect([...codes].filter((code) => !text.includes(`\`${code}\``))).to.deep.equal([]);
+  });
+
+  it('docs/api.md’s error table names every code of the catalogue too', () => {
+    const docs = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
+    expect(
+      ERROR_CATALOG.map(([, code]) => code).filter((code) => !docs.includes(`\`${code}\``)),
+    ).to.deep.equal([]);
   });
 
   it('shows the rate-limit headers on every keyed operation’s responses', () => {
