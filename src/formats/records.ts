@@ -119,6 +119,18 @@ export interface CsvRecord {
  */
 export async function* readCsv(text: AsyncIterable<string>): AsyncGenerator<CsvRecord> {
   const source = text[Symbol.asyncIterator]();
+  try {
+    yield* parseCsv(source);
+  } finally {
+    // The loops below pull `source` by hand, so nothing else hands it back when a consumer
+    // stops early (a refused header): without this the request stays bound to an abandoned
+    // reader and cannot be drained. Not awaited: a source waiting for bytes must not hold the
+    // refusal back.
+    Promise.resolve(source.return?.()).catch(() => {});
+  }
+}
+
+async function* parseCsv(source: AsyncIterator<string>): AsyncGenerator<CsvRecord> {
   // papaparse would guess the line ending from its first chunk, which may end before the first
   // line does; look far enough to see one.
   let head = '';
