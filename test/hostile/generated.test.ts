@@ -412,7 +412,8 @@ forEachStore(
           const t0 = performance.now();
           const res = await send(r);
           const took = performance.now() - t0;
-          if (took > slowest.ms) slowest = { ms: took, where: `${r.method} ${r.path.slice(0, 120)} → ${res.status}` };
+          if (took > slowest.ms)
+            slowest = { ms: took, where: `${r.method} ${r.path.slice(0, 120)} → ${res.status}` };
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           const where = `${r.method} ${r.path.slice(0, 200)}`;
           expect(res.status, `${where} → ${res.status} ${res.text.slice(0, 300)}`).to.be.below(500);
