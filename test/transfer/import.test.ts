@@ -207,9 +207,18 @@ forEachStore(
         );
         expect(res.body.imported).to.equal(1);
         expect(res.body.errors[0]).to.include({ index: 0, code: 'invalid_body' });
-        const bad = await api().importRaw('skus2', '[]', JSON_TYPE, '?idField=a.b');
-        expect(bad.status).to.equal(400);
-        expect(bad.body.error.details.param).to.equal('idField');
+        // Refused as document field names are: a path, an operator, a prototype key, a control
+        // character, the metadata field, nothing.
+        for (const name of ['a.b', '%24id', '__proto__', 'a%00b', 'a%1Fb', '_folio', '']) {
+          const bad = await api().importRaw('skus2', '[]', JSON_TYPE, `?idField=${name}`);
+          expect(bad.status, name).to.equal(400);
+          expect(bad.body.error.details.param, name).to.equal('idField');
+        }
+        // Any name a document may hold is a valid id field, `constructor` and spaces included.
+        for (const name of ['constructor', '%20sku', 'n'.repeat(300)]) {
+          const ok = await api().importRaw('skus3', '[]', JSON_TYPE, `?idField=${name}`);
+          expect(ok.status, name).to.equal(200);
+        }
       });
     });
 

@@ -4,7 +4,9 @@
  */
 import { z } from 'zod';
 import { AppError, invalidQuery } from '../../errors.js';
+import { fieldNameProblem, printableName } from '../../fieldNames.js';
 import type { JsonObject, JsonValue } from '../../store/port.js';
+import { RESERVED_FIELD } from '../../store/storedForm.js';
 import { assertBodyIdMatches, userFields } from '../documentRules.js';
 import { newDocumentId } from '../documentWrites.js';
 
@@ -17,8 +19,6 @@ export interface ImportOptions {
   idField: string;
 }
 
-const ID_FIELD = /^[^$.\s][^.]{0,127}$/;
-
 /** The import's query parameters: what parseImportOptions accepts and OpenAPI describes. */
 export const importQuerySchema = z.strictObject({
   onConflict: z.enum(ON_CONFLICT).optional().meta({
@@ -27,8 +27,11 @@ export const importQuerySchema = z.strictObject({
   }),
   idField: z
     .string()
-    .regex(ID_FIELD)
-    .refine((name) => name !== '__proto__' && name !== '_folio', 'not a field name a document may hold')
+    // The document rule itself, so any top-level name a document may hold can carry its id.
+    .refine(
+      (name) => fieldNameProblem(name) === null && name !== RESERVED_FIELD,
+      'not a field name a document may hold',
+    )
     .optional()
     .meta({ description: 'Top-level field holding the document id; default `_id`.' }),
 });
@@ -50,7 +53,7 @@ export function parseImportOptions(query: Record<string, string | string[] | und
       param,
       param === 'onConflict'
         ? `must be one of ${ON_CONFLICT.join(', ')}, not '${String(value)}'`
-        : `'${String(value)}' is not a top-level field name`,
+        : `'${printableName(String(value))}' is not a top-level field name: ${fieldNameProblem(String(value)) ?? `${RESERVED_FIELD} is reserved`}`,
     );
   }
   return { onConflict: parsed.data.onConflict ?? 'fail', idField: parsed.data.idField ?? '_id' };
