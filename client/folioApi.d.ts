@@ -80,18 +80,8 @@ export interface paths {
             "text/plain": string;
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -130,12 +120,7 @@ export interface paths {
         200: {
           content: never;
         };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -162,24 +147,9 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        403: components["responses"]["Error403"];
+        409: components["responses"]["Error409"];
       };
     };
   };
@@ -205,18 +175,8 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
       };
     };
   };
@@ -228,12 +188,7 @@ export interface paths {
         204: {
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
       };
     };
   };
@@ -247,12 +202,7 @@ export interface paths {
             "application/json": components["schemas"]["Account"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
       };
     };
     /** Change the plan (free in the pre-release phase) */
@@ -272,18 +222,8 @@ export interface paths {
             "application/json": components["schemas"]["Account"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
       };
     };
   };
@@ -299,12 +239,7 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
       };
     };
     /** Create a project */
@@ -323,24 +258,9 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
+        409: components["responses"]["Error409"];
       };
     };
   };
@@ -366,30 +286,10 @@ export interface paths {
             "application/json": components["schemas"]["Project"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
+        403: components["responses"]["Error403"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -410,24 +310,9 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
+        404: components["responses"]["Error404"];
       };
     };
     /** Create an API key (the raw key is shown once) */
@@ -458,30 +343,10 @@ export interface paths {
             "application/json": components["schemas"]["ApiKeyWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
+        403: components["responses"]["Error403"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -498,18 +363,8 @@ export interface paths {
         204: {
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -528,18 +383,8 @@ export interface paths {
             "application/json": components["schemas"]["ApiKeyWithSecret"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -572,88 +417,34 @@ export interface paths {
           };
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Create a document */
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -665,109 +456,22 @@ export interface paths {
         /** @description Created */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -776,82 +480,28 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description The document */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Replace a document (creates it when missing: 201) */
@@ -862,12 +512,9 @@ export interface paths {
           "If-Match"?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       requestBody: {
@@ -879,13 +526,10 @@ export interface paths {
         /** @description Replaced */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
@@ -894,109 +538,22 @@ export interface paths {
         /** @description Created */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        412: components["responses"]["KeyedError412"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Delete a document and its history */
@@ -1007,91 +564,26 @@ export interface paths {
           "If-Match"?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Deleted */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        412: components["responses"]["KeyedError412"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch */
@@ -1102,12 +594,9 @@ export interface paths {
           "If-Match"?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       requestBody: {
@@ -1126,135 +615,24 @@ export interface paths {
         /** @description Patched */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        409: components["responses"]["KeyedError409"];
+        412: components["responses"]["KeyedError412"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1263,23 +641,18 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Versions */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -1287,45 +660,9 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1338,93 +675,28 @@ export interface paths {
           to: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Changes to user fields */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1433,12 +705,9 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
           version: string;
         };
       };
@@ -1446,83 +715,20 @@ export interface paths {
         /** @description That version */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1535,12 +741,9 @@ export interface paths {
           "If-Match"?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
           version: string;
         };
       };
@@ -1548,97 +751,22 @@ export interface paths {
         /** @description The new document version */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
             "X-Document-Version": number;
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        412: components["responses"]["KeyedError412"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1647,21 +775,17 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description Indexes */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -1669,55 +793,17 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) */
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -1743,94 +829,20 @@ export interface paths {
         /** @description Built (or failed: see `state`) */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Index"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1839,10 +851,8 @@ export interface paths {
     delete: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Index name. */
           name: string;
         };
@@ -1851,66 +861,16 @@ export interface paths {
         /** @description Dropped */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -1919,21 +879,17 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description Webhooks */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -1941,55 +897,17 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Register a webhook (the only answer besides rotate-secret that shows the secret) */
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -2006,81 +924,19 @@ export interface paths {
         /** @description Registered */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2089,10 +945,8 @@ export interface paths {
     get: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -2101,11 +955,9 @@ export interface paths {
         /** @description The webhook */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -2126,68 +978,18 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Delete a webhook */
     delete: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -2196,76 +998,24 @@ export interface paths {
         /** @description Deleted */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /** Change url, events, description or status (`active` re-enables and resets the failure count) */
     patch: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -2285,94 +1035,20 @@ export interface paths {
         /** @description The webhook */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2381,10 +1057,8 @@ export interface paths {
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -2393,68 +1067,18 @@ export interface paths {
         /** @description The delivery */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Delivery"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2463,10 +1087,8 @@ export interface paths {
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -2475,68 +1097,18 @@ export interface paths {
         /** @description The webhook with its new secret */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2551,10 +1123,8 @@ export interface paths {
           idField?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -2568,11 +1138,9 @@ export interface paths {
         /** @description What was imported, skipped and refused (per record) */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
             "X-Import-Max-Documents": number;
             "X-Import-Max-Bytes": number;
           };
@@ -2580,110 +1148,14 @@ export interface paths {
             "application/json": components["schemas"]["ImportResult"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `shutting_down`, `import_interrupted` */
-        503: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
+        503: components["responses"]["KeyedError503"];
       };
     };
   };
@@ -2702,21 +1174,17 @@ export interface paths {
           };
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description The documents; `Content-Disposition` names a file */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
             "Content-Disposition": string;
             "X-Total-Count": number;
           };
@@ -2726,71 +1194,11 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_acceptable` */
-        406: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        406: components["responses"]["KeyedError406"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2799,10 +1207,8 @@ export interface paths {
     post: {
       parameters: {
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -2821,94 +1227,20 @@ export interface paths {
         /** @description One result per operation, in order */
         207: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["BulkResult"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -2932,104 +1264,28 @@ export interface paths {
           "Last-Event-ID"?: string;
         };
         path: {
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "text/event-stream": string;
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_acceptable` */
-        406: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `resync_required` */
-        410: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        406: components["responses"]["KeyedError406"];
+        410: components["responses"]["KeyedError410"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -3065,12 +1321,7 @@ export interface paths {
         304: {
           content: never;
         };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -3092,12 +1343,7 @@ export interface paths {
         304: {
           content: never;
         };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -3114,12 +1360,7 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["Error401"];
       };
     };
   };
@@ -3216,30 +1457,10 @@ export interface paths {
             };
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["Error400"];
+        401: components["responses"]["Error401"];
+        403: components["responses"]["Error403"];
+        404: components["responses"]["Error404"];
       };
     };
   };
@@ -3277,78 +1498,26 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -3360,10 +1529,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -3375,109 +1542,22 @@ export interface paths {
         /** @description Created */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -3491,82 +1571,28 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description The document */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -3582,12 +1608,9 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       requestBody: {
@@ -3599,13 +1622,10 @@ export interface paths {
         /** @description Replaced */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
@@ -3614,109 +1634,22 @@ export interface paths {
         /** @description Created */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        412: components["responses"]["KeyedError412"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -3732,91 +1665,26 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Deleted */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        412: components["responses"]["KeyedError412"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -3832,12 +1700,9 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       requestBody: {
@@ -3856,135 +1721,24 @@ export interface paths {
         /** @description Patched */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        409: components["responses"]["KeyedError409"];
+        412: components["responses"]["KeyedError412"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -3998,23 +1752,18 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Versions */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -4022,45 +1771,9 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4078,93 +1791,28 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
         };
       };
       responses: {
         /** @description Changes to user fields */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["VersionDiff"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4178,12 +1826,9 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
           version: string;
         };
       };
@@ -4191,83 +1836,20 @@ export interface paths {
         /** @description That version */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4285,12 +1867,9 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
-          /** @description Document id. */
-          id: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
           version: string;
         };
       };
@@ -4298,97 +1877,22 @@ export interface paths {
         /** @description The new document version */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-            /** @description The document’s `$version`, quoted: `"3"`. */
-            ETag: string;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
             "X-Document-Version": number;
           };
           content: {
             "application/json": components["schemas"]["Document"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `version_mismatch` */
-        412: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        412: components["responses"]["KeyedError412"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4402,21 +1906,17 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description Indexes */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -4424,45 +1924,9 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -4474,10 +1938,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -4503,94 +1965,20 @@ export interface paths {
         /** @description Built (or failed: see `state`) */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Index"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4604,10 +1992,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Index name. */
           name: string;
         };
@@ -4616,66 +2002,16 @@ export interface paths {
         /** @description Dropped */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4689,21 +2025,17 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description Webhooks */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -4711,45 +2043,9 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -4761,10 +2057,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -4781,81 +2075,19 @@ export interface paths {
         /** @description Registered */
         201: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -4869,10 +2101,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -4881,11 +2111,9 @@ export interface paths {
         /** @description The webhook */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": {
@@ -4906,58 +2134,10 @@ export interface paths {
             };
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -4969,10 +2149,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -4981,66 +2159,16 @@ export interface paths {
         /** @description Deleted */
         204: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: never;
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
     /**
@@ -5052,10 +2180,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -5075,94 +2201,20 @@ export interface paths {
         /** @description The webhook */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Webhook"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -5176,10 +2228,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -5188,68 +2238,18 @@ export interface paths {
         /** @description The delivery */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["Delivery"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -5263,10 +2263,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
           /** @description Webhook id (`wh_...`). */
           id: string;
         };
@@ -5275,68 +2273,18 @@ export interface paths {
         /** @description The webhook with its new secret */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["WebhookWithSecret"];
           };
         };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_found` */
-        404: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -5356,10 +2304,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -5373,11 +2319,9 @@ export interface paths {
         /** @description What was imported, skipped and refused (per record) */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
             "X-Import-Max-Documents": number;
             "X-Import-Max-Bytes": number;
           };
@@ -5385,110 +2329,14 @@ export interface paths {
             "application/json": components["schemas"]["ImportResult"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-        409: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `shutting_down`, `import_interrupted` */
-        503: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
+        503: components["responses"]["KeyedError503"];
       };
     };
   };
@@ -5512,21 +2360,17 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description The documents; `Content-Disposition` names a file */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
             "Content-Disposition": string;
             "X-Total-Count": number;
           };
@@ -5536,71 +2380,11 @@ export interface paths {
             "application/x-ndjson": string;
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_acceptable` */
-        406: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        406: components["responses"]["KeyedError406"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -5614,10 +2398,8 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       requestBody: {
@@ -5636,94 +2418,20 @@ export interface paths {
         /** @description One result per operation, in order */
         207: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "application/json": components["schemas"]["BulkResult"];
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `payload_too_large` */
-        413: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unsupported_media_type` */
-        415: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -5752,104 +2460,28 @@ export interface paths {
         path: {
           /** @description The project environment whose data to use. */
           env: "live" | "test";
-          /** @description Project name. */
-          ns: string;
-          /** @description Collection name; created by its first write. */
-          collection: string;
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
         };
       };
       responses: {
         /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
         200: {
           headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
           };
           content: {
             "text/event-stream": string;
           };
         };
-        /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
-        400: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `unauthorized` */
-        401: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
-        403: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `not_acceptable` */
-        406: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `resync_required` */
-        410: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
-        /** @description `rate_limited`, `too_many_streams` */
-        429: {
-          headers: {
-            /** @description Requests per window (the plan’s per-second rate). */
-            "X-RateLimit-Limit": number;
-            "X-RateLimit-Remaining": number;
-            /** @description Unix epoch seconds at which the window ends. */
-            "X-RateLimit-Reset": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Error"];
-          };
-        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        406: components["responses"]["KeyedError406"];
+        410: components["responses"]["KeyedError410"];
+        429: components["responses"]["KeyedError429"];
       };
     };
   };
@@ -6080,10 +2712,188 @@ export interface components {
       documents: number;
     };
   };
-  responses: never;
-  parameters: never;
+  responses: {
+    /** @description `unauthorized` */
+    Error401: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `not_found` */
+    Error404: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+    Error400: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+    Error403: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
+    Error409: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+    KeyedError400: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `unauthorized` */
+    KeyedError401: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+    KeyedError403: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `rate_limited`, `too_many_streams` */
+    KeyedError429: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
+    KeyedError409: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `payload_too_large` */
+    KeyedError413: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `unsupported_media_type` */
+    KeyedError415: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `not_found` */
+    KeyedError404: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `version_mismatch` */
+    KeyedError412: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `shutting_down`, `import_interrupted` */
+    KeyedError503: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `not_acceptable` */
+    KeyedError406: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `resync_required` */
+    KeyedError410: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+  };
+  parameters: {
+    /** @description Project name. */
+    ns: string;
+    /** @description Collection name; created by its first write. */
+    collection: string;
+    /** @description Document id. */
+    documentId: string;
+  };
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description Requests per window (the plan’s per-second rate). */
+    RateLimitLimit: number;
+    RateLimitRemaining: number;
+    /** @description Unix epoch seconds at which the window ends. */
+    RateLimitReset: number;
+    /** @description The document’s `$version`, quoted: `"3"`. */
+    ETag: string;
+  };
   pathItems: never;
 }
 

@@ -100,7 +100,13 @@ describe('OpenAPI document and typed client', () => {
   it('shows the rate-limit headers on every keyed operation’s responses', () => {
     const data = document.paths['/{ns}/{collection}/{id}'];
     for (const method of ['get', 'put', 'patch', 'delete']) {
-      for (const [status, response] of Object.entries<{ headers?: object }>(data[method].responses)) {
+      for (const [status, given] of Object.entries<{ headers?: object; $ref?: string }>(
+        data[method].responses,
+      )) {
+        // Error responses are shared components, referred to by `$ref`.
+        const response = given.$ref
+          ? document.components.responses[given.$ref.replace('#/components/responses/', '')]
+          : given;
         expect(response.headers, `${method} ${status}`).to.include.keys(
           'X-RateLimit-Limit',
           'X-RateLimit-Remaining',

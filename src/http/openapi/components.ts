@@ -188,22 +188,33 @@ export const bulkResultSchema = z
   .meta({ id: 'BulkResult' });
 
 /** The headers every response to a request with a valid API key carries. */
+// Headers and path parameters carry ids: the document registers each once under `components`
+// and refers to it, rather than repeating it under every operation.
 export const rateLimitHeaders = z.object({
-  'X-RateLimit-Limit': z.int().meta({ description: 'Requests per window (the plan’s per-second rate).' }),
-  'X-RateLimit-Remaining': z.int(),
-  'X-RateLimit-Reset': z.int().meta({ description: 'Unix epoch seconds at which the window ends.' }),
+  'X-RateLimit-Limit': z.int().meta({
+    description: 'Requests per window (the plan’s per-second rate).',
+    header: { id: 'RateLimitLimit' },
+  }),
+  'X-RateLimit-Remaining': z.int().meta({ header: { id: 'RateLimitRemaining' } }),
+  'X-RateLimit-Reset': z.int().meta({
+    description: 'Unix epoch seconds at which the window ends.',
+    header: { id: 'RateLimitReset' },
+  }),
 });
 
 export const etagHeader = z.object({
-  ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.' }),
+  ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.', header: { id: 'ETag' } }),
 });
 
-export const ns = z.string().meta({ description: 'Project name.' });
+export const ns = z.string().meta({ description: 'Project name.', param: { id: 'ns' } });
 export const collection = z
   .string()
   .regex(COLLECTION_PATTERN)
-  .meta({ description: 'Collection name; created by its first write.' });
-export const documentId = z.string().regex(DOCUMENT_ID_PATTERN).meta({ description: 'Document id.' });
+  .meta({ description: 'Collection name; created by its first write.', param: { id: 'collection' } });
+export const documentId = z
+  .string()
+  .regex(DOCUMENT_ID_PATTERN)
+  .meta({ description: 'Document id.', param: { id: 'documentId' } });
 
 /** Every error code Folio answers with: `[status, code, when]`. */
 export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [

@@ -46,14 +46,28 @@ import {
 /** Responses by status code. */
 type Responses = Record<string, ZodOpenApiResponseObject>;
 
-export function errors(statuses: number[], headers?: z.ZodObject): Responses {
+/**
+ * One registered response per error status (and per header set), so the document and the typed
+ * client generated from it refer to `components.responses` instead of repeating each error
+ * response under every operation.
+ */
+const errorResponses = new Map<string, ZodOpenApiResponseObject>();
+
+export function errors(statuses: number[], options: { keyed?: boolean } = {}): Responses {
   const out: Responses = {};
   for (const status of statuses) {
-    out[String(status)] = {
-      description: errorCodesOf(status),
-      content: { 'application/json': { schema: errorSchema } },
-      ...(headers ? { headers } : {}),
-    };
+    const id = options.keyed ? `KeyedError${status}` : `Error${status}`;
+    let response = errorResponses.get(id);
+    if (!response) {
+      response = {
+        id,
+        description: errorCodesOf(status),
+        content: { 'application/json': { schema: errorSchema } },
+        ...(options.keyed ? { headers: rateLimitHeaders } : {}),
+      };
+      errorResponses.set(id, response);
+    }
+    out[String(status)] = response;
   }
   return out;
 }
@@ -75,7 +89,7 @@ function keyed(
   return {
     security: [{ apiKey: [] }],
     ...rest,
-    responses: { ...withHeaders, ...errors([401, 429, ...statuses], rateLimitHeaders) },
+    responses: { ...withHeaders, ...errors([401, 429, ...statuses], { keyed: true }) },
   };
 }
 
