@@ -232,27 +232,34 @@ describe('MongoDB store: system records', () => {
 
 describe('MongoDB store: index definitions', () => {
   it('declares the unique, lookup and TTL indexes of the system database', () => {
-    expect(SYSTEM_INDEXES).to.deep.equal({
-      accounts: [{ key: { emailLower: 1 }, name: 'emailLower_unique', unique: true }],
-      projects: [
-        { key: { accountId: 1, name: 1 }, name: 'accountId_name_unique', unique: true },
-        { key: { accountId: 1, createdAt: 1 }, name: 'accountId_createdAt' },
-      ],
-      keys: [
-        { key: { keyHash: 1 }, name: 'keyHash_unique', unique: true },
-        { key: { projectId: 1, createdAt: -1 }, name: 'projectId_createdAt' },
-      ],
-      sessions: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
-      counters: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
-      webhooks: [
-        { key: { projectId: 1, env: 1, collection: 1, createdAt: 1 }, name: 'scope_collection_createdAt' },
-      ],
-      webhookDeliveries: [{ key: { webhookId: 1, createdAt: -1, _id: -1 }, name: 'webhookId_newest' }],
-      feedConsumers: [],
-      settings: [],
-      streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
-    });
     expect(Object.keys(SYSTEM_INDEXES).sort()).to.deep.equal(Object.keys(SYSTEM_COLLECTIONS).sort());
+    const find = (collection: keyof typeof SYSTEM_INDEXES, key: Record<string, 1 | -1>) =>
+      SYSTEM_INDEXES[collection].find((index) => JSON.stringify(index.key) === JSON.stringify(key));
+    // The uniqueness the port promises (DuplicateError) rests on these.
+    for (const [collection, key] of [
+      ['accounts', { emailLower: 1 }],
+      ['projects', { accountId: 1, name: 1 }],
+      ['keys', { keyHash: 1 }],
+    ] as const) {
+      expect(find(collection, key)?.unique, `${collection} ${JSON.stringify(key)}`).to.equal(true);
+    }
+    // Expiring records go once `expiresAt` (a BSON Date) has passed.
+    for (const collection of ['sessions', 'counters', 'streamSlots'] as const) {
+      expect(find(collection, { expiresAt: 1 })?.expireAfterSeconds, collection).to.equal(0);
+    }
+    // Lookups in the order the store reads them: a project's keys newest first, a collection's
+    // webhooks oldest first, a webhook's deliveries newest first.
+    expect(find('keys', { projectId: 1, createdAt: -1 })).to.not.equal(undefined);
+    expect(find('webhooks', { projectId: 1, env: 1, collection: 1, createdAt: 1 })).to.not.equal(undefined);
+    expect(find('webhookDeliveries', { webhookId: 1, createdAt: -1, _id: -1 })).to.not.equal(undefined);
+    // Nothing else is unique: a unique index the port does not promise would refuse valid writes.
+    const unique = Object.values(SYSTEM_INDEXES).flatMap((list) => list.filter((index) => index.unique));
+    expect(unique).to.have.length(3);
+    for (const list of Object.values(SYSTEM_INDEXES)) {
+      expect(new Set(list.map((index) => index.name)).size, 'index names within a collection').to.equal(
+        list.length,
+      );
+    }
   });
 
   it('keys each version sidecar uniquely by (docId, version), and documents by each metadata field then _id', () => {
