@@ -120,6 +120,26 @@ describe('embedded store: database file and schema', () => {
     }
   });
 
+  it('migrates a schema-3 directory whose webhook tables were made the old way, keeping their rows', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    await store.close();
+    // Before migration 4, each part created its tables as it opened; such a directory reports 3.
+    const raw = new Database(path.join(dataDir, 'folio.db'));
+    raw.prepare("INSERT INTO feed_consumers (name, position) VALUES ('webhooks', 'kept')").run();
+    raw.pragma('user_version = 3');
+    raw.close();
+    const reopened = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await reopened.init();
+    try {
+      expect(reopened.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
+      const row = reopened.db.prepare("SELECT position FROM feed_consumers WHERE name = 'webhooks'").get();
+      expect(row).to.deep.equal({ position: 'kept' });
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('refuses a database written by a newer schema', async () => {
     const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
     await store.init();

@@ -4,7 +4,6 @@
  */
 import type Database from 'better-sqlite3';
 import type { FeedConsumerRepository } from '../port.js';
-import { ensureWebhookSchema } from './webhooks.js';
 
 interface LeaseParams {
   name: string;
@@ -20,7 +19,6 @@ export class EmbeddedFeedConsumers implements FeedConsumerRepository {
   readonly #save: Database.Statement<{ name: string; holder: string; now: number; position: string }>;
 
   constructor(db: Database.Database) {
-    ensureWebhookSchema(db);
     this.#acquire = db.prepare(
       `INSERT INTO feed_consumers (name, holder, lease_expires_ms) VALUES (@name, @holder, @expires)
        ON CONFLICT (name) DO UPDATE SET holder = @holder, lease_expires_ms = @expires

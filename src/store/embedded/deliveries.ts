@@ -1,7 +1,6 @@
 /** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
 import type Database from 'better-sqlite3';
 import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
-import { ensureWebhookSchema } from './webhooks.js';
 
 interface DeliveryRow {
   id: string;
@@ -20,7 +19,6 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   readonly #saveTx: (delivery: DeliveryRecord, keep: number) => void;
 
   constructor(db: Database.Database) {
-    ensureWebhookSchema(db);
     this.#exists = db.prepare('SELECT id FROM webhook_deliveries WHERE id = ?');
     this.#upsert = db.prepare(
       `INSERT INTO webhook_deliveries (id, webhook_id, status, created_at, body)

@@ -107,6 +107,41 @@ const MIGRATIONS: readonly string[] = [
     created_at TEXT NOT NULL,
     PRIMARY KEY (scope, collection, name)
   );`,
+  // 4: webhooks, their deliveries and the change-feed consumers' positions. Data directories
+  // written before this migration created these tables as each part opened, hence IF NOT EXISTS.
+  `  CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    env TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    description TEXT NOT NULL,
+    status TEXT NOT NULL,
+    sealed_secret TEXT NOT NULL,
+    consecutive_failures INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS webhooks_collection ON webhooks (scope, collection, created_at, id);
+
+  CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_newest ON webhook_deliveries (webhook_id, created_at, id);
+
+  CREATE TABLE IF NOT EXISTS feed_consumers (
+    name TEXT PRIMARY KEY,
+    holder TEXT,
+    lease_expires_ms INTEGER,
+    position TEXT
+  );
+  `,
 ];
 
 /** The schema version a fully migrated database reports. */

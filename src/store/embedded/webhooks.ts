@@ -1,8 +1,4 @@
-/**
- * Webhooks on SQLite. The tables of webhooks, deliveries and feed consumers are created
- * idempotently (`CREATE ... IF NOT EXISTS`) when the store opens, like Agenda's table: they
- * belong to this part, not to the numbered document migrations in `schema.ts`.
- */
+/** Webhooks on SQLite; the tables are migration 4 in `schema.ts`. */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -16,45 +12,6 @@ import {
   type WebhookStatus,
 } from '../port.js';
 import { scopeKeyOf } from './scopeKey.js';
-
-const DDL = `
-  CREATE TABLE IF NOT EXISTS webhooks (
-    id TEXT PRIMARY KEY,
-    scope TEXT NOT NULL,
-    project_id TEXT NOT NULL,
-    env TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    url TEXT NOT NULL,
-    events TEXT NOT NULL,
-    description TEXT NOT NULL,
-    status TEXT NOT NULL,
-    sealed_secret TEXT NOT NULL,
-    consecutive_failures INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS webhooks_collection ON webhooks (scope, collection, created_at, id);
-
-  CREATE TABLE IF NOT EXISTS webhook_deliveries (
-    id TEXT PRIMARY KEY,
-    webhook_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    body TEXT NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS webhook_deliveries_newest ON webhook_deliveries (webhook_id, created_at, id);
-
-  CREATE TABLE IF NOT EXISTS feed_consumers (
-    name TEXT PRIMARY KEY,
-    holder TEXT,
-    lease_expires_ms INTEGER,
-    position TEXT
-  );
-`;
-
-export function ensureWebhookSchema(db: Database.Database): void {
-  db.exec(DDL);
-}
 
 interface WebhookRow {
   id: string;
@@ -147,7 +104,6 @@ export class EmbeddedWebhooks implements WebhookRepository {
     db: Database.Database,
     private readonly dataDir: string,
   ) {
-    ensureWebhookSchema(db);
     this.#insert = db.prepare(
       `INSERT INTO webhooks (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
     );
