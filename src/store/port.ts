@@ -463,8 +463,12 @@ export type WebhookChanges = Partial<
 > & { updatedAt: string };
 
 export interface WebhookRepository {
-  /** Throws DuplicateError('id') if the id is taken. */
-  create(webhook: WebhookRecord): Promise<void>;
+  /**
+   * Create the webhook unless its collection already holds `maxPerCollection`: false then, and
+   * nothing written. Atomic: concurrent creates never take the collection past the maximum.
+   * Throws DuplicateError('id') if the id is taken.
+   */
+  create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean>;
   /** The webhook, or null when it does not exist in that scope and collection. */
   get(scope: DataScope, collection: string, id: string): Promise<WebhookRecord | null>;
   /** Webhooks of the collection, oldest first. */

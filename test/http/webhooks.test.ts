@@ -251,6 +251,22 @@ forEachStore(
       });
       expect((await register('elsewhere')).status).to.equal(201);
     });
+
+    it('holds under 20 concurrent registrations: exactly the plan’s number are created', async () => {
+      const register = () =>
+        ctx.server.request('POST', `/${ctx.tenant.project}/raced/_webhooks`, {
+          key: ctx.tenant.key,
+          // A host name: its look-up is real I/O, so the registrations interleave on any store.
+          body: { url: 'http://localhost:9/x', events: ['document.created'] },
+        });
+      const statuses = (await Promise.all(Array.from({ length: 20 }, register))).map((r) => r.status);
+      expect(statuses.filter((s) => s === 201)).to.have.length(2);
+      expect(statuses.filter((s) => s === 403)).to.have.length(18);
+      const listed = await ctx.server.request('GET', `/${ctx.tenant.project}/raced/_webhooks`, {
+        key: ctx.tenant.key,
+      });
+      expect(listed.body.webhooks).to.have.length(2);
+    });
   },
   { config: { ...LOCAL, plans: { free: { maxWebhooks: 2 } } } },
 );

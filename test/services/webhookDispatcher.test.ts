@@ -86,19 +86,22 @@ async function seed(store: Store, url: string): Promise<DataScope> {
   const scope: DataScope = { projectId: project.id, env: 'test' };
   const id = newId('wh');
   const sealer = await new SecretVault(store, '').sealer();
-  await store.webhooks.create({
-    id,
-    scope,
-    collection: 'orders',
-    url,
-    events: ['document.created'],
-    description: '',
-    status: 'active',
-    sealedSecret: sealer.seal('whsec_test', id),
-    consecutiveFailures: 0,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await store.webhooks.create(
+    {
+      id,
+      scope,
+      collection: 'orders',
+      url,
+      events: ['document.created'],
+      description: '',
+      status: 'active',
+      sealedSecret: sealer.seal('whsec_test', id),
+      consecutiveFailures: 0,
+      createdAt: now,
+      updatedAt: now,
+    },
+    1,
+  );
   return scope;
 }
 

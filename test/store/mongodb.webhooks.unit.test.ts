@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { aggregate, Query } from 'mingo';
 import { MongoServerError } from 'mongodb';
 import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/repository.js';
+import { webhookGuardId } from '../../src/store/mongodb/webhooks.js';
 import {
   failurePipeline,
   leaseHeldFilter,
@@ -102,5 +103,20 @@ describe('MongoDB store: Agenda job dedupe', () => {
       unique: true,
       partialFilterExpression: { 'data.dedupeKey': { $exists: true } },
     });
+  });
+});
+
+describe('MongoDB store: the guard that serialises webhook creates on a collection', () => {
+  it('is one document per scope and collection, and two of them never coincide', () => {
+    const scope = { projectId: 'prj_1', env: 'test' as const };
+    expect(webhookGuardId(scope, 'orders')).to.equal(webhookGuardId({ ...scope }, 'orders'));
+    const others = [
+      webhookGuardId(scope, 'orders2'),
+      webhookGuardId({ ...scope, env: 'live' }, 'orders'),
+      webhookGuardId({ ...scope, projectId: 'prj_2' }, 'orders'),
+      // Joined with a separator no part holds: ('prj_1', 'a_b') and ('prj_1_a', 'b') stay apart.
+      webhookGuardId({ projectId: 'prj_1_test', env: 'test' }, 'orders'),
+    ];
+    expect(new Set([webhookGuardId(scope, 'orders'), ...others]).size).to.equal(others.length + 1);
   });
 });

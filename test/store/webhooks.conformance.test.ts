@@ -73,26 +73,40 @@ for (const factory of factories) {
       const scope = newScope();
       const a = webhook(scope);
       const b = webhook(scope, { events: ['document.deleted'] });
-      await store.webhooks.create(a);
-      await store.webhooks.create(b);
-      await store.webhooks.create(webhook(scope, { collection: 'other' }));
-      await store.webhooks.create(webhook({ ...scope, env: 'live' }));
+      await store.webhooks.create(a, 100);
+      await store.webhooks.create(b, 100);
+      await store.webhooks.create(webhook(scope, { collection: 'other' }), 100);
+      await store.webhooks.create(webhook({ ...scope, env: 'live' }), 100);
       expect(await store.webhooks.get(scope, 'orders', a.id)).to.deep.equal(a);
       expect(await store.webhooks.get(scope, 'other', a.id)).to.equal(null);
       expect(await store.webhooks.get({ ...scope, env: 'live' }, 'orders', a.id)).to.equal(null);
       expect((await store.webhooks.list(scope, 'orders')).map((w) => w.id)).to.deep.equal([a.id, b.id]);
       expect(await store.webhooks.count(scope, 'orders')).to.equal(2);
-      const err = await store.webhooks.create(a).catch((e: unknown) => e);
+      const err = await store.webhooks.create(a, 100).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(DuplicateError);
+    });
+
+    it('creates up to the maximum per collection and not one more, even when creates race', async () => {
+      const scope = newScope();
+      const results = await Promise.all(
+        Array.from({ length: 12 }, () => store.webhooks.create(webhook(scope), 3)),
+      );
+      expect(results.filter(Boolean)).to.have.length(3);
+      expect(await store.webhooks.count(scope, 'orders')).to.equal(3);
+      // The maximum counts per collection and scope.
+      expect(await store.webhooks.create(webhook(scope, { collection: 'other' }), 3)).to.equal(true);
+      expect(await store.webhooks.create(webhook({ ...scope, env: 'live' }), 3)).to.equal(true);
+      expect(await store.webhooks.create(webhook(scope), 4)).to.equal(true);
+      expect(await store.webhooks.create(webhook(scope), 4)).to.equal(false);
     });
 
     it('lists as active only enabled webhooks subscribed to the event', async () => {
       const scope = newScope();
       const created = webhook(scope, { events: ['document.created', 'document.updated'] });
       const disabled = webhook(scope, { status: 'disabled' });
-      await store.webhooks.create(created);
-      await store.webhooks.create(disabled);
-      await store.webhooks.create(webhook(scope, { events: ['document.deleted'] }));
+      await store.webhooks.create(created, 100);
+      await store.webhooks.create(disabled, 100);
+      await store.webhooks.create(webhook(scope, { events: ['document.deleted'] }), 100);
       const active = await store.webhooks.listActive(scope, 'orders', 'document.updated');
       expect(active.map((w) => w.id)).to.deep.equal([created.id]);
     });
@@ -100,7 +114,7 @@ for (const factory of factories) {
     it('updates only the given fields and deletes a webhook with its deliveries', async () => {
       const scope = newScope();
       const w = webhook(scope);
-      await store.webhooks.create(w);
+      await store.webhooks.create(w, 100);
       const later = isoNow(Date.now() + 1000);
       const updated = await store.webhooks.update(scope, 'orders', w.id, {
         url: 'https://x.test/',
@@ -120,7 +134,7 @@ for (const factory of factories) {
     it('counts failed deliveries and disables exactly when the count reaches the threshold', async () => {
       const scope = newScope();
       const w = webhook(scope);
-      await store.webhooks.create(w);
+      await store.webhooks.create(w, 100);
       for (let i = 1; i <= 2; i++) {
         const after = await store.webhooks.recordFailure(w.id, 3, isoNow());
         expect(after?.consecutiveFailures).to.equal(i);
@@ -138,7 +152,7 @@ for (const factory of factories) {
     it('counts concurrent failures without losing one', async () => {
       const scope = newScope();
       const w = webhook(scope);
-      await store.webhooks.create(w);
+      await store.webhooks.create(w, 100);
       await Promise.all(Array.from({ length: 20 }, () => store.webhooks.recordFailure(w.id, 100, isoNow())));
       expect((await store.webhooks.get(scope, 'orders', w.id))?.consecutiveFailures).to.equal(20);
     });

@@ -74,9 +74,10 @@ export class WebhookService {
     input: RegisterWebhookInput,
   ): Promise<{ webhook: WebhookRecord; secret: string }> {
     const max = ctx.limits.maxWebhooks;
-    if ((await this.store.webhooks.count(ctx.scope, collection)) >= max) {
-      throw planLimitExceeded('webhooks per collection', max, ctx.plan);
-    }
+    const full = () => planLimitExceeded('webhooks per collection', max, ctx.plan);
+    // Checked first so a full collection answers before the target's look-up; the create below
+    // checks again, atomically, for registrations racing this one.
+    if ((await this.store.webhooks.count(ctx.scope, collection)) >= max) throw full();
     const url = await this.#checkedUrl(input.url);
     const id = newId('wh');
     const secret = generateSecret();
@@ -94,7 +95,7 @@ export class WebhookService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.webhooks.create(webhook);
+    if (!(await this.store.webhooks.create(webhook, max))) throw full();
     return { webhook, secret };
   }
 

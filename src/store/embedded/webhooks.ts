@@ -83,7 +83,7 @@ const COLUMNS = [
 export const SEALING_KEY_FILE = 'webhook-sealing.key';
 
 export class EmbeddedWebhooks implements WebhookRepository {
-  readonly #insert: Database.Statement<WebhookRow>;
+  readonly #insert: Database.Statement<WebhookRow & { max: number }>;
   readonly #get: Database.Statement<[string, string, string], WebhookRow>;
   readonly #list: Database.Statement<[string, string], WebhookRow>;
   readonly #count: Database.Statement<[string, string], { n: number }>;
@@ -104,8 +104,10 @@ export class EmbeddedWebhooks implements WebhookRepository {
     db: Database.Database,
     private readonly dataDir: string,
   ) {
+    // One statement counts and inserts, so concurrent creates cannot pass the count together.
     this.#insert = db.prepare(
-      `INSERT INTO webhooks (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
+      `INSERT INTO webhooks (${COLUMNS.join(', ')}) SELECT ${COLUMNS.map((c) => `@${c}`).join(', ')}
+       WHERE (SELECT count(*) FROM webhooks WHERE scope = @scope AND collection = @collection) < @max`,
     );
     this.#get = db.prepare('SELECT * FROM webhooks WHERE scope = ? AND collection = ? AND id = ?');
     this.#list = db.prepare(
@@ -144,9 +146,9 @@ export class EmbeddedWebhooks implements WebhookRepository {
     });
   }
 
-  async create(webhook: WebhookRecord): Promise<void> {
+  async create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean> {
     try {
-      this.#insert.run(toRow(webhook));
+      return this.#insert.run({ ...toRow(webhook), max: maxPerCollection }).changes === 1;
     } catch (error) {
       if (error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
         throw new DuplicateError('id');

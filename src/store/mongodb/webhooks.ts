@@ -28,6 +28,15 @@ interface SettingDoc {
 
 const SEALING_KEY_SETTING = 'webhookSealingKey';
 
+/**
+ * The settings document that creates of webhooks on one collection all write, so concurrent
+ * creates conflict. The parts are joined by NUL, which no project id, environment or collection
+ * name holds, so two collections never share a guard.
+ */
+export function webhookGuardId(scope: DataScope, collection: string): string {
+  return ['webhookGuard', scope.projectId, scope.env, collection].join('\u0000');
+}
+
 export function toWebhookDoc(w: WebhookRecord): WebhookDoc {
   return {
     _id: w.id,
@@ -82,9 +91,26 @@ export class MongoWebhooks implements WebhookRepository {
     this.#settings = db.collection<SettingDoc>(SYSTEM_COLLECTIONS.settings);
   }
 
-  async create(webhook: WebhookRecord): Promise<void> {
+  async create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean> {
     try {
-      await this.#webhooks.insertOne(toWebhookDoc(webhook));
+      const { result } = await inTransaction(this.client, this.limits, async (session) => {
+        // Snapshot isolation alone would let two creates each count max − 1 and both insert.
+        // Both write the collection's guard document first, so one of them meets a write
+        // conflict and starts over (inTransaction), counting again after the other committed.
+        await this.#settings.updateOne(
+          { _id: webhookGuardId(webhook.scope, webhook.collection) },
+          { $set: { value: webhook.id } },
+          { upsert: true, session },
+        );
+        const held = await this.#webhooks.countDocuments(at(webhook.scope, webhook.collection), { session });
+        if (held >= maxPerCollection) {
+          await session.abortTransaction();
+          return false;
+        }
+        await this.#webhooks.insertOne(toWebhookDoc(webhook), { session });
+        return true;
+      });
+      return result;
     } catch (error) {
       if (isDuplicateKeyError(error)) throw new DuplicateError('id');
       throw error;
