@@ -50,12 +50,11 @@ export class ApiKeyService {
     input: Omit<CreateKeyInput, 'project'>,
   ): Promise<{ apiKey: ApiKeyRecord; rawKey: string }> {
     const max = this.config.plans[account.plan].activeKeys;
-    if ((await this.store.accounts.countActiveKeys(project.id)) >= max) {
-      throw planLimitExceeded('active API keys per project', max, account.plan);
-    }
     const rawKey = generateApiKey(input.env);
     const apiKey = this.record(project.id, rawKey, input);
-    await this.store.accounts.createKey(apiKey);
+    if (!(await this.store.accounts.createKey(apiKey, max))) {
+      throw planLimitExceeded('active API keys per project', max, account.plan);
+    }
     return { apiKey, rawKey };
   }
 

@@ -354,7 +354,12 @@ export interface AccountRepository {
   /** Replace the project's allowed origins (null: the default policy). */
   setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void>;
 
-  createKey(key: ApiKeyRecord): Promise<void>;
+  /**
+   * Create the key unless its project already has `maxActive` active keys: false then, and
+   * nothing written. Atomic: concurrent creates never take a project past the maximum.
+   * Throws DuplicateError('id') or DuplicateError('keyHash') if either is taken.
+   */
+  createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
   /**

@@ -934,7 +934,7 @@ for (const factory of factories) {
     describe('api keys', () => {
       it('stores a key and finds it by id and by hash, config included', async () => {
         const key = apiKey(newId('prj'));
-        await store.accounts.createKey(key);
+        await store.accounts.createKey(key, 100);
         expect(await store.accounts.getKey(key.id)).to.deep.equal(key);
         expect(await store.accounts.findKeyByHash(key.keyHash)).to.deep.equal(key);
         expect(await store.accounts.findKeyByHash('unknown')).to.equal(null);
@@ -944,8 +944,8 @@ for (const factory of factories) {
       it('refuses a second key with the same hash', async () => {
         const projectId = newId('prj');
         const key = apiKey(projectId);
-        await store.accounts.createKey(key);
-        const error = await store.accounts.createKey(apiKey(projectId, { keyHash: key.keyHash })).then(
+        await store.accounts.createKey(key, 100);
+        const error = await store.accounts.createKey(apiKey(projectId, { keyHash: key.keyHash }), 100).then(
           () => null,
           (e: unknown) => e,
         );
@@ -960,8 +960,8 @@ for (const factory of factories) {
         const k1 = apiKey(projectId, { createdAt: isoNow(t - 2000) });
         const k2 = apiKey(projectId, { createdAt: isoNow(t - 1000), env: 'live', scope: 'read-only' });
         const k3 = apiKey(projectId, { createdAt: isoNow(t) });
-        for (const k of [k2, k3, k1]) await store.accounts.createKey(k);
-        await store.accounts.createKey(apiKey(newId('prj')));
+        for (const k of [k2, k3, k1]) await store.accounts.createKey(k, 100);
+        await store.accounts.createKey(apiKey(newId('prj')), 100);
         expect((await store.accounts.listKeys(projectId)).map((k) => k.id)).to.deep.equal([
           k3.id,
           k2.id,
@@ -972,9 +972,24 @@ for (const factory of factories) {
         expect(await store.accounts.countActiveKeys(projectId)).to.equal(2);
       });
 
+      it('creates keys up to the maximum of active ones, even when creates race; revoked ones free a place', async () => {
+        const projectId = newId('prj');
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => store.accounts.createKey(apiKey(projectId), 3)),
+        );
+        expect(results.filter(Boolean)).to.have.length(3);
+        expect(await store.accounts.countActiveKeys(projectId)).to.equal(3);
+        expect(await store.accounts.createKey(apiKey(projectId), 3)).to.equal(false);
+        expect(await store.accounts.createKey(apiKey(newId('prj')), 3)).to.equal(true);
+        const [first] = await store.accounts.listKeys(projectId);
+        await store.accounts.revokeKey(first!.id, isoNow());
+        expect(await store.accounts.createKey(apiKey(projectId), 3)).to.equal(true);
+        expect(await store.accounts.createKey(apiKey(projectId), 3)).to.equal(false);
+      });
+
       it('revokes an active key once', async () => {
         const key = apiKey(newId('prj'));
-        await store.accounts.createKey(key);
+        await store.accounts.createKey(key, 100);
         const at = isoNow();
         expect(await store.accounts.revokeKey(key.id, at)).to.equal(true);
         expect(await store.accounts.getKey(key.id)).to.deep.equal({
@@ -990,7 +1005,7 @@ for (const factory of factories) {
       it('rotates a key: the old one revoked, the replacement active, in one step', async () => {
         const projectId = newId('prj');
         const old = apiKey(projectId);
-        await store.accounts.createKey(old);
+        await store.accounts.createKey(old, 100);
         const at = isoNow();
         const replacement = apiKey(projectId, { rotatedFrom: old.id, createdAt: at });
         expect(await store.accounts.rotateKey(old.id, replacement, at)).to.equal(true);
@@ -1006,7 +1021,7 @@ for (const factory of factories) {
       it('does not rotate a key that is not active, and inserts no replacement', async () => {
         const projectId = newId('prj');
         const old = apiKey(projectId);
-        await store.accounts.createKey(old);
+        await store.accounts.createKey(old, 100);
         await store.accounts.revokeKey(old.id, isoNow());
         const replacement = apiKey(projectId, { rotatedFrom: old.id });
         expect(await store.accounts.rotateKey(old.id, replacement, isoNow())).to.equal(false);
@@ -1018,8 +1033,8 @@ for (const factory of factories) {
         const projectId = newId('prj');
         const old = apiKey(projectId);
         const other = apiKey(projectId);
-        await store.accounts.createKey(old);
-        await store.accounts.createKey(other);
+        await store.accounts.createKey(old, 100);
+        await store.accounts.createKey(other, 100);
         const clash = apiKey(projectId, { keyHash: other.keyHash, rotatedFrom: old.id });
         const error = await store.accounts.rotateKey(old.id, clash, isoNow()).then(
           () => null,
@@ -1032,7 +1047,7 @@ for (const factory of factories) {
 
       it('stamps the last use of a key', async () => {
         const key = apiKey(newId('prj'));
-        await store.accounts.createKey(key);
+        await store.accounts.createKey(key, 100);
         const at = isoNow();
         await store.accounts.touchKey(key.id, at);
         expect((await store.accounts.getKey(key.id))!.lastUsedAt).to.equal(at);

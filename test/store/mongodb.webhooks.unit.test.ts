@@ -7,14 +7,15 @@ import type { JobParameters } from 'agenda';
 import { expect } from 'chai';
 import { aggregate, Query } from 'mingo';
 import { MongoServerError } from 'mongodb';
+import { guardId } from '../../src/store/mongodb/guards.js';
 import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/repository.js';
-import { webhookGuardId } from '../../src/store/mongodb/webhooks.js';
 import {
   failurePipeline,
   leaseHeldFilter,
   leaseTakeFilter,
   leaseTakeUpdate,
 } from '../../src/store/mongodb/webhookUpdates.js';
+import type { DataScope } from '../../src/store/port.js';
 
 type Doc = Record<string, unknown>;
 
@@ -106,17 +107,22 @@ describe('MongoDB store: Agenda job dedupe', () => {
   });
 });
 
-describe('MongoDB store: the guard that serialises webhook creates on a collection', () => {
-  it('is one document per scope and collection, and two of them never coincide', () => {
-    const scope = { projectId: 'prj_1', env: 'test' as const };
-    expect(webhookGuardId(scope, 'orders')).to.equal(webhookGuardId({ ...scope }, 'orders'));
-    const others = [
-      webhookGuardId(scope, 'orders2'),
-      webhookGuardId({ ...scope, env: 'live' }, 'orders'),
-      webhookGuardId({ ...scope, projectId: 'prj_2' }, 'orders'),
-      // Joined with a separator no part holds: ('prj_1', 'a_b') and ('prj_1_a', 'b') stay apart.
-      webhookGuardId({ projectId: 'prj_1_test', env: 'test' }, 'orders'),
+describe('MongoDB store: guard documents of bounded creates', () => {
+  it('are one per counted set, and two sets never share one', () => {
+    const scope: DataScope = { projectId: 'prj_1', env: 'test' };
+    const webhooks = (s: typeof scope, collection: string) =>
+      guardId({ kind: 'webhooks', scope: s, collection });
+    expect(webhooks(scope, 'orders')).to.equal(webhooks({ ...scope }, 'orders'));
+    const all = [
+      webhooks(scope, 'orders'),
+      webhooks(scope, 'orders2'),
+      webhooks({ ...scope, env: 'live' }, 'orders'),
+      webhooks({ ...scope, projectId: 'prj_2' }, 'orders'),
+      // Joined with a separator no part holds, so shifting text between parts changes the id.
+      webhooks({ projectId: 'prj_1_test', env: 'test' }, 'orders'),
+      guardId({ kind: 'activeKeys', projectId: 'prj_1' }),
+      guardId({ kind: 'activeKeys', projectId: 'prj_2' }),
     ];
-    expect(new Set([webhookGuardId(scope, 'orders'), ...others]).size).to.equal(others.length + 1);
+    expect(new Set(all).size).to.equal(all.length);
   });
 });

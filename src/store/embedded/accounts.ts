@@ -176,6 +176,7 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #revoke: Database.Statement<[string, string]>;
   readonly #touch: Database.Statement<[string, string]>;
   readonly #rotateTx: (oldId: string, replacement: ApiKeyRecord, at: string) => boolean;
+  readonly #createKeyTx: (key: ApiKeyRecord, maxActive: number) => boolean;
 
   constructor(db: Database.Database) {
     this.#insertAccount = db.prepare(
@@ -217,6 +218,11 @@ export class EmbeddedAccounts implements AccountRepository {
       "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'",
     );
     this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+    this.#createKeyTx = db.transaction((key: ApiKeyRecord, maxActive: number): boolean => {
+      if (this.#countActive.get(key.projectId)!.n >= maxActive) return false;
+      this.#insertKeyRow(key);
+      return true;
+    }).immediate;
     this.#rotateTx = db.transaction((oldId: string, replacement: ApiKeyRecord, at: string): boolean => {
       if (this.#revoke.run(at, oldId).changes === 0) return false;
       // A failing insert throws, which rolls the revocation back with it.
@@ -303,8 +309,8 @@ export class EmbeddedAccounts implements AccountRepository {
     this.#setOrigins.run(originsText(origins), projectId);
   }
 
-  async createKey(key: ApiKeyRecord): Promise<void> {
-    this.#insertKeyRow(key);
+  async createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean> {
+    return this.#createKeyTx(key, maxActive);
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {

@@ -14,6 +14,7 @@ import {
   type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
+import { type GuardDoc, guardId, takeGuard } from './guards.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { duplicateKeyFields, isDuplicateKeyError } from './serverErrors.js';
 import {
@@ -68,6 +69,8 @@ export class MongoAccounts implements AccountRepository {
   readonly #projects: Collection<ProjectDoc>;
   readonly #keys: Collection<KeyDoc>;
 
+  readonly #settings: Collection<GuardDoc>;
+
   constructor(
     private readonly client: MongoClient,
     db: Db,
@@ -77,6 +80,7 @@ export class MongoAccounts implements AccountRepository {
     this.#sessions = db.collection<SessionDoc>(SYSTEM_COLLECTIONS.sessions);
     this.#projects = db.collection<ProjectDoc>(SYSTEM_COLLECTIONS.projects);
     this.#keys = db.collection<KeyDoc>(SYSTEM_COLLECTIONS.keys);
+    this.#settings = db.collection<GuardDoc>(SYSTEM_COLLECTIONS.settings);
   }
 
   async createAccount(account: AccountRecord): Promise<void> {
@@ -148,8 +152,30 @@ export class MongoAccounts implements AccountRepository {
     await this.#projects.updateOne({ _id: projectId }, { $set: { allowedOrigins: origins } });
   }
 
-  async createKey(key: ApiKeyRecord): Promise<void> {
-    await translatingDuplicates(() => this.#keys.insertOne(toKeyDoc(key)), 'id');
+  async createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean> {
+    const { result } = await translatingDuplicates(
+      () =>
+        inTransaction(this.client, this.limits, async (session) => {
+          await takeGuard(
+            this.#settings,
+            guardId({ kind: 'activeKeys', projectId: key.projectId }),
+            key.id,
+            session,
+          );
+          const active = await this.#keys.countDocuments(
+            { projectId: key.projectId, status: 'active' },
+            { session },
+          );
+          if (active >= maxActive) {
+            await session.abortTransaction();
+            return false;
+          }
+          await this.#keys.insertOne(toKeyDoc(key), { session });
+          return true;
+        }),
+      'id',
+    );
+    return result;
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {

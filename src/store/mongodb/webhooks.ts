@@ -10,6 +10,7 @@ import {
   type WebhookRecord,
   type WebhookRepository,
 } from '../port.js';
+import { guardId, takeGuard } from './guards.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { isDuplicateKeyError } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
@@ -27,15 +28,6 @@ interface SettingDoc {
 }
 
 const SEALING_KEY_SETTING = 'webhookSealingKey';
-
-/**
- * The settings document that creates of webhooks on one collection all write, so concurrent
- * creates conflict. The parts are joined by NUL, which no project id, environment or collection
- * name holds, so two collections never share a guard.
- */
-export function webhookGuardId(scope: DataScope, collection: string): string {
-  return ['webhookGuard', scope.projectId, scope.env, collection].join('\u0000');
-}
 
 export function toWebhookDoc(w: WebhookRecord): WebhookDoc {
   return {
@@ -94,14 +86,8 @@ export class MongoWebhooks implements WebhookRepository {
   async create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean> {
     try {
       const { result } = await inTransaction(this.client, this.limits, async (session) => {
-        // Snapshot isolation alone would let two creates each count max − 1 and both insert.
-        // Both write the collection's guard document first, so one of them meets a write
-        // conflict and starts over (inTransaction), counting again after the other committed.
-        await this.#settings.updateOne(
-          { _id: webhookGuardId(webhook.scope, webhook.collection) },
-          { $set: { value: webhook.id } },
-          { upsert: true, session },
-        );
+        const guard = guardId({ kind: 'webhooks', scope: webhook.scope, collection: webhook.collection });
+        await takeGuard(this.#settings, guard, webhook.id, session);
         const held = await this.#webhooks.countDocuments(at(webhook.scope, webhook.collection), { session });
         if (held >= maxPerCollection) {
           await session.abortTransaction();
