@@ -3,6 +3,11 @@
  * and writes them with the socket's backpressure. A client that does not read fills its
  * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
  * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
+ *
+ * The hot path is synchronous: the fan-out queues an event and calls this stream back
+ * (`onQueued`), which writes it at once, the frame being one Buffer shared by every stream of
+ * the project. No promise, iterator step or copy per subscriber and event; only while a client
+ * is not reading does a stream wait (for `drain`).
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -39,7 +44,8 @@ export interface EventStreamOptions {
   project: string;
   types: ReadonlySet<ChangeType>;
   filter: StoredFilter;
-  heartbeatMs: number;
+  /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
+  heartbeats: { add(stream: EventStream): void; delete(stream: EventStream): void };
   retryMs: number;
   bufferLimit: number;
   /** Runs at every heartbeat (the slot lease); resolving false closes the stream. */
@@ -64,7 +70,6 @@ export class EventStream {
   #body: Writable | null = null;
   #closed = false;
   #draining = false;
-  #timer: NodeJS.Timeout | null = null;
   /** The last event skipped by the type or field filter since the last id the client got. */
   #skipped: string | null = null;
   readonly #filtered: boolean;
@@ -94,9 +99,9 @@ export class EventStream {
       return;
     }
     this.body.write(retryFrame(this.options.retryMs));
-    this.#timer = setInterval(() => void this.#heartbeat(), this.options.heartbeatMs);
-    this.#timer.unref();
-    void this.#pump();
+    this.options.heartbeats.add(this);
+    this.options.subscription.onQueued(() => this.#flush());
+    this.#flush();
   }
 
   /** Close with a final `stream.closed` event (none for a client that left). Idempotent. */
@@ -128,20 +133,23 @@ export class EventStream {
     if (!this.body.writableFinished) this.body.destroy();
   }
 
-  async #pump(): Promise<void> {
+  /** Write what the subscription holds until the socket is full; the end, once it ended. */
+  #flush(): void {
+    if (this.#closed || this.#draining) return;
     const { subscription, project } = this.options;
-    for await (const event of subscription) {
-      if (this.#closed) return;
+    for (let event = subscription.take(); event !== undefined; event = subscription.take()) {
       if (!this.#wanted(event)) {
         this.#skipped = event.token;
         continue;
       }
       this.#skipped = null;
-      if (!this.body.write(documentFrame(event, project))) await this.#drain();
+      if (!this.body.write(documentFrame(event, project))) {
+        this.#waitForDrain();
+        return;
+      }
     }
     // The feed ended it (close() already finished it otherwise).
-    if (this.#closed) return;
-    this.#endedBy(subscription.endedBy);
+    if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
   }
 
   #wanted(event: ChangeEvent): boolean {
@@ -183,6 +191,11 @@ export class EventStream {
     this.#finish();
   }
 
+  /** Called by the shared heartbeat schedule every `streams.heartbeatMs`. */
+  heartbeat(): void {
+    void this.#heartbeat();
+  }
+
   async #heartbeat(): Promise<void> {
     if (this.#closed) return;
     const { endedBy } = this.options.subscription;
@@ -199,24 +212,19 @@ export class EventStream {
     if (!(await this.options.onHeartbeat())) this.close('slot_lost');
   }
 
-  /** Wait until the socket takes more, or the stream closes. */
-  async #drain(): Promise<void> {
-    if (this.#closed) return;
+  /** Stop writing until the socket takes more (or the client leaves). */
+  #waitForDrain(): void {
     this.#draining = true;
-    // One signal for both waits, so the listener of the one that did not fire goes too.
-    const done = new AbortController();
-    const { signal } = done;
-    await Promise.race([once(this.body, 'drain', { signal }), once(this.body, 'close', { signal })]).catch(
-      () => {},
-    );
-    done.abort();
-    this.#draining = false;
+    this.body.once('drain', () => {
+      this.#draining = false;
+      this.#flush();
+    });
   }
 
   #finish(): void {
     this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
+    this.options.heartbeats.delete(this);
+    this.options.subscription.onQueued(null);
     this.options.subscription.close();
     this.options.onClosed(this);
     if (!this.#body) return;

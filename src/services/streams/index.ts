@@ -13,6 +13,7 @@ import type { Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import { isDashboardKey } from '../sessionAccess.js';
 import { type CloseReason, EventStream } from './eventStream.js';
+import { HeartbeatTimer } from './heartbeatWheel.js';
 import { StreamSlotService } from './slots.js';
 import { parseStreamQuery, tokenOfEventId } from './streamRequest.js';
 
@@ -30,6 +31,8 @@ interface OpenStream {
 export class StreamService {
   readonly #slots: StreamSlotService;
   readonly #open = new Set<OpenStream>();
+  /** One timer beats every open stream. */
+  readonly #heartbeats: HeartbeatTimer<EventStream>;
   #checkTimer: NodeJS.Timeout | null = null;
   #checking = false;
   #shuttingDown = false;
@@ -39,6 +42,7 @@ export class StreamService {
     private readonly config: Config,
   ) {
     this.#slots = new StreamSlotService(store, config);
+    this.#heartbeats = new HeartbeatTimer(config.streams.heartbeatMs, (stream) => stream.heartbeat());
   }
 
   /** Streams open in this process. */
@@ -70,7 +74,7 @@ export class StreamService {
     }
     if (this.#shuttingDown) throw shuttingDown();
     const slot = await this.#slots.acquire(ctx.key.id);
-    const { bufferLimit, heartbeatMs, retryMs } = this.config.streams;
+    const { bufferLimit, retryMs } = this.config.streams;
     const subscription = this.store.changes.watch(ctx.scope, collection, { after, bufferLimit });
     await subscription.ready;
     const refused = subscription.endedBy;
@@ -91,7 +95,7 @@ export class StreamService {
         project: ctx.project.name,
         types: request.types,
         filter: request.filter,
-        heartbeatMs,
+        heartbeats: this.#heartbeats,
         retryMs,
         bufferLimit,
         onHeartbeat: () => this.#slots.renew(slot).catch(() => true),

@@ -65,6 +65,7 @@ export class FeedSubscription implements ChangeSubscription {
   #closed = false;
   #cursor: HistoryCursor | null = null;
   #wake: (() => void) | null = null;
+  #listener: (() => void) | null = null;
   #room: (() => void) | null = null;
   #markReady!: () => void;
 
@@ -124,6 +125,14 @@ export class FeedSubscription implements ChangeSubscription {
 
   close(): void {
     this.#finish();
+  }
+
+  take(): ChangeEvent | undefined {
+    return this.#closed ? undefined : this.#take();
+  }
+
+  onQueued(listener: (() => void) | null): void {
+    this.#listener = listener;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
@@ -243,6 +252,7 @@ export class FeedSubscription implements ChangeSubscription {
     this.settings.onFinish(this);
     this.#markReady();
     this.#signalWake();
+    this.#listener = null;
     this.#signalRoom();
   }
 
@@ -250,6 +260,7 @@ export class FeedSubscription implements ChangeSubscription {
     const wake = this.#wake;
     this.#wake = null;
     wake?.();
+    this.#listener?.();
   }
 
   #signalRoom(): void {
