@@ -99,6 +99,13 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Server memory per idle stream, bytes, after a full GC (see `measure`). */
+interface PerStream {
+  coldRss: number;
+  warmRss: number;
+  heap: number;
+}
+
 interface Row {
   scenario: string;
   samples: number;
@@ -122,8 +129,8 @@ async function measure(
   target: { url: string; key: string; project: string },
   subscribers: number,
   collections: number,
-  gc: (() => void) | null,
-): Promise<{ row: Row; perStream: { heapBytes: number; rssBytes: number } | null }> {
+  memory: { gc(): void; openStreams(): number } | null,
+): Promise<{ row: Row; perStream: PerStream | null }> {
   const writer = generators[0] as Generator;
   // Subscriber i: generator i % PROCESSES, collection i % collections.
   const shares = generators.map((_, g) => {
@@ -131,19 +138,35 @@ async function measure(
     for (let i = g; i < subscribers; i += generators.length) share.push(i % collections);
     return share;
   });
-  gc?.();
-  const before = process.memoryUsage();
-  await Promise.all(
-    generators.map((g, i) => g.ask({ type: 'open', ...target, collections: shares[i] ?? [] }, 'opened')),
-  );
-  let perStream: { heapBytes: number; rssBytes: number } | null = null;
-  if (gc) {
-    gc();
-    const after = process.memoryUsage();
-    perStream = {
-      heapBytes: (after.heapUsed + after.external - before.heapUsed - before.external) / subscribers,
-      rssBytes: (after.rss - before.rss) / subscribers,
+  const open = () =>
+    Promise.all(
+      generators.map((g, i) => g.ask({ type: 'open', ...target, collections: shares[i] ?? [] }, 'opened')),
+    );
+  let perStream: PerStream | null = null;
+  if (memory) {
+    // Cold: the first streams of a fresh server, with what a first use costs once (code, heap
+    // spaces growing). Warm: as many again after closing those, so what stayed from the first
+    // use is in the baseline and the difference is what open streams hold.
+    const settle = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      memory.gc();
+      return process.memoryUsage();
     };
+    const cold = await settle();
+    await open();
+    const coldOpen = await settle();
+    await Promise.all(generators.map((g) => g.ask({ type: 'close' }, 'closed')));
+    while (memory.openStreams() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const warm = await settle();
+    await open();
+    const warmOpen = await settle();
+    perStream = {
+      coldRss: (coldOpen.rss - cold.rss) / subscribers,
+      warmRss: (warmOpen.rss - warm.rss) / subscribers,
+      heap: (warmOpen.heapUsed + warmOpen.external - warm.heapUsed - warm.external) / subscribers,
+    };
+  } else {
+    await open();
   }
   const total = WARM_UP + WRITES;
   await Promise.all(generators.map((g) => g.ask({ type: 'arm', writes: total, collections }, 'armed')));
@@ -198,7 +221,7 @@ export async function runStreamBench(): Promise<void> {
     () => new Generator(process.env.BENCH_STREAM_CLIENT_PROFILE),
   );
   const rows: Row[] = [];
-  let perStream = { heapBytes: 0, rssBytes: 0 };
+  let perStream: PerStream = { coldRss: 0, warmRss: 0, heap: 0 };
   try {
     const tenant = await server.tenant({ plan: 'pro' });
     const scenarios: Array<[string, number, number]> = [
@@ -213,7 +236,8 @@ export async function runStreamBench(): Promise<void> {
         if (only !== undefined && !name.startsWith(only)) continue;
         const folio = { url: server.url, key: tenant.key, project: tenant.project };
         const memory = subscribers === SUBSCRIBERS && collections === 1;
-        const measured = await measure(generators, folio, subscribers, collections, memory ? gc : null);
+        const idle = { gc, openStreams: () => server.running.services.streams.openCount };
+        const measured = await measure(generators, folio, subscribers, collections, memory ? idle : null);
         if (measured.perStream) perStream = measured.perStream;
         rows.push({ ...measured.row, scenario: `Folio: ${name}` });
         // The same clients against the bare floor, right after, under the same machine load.
@@ -251,8 +275,9 @@ export async function runStreamBench(): Promise<void> {
   out.write(
     "(latency from sending the write to each subscriber parsing its event; write ms: the write's own round trip, p50;\n server/clients: event-loop utilisation of the server and of the busiest load generator during the writes)\n",
   );
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
   out.write(
-    `\nserver memory per idle stream (${SUBSCRIBERS} streams, after GC): RSS ${(perStream.rssBytes / 1024).toFixed(1)} KiB, heap+external ${(perStream.heapBytes / 1024).toFixed(1)} KiB\n`,
+    `\nserver memory per idle stream (${SUBSCRIBERS} streams, after a full GC): RSS ${kib(perStream.coldRss)} on a fresh server, ${kib(perStream.warmRss)} reopened; heap+external ${kib(perStream.heap)}\n`,
   );
   if (process.env.BENCH_JSON) out.write(`${JSON.stringify({ streams: rows, perStream })}\n`);
 }

@@ -38,20 +38,30 @@ export type CloseReason =
   | 'plan_changed'
   | 'slot_lost';
 
-export interface EventStreamOptions {
+/**
+ * What a stream reports to whoever opened it: one object shared by all their streams, so a
+ * stream holds no callbacks of its own (each closure an idle stream keeps is memory).
+ */
+export interface StreamOwner<H> {
+  /** At every heartbeat (the slot lease); resolving false closes the stream. */
+  heartbeat(stream: EventStream<H>): Promise<boolean>;
+  /** Once, when the stream is over for any reason. */
+  closed(stream: EventStream<H>): void;
+}
+
+export interface EventStreamOptions<H> {
+  owner: StreamOwner<H>;
+  /** The owner's data about this stream (its key, its slot). */
+  holder: H;
   subscription: ChangeSubscription;
   /** The project name, as in the URL. */
   project: string;
   types: ReadonlySet<ChangeType>;
   filter: StoredFilter;
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
-  heartbeats: { add(stream: EventStream): void; delete(stream: EventStream): void };
+  heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
   bufferLimit: number;
-  /** Runs at every heartbeat (the slot lease); resolving false closes the stream. */
-  onHeartbeat(): Promise<boolean>;
-  /** Runs once, when the stream is over for any reason. */
-  onClosed(stream: EventStream): void;
 }
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
@@ -65,7 +75,7 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
 /** Longest wait for a closing stream's final bytes to reach a client before the socket is cut. */
 const FORCE_CLOSE_MS = 5000;
 
-export class EventStream {
+export class EventStream<H = unknown> {
   /** The HTTP response the frames go to (set by `start`). */
   #body: Writable | null = null;
   #closed = false;
@@ -74,8 +84,12 @@ export class EventStream {
   #skipped: string | null = null;
   readonly #filtered: boolean;
 
-  constructor(private readonly options: EventStreamOptions) {
+  constructor(private readonly options: EventStreamOptions<H>) {
     this.#filtered = Object.keys(options.filter).length > 0;
+  }
+
+  get holder(): H {
+    return this.options.holder;
   }
 
   get closed(): boolean {
@@ -209,7 +223,7 @@ export class EventStream {
     const skipped = this.#skipped;
     this.#skipped = null;
     this.body.write(skipped ? controlFrame('stream.checkpoint', {}, eventId(skipped)) : HEARTBEAT_FRAME);
-    if (!(await this.options.onHeartbeat())) this.close('slot_lost');
+    if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
   }
 
   /** Stop writing until the socket takes more (or the client leaves). */
@@ -226,7 +240,7 @@ export class EventStream {
     this.options.heartbeats.delete(this);
     this.options.subscription.onQueued(null);
     this.options.subscription.close();
-    this.options.onClosed(this);
+    this.options.owner.closed(this);
     if (!this.#body) return;
     this.body.end();
     // A client that reads nothing never takes the final bytes: cut it off after a grace period.
