@@ -10,7 +10,7 @@
  * go one at a time: the next is sent once every subscriber got the previous one. The first
  * writes of each scenario warm up and are not counted.
  *
- * Options (env): BENCH_STREAM_SUBSCRIBERS (1000), BENCH_STREAM_WRITES (100),
+ * Options (env): BENCH_STREAM_SUBSCRIBERS (1000), BENCH_STREAM_WRITES (200),
  * BENCH_STREAM_PROCESSES (2, load-generator processes), BENCH_STREAM_ONLY (run only the
  * scenarios whose name starts with it), BENCH_STREAM_CLIENT_PROFILE (a folder: the load
  * generators write `--cpu-prof` profiles there; profile the server with `node --cpu-prof`).
@@ -25,7 +25,7 @@ import { startBareFanOut } from './bareFanOut.js';
 import type { ClientMessage, GeneratorMessage } from './streamClients.js';
 
 const SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 1000);
-const WRITES = Number(process.env.BENCH_STREAM_WRITES ?? 100);
+const WRITES = Number(process.env.BENCH_STREAM_WRITES ?? 200);
 const PROCESSES = Math.max(1, Number(process.env.BENCH_STREAM_PROCESSES ?? 2));
 const WARM_UP = 10;
 /** A write whose events are not all in by then fails the run instead of hanging it. */

@@ -4,10 +4,12 @@
  * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
  * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
  *
- * The hot path is synchronous: the fan-out queues an event and calls this stream back
- * (`onQueued`), which writes it at once, the frame being one Buffer shared by every stream of
- * the project. No promise, iterator step or copy per subscriber and event; only while a client
- * is not reading does a stream wait (for `drain`).
+ * The hot path holds no promise, iterator step or copy per subscriber and event: the fan-out
+ * queues an event and calls the stream back (`onQueued`), which marks itself due; once the
+ * task that committed the write is over (so the writer's own response goes out first, never
+ * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
+ * shared by every stream of the project. Only while a client is not reading does a stream wait
+ * (for `drain`).
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -114,7 +116,7 @@ export class EventStream<H = unknown> {
     }
     this.body.write(retryFrame(this.options.retryMs));
     this.options.heartbeats.add(this);
-    this.options.subscription.onQueued(() => this.#flush());
+    this.options.subscription.onQueued(() => EventStream.#schedule(this));
     this.#flush();
   }
 
@@ -145,6 +147,27 @@ export class EventStream<H = unknown> {
     clearTimeout(timer);
     done.abort();
     if (!this.body.writableFinished) this.body.destroy();
+  }
+
+  /** Streams with events queued since the last flush; written together, after the current task. */
+  static readonly #due = new Set<EventStream<unknown>>();
+
+  static #schedule(stream: EventStream<unknown>): void {
+    if (EventStream.#due.size === 0) setImmediate(EventStream.#flushDue);
+    EventStream.#due.add(stream);
+  }
+
+  static #flushDue(): void {
+    try {
+      // A stream that gets more events while others are written is added again, and written too.
+      for (const stream of EventStream.#due) {
+        EventStream.#due.delete(stream);
+        stream.#flush();
+      }
+    } finally {
+      // Never strand the others behind one that threw.
+      if (EventStream.#due.size > 0) setImmediate(EventStream.#flushDue);
+    }
   }
 
   /** Write what the subscription holds until the socket is full; the end, once it ended. */
