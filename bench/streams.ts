@@ -1,9 +1,12 @@
 /**
  * Change streams in `npm run bench`: write-to-event latency (p50/p99) with 1 and 1,000 concurrent
  * SSE subscribers, spread over 1 and over 100 collections, and the server's memory per idle
- * stream. The server runs here (embedded store) and does nothing else; the subscribers and the
- * writer run in forked load-generator processes (bench/streamClients.ts), so neither competes
- * inside the server's event loop.
+ * stream. The server runs here (embedded store) and besides serving only relays a few IPC
+ * messages per write; the subscribers and the writer run in forked load-generator processes
+ * (bench/streamClients.ts), so neither competes inside the server's event loop. After each
+ * scenario the same clients measure a bare node:http fan-out (bench/bareFanOut.ts): the floor
+ * under the machine's load of the moment. Memory: see `measure`; docs/streams.md says how to
+ * read both.
  *
  * Latency of an event = its arrival at a subscriber (parsed by the SSE parser) minus the time
  * its write was SENT (just before the POST), so it includes the write's own round trip. Writes
