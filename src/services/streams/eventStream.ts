@@ -21,7 +21,7 @@ import type {
   ChangeType,
   StoredFilter,
 } from '../../store/port.js';
-import { toStored } from '../../store/storedForm.js';
+import { type StoredDocument, toStored } from '../../store/storedForm.js';
 import {
   controlFrame,
   documentFrame,
@@ -73,6 +73,20 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
 };
+
+/** The stored form of the event last matched: the filtered streams of one event share it. */
+const lastStored: { event: ChangeEvent | null; stored: StoredDocument | null } = {
+  event: null,
+  stored: null,
+};
+
+function storedFormOf(event: ChangeEvent): StoredDocument {
+  if (lastStored.event !== event || !lastStored.stored) {
+    lastStored.event = event;
+    lastStored.stored = toStored(event.document);
+  }
+  return lastStored.stored;
+}
 
 /** Longest wait for a closing stream's final bytes to reach a client before the socket is cut. */
 const FORCE_CLOSE_MS = 5000;
@@ -191,7 +205,7 @@ export class EventStream<H = unknown> {
 
   #wanted(event: ChangeEvent): boolean {
     if (!this.options.types.has(event.type)) return false;
-    return !this.#filtered || matchesFilter(toStored(event.document), this.options.filter);
+    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter);
   }
 
   #endedBy(reason: ChangeFeedEnd | null): void {
