@@ -1,22 +1,38 @@
 /**
  * Change streams in `npm run bench`: write-to-event latency (p50/p99) with 1 and 1,000 concurrent
  * SSE subscribers, spread over 1 and over 100 collections, and the server's memory per idle
- * stream. The server runs here (embedded store); the subscribers and writers run in a forked
- * process (bench/streamClients.ts), so the load generator never competes inside the server's
- * event loop.
+ * stream. The server runs here (embedded store) and besides serving only relays a few IPC
+ * messages per write; the subscribers and the writer run in forked load-generator processes
+ * (bench/streamClients.ts), so neither competes inside the server's event loop. After each
+ * scenario the same clients measure a bare node:http fan-out (bench/bareFanOut.ts): the floor
+ * under the machine's load of the moment. Memory: see `measure`; docs/streams.md says how to
+ * read both.
  *
- * Options (env): BENCH_STREAM_SUBSCRIBERS (1000), BENCH_STREAM_WRITES (100).
+ * Latency of an event = its arrival at a subscriber (parsed by the SSE parser) minus the time
+ * its write was SENT (just before the POST), so it includes the write's own round trip. Writes
+ * go one at a time: the next is sent once every subscriber got the previous one. The first
+ * writes of each scenario warm up and are not counted.
+ *
+ * Options (env): BENCH_STREAM_SUBSCRIBERS (1000), BENCH_STREAM_WRITES (200),
+ * BENCH_STREAM_PROCESSES (2, load-generator processes), BENCH_STREAM_ONLY (run only the
+ * scenarios whose name starts with it), BENCH_STREAM_CLIENT_PROFILE (a folder: the load
+ * generators write `--cpu-prof` profiles there; profile the server with `node --cpu-prof`).
  */
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
+import { type ChildProcess, fork } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startTestServer } from '../test/support/server.js';
+import { startBareFanOut } from './bareFanOut.js';
 import type { ClientMessage, GeneratorMessage } from './streamClients.js';
 
 const SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 1000);
-const WRITES = Number(process.env.BENCH_STREAM_WRITES ?? 100);
+const WRITES = Number(process.env.BENCH_STREAM_WRITES ?? 200);
+const PROCESSES = Math.max(1, Number(process.env.BENCH_STREAM_PROCESSES ?? 2));
+const WARM_UP = 10;
+/** A write whose events are not all in by then fails the run instead of hanging it. */
+const WRITE_TIMEOUT_MS = 30_000;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -28,23 +44,187 @@ function collectGarbage(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
+type Reply<T extends GeneratorMessage['type']> = Extract<GeneratorMessage, { type: T }>;
+
+/** One forked load generator, with a promise per awaited message. */
+class Generator {
+  readonly #child: ChildProcess;
+  readonly #waiting = new Map<string, { resolve(m: GeneratorMessage): void; reject(e: Error): void }>();
+
+  constructor(profileDir: string | undefined) {
+    this.#child = fork(fileURLToPath(new URL('./streamClients.ts', import.meta.url)), {
+      execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    });
+    this.#child.on('message', (message: GeneratorMessage) => {
+      if (message.type === 'error') {
+        for (const waiter of this.#waiting.values()) waiter.reject(new Error(message.message));
+        this.#waiting.clear();
+        return;
+      }
+      const name = message.type === 'received' ? `received:${message.w}` : message.type;
+      const waiter = this.#waiting.get(name);
+      this.#waiting.delete(name);
+      waiter?.resolve(message);
+    });
+  }
+
+  /** The next message of `type` (for `received`, the one of write `w`). */
+  expect<T extends GeneratorMessage['type']>(type: T, w?: number): Promise<Reply<T>> {
+    const name = w === undefined ? type : `${type}:${w}`;
+    return new Promise<GeneratorMessage>((resolve, reject) => {
+      this.#waiting.set(name, { resolve, reject });
+    }) as Promise<Reply<T>>;
+  }
+
+  send(message: ClientMessage): void {
+    this.#child.send(message);
+  }
+
+  async ask<T extends GeneratorMessage['type']>(message: ClientMessage, reply: T): Promise<Reply<T>> {
+    const answer = this.expect(reply);
+    this.send(message);
+    return answer;
+  }
+
+  kill(): void {
+    this.#child.kill();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer in ${WRITE_TIMEOUT_MS} ms`)),
+      WRITE_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Server memory per idle stream, bytes, after a full GC (see `measure`). */
+interface PerStream {
+  coldRss: number;
+  warmRss: number;
+  heap: number;
+}
+
+interface Row {
+  scenario: string;
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** The write's own round trip (send to 201), p50. */
+  ackP50: number;
+  /** Event-loop utilisation during the measured writes: the server's, and the busiest generator's. */
+  serverLoad: number;
+  clientLoad: number;
+}
+
+/**
+ * Open `subscribers` streams on `target` (spread over the generators and over `collections`),
+ * then write one document at a time and time every event. With `gc`, also the server's memory
+ * per idle stream: the difference after a full collection, before and after opening them.
+ */
+async function measure(
+  generators: Generator[],
+  target: { url: string; key: string; project: string },
+  subscribers: number,
+  collections: number,
+  memory: { gc(): void; openStreams(): number } | null,
+): Promise<{ row: Row; perStream: PerStream | null }> {
+  const writer = generators[0] as Generator;
+  // Subscriber i: generator i % PROCESSES, collection i % collections.
+  const shares = generators.map((_, g) => {
+    const share: number[] = [];
+    for (let i = g; i < subscribers; i += generators.length) share.push(i % collections);
+    return share;
+  });
+  const open = () =>
+    Promise.all(
+      generators.map((g, i) => g.ask({ type: 'open', ...target, collections: shares[i] ?? [] }, 'opened')),
+    );
+  let perStream: PerStream | null = null;
+  if (memory) {
+    // Cold: the first streams of a fresh server, with what a first use costs once (code, heap
+    // spaces growing). Warm: as many again after closing those, so what stayed from the first
+    // use is in the baseline and the difference is what open streams hold.
+    const settle = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      memory.gc();
+      return process.memoryUsage();
+    };
+    const cold = await settle();
+    await open();
+    const coldOpen = await settle();
+    await Promise.all(generators.map((g) => g.ask({ type: 'close' }, 'closed')));
+    while (memory.openStreams() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const warm = await settle();
+    await open();
+    const warmOpen = await settle();
+    perStream = {
+      coldRss: (coldOpen.rss - cold.rss) / subscribers,
+      warmRss: (warmOpen.rss - warm.rss) / subscribers,
+      heap: (warmOpen.heapUsed + warmOpen.external - warm.heapUsed - warm.external) / subscribers,
+    };
+  } else {
+    await open();
+  }
+  const total = WARM_UP + WRITES;
+  await Promise.all(generators.map((g) => g.ask({ type: 'arm', writes: total, collections }, 'armed')));
+  const sent = new Map<number, number>();
+  const acks: number[] = [];
+  let serverLoad = performance.eventLoopUtilization();
+  for (let w = 0; w < total; w++) {
+    if (w === WARM_UP) serverLoad = performance.eventLoopUtilization();
+    const collection = w % collections;
+    const receipts = generators
+      .filter((_, i) => shares[i]?.includes(collection))
+      .map((g) => g.expect('received', w));
+    const written = writer.ask({ type: 'write', w, collection }, 'written');
+    const [ack] = await withTimeout(Promise.all([written, ...receipts]), `write ${w}`);
+    sent.set(w, ack.sentMs);
+    if (w >= WARM_UP) acks.push(ack.ackMs - ack.sentMs);
+  }
+  const serverUtilization = performance.eventLoopUtilization(serverLoad).utilization;
+  const reports = await Promise.all(generators.map((g) => g.ask({ type: 'report' }, 'report')));
+  const latencies: number[] = [];
+  for (const { arrivals } of reports) {
+    for (let i = 0; i < arrivals.length; i += 2) {
+      const w = arrivals[i] as number;
+      if (w >= WARM_UP) latencies.push((arrivals[i + 1] as number) - (sent.get(w) as number));
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  acks.sort((a, b) => a - b);
+  await Promise.all(generators.map((g) => g.ask({ type: 'close' }, 'closed')));
+  return {
+    perStream,
+    row: {
+      scenario: '',
+      samples: latencies.length,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      max: latencies.at(-1) ?? Number.NaN,
+      ackP50: percentile(acks, 50),
+      serverLoad: serverUtilization,
+      clientLoad: Math.max(...reports.map((r) => r.utilization)),
+    },
+  };
+}
+
 export async function runStreamBench(): Promise<void> {
   const gc = collectGarbage();
   const server = await startTestServer({
     config: { streams: { maxPerKey: SUBSCRIBERS + 10, bufferLimit: 10_000 } },
   });
-  const generator = fork(fileURLToPath(new URL('./streamClients.ts', import.meta.url)), {
-    execArgv: ['--import', 'tsx'],
-  });
-  const ask = async (message: ClientMessage): Promise<GeneratorMessage> => {
-    const reply = once(generator, 'message') as Promise<[GeneratorMessage]>;
-    generator.send(message);
-    const [answer] = await reply;
-    if (answer.type === 'error') throw new Error(answer.message);
-    return answer;
-  };
-  const rows: Array<{ scenario: string; samples: number; p50: number; p99: number }> = [];
-  let perStream = { heapBytes: 0, rssBytes: 0 };
+  const generators = Array.from(
+    { length: PROCESSES },
+    () => new Generator(process.env.BENCH_STREAM_CLIENT_PROFILE),
+  );
+  const rows: Row[] = [];
+  let perStream: PerStream = { coldRss: 0, warmRss: 0, heap: 0 };
   try {
     const tenant = await server.tenant({ plan: 'pro' });
     const scenarios: Array<[string, number, number]> = [
@@ -52,55 +232,55 @@ export async function runStreamBench(): Promise<void> {
       [`${SUBSCRIBERS} subscribers, 1 collection`, SUBSCRIBERS, 1],
       [`${SUBSCRIBERS} subscribers, 100 collections`, SUBSCRIBERS, 100],
     ];
-    for (const [name, subscribers, collections] of scenarios) {
-      const measureMemory = subscribers === SUBSCRIBERS && collections === 1;
-      gc();
-      const before = process.memoryUsage();
-      await ask({
-        type: 'open',
-        url: server.url,
-        key: tenant.key,
-        project: tenant.project,
-        subscribers,
-        collections,
-      });
-      if (measureMemory) {
-        gc();
-        const after = process.memoryUsage();
-        perStream = {
-          heapBytes: (after.heapUsed + after.external - before.heapUsed - before.external) / subscribers,
-          rssBytes: (after.rss - before.rss) / subscribers,
-        };
+    const bare = await startBareFanOut();
+    try {
+      const only = process.env.BENCH_STREAM_ONLY;
+      for (const [name, subscribers, collections] of scenarios) {
+        if (only !== undefined && !name.startsWith(only)) continue;
+        const folio = { url: server.url, key: tenant.key, project: tenant.project };
+        const memory = subscribers === SUBSCRIBERS && collections === 1;
+        const idle = { gc, openStreams: () => server.running.services.streams.openCount };
+        const measured = await measure(generators, folio, subscribers, collections, memory ? idle : null);
+        if (measured.perStream) perStream = measured.perStream;
+        rows.push({ ...measured.row, scenario: `Folio: ${name}` });
+        // The same clients against the bare floor, right after, under the same machine load.
+        const floor = { url: bare.url, key: 'none', project: 'bare' };
+        rows.push({
+          ...(await measure(generators, floor, subscribers, collections, null)).row,
+          scenario: `  bare: ${name}`,
+        });
       }
-      // Warm-up, then the measured writes.
-      await ask({ type: 'run', writes: Math.min(10, WRITES) });
-      const done = await ask({ type: 'run', writes: WRITES });
-      if (done.type !== 'done') throw new Error('unexpected reply');
-      const sorted = done.latenciesMs.sort((a, b) => a - b);
-      rows.push({
-        scenario: name,
-        samples: sorted.length,
-        p50: percentile(sorted, 50),
-        p99: percentile(sorted, 99),
-      });
-      await ask({ type: 'close' });
+    } finally {
+      await bare.close();
     }
   } finally {
-    generator.kill();
+    for (const g of generators) g.kill();
     await server.close();
   }
   const out = process.stdout;
-  out.write(`\nFolio bench: change streams (SSE), embedded store, ${WRITES} writes per scenario\n\n`);
   out.write(
-    `${'write-to-event latency'.padEnd(40)}${'events'.padStart(8)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}\n`,
+    `\nFolio bench: change streams (SSE), embedded store, ${WRITES} writes per scenario, ${PROCESSES} load-generator processes\n\n`,
   );
+  const head = ['events', 'p50 ms', 'p99 ms', 'max ms', 'write ms', 'server', 'clients'];
+  out.write(`${'write-to-event latency'.padEnd(44)}${head.map((h) => h.padStart(9)).join('')}\n`);
   for (const r of rows) {
-    out.write(
-      `${r.scenario.padEnd(40)}${String(r.samples).padStart(8)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}\n`,
-    );
+    const cells = [
+      String(r.samples),
+      r.p50.toFixed(2),
+      r.p99.toFixed(2),
+      r.max.toFixed(2),
+      r.ackP50.toFixed(2),
+      `${Math.round(r.serverLoad * 100)}%`,
+      `${Math.round(r.clientLoad * 100)}%`,
+    ];
+    out.write(`${r.scenario.padEnd(44)}${cells.map((c) => c.padStart(9)).join('')}\n`);
   }
   out.write(
-    `\nserver memory per idle stream (${SUBSCRIBERS} streams): heap+external ${(perStream.heapBytes / 1024).toFixed(1)} KiB, RSS ${(perStream.rssBytes / 1024).toFixed(1)} KiB\n`,
+    "(latency from sending the write to each subscriber parsing its event; write ms: the write's own round trip, p50;\n server/clients: event-loop utilisation of the server and of the busiest load generator during the writes)\n",
+  );
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  out.write(
+    `\nserver memory per idle stream (${SUBSCRIBERS} streams, after a full GC): RSS ${kib(perStream.coldRss)} on a fresh server, ${kib(perStream.warmRss)} reopened; heap+external ${kib(perStream.heap)}\n`,
   );
   if (process.env.BENCH_JSON) out.write(`${JSON.stringify({ streams: rows, perStream })}\n`);
 }

@@ -203,6 +203,14 @@ export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
    * a response.
    */
   readonly ready: Promise<void>;
+  /**
+   * The same queue without promises, for a consumer serving many subscriptions (the SSE
+   * streams): `take()` returns the next queued event, or undefined when none is queued now;
+   * `onQueued` is called synchronously (from the store's fan-out, so it must not throw) when an
+   * event is queued and when the subscription ends. Use this or the iterator, not both.
+   */
+  take(): ChangeEvent | undefined;
+  onQueued(listener: (() => void) | null): void;
 }
 
 /**

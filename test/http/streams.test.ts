@@ -269,6 +269,9 @@ forEachStore(
         });
         expect(res.status).to.equal(200);
         expect(res.headers.get('content-type')).to.equal('text/event-stream; charset=utf-8');
+        // No chunked framing: the body ends with the connection, each event one buffer as is.
+        expect(res.headers.get('transfer-encoding')).to.equal(null);
+        expect(res.headers.get('connection')).to.equal('close');
         const reader = res.body!.getReader();
         const decoder = new TextDecoder();
         let text = '';

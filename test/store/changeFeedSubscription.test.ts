@@ -183,4 +183,54 @@ describe('change feed subscription: catch-up and hand-over', () => {
     expect(world.waiting).to.have.length(1);
     sub.close();
   });
+
+  it('take() hands out queued events without waiting; onQueued is called as each is queued and at the end', () => {
+    let calls = 0;
+    let seenInCall: string[] = [];
+    const sub = new FeedSubscription({ bufferLimit: 3, compare, onFinish: () => {} });
+    sub.onQueued(() => {
+      calls += 1;
+      // Called synchronously, with the event already takeable.
+      for (let e = sub.take(); e !== undefined; e = sub.take()) seenInCall.push(e.token);
+    });
+    expect(sub.take()).to.equal(undefined);
+    sub.deliver(event(1));
+    sub.deliver(event(2));
+    expect(seenInCall).to.deep.equal([token(1), token(2)]);
+    expect(calls).to.equal(2);
+    // A consumer that stops taking: the limit still holds, and the end is signalled.
+    sub.onQueued(() => {
+      calls += 1;
+    });
+    seenInCall = [];
+    for (let n = 3; n <= 6; n++) sub.deliver(event(n));
+    expect(sub.endedBy).to.equal('overflow');
+    expect(sub.take()).to.equal(undefined);
+    // Three queued (3, 4, 5), then the fourth overflowed it: the end is the last call.
+    expect(calls).to.equal(2 + 3 + 1);
+  });
+
+  it('is ready at once when made ready before anyone waits, and resolves a waiter made earlier', async () => {
+    const early = new FeedSubscription({ bufferLimit: 3, compare, onFinish: () => {} });
+    let resolved = false;
+    void early.ready.then(() => {
+      resolved = true;
+    });
+    await tick();
+    expect(resolved).to.equal(false);
+    early.markReady();
+    await tick();
+    expect(resolved).to.equal(true);
+    const late = new FeedSubscription({ bufferLimit: 3, compare, onFinish: () => {} });
+    late.markReady();
+    await late.ready;
+  });
+
+  it('hands its key back to one shared onFinish', () => {
+    const finished: Array<string | null> = [];
+    const onFinish = (s: FeedSubscription) => finished.push(s.key);
+    new FeedSubscription({ key: 'a', bufferLimit: 3, compare, onFinish }).close();
+    new FeedSubscription({ bufferLimit: 3, compare, onFinish }).end('store_closed');
+    expect(finished).to.deep.equal(['a', null]);
+  });
 });

@@ -39,6 +39,9 @@ export function registerStreamRoutes(router: FolioRouter): void {
       // The connection ends with the stream: nothing reuses it, and shutdown need not wait for it.
       Connection: 'close',
     });
+    // The body ends with the connection, so it needs no chunked framing: each event goes to the
+    // socket as one buffer, as is.
+    ctx.res.removeHeader('Transfer-Encoding');
     // The stream writes the response itself (with its backpressure), not through a body stream:
     // nothing sits between it and the socket, which keeps an idle stream small.
     ctx.respond = false;

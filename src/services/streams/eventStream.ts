@@ -3,6 +3,13 @@
  * and writes them with the socket's backpressure. A client that does not read fills its
  * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
  * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
+ *
+ * The hot path holds no promise, iterator step or copy per subscriber and event: the fan-out
+ * queues an event and calls the stream back (`onQueued`), which marks itself due; once the
+ * task that committed the write is over (so the writer's own response goes out first, never
+ * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
+ * shared by every stream of the project. Only while a client is not reading does a stream wait
+ * (for `drain`).
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -14,7 +21,7 @@ import type {
   ChangeType,
   StoredFilter,
 } from '../../store/port.js';
-import { toStored } from '../../store/storedForm.js';
+import { type StoredDocument, toStored } from '../../store/storedForm.js';
 import {
   controlFrame,
   documentFrame,
@@ -33,19 +40,30 @@ export type CloseReason =
   | 'plan_changed'
   | 'slot_lost';
 
-export interface EventStreamOptions {
+/**
+ * What a stream reports to whoever opened it: one object shared by all their streams, so a
+ * stream holds no callbacks of its own (each closure an idle stream keeps is memory).
+ */
+export interface StreamOwner<H> {
+  /** At every heartbeat (the slot lease); resolving false closes the stream. */
+  heartbeat(stream: EventStream<H>): Promise<boolean>;
+  /** Once, when the stream is over for any reason. */
+  closed(stream: EventStream<H>): void;
+}
+
+export interface EventStreamOptions<H> {
+  owner: StreamOwner<H>;
+  /** The owner's data about this stream (its key, its slot). */
+  holder: H;
   subscription: ChangeSubscription;
   /** The project name, as in the URL. */
   project: string;
   types: ReadonlySet<ChangeType>;
   filter: StoredFilter;
-  heartbeatMs: number;
+  /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
+  heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
   bufferLimit: number;
-  /** Runs at every heartbeat (the slot lease); resolving false closes the stream. */
-  onHeartbeat(): Promise<boolean>;
-  /** Runs once, when the stream is over for any reason. */
-  onClosed(stream: EventStream): void;
 }
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
@@ -56,21 +74,38 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
 };
 
+/** The stored form of the event last matched: the filtered streams of one event share it. */
+const lastStored: { event: ChangeEvent | null; stored: StoredDocument | null } = {
+  event: null,
+  stored: null,
+};
+
+function storedFormOf(event: ChangeEvent): StoredDocument {
+  if (lastStored.event !== event || !lastStored.stored) {
+    lastStored.event = event;
+    lastStored.stored = toStored(event.document);
+  }
+  return lastStored.stored;
+}
+
 /** Longest wait for a closing stream's final bytes to reach a client before the socket is cut. */
 const FORCE_CLOSE_MS = 5000;
 
-export class EventStream {
+export class EventStream<H = unknown> {
   /** The HTTP response the frames go to (set by `start`). */
   #body: Writable | null = null;
   #closed = false;
   #draining = false;
-  #timer: NodeJS.Timeout | null = null;
   /** The last event skipped by the type or field filter since the last id the client got. */
   #skipped: string | null = null;
   readonly #filtered: boolean;
 
-  constructor(private readonly options: EventStreamOptions) {
+  constructor(private readonly options: EventStreamOptions<H>) {
     this.#filtered = Object.keys(options.filter).length > 0;
+  }
+
+  get holder(): H {
+    return this.options.holder;
   }
 
   get closed(): boolean {
@@ -94,9 +129,9 @@ export class EventStream {
       return;
     }
     this.body.write(retryFrame(this.options.retryMs));
-    this.#timer = setInterval(() => void this.#heartbeat(), this.options.heartbeatMs);
-    this.#timer.unref();
-    void this.#pump();
+    this.options.heartbeats.add(this);
+    this.options.subscription.onQueued(() => EventStream.#schedule(this));
+    this.#flush();
   }
 
   /** Close with a final `stream.closed` event (none for a client that left). Idempotent. */
@@ -128,25 +163,49 @@ export class EventStream {
     if (!this.body.writableFinished) this.body.destroy();
   }
 
-  async #pump(): Promise<void> {
+  /** Streams with events queued since the last flush; written together, after the current task. */
+  static readonly #due = new Set<EventStream<unknown>>();
+
+  static #schedule(stream: EventStream<unknown>): void {
+    if (EventStream.#due.size === 0) setImmediate(EventStream.#flushDue);
+    EventStream.#due.add(stream);
+  }
+
+  static #flushDue(): void {
+    try {
+      // A stream that gets more events while others are written is added again, and written too.
+      for (const stream of EventStream.#due) {
+        EventStream.#due.delete(stream);
+        stream.#flush();
+      }
+    } finally {
+      // Never strand the others behind one that threw.
+      if (EventStream.#due.size > 0) setImmediate(EventStream.#flushDue);
+    }
+  }
+
+  /** Write what the subscription holds until the socket is full; the end, once it ended. */
+  #flush(): void {
+    if (this.#closed || this.#draining) return;
     const { subscription, project } = this.options;
-    for await (const event of subscription) {
-      if (this.#closed) return;
+    for (let event = subscription.take(); event !== undefined; event = subscription.take()) {
       if (!this.#wanted(event)) {
         this.#skipped = event.token;
         continue;
       }
       this.#skipped = null;
-      if (!this.body.write(documentFrame(event, project))) await this.#drain();
+      if (!this.body.write(documentFrame(event, project))) {
+        this.#waitForDrain();
+        return;
+      }
     }
     // The feed ended it (close() already finished it otherwise).
-    if (this.#closed) return;
-    this.#endedBy(subscription.endedBy);
+    if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
   }
 
   #wanted(event: ChangeEvent): boolean {
     if (!this.options.types.has(event.type)) return false;
-    return !this.#filtered || matchesFilter(toStored(event.document), this.options.filter);
+    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter);
   }
 
   #endedBy(reason: ChangeFeedEnd | null): void {
@@ -183,6 +242,11 @@ export class EventStream {
     this.#finish();
   }
 
+  /** Called by the shared heartbeat schedule every `streams.heartbeatMs`. */
+  heartbeat(): void {
+    void this.#heartbeat();
+  }
+
   async #heartbeat(): Promise<void> {
     if (this.#closed) return;
     const { endedBy } = this.options.subscription;
@@ -196,29 +260,24 @@ export class EventStream {
     const skipped = this.#skipped;
     this.#skipped = null;
     this.body.write(skipped ? controlFrame('stream.checkpoint', {}, eventId(skipped)) : HEARTBEAT_FRAME);
-    if (!(await this.options.onHeartbeat())) this.close('slot_lost');
+    if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
   }
 
-  /** Wait until the socket takes more, or the stream closes. */
-  async #drain(): Promise<void> {
-    if (this.#closed) return;
+  /** Stop writing until the socket takes more (or the client leaves). */
+  #waitForDrain(): void {
     this.#draining = true;
-    // One signal for both waits, so the listener of the one that did not fire goes too.
-    const done = new AbortController();
-    const { signal } = done;
-    await Promise.race([once(this.body, 'drain', { signal }), once(this.body, 'close', { signal })]).catch(
-      () => {},
-    );
-    done.abort();
-    this.#draining = false;
+    this.body.once('drain', () => {
+      this.#draining = false;
+      this.#flush();
+    });
   }
 
   #finish(): void {
     this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
+    this.options.heartbeats.delete(this);
+    this.options.subscription.onQueued(null);
     this.options.subscription.close();
-    this.options.onClosed(this);
+    this.options.owner.closed(this);
     if (!this.#body) return;
     this.body.end();
     // A client that reads nothing never takes the final bytes: cut it off after a grace period.

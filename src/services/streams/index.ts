@@ -12,24 +12,39 @@ import type { RawQuery } from '../../query/filterParams.js';
 import type { Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import { isDashboardKey } from '../sessionAccess.js';
-import { type CloseReason, EventStream } from './eventStream.js';
-import { StreamSlotService } from './slots.js';
+import { type CloseReason, EventStream, type StreamOwner } from './eventStream.js';
+import { HeartbeatTimer } from './heartbeatWheel.js';
+import { type Slot, StreamSlotService } from './slots.js';
 import { parseStreamQuery, tokenOfEventId } from './streamRequest.js';
 
 /** How long shutdown waits for clients to take their final event before cutting them off. */
 const SHUTDOWN_DRAIN_MS = 1000;
 
-interface OpenStream {
-  stream: EventStream;
+/** What the service keeps about each open stream. */
+interface Holder {
   keyId: string;
   accountId: string;
   /** A dashboard stream's session (token hash): it lasts while the session does. */
   sessionHash: string | null;
+  slot: Slot;
 }
+
+type OpenStream = EventStream<Holder>;
 
 export class StreamService {
   readonly #slots: StreamSlotService;
   readonly #open = new Set<OpenStream>();
+  /** One timer beats every open stream. */
+  readonly #heartbeats: HeartbeatTimer<OpenStream>;
+  /** The streams' one owner: renews a stream's slot at its heartbeats, forgets it when closed. */
+  readonly #owner: StreamOwner<Holder> = {
+    heartbeat: (stream) => this.#slots.renew(stream.holder.slot).catch(() => true),
+    closed: (stream) => {
+      this.#open.delete(stream);
+      if (this.#open.size === 0) this.#stopChecks();
+      void this.#slots.release(stream.holder.slot).catch(() => {});
+    },
+  };
   #checkTimer: NodeJS.Timeout | null = null;
   #checking = false;
   #shuttingDown = false;
@@ -39,6 +54,7 @@ export class StreamService {
     private readonly config: Config,
   ) {
     this.#slots = new StreamSlotService(store, config);
+    this.#heartbeats = new HeartbeatTimer(config.streams.heartbeatMs, (stream) => stream.heartbeat());
   }
 
   /** Streams open in this process. */
@@ -70,7 +86,7 @@ export class StreamService {
     }
     if (this.#shuttingDown) throw shuttingDown();
     const slot = await this.#slots.acquire(ctx.key.id);
-    const { bufferLimit, heartbeatMs, retryMs } = this.config.streams;
+    const { bufferLimit, retryMs } = this.config.streams;
     const subscription = this.store.changes.watch(ctx.scope, collection, { after, bufferLimit });
     await subscription.ready;
     const refused = subscription.endedBy;
@@ -82,35 +98,31 @@ export class StreamService {
       if (refused === 'invalidated') throw resyncRequired('invalidated');
       throw shuttingDown();
     }
-    const entry: OpenStream = {
-      keyId: ctx.key.id,
-      accountId: ctx.account.id,
-      sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
-      stream: new EventStream({
-        subscription,
-        project: ctx.project.name,
-        types: request.types,
-        filter: request.filter,
-        heartbeatMs,
-        retryMs,
-        bufferLimit,
-        onHeartbeat: () => this.#slots.renew(slot).catch(() => true),
-        onClosed: () => {
-          this.#open.delete(entry);
-          if (this.#open.size === 0) this.#stopChecks();
-          void this.#slots.release(slot).catch(() => {});
-        },
-      }),
-    };
-    this.#open.add(entry);
+    const stream: OpenStream = new EventStream({
+      owner: this.#owner,
+      holder: {
+        keyId: ctx.key.id,
+        accountId: ctx.account.id,
+        sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
+        slot,
+      },
+      subscription,
+      project: ctx.project.name,
+      types: request.types,
+      filter: request.filter,
+      heartbeats: this.#heartbeats,
+      retryMs,
+      bufferLimit,
+    });
+    this.#open.add(stream);
     this.#startChecks();
-    return entry.stream;
+    return stream;
   }
 
   /** Close every stream with a final event and wait (briefly) for it to reach the clients. */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
-    const streams = [...this.#open].map((entry) => entry.stream);
+    const streams = [...this.#open];
     for (const stream of streams) stream.close('shutdown');
     await Promise.all(streams.map((stream) => stream.drained(SHUTDOWN_DRAIN_MS)));
   }
@@ -132,15 +144,15 @@ export class StreamService {
     this.#checking = true;
     try {
       const byKey = new Map<string, OpenStream[]>();
-      for (const entry of this.#open) {
-        const credential = entry.sessionHash ?? entry.keyId;
+      for (const stream of this.#open) {
+        const credential = stream.holder.sessionHash ?? stream.holder.keyId;
         const group = byKey.get(credential);
-        if (group) group.push(entry);
-        else byKey.set(credential, [entry]);
+        if (group) group.push(stream);
+        else byKey.set(credential, [stream]);
       }
-      for (const entries of byKey.values()) {
-        const reason = await this.#refusal(entries[0]!).catch(() => null);
-        if (reason) for (const entry of entries) entry.stream.close(reason);
+      for (const streams of byKey.values()) {
+        const reason = await this.#refusal(streams[0]!.holder).catch(() => null);
+        if (reason) for (const stream of streams) stream.close(reason);
       }
     } finally {
       this.#checking = false;
@@ -148,7 +160,7 @@ export class StreamService {
   }
 
   /** Why a key's (or a dashboard session's) streams must close now, or null while they may stream. */
-  async #refusal({ keyId, accountId, sessionHash }: OpenStream): Promise<CloseReason | null> {
+  async #refusal({ keyId, accountId, sessionHash }: Holder): Promise<CloseReason | null> {
     if (sessionHash !== null) {
       if (!(await this.store.accounts.findSession(sessionHash, isoNow()))) return 'session_ended';
     } else {

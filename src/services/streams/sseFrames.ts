@@ -26,18 +26,19 @@ export function eventId(token: string): string {
 
 /**
  * The frame of the event last formatted: every stream of a scope gets the same event object
- * from the fan-out, so a thousand subscribers cost one JSON serialisation, not a thousand.
+ * from the fan-out, one after the other, so a thousand subscribers cost one JSON serialisation
+ * and one Buffer, written as is to every socket (no copy or encoding per subscriber).
  */
-const lastFrame: { event: ChangeEvent | null; project: string; frame: string } = {
+const lastFrame: { event: ChangeEvent | null; project: string; frame: Buffer } = {
   event: null,
   project: '',
-  frame: '',
+  frame: Buffer.alloc(0),
 };
 
 /** `event: document.<type>`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`. */
-export function documentFrame(event: ChangeEvent, project: string): string {
+export function documentFrame(event: ChangeEvent, project: string): Buffer {
   if (lastFrame.event === event && lastFrame.project === project) return lastFrame.frame;
-  const frame = formatDocumentFrame(event, project);
+  const frame = Buffer.from(formatDocumentFrame(event, project));
   lastFrame.event = event;
   lastFrame.project = project;
   lastFrame.frame = frame;

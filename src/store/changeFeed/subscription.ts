@@ -43,17 +43,23 @@ export interface SubscriptionSettings {
   bufferLimit: number;
   /** Orders two tokens (or positions) of this store: negative, zero or positive. */
   compare(a: string, b: string): number;
-  /** Called once when the subscription finishes, whatever the reason. */
+  /** The fan-out key it is attached under (null: every event); read back by `onFinish`. */
+  key?: string | null | undefined;
+  /**
+   * Called once when the subscription finishes, whatever the reason. Pass one function for all
+   * subscriptions (it gets the subscription and its `key`), not a closure per subscription.
+   */
   onFinish(sub: FeedSubscription): void;
   /** Live events to ignore (a "from now" subscription drops what committed before it began). */
   accepts?: ((event: ChangeEvent) => boolean) | undefined;
 }
 
+const READY = Promise.resolve();
+
 /** Most events one history read asks for. */
 const MAX_PAGE = 500;
 
 export class FeedSubscription implements ChangeSubscription {
-  readonly ready: Promise<void>;
   endedBy: ChangeFeedEnd | null = null;
 
   #items: (ChangeEvent | undefined)[] = [];
@@ -65,13 +71,28 @@ export class FeedSubscription implements ChangeSubscription {
   #closed = false;
   #cursor: HistoryCursor | null = null;
   #wake: (() => void) | null = null;
+  #listener: (() => void) | null = null;
   #room: (() => void) | null = null;
-  #markReady!: () => void;
+  #isReady = false;
+  /** Made only when someone waits before it is ready: most never do, and an idle one is small. */
+  #readyWait: { promise: Promise<void>; resolve: () => void } | null = null;
 
-  constructor(private readonly settings: SubscriptionSettings) {
-    this.ready = new Promise<void>((resolve) => {
-      this.#markReady = resolve;
-    });
+  constructor(private readonly settings: SubscriptionSettings) {}
+
+  get ready(): Promise<void> {
+    if (this.#isReady) return READY;
+    if (!this.#readyWait) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#readyWait = { promise, resolve };
+    }
+    return this.#readyWait.promise;
+  }
+
+  get key(): string | null {
+    return this.settings.key ?? null;
   }
 
   get closed(): boolean {
@@ -89,7 +110,9 @@ export class FeedSubscription implements ChangeSubscription {
   }
 
   markReady(): void {
-    this.#markReady();
+    this.#isReady = true;
+    this.#readyWait?.resolve();
+    this.#readyWait = null;
   }
 
   /** An event from the live fan-out. */
@@ -124,6 +147,14 @@ export class FeedSubscription implements ChangeSubscription {
 
   close(): void {
     this.#finish();
+  }
+
+  take(): ChangeEvent | undefined {
+    return this.#closed ? undefined : this.#take();
+  }
+
+  onQueued(listener: (() => void) | null): void {
+    this.#listener = listener;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
@@ -203,7 +234,7 @@ export class FeedSubscription implements ChangeSubscription {
         if (joinAt !== null && page.scannedTo !== null && compare(page.scannedTo, joinAt) >= 0) {
           caughtUp = true;
         }
-        this.#markReady();
+        this.markReady();
         if (caughtUp) {
           this.#join();
           return;
@@ -241,8 +272,9 @@ export class FeedSubscription implements ChangeSubscription {
     this.#held = null;
     this.#closeCursor();
     this.settings.onFinish(this);
-    this.#markReady();
+    this.markReady();
     this.#signalWake();
+    this.#listener = null;
     this.#signalRoom();
   }
 
@@ -250,6 +282,7 @@ export class FeedSubscription implements ChangeSubscription {
     const wake = this.#wake;
     this.#wake = null;
     wake?.();
+    this.#listener?.();
   }
 
   #signalRoom(): void {

@@ -119,6 +119,8 @@ export class EmbeddedChangeFeed implements ChangeFeed {
   readonly #tail: ChangeLogTail;
   readonly #cursors = new Set<ChangeLogCursor>();
   #closed = false;
+  /** Every subscription's `onFinish`: one function, not one closure per subscription. */
+  readonly #detach = (sub: FeedSubscription) => this.#fanOut.remove(sub.key, sub);
 
   constructor(
     private readonly log: ChangeLog,
@@ -169,9 +171,10 @@ export class EmbeddedChangeFeed implements ChangeFeed {
     options: WatchOptions | undefined,
   ): ChangeSubscription {
     const sub = new FeedSubscription({
+      key,
       bufferLimit: options?.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
       compare: compareSeqTokens,
-      onFinish: (s) => this.#fanOut.remove(key, s),
+      onFinish: this.#detach,
     });
     if (this.#closed) {
       sub.end('store_closed');

@@ -148,6 +148,8 @@ export class MongoChangeFeed implements ChangeFeed {
   /** Scopes of watched databases whose names cannot be read back (hashed project ids). */
   readonly #scopes = new Map<string, DataScope>();
   #closed = false;
+  /** Every subscription's `onFinish`: one function, not one closure per subscription. */
+  readonly #detach = (sub: FeedSubscription) => this.#fanOut.remove(sub.key, sub);
   #warnedUnknownDb = false;
 
   constructor(
@@ -253,9 +255,9 @@ export class MongoChangeFeed implements ChangeFeed {
     options: WatchOptions | undefined,
   ): ChangeSubscription {
     const bufferLimit = options?.bufferLimit ?? DEFAULT_BUFFER_LIMIT;
-    const onFinish = (s: FeedSubscription) => this.#fanOut.remove(key, s);
+    const onFinish = this.#detach;
     if (this.#closed) {
-      const ended = new FeedSubscription({ bufferLimit, compare: compareTokens, onFinish });
+      const ended = new FeedSubscription({ key, bufferLimit, compare: compareTokens, onFinish });
       ended.end('store_closed');
       return ended;
     }
@@ -264,6 +266,7 @@ export class MongoChangeFeed implements ChangeFeed {
       // Committed at or before `since` means before watch() returned (see clusterClock.ts).
       const since = this.clock.latest;
       const sub = new FeedSubscription({
+        key,
         bufferLimit,
         compare: compareTokens,
         onFinish,
@@ -273,7 +276,7 @@ export class MongoChangeFeed implements ChangeFeed {
       void this.#source.ready.then(() => sub.markReady());
       return sub;
     }
-    const sub = new FeedSubscription({ bufferLimit, compare: compareTokens, onFinish });
+    const sub = new FeedSubscription({ key, bufferLimit, compare: compareTokens, onFinish });
     if (!isWellFormedToken(after)) {
       sub.end('invalid_token');
       return sub;
