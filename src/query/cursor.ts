@@ -21,7 +21,7 @@
  */
 import { z } from 'zod';
 import { invalidQuery } from '../errors.js';
-import type { FindQuery, JsonObject, JsonValue, StoredFilter } from '../store/port.js';
+import type { FindQuery, JsonObject, JsonValue, SortPosition, StoredFilter } from '../store/port.js';
 import { EMPTY_ARRAY, type SortCandidate, sortKeyCandidates } from './pathValues.js';
 
 /** Characters in one string sort key a cursor may carry: a cursor travels in a URL. */
@@ -66,13 +66,7 @@ export function cursorAfter(last: JsonObject, sort: FindQuery['sort']): string |
  * another sort (or tampered with) is 400 `invalid_query`, never a wrong page.
  */
 export function keysetFilter(after: string, sort: FindQuery['sort']): StoredFilter {
-  const cursor = decodeCursor(after);
-  const same =
-    cursor.s.length === sort.length &&
-    cursor.s.every(([p, d], i) => p === sort[i]![0] && d === sort[i]![1]) &&
-    cursor.k.length === sort.length - 1 &&
-    sort.at(-1)![0] === '_id';
-  if (!same) throw invalidQuery('after', 'this cursor was made for another sort; start again without after');
+  const cursor = checkedCursor(after, sort);
   const [, idDirection] = sort.at(-1)!;
   let rest: StoredFilter = { _id: { [idDirection === 1 ? '$gt' : '$lt']: cursor.id } };
   for (let i = sort.length - 2; i >= 0; i--) {
@@ -83,6 +77,26 @@ export function keysetFilter(after: string, sort: FindQuery['sort']): StoredFilt
     rest = { $and: [{ $nor: [strict] }, { $or: [{ $nor: [inclusive] }, rest] }] };
   }
   return rest;
+}
+
+/**
+ * The same cursor as a position (keys and `_id`), which a store may seek to (FindQuery.after);
+ * checked against `sort` exactly as `keysetFilter` does.
+ */
+export function keysetPosition(after: string, sort: FindQuery['sort']): SortPosition {
+  const cursor = checkedCursor(after, sort);
+  return { keys: cursor.k, id: cursor.id };
+}
+
+function checkedCursor(after: string, sort: FindQuery['sort']): Cursor {
+  const cursor = decodeCursor(after);
+  const same =
+    cursor.s.length === sort.length &&
+    cursor.s.every(([p, d], i) => p === sort[i]![0] && d === sort[i]![1]) &&
+    cursor.k.length === sort.length - 1 &&
+    sort.at(-1)![0] === '_id';
+  if (!same) throw invalidQuery('after', 'this cursor was made for another sort; start again without after');
+  return cursor;
 }
 
 function decodeCursor(after: string): Cursor {

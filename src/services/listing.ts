@@ -94,6 +94,7 @@ export class ListingService {
       if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
       const plan = await documents.explain(ctx.scope, collection, {
         filter: withKeyset(query.filter, query.keyset),
+        after: query.position,
         sort: query.sort,
         skip: query.keyset ? 0 : query.offset,
         limit: query.limit + 1,
@@ -107,6 +108,7 @@ export class ListingService {
     // One document more than the page: whether anything follows is then known without a count.
     const rows = await documents.find(ctx.scope, collection, {
       filter: withKeyset(query.filter, query.keyset),
+      after: query.position,
       sort: query.sort,
       skip: offset,
       limit: query.limit + 1,

@@ -88,6 +88,17 @@ export interface FindQuery {
   limit: number;
   /** Stored paths to include (MongoDB inclusion projection); `_id` is always included. */
   projection?: string[] | undefined;
+  /**
+   * A cursor page: `filter` already holds the keyset condition; this is the same position as
+   * data (the last row's sort keys and `_id`), which a store may use to seek into an index.
+   */
+  after?: SortPosition | undefined;
+}
+
+/** A row's place in a sort: its key per sort path (`_id` excluded) and its `_id`. */
+export interface SortPosition {
+  keys: Array<null | number | string | boolean>;
+  id: string;
 }
 
 /** A MongoDB filter document (structurally JSON). */

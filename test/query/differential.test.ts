@@ -13,8 +13,18 @@ import { Query } from 'mingo';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { projectStored } from '../../src/query/projection.js';
-import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
-import { indexKeySql, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import {
+  compileFilter,
+  compileSort,
+  indexedPathsOf,
+  type SqlParam,
+} from '../../src/store/embedded/compileQuery.js';
+import {
+  EmbeddedIndexes,
+  indexKeySql,
+  sortKeySql,
+  sqlIndexNames,
+} from '../../src/store/embedded/declaredIndexes.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject } from '../../src/store/port.js';
@@ -39,6 +49,7 @@ for (const indexed of [false, true]) {
   describe(`list queries agree with MongoDB semantics (mingo oracle vs SQLite${indexed ? ', every top-level field indexed' : ''})`, function () {
     this.timeout(120_000);
     let db: Database.Database;
+    let indexes: EmbeddedIndexes;
     let run = 0;
     const usable: ReadonlySet<string> = new Set(indexed ? INDEXED_FIELDS : []);
 
@@ -51,7 +62,11 @@ for (const indexed of [false, true]) {
             `CREATE INDEX ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
           );
         }
+        db.exec(
+          `CREATE INDEX ${sqlIndexNames.sort(path)} ON documents (scope, collection, ${sortKeySql(path, 'body')}, id)`,
+        );
       }
+      indexes = new EmbeddedIndexes(db);
     });
     after(() => db.close());
 
@@ -79,8 +94,10 @@ for (const indexed of [false, true]) {
           })();
 
           const q = parseListQuery(params);
-          const where = compileFilter(q.filter, usable);
-          const order = compileSort(q.sort);
+          // Paths without arrays in this collection also get the exact sort-key forms.
+          const arrayFree = indexes.arrayFree('scope', name, indexedPathsOf(q.filter, q.sort, usable));
+          const where = compileFilter(q.filter, usable, arrayFree);
+          const order = compileSort(q.sort, usable, arrayFree);
           const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
           const rows = db
             .prepare<SqlParam[], { body: string }>(
