@@ -182,6 +182,19 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
     });
   }
 
+  it('a two-sided range without a sort is one index range with both bounds', () => {
+    const { plan, ids } = run({ 'filter[n][gte]': '10', 'filter[n][lt]': '12', limit: '1000' });
+    expect(plan).to.match(
+      /SEARCH d USING INDEX fx_\w+ \(scope=\? AND collection=\? AND <expr>>\? AND <expr><\?\)/,
+    );
+    expect(ids).to.deep.equal(
+      docs
+        .filter((d) => (d.n as number) >= 10 && (d.n as number) < 12)
+        .map((d) => d._id as string)
+        .sort(),
+    );
+  });
+
   it('an unindexed sort, or the sort index of another scope, is not used', () => {
     expect(run({ sort: 'city', limit: '5' }).plan).to.include('TEMP B-TREE');
   });
@@ -211,9 +224,18 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
       expect(ids).to.have.length(2);
     });
 
-    it('a range still finds the array by an element inside it', () => {
-      const ids = run({ 'filter[price][gte]': '4000', 'filter[price][lt]': '6000' }).ids;
-      expect(ids).to.deep.equal(['arr']);
+    it('a two-sided range is one range of the high index plus the array marker, and finds an array by an element', () => {
+      const { plan, ids } = run({ 'filter[price][gte]': '100', 'filter[price][lt]': '110', limit: '1000' });
+      const high = sqlIndexNames.high('price');
+      expect(plan).to.include('MULTI-INDEX OR');
+      expect(plan).to.include(
+        `SEARCH d USING INDEX ${high} (scope=? AND collection=? AND <expr>>? AND <expr><?)`,
+      );
+      expect(plan).to.include(`SEARCH d USING INDEX ${high} (scope=? AND collection=? AND <expr>=?)`);
+      const inRange = (d: JsonObject) => typeof d.price === 'number' && d.price >= 100 && d.price < 110;
+      // Each bound may hold for another element (no $elemMatch): [5000, -5] is ≥ 100 and < 110.
+      expect(ids).to.deep.equal(['arr', ...docs.filter(inRange).map((d) => d._id as string)]);
+      expect(run({ 'filter[price][gte]': '4000', 'filter[price][lt]': '6000' }).ids).to.deep.equal(['arr']);
     });
   });
 });

@@ -309,7 +309,55 @@ class FilterCompiler {
     private readonly arrayFree: ReadonlySet<string>,
   ) {}
 
+  /**
+   * The whole filter: its exact condition, ANDed with the sargable forms of the indexed paths
+   * it constrains at the top level (directly or through `$and`, merged per path so two bounds
+   * given separately still make one range). Forms inside `$or`/`$nor` would not help the
+   * planner, so there are none.
+   */
   document(filter: StoredFilter): CompiledSql {
+    const exact = this.#document(filter);
+    const merged = new Map<string, Array<[string, JsonValue]>>();
+    const stack: JsonValue[] = [filter];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      if (typeof node !== 'object' || node === null || Array.isArray(node)) continue;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$and' && Array.isArray(value)) stack.push(...value);
+        else if (
+          this.indexed.has(key) &&
+          !COLUMNS.has(key) &&
+          typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value)
+        ) {
+          const conditions = merged.get(key) ?? [];
+          conditions.push(...Object.entries(value));
+          merged.set(key, conditions);
+        }
+      }
+    }
+    const forms: Cond[] = [];
+    for (const [path, conditions] of merged) forms.push(...this.#forms(path, conditions));
+    return toSql(and([exact, ...forms]));
+  }
+
+  /** Sargable forms of one indexed path's conditions (each holds for every match). */
+  #forms(path: string, conditions: Array<[string, JsonValue]>): CompiledSql[] {
+    const forms: CompiledSql[] = [];
+    // Two bounds of one type: one index range (`rangeForm`) rather than one bound per index.
+    const range = boundsOf(conditions);
+    for (const [operator, operand] of conditions) {
+      if (range && RANGE_OPERATORS.has(operator)) continue;
+      const form = indexedForm(path, operator, operand);
+      if (form) forms.push(form);
+    }
+    if (range) forms.push(rangeForm(path, range));
+    if (this.arrayFree.has(path)) forms.push(...sortKeyForms(path, conditions));
+    return forms;
+  }
+
+  #document(filter: StoredFilter): CompiledSql {
     if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
       throw new Error('compileFilter: a filter must be an object');
     }
@@ -320,14 +368,14 @@ class FilterCompiler {
             if (!Array.isArray(value) || value.length === 0) {
               throw new Error('compileFilter: $and needs a non-empty array');
             }
-            return and(value.map((sub) => this.document(sub as StoredFilter)));
+            return and(value.map((sub) => this.#document(sub as StoredFilter)));
           }
           // `$or` and `$nor` come only from cursor keysets (src/query/cursor.ts).
           if (key === '$or' || key === '$nor') {
             if (!Array.isArray(value) || value.length === 0) {
               throw new Error(`compileFilter: ${key} needs a non-empty array`);
             }
-            const any = or(value.map((sub) => this.document(sub as StoredFilter)));
+            const any = or(value.map((sub) => this.#document(sub as StoredFilter)));
             return key === '$or' ? any : not(any);
           }
           if (key.startsWith('$')) throw new Error(`compileFilter: unsupported operator ${key}`);
@@ -344,9 +392,6 @@ class FilterCompiler {
       );
     }
     const conds: Cond[] = [];
-    const sargable = this.indexed.has(path) && !COLUMNS.has(path);
-    // Two bounds of one type: one index range (`rangeForm`) rather than one bound per index.
-    const range = sargable ? boundsOf(condition) : null;
     for (const [operator, operand] of Object.entries(condition)) {
       switch (operator) {
         case '$in':
@@ -377,13 +422,7 @@ class FilterCompiler {
         default:
           throw new Error(`compileFilter: unsupported operator ${operator}`);
       }
-      if (sargable && !(range && RANGE_OPERATORS.has(operator))) {
-        const form = indexedForm(path, operator, operand);
-        if (form) conds.push(form);
-      }
     }
-    if (range) conds.push(rangeForm(path, range));
-    if (sargable && this.arrayFree.has(path)) conds.push(...sortKeyForms(path, condition));
     return and(conds);
   }
 
@@ -575,10 +614,10 @@ interface Bounds {
 }
 
 /** A lower and an upper bound of the same type (number or string) in one field's condition. */
-function boundsOf(condition: { [operator: string]: JsonValue }): Bounds | null {
+function boundsOf(conditions: Array<[string, JsonValue]>): Bounds | null {
   let lower: Bounds['lower'] | undefined;
   let upper: Bounds['upper'] | undefined;
-  for (const [operator, operand] of Object.entries(condition)) {
+  for (const [operator, operand] of conditions) {
     if (typeof operand !== 'number' && typeof operand !== 'string') continue;
     if (operator === '$gt' || operator === '$gte') lower = { operator, operand };
     if (operator === '$lt' || operator === '$lte') upper = { operator, operand };
@@ -602,11 +641,11 @@ function rangeForm(path: string, { lower, upper }: Bounds): CompiledSql {
  * is a list of keys (null's key is also a missing field's, as `{f: null}` wants), a range is a
  * key range inside its type's bracket. Other operators get none.
  */
-export function sortKeyForms(path: string, condition: { [operator: string]: JsonValue }): CompiledSql[] {
+export function sortKeyForms(path: string, conditions: Array<[string, JsonValue]>): CompiledSql[] {
   const key = raw(sortKeySql(path, 'd.body'));
   const forms: CompiledSql[] = [];
-  const bounds = boundsOf(condition);
-  for (const [operator, operand] of Object.entries(condition)) {
+  const bounds = boundsOf(conditions);
+  for (const [operator, operand] of conditions) {
     if (operator === '$in' && Array.isArray(operand) && operand.length > 0) {
       const scalars = operand.filter(
         (v): v is null | number | string | boolean => v === null || typeof v !== 'object',
