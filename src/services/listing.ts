@@ -88,6 +88,7 @@ export class ListingService {
       collection,
       candidateFields(query.filter, query.sort),
       ctx.limits.maxIndexes,
+      ctx.project.autoIndexes,
     );
     if (query.explain) {
       // The plan shows index names and collection sizes: for the owner's keys, not a browser's.

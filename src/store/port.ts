@@ -273,6 +273,11 @@ export interface ProjectRecord {
    * the default policy (any origin for read-only keys, none for read-write keys).
    */
   allowedOrigins: string[] | null;
+  /**
+   * Automatic indexes for the project's collections: on, off, or null/absent for the server's
+   * default (configuration `autoIndexes.enabled`).
+   */
+  autoIndexes?: boolean | null;
 }
 
 export interface ApiKeyRecord {
@@ -364,6 +369,8 @@ export interface AccountRepository {
   listProjects(accountId: string): Promise<ProjectRecord[]>;
   /** Replace the project's allowed origins (null: the default policy). */
   setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void>;
+  /** Set the project's automatic-index setting (null: the server's default). */
+  setAutoIndexes(projectId: string, enabled: boolean | null): Promise<void>;
 
   createKey(key: ApiKeyRecord): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | null>;

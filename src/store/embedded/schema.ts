@@ -107,6 +107,8 @@ const MIGRATIONS: readonly string[] = [
     created_at TEXT NOT NULL,
     PRIMARY KEY (scope, collection, name)
   );`,
+  // 4: per-project automatic indexes (1 on, 0 off, NULL = the server's default).
+  `ALTER TABLE projects ADD COLUMN auto_indexes INTEGER;`,
 ];
 
 /** The schema version a fully migrated database reports. */

@@ -148,6 +148,10 @@ export class MongoAccounts implements AccountRepository {
     await this.#projects.updateOne({ _id: projectId }, { $set: { allowedOrigins: origins } });
   }
 
+  async setAutoIndexes(projectId: string, enabled: boolean | null): Promise<void> {
+    await this.#projects.updateOne({ _id: projectId }, { $set: { autoIndexes: enabled } });
+  }
+
   async createKey(key: ApiKeyRecord): Promise<void> {
     await translatingDuplicates(() => this.#keys.insertOne(toKeyDoc(key)), 'id');
   }
