@@ -1,8 +1,8 @@
 /**
  * Cursor pagination (`after=<cursor>` from `meta.next`): the cursor holds the sort and the last
  * row's sort key values and `_id`; the next page is the rows strictly after that position in the
- * sort, expressed as a keyset condition in the canonical filter so both stores answer it through
- * their ordinary query path. A position, not a count: rows inserted or deleted elsewhere never
+ * sort (`FindQuery.after`). The embedded store compares sort keys exactly (compileKeyset); for
+ * MongoDB, `positionFilter` expresses it as a keyset condition in the canonical filter. A position, not a count: rows inserted or deleted elsewhere never
  * shift a walk, so no row is skipped or repeated.
  *
  * Sort keys follow MongoDB (see `sortKeyCandidates`): ascending sorts by a document's smallest
@@ -16,7 +16,7 @@
  * characters) or booleans. When a page ends on a row whose key is anything else (an object, a
  * nested or empty array), `meta.next` is null and offset pagination remains. Objects, nested or
  * empty arrays held by *other* rows on a sort field, and arrays of non-objects crossed before the
- * last segment of a dotted sort path, are outside the keyset's type brackets: such rows may be
+ * last segment of a dotted sort path, are outside positionFilter's type brackets: on MongoDB such rows may be
  * skipped or repeated by a walk (documented in docs/querying.md).
  */
 import { z } from 'zod';
@@ -66,12 +66,19 @@ export function cursorAfter(last: JsonObject, sort: FindQuery['sort']): string |
  * another sort (or tampered with) is 400 `invalid_query`, never a wrong page.
  */
 export function keysetFilter(after: string, sort: FindQuery['sort']): StoredFilter {
-  const cursor = checkedCursor(after, sort);
+  return positionFilter(keysetPosition(after, sort), sort);
+}
+
+/**
+ * The keyset condition of a position (`keysetPosition`) in `sort`, as a canonical filter: what
+ * the MongoDB store adds to a cursor page's filter (FindQuery.after).
+ */
+export function positionFilter(position: SortPosition, sort: FindQuery['sort']): StoredFilter {
   const [, idDirection] = sort.at(-1)!;
-  let rest: StoredFilter = { _id: { [idDirection === 1 ? '$gt' : '$lt']: cursor.id } };
+  let rest: StoredFilter = { _id: { [idDirection === 1 ? '$gt' : '$lt']: position.id } };
   for (let i = sort.length - 2; i >= 0; i--) {
     const [path, direction] = sort[i]!;
-    const key = cursor.k[i]!;
+    const key = position.keys[i]!;
     const strict = below(path, direction, key, false);
     const inclusive = below(path, direction, key, true);
     rest = { $and: [{ $nor: [strict] }, { $or: [{ $nor: [inclusive] }, rest] }] };

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { invalidQuery, planLimitExceeded } from '../errors.js';
 import type { FindQuery, SortDirection, SortPosition, StoredFilter } from '../store/port.js';
-import { keysetFilter, keysetPosition } from './cursor.js';
+import { keysetPosition } from './cursor.js';
 import { toStoredPath } from './fieldPath.js';
 import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from './filterParams.js';
 
@@ -24,9 +24,7 @@ export interface ListQuery {
   /** Stored paths to include, `_id` first; absent when the client did not `select`. */
   projection?: string[];
   count: boolean;
-  /** Keyset condition from `after=<cursor>` (see cursor.ts); ANDed with `filter` for the page only. */
-  keyset?: StoredFilter;
-  /** The same cursor as a position, for stores that seek to it (FindQuery.after). */
+  /** The position from `after=<cursor>` (see cursor.ts): the page is the rows after it (FindQuery.after). */
   position?: SortPosition;
   /** How `meta.total` is obtained (see TOTAL_MODES). */
   total: TotalMode;
@@ -130,9 +128,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
     offset: parseCount('offset', params.get('offset'), DEFAULT_OFFSET, 0),
     ...(select === undefined ? {} : { projection: parseSelect(select) }),
     count: count === 'true',
-    ...(after === undefined
-      ? {}
-      : { keyset: keysetFilter(after, sort), position: keysetPosition(after, sort) }),
+    ...(after === undefined ? {} : { position: keysetPosition(after, sort) }),
     total: totalMode.data,
     explain: explain === 'true',
   };

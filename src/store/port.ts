@@ -89,8 +89,10 @@ export interface FindQuery {
   /** Stored paths to include (MongoDB inclusion projection); `_id` is always included. */
   projection?: string[] | undefined;
   /**
-   * A cursor page: `filter` already holds the keyset condition; this is the same position as
-   * data (the last row's sort keys and `_id`), which a store may use to seek into an index.
+   * A cursor page: only the rows strictly after this position in `sort` (the last row's sort
+   * keys and `_id`, MongoDB's sort order). The embedded store compares sort keys exactly and
+   * seeks to the position in an index; MongoDB adds the canonical keyset filter
+   * (`positionFilter` in src/query/cursor.ts).
    */
   after?: SortPosition | undefined;
 }

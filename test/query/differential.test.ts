@@ -10,11 +10,13 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Query } from 'mingo';
+import { cursorAfter, keysetPosition } from '../../src/query/cursor.js';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { projectStored } from '../../src/query/projection.js';
 import {
   compileFilter,
+  compileKeyset,
   compileSort,
   indexedPathsOf,
   type SqlParam,
@@ -116,6 +118,23 @@ for (const indexed of [false, true]) {
             got.map((d) => d._id),
             `page\n${context}`,
           ).to.deep.equal(expected.ids);
+          // The next page through a cursor (the exact keyset over the sort expressions): the
+          // oracle's page at the next offset, when the last row's keys are ones a cursor carries.
+          const last = got.at(-1);
+          const cursor = q.limit > 0 && last ? cursorAfter(last, q.sort) : null;
+          if (cursor !== null && expected.ids.length === q.limit) {
+            const position = keysetPosition(cursor, q.sort);
+            const keyset = compileKeyset(q.sort, position, usable, arrayFree);
+            const next = where;
+            const nextRows = db
+              .prepare<SqlParam[], { id: string }>(
+                `SELECT d.id FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${keyset.sql} AND (${next.sql}) ORDER BY ${order.sql} LIMIT ?`,
+              )
+              .all('scope', name, ...keyset.params, ...next.params, ...order.params, q.limit)
+              .map((r) => r.id);
+            const following = oracleFind(docs, { ...q, offset: q.offset + q.limit });
+            expect(nextRows, `cursor page\n${context}`).to.deep.equal(following.ids);
+          }
           const inMemory = docs.filter((d) => matchesFilter(d, q.filter)).length;
           expect(inMemory, `matchesFilter\n${context}`).to.equal(expected.count);
           if (q.projection) {

@@ -56,11 +56,10 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
     const q = parseListQuery(after === undefined ? query : { ...query, after });
     const usable = indexes.usablePaths(scopeKeyOf(scope), 'c');
     const arrayFree = indexes.arrayFree(scopeKeyOf(scope), 'c', indexedPathsOf(q.filter, q.sort, usable));
-    const filter = q.keyset ? { $and: [q.filter, q.keyset] } : q.filter;
     const { sql, params } = selectSql(
       scope,
       'c',
-      { filter, sort: q.sort, skip: q.offset, limit: q.limit, after: q.position },
+      { filter: q.filter, sort: q.sort, skip: q.offset, limit: q.limit, after: q.position },
       usable,
       false,
       arrayFree,
