@@ -102,6 +102,8 @@ export async function runIndexBench(): Promise<void> {
       return total / POSTS;
     };
 
+    // A first round warms the POST path (JIT, WAL) so the no-index mean is not its cold start.
+    await postMean();
     const post0 = await postMean();
     const before = await measure();
     const builds: string[] = [];
