@@ -114,7 +114,8 @@ const toProject = (r: ProjectRow): ProjectRecord => ({
   name: r.name,
   createdAt: r.created_at,
   allowedOrigins: r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins) as string[]),
-  autoIndexes: r.auto_indexes === null ? null : r.auto_indexes === 1,
+  // Absent unless the owner chose: the record then reads as the server's default.
+  ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
 });
 
 const toKey = (r: KeyRow): ApiKeyRecord => ({

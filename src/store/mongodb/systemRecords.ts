@@ -68,7 +68,7 @@ export function toProjectDoc(p: ProjectRecord): ProjectDoc {
     name: p.name,
     createdAt: p.createdAt,
     allowedOrigins: p.allowedOrigins,
-    autoIndexes: p.autoIndexes ?? null,
+    ...(p.autoIndexes == null ? {} : { autoIndexes: p.autoIndexes }),
   };
 }
 
@@ -80,7 +80,8 @@ export function fromProjectDoc(d: ProjectDoc): ProjectRecord {
     name: d.name,
     createdAt: d.createdAt,
     allowedOrigins: d.allowedOrigins ?? null,
-    autoIndexes: d.autoIndexes ?? null,
+    // Absent unless the owner chose (null is stored when they went back to the default).
+    ...(d.autoIndexes == null ? {} : { autoIndexes: d.autoIndexes }),
   };
 }
 
