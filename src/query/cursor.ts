@@ -103,8 +103,22 @@ function checkedCursor(after: string, sort: FindQuery['sort']): Cursor {
     cursor.k.length === sort.length - 1 &&
     sort.at(-1)![0] === '_id';
   if (!same) throw invalidQuery('after', 'this cursor was made for another sort; start again without after');
+  // Metadata always has one type, and the embedded store compares it in its column: a key of
+  // another type never comes from meta.next.
+  const wrongType = sort.slice(0, -1).some(([path], i) => {
+    const type = METADATA_KEY_TYPES.get(path);
+    return type !== undefined && typeof cursor.k[i] !== type;
+  });
+  if (wrongType) throw invalidQuery('after', 'not a cursor from meta.next');
   return cursor;
 }
+
+/** The type of each metadata sort key (stored paths). */
+const METADATA_KEY_TYPES = new Map([
+  ['_folio.version', 'number'],
+  ['_folio.createdAt', 'string'],
+  ['_folio.updatedAt', 'string'],
+]);
 
 function decodeCursor(after: string): Cursor {
   const invalid = () => invalidQuery('after', 'not a cursor from meta.next');
