@@ -15,8 +15,9 @@
  *   there (then an array's largest element, the descending key, equals its smallest); a cursor
  *   page seeks into it. The compiler checks for arrays with the `high` index (`arrayFree`).
  * - per unique declaration: a partial unique index over the declared paths' values, limited to
- *   the collection (`WHERE scope = '…' AND collection = '…'`). SQL NULL never conflicts, so
- *   documents without the field (or with `null`) are not constrained.
+ *   the collection (`WHERE scope = '…' AND collection = '…'`), keyed by `uniqueKeySql`: SQL
+ *   NULL never conflicts, so documents without the field are not constrained, while a JSON
+ *   `null` is a value that conflicts with another `null`, as on MongoDB.
  *
  * A build runs in one IMMEDIATE transaction: writers to the database wait for it (measured in
  * docs/querying.md). The store is one process (data directory lock), so the catalogue is cached.
@@ -83,6 +84,15 @@ export function indexKeySql(path: string, side: KeySide, body: string): string {
  */
 export function sortKeySql(path: string, body: string): string {
   return `folio_sort_key(${body} -> ${sqlLiteral(jsonPathOf(path))}, ${sqlLiteral(JSON.stringify([path]))}, 1)`;
+}
+
+/**
+ * The key of `path` in a unique index: the value, or a blob for a JSON `null` (which
+ * `json_extract` reads as SQL NULL, and SQL NULLs never conflict); a missing field stays NULL.
+ */
+export function uniqueKeySql(path: string, body: string): string {
+  const p = sqlLiteral(jsonPathOf(path));
+  return `(CASE json_type(${body}, ${p}) WHEN 'null' THEN X'00' ELSE json_extract(${body}, ${p}) END)`;
 }
 
 /** Names of the SQLite indexes behind declarations. */
@@ -286,7 +296,7 @@ export class EmbeddedIndexes implements IndexRepository {
       this.db
         .transaction(() => {
           if (index.unique) {
-            const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`).join(', ');
+            const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
             this.db.exec(
               `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
                 `ON documents (${keys}) WHERE scope = ${sqlLiteral(scopeKey)} AND collection = ${sqlLiteral(collection)}`,
@@ -327,7 +337,7 @@ export class EmbeddedIndexes implements IndexRepository {
   }
 
   #duplicateIds(scopeKey: string, collection: string, paths: string[]): string[] {
-    const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`);
+    const keys = paths.map((p) => uniqueKeySql(p, 'body'));
     const tuple = keys.join(', ');
     const notNull = keys.map((k) => `${k} IS NOT NULL`).join(' AND ');
     const sql =

@@ -26,7 +26,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
-import { type EmbeddedIndexes, jsonPathOf, sqlIndexNames } from './declaredIndexes.js';
+import { type EmbeddedIndexes, sqlIndexNames, uniqueKeySql } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -270,15 +270,18 @@ export class EmbeddedDocuments implements DocumentRepository {
     const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
     const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
     if (!declared) return null;
-    const paths = declared.index.fields.map((f) => jsonPathOf(f.path));
-    const sameValues = paths.map(() => 'json_extract(body, ?) = json_extract(jsonb(?), ?)').join(' AND ');
+    const paths = declared.index.fields.map((f) => f.path);
+    // The unique index's own keys (a null equals a null), read from the written body.
+    const sameValues = paths
+      .map((p) => `${uniqueKeySql(p, 'body')} = ${uniqueKeySql(p, 'jsonb(?)')}`)
+      .join(' AND ');
     const findOther = this.#db.prepare<SqlParam[], { id: string }>(
       `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
     );
     for (const write of writes) {
       if (write.kind !== 'put') continue;
       const body = JSON.stringify(toStored(write.document));
-      const params = paths.flatMap((p) => [p, body, p]);
+      const params = paths.flatMap(() => [body, body]);
       const other = findOther.get(scopeKey, collection, write.document._id, ...params);
       if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
     }

@@ -5,8 +5,9 @@
  * a pure function below (unit-tested); the class only calls the driver.
  *
  * Differences from the embedded store (docs/querying.md): MongoDB keeps no record of a failed
- * build, so a failed index is reported by `create` and not listed afterwards; its unique indexes
- * skip documents without the field (a partial index on `$exists: true`), but constrain `null`.
+ * build, so a failed index is reported by `create` and not listed afterwards. Unique indexes
+ * skip documents without the field (a partial index on `$exists: true`) and constrain `null`,
+ * as the embedded store does; arrays are multikey there (each element unique).
  */
 import {
   type CreateIndexesOptions,
