@@ -265,7 +265,7 @@ export interface paths {
     };
   };
   "/api/projects/{projectId}": {
-    /** Set the browser origins allowed to use the project’s keys */
+    /** Project settings: allowed browser origins, automatic indexes */
     patch: {
       parameters: {
         path: {
@@ -275,7 +275,9 @@ export interface paths {
       requestBody: {
         content: {
           "application/json": {
-            allowedOrigins: string[] | null;
+            allowedOrigins?: string[] | null;
+            /** @description Automatic indexes for the project's collections: true, false, or null for the server's default. */
+            autoIndexes?: boolean | null;
           };
         };
       };
@@ -2521,6 +2523,7 @@ export interface components {
       name: string;
       createdAt: string;
       allowedOrigins: string[] | null;
+      autoIndexes: boolean | null;
     };
     ApiKeyWithSecret: {
       apiKey: components["schemas"]["ApiKey"];

@@ -93,7 +93,7 @@ export const configSchema = z.strictObject({
     dispatcherLeaseMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
-  /** Automatic single-field indexes (services/autoIndexes.ts); off unless enabled. */
+  /** Automatic single-field indexes (services/autoIndexes.ts); `enabled` is every project's default. */
   autoIndexes: z.strictObject({
     enabled: z.boolean(),
     /** Only collections of at least this many documents get one. */

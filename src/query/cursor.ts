@@ -1,8 +1,8 @@
 /**
  * Cursor pagination (`after=<cursor>` from `meta.next`): the cursor holds the sort and the last
  * row's sort key values and `_id`; the next page is the rows strictly after that position in the
- * sort, expressed as a keyset condition in the canonical filter so both stores answer it through
- * their ordinary query path. A position, not a count: rows inserted or deleted elsewhere never
+ * sort (`FindQuery.after`). The embedded store compares sort keys exactly (compileKeyset); for
+ * MongoDB, `positionFilter` expresses it as a keyset condition in the canonical filter. A position, not a count: rows inserted or deleted elsewhere never
  * shift a walk, so no row is skipped or repeated.
  *
  * Sort keys follow MongoDB (see `sortKeyCandidates`): ascending sorts by a document's smallest
@@ -16,12 +16,12 @@
  * characters) or booleans. When a page ends on a row whose key is anything else (an object, a
  * nested or empty array), `meta.next` is null and offset pagination remains. Objects, nested or
  * empty arrays held by *other* rows on a sort field, and arrays of non-objects crossed before the
- * last segment of a dotted sort path, are outside the keyset's type brackets: such rows may be
+ * last segment of a dotted sort path, are outside positionFilter's type brackets: on MongoDB such rows may be
  * skipped or repeated by a walk (documented in docs/querying.md).
  */
 import { z } from 'zod';
 import { invalidQuery } from '../errors.js';
-import type { FindQuery, JsonObject, JsonValue, StoredFilter } from '../store/port.js';
+import type { FindQuery, JsonObject, JsonValue, SortPosition, StoredFilter } from '../store/port.js';
 import { EMPTY_ARRAY, type SortCandidate, sortKeyCandidates } from './pathValues.js';
 
 /** Characters in one string sort key a cursor may carry: a cursor travels in a URL. */
@@ -66,6 +66,36 @@ export function cursorAfter(last: JsonObject, sort: FindQuery['sort']): string |
  * another sort (or tampered with) is 400 `invalid_query`, never a wrong page.
  */
 export function keysetFilter(after: string, sort: FindQuery['sort']): StoredFilter {
+  return positionFilter(keysetPosition(after, sort), sort);
+}
+
+/**
+ * The keyset condition of a position (`keysetPosition`) in `sort`, as a canonical filter: what
+ * the MongoDB store adds to a cursor page's filter (FindQuery.after).
+ */
+export function positionFilter(position: SortPosition, sort: FindQuery['sort']): StoredFilter {
+  const [, idDirection] = sort.at(-1)!;
+  let rest: StoredFilter = { _id: { [idDirection === 1 ? '$gt' : '$lt']: position.id } };
+  for (let i = sort.length - 2; i >= 0; i--) {
+    const [path, direction] = sort[i]!;
+    const key = position.keys[i]!;
+    const strict = below(path, direction, key, false);
+    const inclusive = below(path, direction, key, true);
+    rest = { $and: [{ $nor: [strict] }, { $or: [{ $nor: [inclusive] }, rest] }] };
+  }
+  return rest;
+}
+
+/**
+ * The same cursor as a position (keys and `_id`), which a store may seek to (FindQuery.after);
+ * checked against `sort` exactly as `keysetFilter` does.
+ */
+export function keysetPosition(after: string, sort: FindQuery['sort']): SortPosition {
+  const cursor = checkedCursor(after, sort);
+  return { keys: cursor.k, id: cursor.id };
+}
+
+function checkedCursor(after: string, sort: FindQuery['sort']): Cursor {
   const cursor = decodeCursor(after);
   const same =
     cursor.s.length === sort.length &&
@@ -73,17 +103,22 @@ export function keysetFilter(after: string, sort: FindQuery['sort']): StoredFilt
     cursor.k.length === sort.length - 1 &&
     sort.at(-1)![0] === '_id';
   if (!same) throw invalidQuery('after', 'this cursor was made for another sort; start again without after');
-  const [, idDirection] = sort.at(-1)!;
-  let rest: StoredFilter = { _id: { [idDirection === 1 ? '$gt' : '$lt']: cursor.id } };
-  for (let i = sort.length - 2; i >= 0; i--) {
-    const [path, direction] = sort[i]!;
-    const key = cursor.k[i]!;
-    const strict = below(path, direction, key, false);
-    const inclusive = below(path, direction, key, true);
-    rest = { $and: [{ $nor: [strict] }, { $or: [{ $nor: [inclusive] }, rest] }] };
-  }
-  return rest;
+  // Metadata always has one type, and the embedded store compares it in its column: a key of
+  // another type never comes from meta.next.
+  const wrongType = sort.slice(0, -1).some(([path], i) => {
+    const type = METADATA_KEY_TYPES.get(path);
+    return type !== undefined && typeof cursor.k[i] !== type;
+  });
+  if (wrongType) throw invalidQuery('after', 'not a cursor from meta.next');
+  return cursor;
 }
+
+/** The type of each metadata sort key (stored paths). */
+const METADATA_KEY_TYPES = new Map([
+  ['_folio.version', 'number'],
+  ['_folio.createdAt', 'string'],
+  ['_folio.updatedAt', 'string'],
+]);
 
 function decodeCursor(after: string): Cursor {
   const invalid = () => invalidQuery('after', 'not a cursor from meta.next');

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { invalidQuery, planLimitExceeded } from '../errors.js';
-import type { FindQuery, SortDirection, StoredFilter } from '../store/port.js';
-import { keysetFilter } from './cursor.js';
+import type { FindQuery, SortDirection, SortPosition, StoredFilter } from '../store/port.js';
+import { keysetPosition } from './cursor.js';
 import { toStoredPath } from './fieldPath.js';
 import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from './filterParams.js';
 
@@ -24,8 +24,8 @@ export interface ListQuery {
   /** Stored paths to include, `_id` first; absent when the client did not `select`. */
   projection?: string[];
   count: boolean;
-  /** Keyset condition from `after=<cursor>` (see cursor.ts); ANDed with `filter` for the page only. */
-  keyset?: StoredFilter;
+  /** The position from `after=<cursor>` (see cursor.ts): the page is the rows after it (FindQuery.after). */
+  position?: SortPosition;
   /** How `meta.total` is obtained (see TOTAL_MODES). */
   total: TotalMode;
   /** `explain=true`: answer the store's plan for the page instead of the page. */
@@ -128,7 +128,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
     offset: parseCount('offset', params.get('offset'), DEFAULT_OFFSET, 0),
     ...(select === undefined ? {} : { projection: parseSelect(select) }),
     count: count === 'true',
-    ...(after === undefined ? {} : { keyset: keysetFilter(after, sort) }),
+    ...(after === undefined ? {} : { position: keysetPosition(after, sort) }),
     total: totalMode.data,
     explain: explain === 'true',
   };

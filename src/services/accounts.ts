@@ -11,6 +11,7 @@ import {
   type Store,
 } from '../store/port.js';
 import type { KeyCache } from './keyCache.js';
+import type { ProjectSettings } from './projectSettings.js';
 import { generateSessionToken, hashPassword, hashToken, verifyPassword } from './secrets.js';
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -39,7 +40,13 @@ export function publicAccount(a: AccountRecord): PublicAccount {
 }
 
 export function publicProject(p: ProjectRecord) {
-  return { id: p.id, name: p.name, createdAt: p.createdAt, allowedOrigins: p.allowedOrigins };
+  return {
+    id: p.id,
+    name: p.name,
+    createdAt: p.createdAt,
+    allowedOrigins: p.allowedOrigins,
+    autoIndexes: p.autoIndexes ?? null,
+  };
 }
 
 export class AccountService {
@@ -142,6 +149,25 @@ export class AccountService {
     // Cached key look-ups carry their project: this instance applies the new origins at once.
     this.keyCache.evictAccount(account.id);
     return { ...project, allowedOrigins: origins };
+  }
+
+  /** Apply the settings the body names (projectSettings.ts); the others stay as they are. */
+  async updateProjectSettings(
+    account: AccountRecord,
+    projectId: string,
+    settings: ProjectSettings,
+  ): Promise<ProjectRecord> {
+    let project = await this.ownProjectById(account, projectId);
+    if (settings.allowedOrigins !== undefined) {
+      project = await this.setAllowedOrigins(account, project.id, settings.allowedOrigins);
+    }
+    if (settings.autoIndexes !== undefined) {
+      await this.store.accounts.setAutoIndexes(project.id, settings.autoIndexes);
+      // Cached key look-ups carry their project: this instance applies the setting at once.
+      this.keyCache.evictAccount(account.id);
+      project = { ...project, autoIndexes: settings.autoIndexes };
+    }
+    return project;
   }
 
   /** A project of the account, by name; 404 for others' projects too (no existence leak). */

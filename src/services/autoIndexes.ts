@@ -1,5 +1,6 @@
 /**
- * Automatic single-field indexes (configuration `autoIndexes`, off by default): when queries on
+ * Automatic single-field indexes (configuration `autoIndexes`; `enabled` is the default of every
+ * project, which its owner may override: `PATCH /api/projects/{id}` `{autoIndexes}`): when queries on
  * a collection of at least `minDocuments` documents filter or sort on the same unindexed
  * top-level field `minQueries` times within `windowMs`, an index `auto_<field>_1` is built in the
  * background; one no query used for `unusedAfterMs` is dropped. At most `maxPerCollection` per
@@ -69,12 +70,20 @@ export class AutoIndexer {
 
   /**
    * Note one query on `fields` of the collection; builds or drops indexes in the background.
-   * Never throws and never delays the query.
+   * Never throws and never delays the query. `projectSetting` is the project's own choice
+   * (null or absent: the configured default). A project switched off keeps the automatic
+   * indexes it has until they go unused, as any other: the sweep is server-wide.
    */
-  observe(scope: DataScope, collection: string, fields: string[], maxIndexes: number): void {
-    if (!this.policy.enabled) return;
+  observe(
+    scope: DataScope,
+    collection: string,
+    fields: string[],
+    maxIndexes: number,
+    projectSetting?: boolean | null,
+  ): void {
     const now = this.now();
     this.#sweep(now);
+    if (!(projectSetting ?? this.policy.enabled)) return;
     const base = `${scope.projectId}:${scope.env}\0${collection}`;
     if (!this.#adopted.has(base)) {
       this.#adopted.add(base);

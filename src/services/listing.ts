@@ -88,25 +88,28 @@ export class ListingService {
       collection,
       candidateFields(query.filter, query.sort),
       ctx.limits.maxIndexes,
+      ctx.project.autoIndexes,
     );
     if (query.explain) {
       // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
       if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
       const plan = await documents.explain(ctx.scope, collection, {
-        filter: withKeyset(query.filter, query.keyset),
+        filter: query.filter,
+        after: query.position,
         sort: query.sort,
-        skip: query.keyset ? 0 : query.offset,
+        skip: query.position ? 0 : query.offset,
         limit: query.limit + 1,
         projection: query.projection,
       });
       return { plan };
     }
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
-    const cursorPage = query.keyset !== undefined;
+    const cursorPage = query.position !== undefined;
     const offset = cursorPage ? 0 : query.offset;
     // One document more than the page: whether anything follows is then known without a count.
     const rows = await documents.find(ctx.scope, collection, {
-      filter: withKeyset(query.filter, query.keyset),
+      filter: query.filter,
+      after: query.position,
       sort: query.sort,
       skip: offset,
       limit: query.limit + 1,
@@ -157,11 +160,6 @@ export class ListingService {
     const n = await this.store.documents.count(ctx.scope, collection, filter, upTo);
     return { total: n, totalExact: n < upTo };
   }
-}
-
-function withKeyset(filter: StoredFilter, keyset: StoredFilter | undefined): StoredFilter {
-  if (keyset === undefined) return filter;
-  return Object.keys(filter).length === 0 ? keyset : { $and: [filter, keyset] };
 }
 
 /**

@@ -88,6 +88,19 @@ export interface FindQuery {
   limit: number;
   /** Stored paths to include (MongoDB inclusion projection); `_id` is always included. */
   projection?: string[] | undefined;
+  /**
+   * A cursor page: only the rows strictly after this position in `sort` (the last row's sort
+   * keys and `_id`, MongoDB's sort order). The embedded store compares sort keys exactly and
+   * seeks to the position in an index; MongoDB adds the canonical keyset filter
+   * (`positionFilter` in src/query/cursor.ts).
+   */
+  after?: SortPosition | undefined;
+}
+
+/** A row's place in a sort: its key per sort path (`_id` excluded) and its `_id`. */
+export interface SortPosition {
+  keys: Array<null | number | string | boolean>;
+  id: string;
 }
 
 /** A MongoDB filter document (structurally JSON). */
@@ -270,6 +283,11 @@ export interface ProjectRecord {
    * the default policy (any origin for read-only keys, none for read-write keys).
    */
   allowedOrigins: string[] | null;
+  /**
+   * Automatic indexes for the project's collections: on, off, or null/absent for the server's
+   * default (configuration `autoIndexes.enabled`).
+   */
+  autoIndexes?: boolean | null;
 }
 
 export interface ApiKeyRecord {
@@ -361,6 +379,8 @@ export interface AccountRepository {
   listProjects(accountId: string): Promise<ProjectRecord[]>;
   /** Replace the project's allowed origins (null: the default policy). */
   setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void>;
+  /** Set the project's automatic-index setting (null: the server's default). */
+  setAutoIndexes(projectId: string, enabled: boolean | null): Promise<void>;
 
   /**
    * Create the key unless its project already has `maxActive` active keys: false then, and

@@ -76,13 +76,18 @@ forEachStore(
       expect(res.status).to.equal(400);
     });
 
-    it('is off by default: with enabled false, no query builds one', async () => {
+    it('with enabled false, a project without its own setting (or set off) gets none; a project set on gets one', async () => {
       await seed('quiet', 6);
       const scope = await tenantScope(ctx.server, ctx.tenant);
       const off = new AutoIndexer(ctx.server.running.services.store, { ...POLICY, enabled: false });
       for (let i = 0; i < 10; i++) off.observe(scope, 'quiet', ['color'], 5);
+      for (let i = 0; i < 10; i++) off.observe(scope, 'quiet', ['color'], 5, null);
+      for (let i = 0; i < 10; i++) off.observe(scope, 'quiet', ['color'], 5, false);
       await off.settled();
       expect(await indexes('quiet')).to.deep.equal([]);
+      for (let i = 0; i < 3; i++) off.observe(scope, 'quiet', ['color'], 5, true);
+      await off.settled();
+      expect((await indexes('quiet')).map((i) => i.name)).to.deep.equal(['auto_color_1']);
     });
   },
   { config: { autoIndexes: POLICY } },

@@ -140,6 +140,29 @@ forEachStore(
       expect((await call('POST', at('dups'), { v: 2 })).status).to.equal(201);
     });
 
+    it('a unique index constrains null like any value, never a missing field (both stores alike)', async () => {
+      const index = await call('POST', at('nulls', '/_indexes'), { fields: [{ path: 'tag' }], unique: true });
+      expect(index.body).to.include({ state: 'ready' });
+      const first = await call('POST', at('nulls'), { tag: null });
+      expect(first.status).to.equal(201);
+      const second = await call('POST', at('nulls'), { tag: null });
+      expect(second.status).to.equal(409);
+      expect(second.body.error.details).to.deep.equal({ index: 'tag_1', conflictingId: first.body._id });
+      for (let i = 0; i < 2; i++)
+        expect((await call('POST', at('nulls'), { other: i })).status).to.equal(201);
+      expect((await call('POST', at('nulls'), { tag: 'x' })).status).to.equal(201);
+    });
+
+    it('a unique build over two nulls fails naming them; documents without the field do not count', async () => {
+      const ids: string[] = [];
+      for (const body of [{ t: null }, { u: 1 }, { t: null }, { u: 2 }, { t: 0 }]) {
+        ids.push((await call('POST', at('nulldups'), body)).body._id);
+      }
+      const res = await call('POST', at('nulldups', '/_indexes'), { fields: [{ path: 't' }], unique: true });
+      expect(res.body.state).to.equal('failed');
+      expect(res.body.failure.ids).to.deep.equal([ids[0], ids[2]].sort());
+    });
+
     it('explain=true shows the index used and the documents examined; read-only keys may not explain', async () => {
       for (let i = 0; i < 40; i++) await call('POST', at('planned'), { k: i % 20, i });
       const before = await call('GET', at('planned', '?filter[k]=7&explain=true'));

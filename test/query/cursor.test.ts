@@ -1,7 +1,7 @@
 /** Which rows a cursor can point at, and the keyset it becomes (the walk itself: test/http/cursorPagination.test.ts). */
 import { expect } from 'chai';
 import { Query } from 'mingo';
-import { cursorAfter, keysetFilter, MAX_KEY_LENGTH } from '../../src/query/cursor.js';
+import { cursorAfter, keysetFilter, keysetPosition, MAX_KEY_LENGTH } from '../../src/query/cursor.js';
 import type { FindQuery, JsonObject } from '../../src/store/port.js';
 import { toMingoFilter } from './mingoOracle.js';
 
@@ -14,6 +14,21 @@ describe('cursors', () => {
   it(`carries a string key of up to ${MAX_KEY_LENGTH} characters; a longer one gives no cursor`, () => {
     expect(cursorAfter({ _id: 'doc_1', s: 'x'.repeat(MAX_KEY_LENGTH) }, sort)).to.be.a('string');
     expect(cursorAfter({ _id: 'doc_1', s: 'x'.repeat(MAX_KEY_LENGTH + 1) }, sort)).to.equal(null);
+  });
+
+  it('a metadata key of the wrong type is 400 invalid_query (it never comes from meta.next)', () => {
+    const versionSort: FindQuery['sort'] = [
+      ['_folio.version', 1],
+      ['_id', 1],
+    ];
+    const forged = (k: unknown) =>
+      Buffer.from(JSON.stringify({ s: versionSort, k: [k], id: 'doc_1' })).toString('base64url');
+    expect(keysetPosition(forged(3), versionSort)).to.deep.equal({ keys: [3], id: 'doc_1' });
+    for (const k of ['3', null, true]) {
+      expect(() => keysetPosition(forged(k), versionSort), JSON.stringify(k))
+        .to.throw()
+        .with.property('code', 'invalid_query');
+    }
   });
 
   it('gives no cursor for a row whose key is an object, an empty array or a nested array', () => {

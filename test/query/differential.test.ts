@@ -10,11 +10,23 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Query } from 'mingo';
+import { cursorAfter, keysetPosition } from '../../src/query/cursor.js';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { projectStored } from '../../src/query/projection.js';
-import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
-import { indexKeySql, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import {
+  compileFilter,
+  compileKeyset,
+  compileSort,
+  indexedPathsOf,
+  type SqlParam,
+} from '../../src/store/embedded/compileQuery.js';
+import {
+  EmbeddedIndexes,
+  indexKeySql,
+  sortKeySql,
+  sqlIndexNames,
+} from '../../src/store/embedded/declaredIndexes.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject } from '../../src/store/port.js';
@@ -39,6 +51,7 @@ for (const indexed of [false, true]) {
   describe(`list queries agree with MongoDB semantics (mingo oracle vs SQLite${indexed ? ', every top-level field indexed' : ''})`, function () {
     this.timeout(120_000);
     let db: Database.Database;
+    let indexes: EmbeddedIndexes;
     let run = 0;
     const usable: ReadonlySet<string> = new Set(indexed ? INDEXED_FIELDS : []);
 
@@ -51,7 +64,11 @@ for (const indexed of [false, true]) {
             `CREATE INDEX ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
           );
         }
+        db.exec(
+          `CREATE INDEX ${sqlIndexNames.sort(path)} ON documents (scope, collection, ${sortKeySql(path, 'body')}, id)`,
+        );
       }
+      indexes = new EmbeddedIndexes(db);
     });
     after(() => db.close());
 
@@ -79,8 +96,10 @@ for (const indexed of [false, true]) {
           })();
 
           const q = parseListQuery(params);
-          const where = compileFilter(q.filter, usable);
-          const order = compileSort(q.sort);
+          // Paths without arrays in this collection also get the exact sort-key forms.
+          const arrayFree = indexes.arrayFree('scope', name, indexedPathsOf(q.filter, q.sort, usable));
+          const where = compileFilter(q.filter, usable, arrayFree);
+          const order = compileSort(q.sort, usable, arrayFree);
           const base = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
           const rows = db
             .prepare<SqlParam[], { body: string }>(
@@ -99,6 +118,23 @@ for (const indexed of [false, true]) {
             got.map((d) => d._id),
             `page\n${context}`,
           ).to.deep.equal(expected.ids);
+          // The next page through a cursor (the exact keyset over the sort expressions): the
+          // oracle's page at the next offset, when the last row's keys are ones a cursor carries.
+          const last = got.at(-1);
+          const cursor = q.limit > 0 && last ? cursorAfter(last, q.sort) : null;
+          if (cursor !== null && expected.ids.length === q.limit) {
+            const position = keysetPosition(cursor, q.sort);
+            const keyset = compileKeyset(q.sort, position, usable, arrayFree);
+            const next = where;
+            const nextRows = db
+              .prepare<SqlParam[], { id: string }>(
+                `SELECT d.id FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${keyset.sql} AND (${next.sql}) ORDER BY ${order.sql} LIMIT ?`,
+              )
+              .all('scope', name, ...keyset.params, ...next.params, ...order.params, q.limit)
+              .map((r) => r.id);
+            const following = oracleFind(docs, { ...q, offset: q.offset + q.limit });
+            expect(nextRows, `cursor page\n${context}`).to.deep.equal(following.ids);
+          }
           const inMemory = docs.filter((d) => matchesFilter(d, q.filter)).length;
           expect(inMemory, `matchesFilter\n${context}`).to.equal(expected.count);
           if (q.projection) {

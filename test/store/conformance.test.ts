@@ -929,6 +929,24 @@ for (const factory of factories) {
         await store.accounts.setAllowedOrigins(project.id, null);
         expect((await store.accounts.getProject(project.id))?.allowedOrigins).to.equal(null);
       });
+
+      it('keeps a project’s automatic-index switch: absent until set, false, true, back to the default', async () => {
+        const project = {
+          id: newId('prj'),
+          accountId: newId('acc'),
+          name: 'auto',
+          createdAt: isoNow(),
+          allowedOrigins: null,
+        };
+        await store.accounts.createProject(project);
+        expect(await store.accounts.getProject(project.id)).to.deep.equal(project);
+        await store.accounts.setAutoIndexes(project.id, false);
+        expect((await store.accounts.getProject(project.id))?.autoIndexes).to.equal(false);
+        await store.accounts.setAutoIndexes(project.id, true);
+        expect((await store.accounts.listProjects(project.accountId))[0]?.autoIndexes).to.equal(true);
+        await store.accounts.setAutoIndexes(project.id, null);
+        expect(await store.accounts.getProject(project.id)).to.deep.equal(project);
+      });
     });
 
     describe('api keys', () => {

@@ -1,13 +1,13 @@
 /** Embedded-store specifics the port cannot see: the file, the schema contract, the outbox. */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
-import { SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
+import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
 import type { DataScope, FolioDocument } from '../../src/store/port.js';
 import { rejection } from '../support/timeout.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
@@ -121,13 +121,14 @@ describe('embedded store: database file and schema', () => {
   });
 
   it('migrates a schema-3 directory whose webhook tables were made the old way, keeping their rows', async () => {
-    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
-    await store.init();
-    await store.close();
-    // Before migration 4, each part created its tables as it opened; such a directory reports 3.
+    await mkdir(dataDir, { recursive: true });
     const raw = new Database(path.join(dataDir, 'folio.db'));
+    applySchema(raw, 3);
+    // Before migration 4, the webhook part created its tables itself as it opened.
+    raw.exec(
+      'CREATE TABLE feed_consumers (name TEXT PRIMARY KEY, holder TEXT, lease_expires_ms INTEGER, position TEXT)',
+    );
     raw.prepare("INSERT INTO feed_consumers (name, position) VALUES ('webhooks', 'kept')").run();
-    raw.pragma('user_version = 3');
     raw.close();
     const reopened = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
     await reopened.init();
@@ -135,6 +136,12 @@ describe('embedded store: database file and schema', () => {
       expect(reopened.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
       const row = reopened.db.prepare("SELECT position FROM feed_consumers WHERE name = 'webhooks'").get();
       expect(row).to.deep.equal({ position: 'kept' });
+      const tables = reopened.db
+        .prepare<[], { name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'webhook%'",
+        )
+        .all();
+      expect(tables.map((t) => t.name).sort()).to.deep.equal(['webhook_deliveries', 'webhooks']);
     } finally {
       await reopened.close();
     }

@@ -12,7 +12,7 @@ import {
   planOfExplain,
   toMongoIndex,
 } from '../../src/store/mongodb/declaredIndexes.js';
-import { DOCUMENT_INDEXES } from '../../src/store/mongodb/indexes.js';
+import { DOCUMENT_INDEXES, indexServesSort } from '../../src/store/mongodb/indexes.js';
 
 describe('MongoDB declared indexes (pure parts)', () => {
   it('creates an index with the declared name, paths and directions', () => {
@@ -29,9 +29,42 @@ describe('MongoDB declared indexes (pure parts)', () => {
       key: [
         ['address.city', 1],
         ['age', -1],
+        ['_id', -1],
       ],
       options: { name: 'city_age' },
     });
+  });
+
+  it('a non-unique index ends with _id, so it serves the list sort (tie-break on _id) both ways', () => {
+    const { key } = toMongoIndex({ name: 'price_1', fields: [{ path: 'price', order: 1 }], unique: false });
+    const pattern = Object.fromEntries(key as Array<[string, 1 | -1]>);
+    expect(
+      indexServesSort(pattern, [
+        ['price', 1],
+        ['_id', 1],
+      ]),
+    ).to.equal(true);
+    expect(
+      indexServesSort(pattern, [
+        ['price', -1],
+        ['_id', -1],
+      ]),
+    ).to.equal(true);
+    // Without the appended _id, the sort Folio sends would need a blocking sort stage.
+    expect(
+      indexServesSort({ price: 1 }, [
+        ['price', 1],
+        ['_id', 1],
+      ]),
+    ).to.equal(false);
+    const unique = toMongoIndex({ name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true });
+    expect(unique.key).to.deep.equal([['email', 1]]);
+  });
+
+  it('lists an index created with the appended _id as its declared fields', () => {
+    expect(fromMongoIndex({ v: 2, key: { price: -1, _id: -1 }, name: 'price_-1' })?.fields).to.deep.equal([
+      { path: 'price', order: -1 },
+    ]);
   });
 
   it('a unique index skips documents without the field (partial on $exists), like the embedded store', () => {

@@ -22,6 +22,7 @@ import {
   Timestamp,
 } from 'mongodb';
 import { isoNow, newId } from '../../src/ids.js';
+import { positionFilter } from '../../src/query/cursor.js';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { toDuplicateError } from '../../src/store/mongodb/accounts.js';
@@ -485,6 +486,29 @@ describe('MongoDB store: find() arguments', () => {
       maxTimeMS: 1234,
       projection: { _id: 1, name: 1, city: 1, '_folio.version': 1 },
     });
+  });
+
+  it('a cursor page (after) adds the keyset of its position; the rows after it, by mingo, are the rest of the order', () => {
+    const sort: FindQuery['sort'] = [
+      ['age', 1],
+      ['_id', 1],
+    ];
+    const docs = [
+      { _id: 'a', age: 30 },
+      { _id: 'b', age: 20 },
+      { _id: 'c', age: 30 },
+      { _id: 'd', age: 'x' },
+      { _id: 'e' },
+    ];
+    const { filter } = toDriverFind(
+      { filter: { age: { $exists: true } }, sort, skip: 0, limit: 0, after: { keys: [30], id: 'a' } },
+      10_000,
+    );
+    expect(filter).to.deep.equal({
+      $and: [{ age: { $exists: true } }, positionFilter({ keys: [30], id: 'a' }, sort)],
+    });
+    const after = (new Query(filter as JsonObject).find(docs).all() as JsonObject[]).map((d) => d._id);
+    expect(after.sort()).to.deep.equal(['c', 'd']);
   });
 
   it('sorts by _id when no sort is given, passes limit 0 (no limit) through, and projects nothing by default', () => {

@@ -110,6 +110,7 @@ export const projectSchema = z
     name: z.string(),
     createdAt: z.string(),
     allowedOrigins: z.array(z.string()).nullable(),
+    autoIndexes: z.boolean().nullable(),
   })
   .meta({ id: 'Project' });
 

@@ -12,7 +12,7 @@ import { createKeySchema } from '../../services/apiKeys.js';
 import { bulkEnvelopeSchema } from '../../services/bulk.js';
 import { importQuerySchema } from '../../services/imports/importRules.js';
 import { createIndexSchema } from '../../services/indexes.js';
-import { allowedOriginsSchema } from '../../services/origins.js';
+import { projectSettingsSchema } from '../../services/projectSettings.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { registerWebhookSchema, updateWebhookSchema } from '../../services/webhooks/registrations.js';
 import { planSchema, projectSchema as projectBodySchema } from '../routes/account.js';
@@ -258,9 +258,9 @@ export const PATHS: ZodOpenApiPathsObject = {
   '/api/projects/{projectId}': {
     patch: session({
       tags: ['accounts'],
-      summary: 'Set the browser origins allowed to use the project’s keys',
+      summary: 'Project settings: allowed browser origins, automatic indexes',
       requestParams: { path: z.object({ projectId: z.string() }) },
-      requestBody: { required: true, content: json(allowedOriginsSchema) },
+      requestBody: { required: true, content: json(projectSettingsSchema) },
       ok: { '200': { description: 'The project', content: json(projectSchema) } },
       errors: [400, 403, 404],
     }),

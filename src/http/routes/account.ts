@@ -7,7 +7,7 @@ import {
   publicProject,
 } from '../../services/accounts.js';
 import { csrfTokenFor } from '../../services/csrf.js';
-import { allowedOriginsSchema } from '../../services/origins.js';
+import { projectSettingsSchema } from '../../services/projectSettings.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
 import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
 import { accountOf, type Ctx, type FolioRouter, param } from '../types.js';
@@ -81,11 +81,11 @@ export function registerAccountRoutes(router: FolioRouter): void {
   });
 
   router.patch('/api/projects/:projectId', session, body, async (ctx) => {
-    const { allowedOrigins } = parseBody(allowedOriginsSchema, ctx.request.body);
-    const project = await ctx.services.accounts.setAllowedOrigins(
+    const settings = parseBody(projectSettingsSchema, ctx.request.body);
+    const project = await ctx.services.accounts.updateProjectSettings(
       accountOf(ctx),
       param(ctx, 'projectId'),
-      allowedOrigins,
+      settings,
     );
     ctx.body = publicProject(project);
   });

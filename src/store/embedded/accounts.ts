@@ -39,6 +39,7 @@ interface ProjectRow {
   name: string;
   created_at: string;
   allowed_origins: string | null;
+  auto_indexes: number | null;
 }
 
 interface KeyRow {
@@ -113,6 +114,8 @@ const toProject = (r: ProjectRow): ProjectRecord => ({
   name: r.name,
   createdAt: r.created_at,
   allowedOrigins: r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins) as string[]),
+  // Absent unless the owner chose: the record then reads as the server's default.
+  ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
 });
 
 const toKey = (r: KeyRow): ApiKeyRecord => ({
@@ -151,6 +154,7 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #projectByName: Database.Statement<[string, string], ProjectRow>;
   readonly #projectsOf: Database.Statement<[string], ProjectRow>;
   readonly #setOrigins: Database.Statement<[string | null, string]>;
+  readonly #setAutoIndexes: Database.Statement<[number | null, string]>;
 
   readonly #insertKey: Database.Statement<
     [
@@ -202,6 +206,7 @@ export class EmbeddedAccounts implements AccountRepository {
     this.#projectByName = db.prepare('SELECT * FROM projects WHERE account_id = ? AND name = ?');
     this.#projectsOf = db.prepare('SELECT * FROM projects WHERE account_id = ? ORDER BY created_at, id');
     this.#setOrigins = db.prepare('UPDATE projects SET allowed_origins = ? WHERE id = ?');
+    this.#setAutoIndexes = db.prepare('UPDATE projects SET auto_indexes = ? WHERE id = ?');
 
     this.#insertKey = db.prepare(
       `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${KEY_COLUMNS.replace(/\w+/g, '?')})`,
@@ -307,6 +312,10 @@ export class EmbeddedAccounts implements AccountRepository {
 
   async setAllowedOrigins(projectId: string, origins: string[] | null): Promise<void> {
     this.#setOrigins.run(originsText(origins), projectId);
+  }
+
+  async setAutoIndexes(projectId: string, enabled: boolean | null): Promise<void> {
+    this.#setAutoIndexes.run(enabled === null ? null : enabled ? 1 : 0, projectId);
   }
 
   async createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean> {

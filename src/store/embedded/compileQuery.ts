@@ -20,10 +20,11 @@
  */
 import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
 import { arrayIndexOf } from '../../query/pathValues.js';
-import type { FindQuery, JsonValue, StoredFilter } from '../port.js';
-import { ARRAY_MARKER, indexKeySql } from './declaredIndexes.js';
+import type { FindQuery, JsonValue, SortPosition, StoredFilter } from '../port.js';
+import { ARRAY_MARKER, indexKeySql, sortKeySql } from './declaredIndexes.js';
+import { BRACKET_START, scalarSortKey } from './queryFunctions.js';
 
-export type SqlParam = string | number | bigint | null;
+export type SqlParam = string | number | bigint | Buffer | null;
 export interface CompiledSql {
   sql: string;
   params: SqlParam[];
@@ -44,29 +45,102 @@ const COLUMNS = new Map<string, { sql: string; type: 'text' | 'integer' }>([
  * A `WHERE` condition equivalent to the MongoDB filter; always evaluates to 0 or 1. For the
  * top-level paths in `indexed` (declared indexes, see declaredIndexes.ts), each condition is
  * ANDed with a sargable form the planner can answer from the expression indexes (see
- * `indexedForm`); that form holds for every match, so the answer never changes.
+ * `indexedForm`); that form holds for every match, so the answer never changes. For the paths
+ * in `arrayFree` (indexed, and holding no array in the collection: see
+ * `EmbeddedIndexes.arrayFree`), equality and ranges also get an exact form over the sort index
+ * (`sortKeyForms`), which a sorted page can seek and walk in one index.
  */
-export function compileFilter(filter: StoredFilter, indexed: ReadonlySet<string> = NO_INDEXES): CompiledSql {
-  return new FilterCompiler(indexed).document(filter);
+export function compileFilter(
+  filter: StoredFilter,
+  indexed: ReadonlySet<string> = NO_INDEXES,
+  arrayFree: ReadonlySet<string> = NO_INDEXES,
+): CompiledSql {
+  return new FilterCompiler(indexed, arrayFree).document(filter);
 }
 
 const NO_INDEXES: ReadonlySet<string> = new Set();
 
-/** An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element). */
-export function compileSort(sort: FindQuery['sort']): CompiledSql {
+/**
+ * An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element).
+ * A key the declared sort index orders exactly (`sortExpression`) is written as that index's
+ * expression, so the planner walks the index instead of sorting the matches.
+ */
+export function compileSort(
+  sort: FindQuery['sort'],
+  indexed: ReadonlySet<string> = NO_INDEXES,
+  arrayFree: ReadonlySet<string> = NO_INDEXES,
+): CompiledSql {
   if (sort.length === 0) throw new Error('compileSort needs at least one key');
   return join(
     sort.map(([path, direction]) => {
       if (direction !== 1 && direction !== -1) throw new Error(`bad sort direction ${String(direction)}`);
-      const order = direction === 1 ? 'ASC' : 'DESC';
-      const column = COLUMNS.get(path);
-      if (column) return raw(`${column.sql} ${order}`);
-      const segments = path.split('.');
-      // The function gets only the first field's JSON (`->`), not the whole document.
-      return sql`folio_sort_key(d.body -> ${param(`$${label(segments[0]!)}`)}, ${param(JSON.stringify(segments))}, ${param(direction)}) ${raw(order)}`;
+      return sql`${sortExpression(path, direction, indexed, arrayFree)} ${raw(direction === 1 ? 'ASC' : 'DESC')}`;
     }),
     ', ',
   );
+}
+
+/**
+ * The rows strictly after `position` in `sort` (a cursor page), over the very expressions
+ * `compileSort` orders by, so the condition is exact (MongoDB's order, whatever the types) and
+ * its leading bound lets the planner seek into the sort index instead of walking up to the
+ * position: `k1 >= v1 AND (k1 > v1 OR (k1 = v1 AND (k2 > v2 OR …)))` (`<` when descending).
+ * SQLite does not bound an index by a row value over expressions, hence the expansion.
+ */
+export function compileKeyset(
+  sort: FindQuery['sort'],
+  position: SortPosition,
+  indexed: ReadonlySet<string> = NO_INDEXES,
+  arrayFree: ReadonlySet<string> = NO_INDEXES,
+): CompiledSql {
+  if (sort.length === 0 || sort.at(-1)![0] !== '_id' || position.keys.length !== sort.length - 1) {
+    throw new Error('compileKeyset: the position does not fit the sort');
+  }
+  const terms = sort.map(([path, direction], i) => {
+    const key = path === '_id' ? position.id : position.keys[i]!;
+    const column = COLUMNS.get(path);
+    let value: CompiledSql;
+    if (column) {
+      if (typeof key !== (column.type === 'text' ? 'string' : 'number')) {
+        // A metadata value is always of its column's type; another type is a forged cursor.
+        throw new Error(`compileKeyset: a ${column.type} key is needed for ${path}`);
+      }
+      value = param(key as string | number);
+    } else {
+      value = param(scalarSortKey(key));
+    }
+    return { expr: sortExpression(path, direction, indexed, arrayFree), value, direction };
+  });
+  // Iterative from the last key, so the nesting is built without recursion.
+  let after: CompiledSql | undefined;
+  for (let i = terms.length - 1; i >= 0; i--) {
+    const { expr, value, direction } = terms[i]!;
+    const strict = sql`${expr} ${raw(direction === 1 ? '>' : '<')} ${value}`;
+    after = after === undefined ? strict : sql`(${strict} OR (${expr} = ${value} AND ${after}))`;
+  }
+  const first = terms[0]!;
+  if (terms.length === 1) return after!;
+  return sql`${first.expr} ${raw(first.direction === 1 ? '>=' : '<=')} ${first.value} AND ${after!}`;
+}
+
+/**
+ * The SQL sort key of one path: the metadata column; the declared sort index's expression
+ * when it gives MongoDB's order for this direction (always ascending — the index holds the
+ * ascending key; descending only while the path holds no array, when both keys are equal);
+ * otherwise `folio_sort_key` for the direction, with the path bound as parameters.
+ */
+function sortExpression(
+  path: string,
+  direction: 1 | -1,
+  indexed: ReadonlySet<string>,
+  arrayFree: ReadonlySet<string>,
+): CompiledSql {
+  const column = COLUMNS.get(path);
+  if (column) return raw(column.sql);
+  if (indexed.has(path) && (direction === 1 || arrayFree.has(path))) return raw(sortKeySql(path, 'd.body'));
+  const segments = path.split('.');
+  // The function gets only the first field's JSON (`->`), not the whole document.
+  return sql`folio_sort_key(d.body -> ${param(`$${label(segments[0]!)}`)}, ${param(JSON.stringify(segments))}, ${param(direction)})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,9 +304,60 @@ class FilterCompiler {
   /** Numbers correlated `json_each` aliases so nested subqueries never shadow each other. */
   #aliases = 0;
 
-  constructor(private readonly indexed: ReadonlySet<string>) {}
+  constructor(
+    private readonly indexed: ReadonlySet<string>,
+    private readonly arrayFree: ReadonlySet<string>,
+  ) {}
 
+  /**
+   * The whole filter: its exact condition, ANDed with the sargable forms of the indexed paths
+   * it constrains at the top level (directly or through `$and`, merged per path so two bounds
+   * given separately still make one range). Forms inside `$or`/`$nor` would not help the
+   * planner, so there are none.
+   */
   document(filter: StoredFilter): CompiledSql {
+    const exact = this.#document(filter);
+    const merged = new Map<string, Array<[string, JsonValue]>>();
+    const stack: JsonValue[] = [filter];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      if (typeof node !== 'object' || node === null || Array.isArray(node)) continue;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$and' && Array.isArray(value)) stack.push(...value);
+        else if (
+          this.indexed.has(key) &&
+          !COLUMNS.has(key) &&
+          typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value)
+        ) {
+          const conditions = merged.get(key) ?? [];
+          conditions.push(...Object.entries(value));
+          merged.set(key, conditions);
+        }
+      }
+    }
+    const forms: Cond[] = [];
+    for (const [path, conditions] of merged) forms.push(...this.#forms(path, conditions));
+    return toSql(and([exact, ...forms]));
+  }
+
+  /** Sargable forms of one indexed path's conditions (each holds for every match). */
+  #forms(path: string, conditions: Array<[string, JsonValue]>): CompiledSql[] {
+    const forms: CompiledSql[] = [];
+    // Two bounds of one type: one index range (`rangeForm`) rather than one bound per index.
+    const range = boundsOf(conditions);
+    for (const [operator, operand] of conditions) {
+      if (range && RANGE_OPERATORS.has(operator)) continue;
+      const form = indexedForm(path, operator, operand);
+      if (form) forms.push(form);
+    }
+    if (range) forms.push(rangeForm(path, range));
+    if (this.arrayFree.has(path)) forms.push(...sortKeyForms(path, conditions));
+    return forms;
+  }
+
+  #document(filter: StoredFilter): CompiledSql {
     if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
       throw new Error('compileFilter: a filter must be an object');
     }
@@ -243,14 +368,14 @@ class FilterCompiler {
             if (!Array.isArray(value) || value.length === 0) {
               throw new Error('compileFilter: $and needs a non-empty array');
             }
-            return and(value.map((sub) => this.document(sub as StoredFilter)));
+            return and(value.map((sub) => this.#document(sub as StoredFilter)));
           }
           // `$or` and `$nor` come only from cursor keysets (src/query/cursor.ts).
           if (key === '$or' || key === '$nor') {
             if (!Array.isArray(value) || value.length === 0) {
               throw new Error(`compileFilter: ${key} needs a non-empty array`);
             }
-            const any = or(value.map((sub) => this.document(sub as StoredFilter)));
+            const any = or(value.map((sub) => this.#document(sub as StoredFilter)));
             return key === '$or' ? any : not(any);
           }
           if (key.startsWith('$')) throw new Error(`compileFilter: unsupported operator ${key}`);
@@ -296,10 +421,6 @@ class FilterCompiler {
         }
         default:
           throw new Error(`compileFilter: unsupported operator ${operator}`);
-      }
-      if (this.indexed.has(path) && !COLUMNS.has(path)) {
-        const sargable = indexedForm(path, operator, operand);
-        if (sargable) conds.push(sargable);
       }
     }
     return and(conds);
@@ -485,4 +606,100 @@ export function indexedForm(path: string, operator: string, operand: JsonValue):
     default:
       return null;
   }
+}
+
+interface Bounds {
+  lower: { operator: '$gt' | '$gte'; operand: number | string };
+  upper: { operator: '$lt' | '$lte'; operand: number | string };
+}
+
+/** A lower and an upper bound of the same type (number or string) in one field's condition. */
+function boundsOf(conditions: Array<[string, JsonValue]>): Bounds | null {
+  let lower: Bounds['lower'] | undefined;
+  let upper: Bounds['upper'] | undefined;
+  for (const [operator, operand] of conditions) {
+    if (typeof operand !== 'number' && typeof operand !== 'string') continue;
+    if (operator === '$gt' || operator === '$gte') lower = { operator, operand };
+    if (operator === '$lt' || operator === '$lte') upper = { operator, operand };
+  }
+  if (!lower || !upper || typeof lower.operand !== typeof upper.operand) return null;
+  return { lower, upper };
+}
+
+/**
+ * Both bounds on the `high` key: one index range, plus the array marker (an array matches by
+ * its elements, which its key cannot show) as a second range SQLite's OR optimisation searches.
+ */
+function rangeForm(path: string, { lower, upper }: Bounds): CompiledSql {
+  const high = raw(indexKeySql(path, 'high', 'd.body'));
+  return sql`((${high} ${raw(RANGE_OPERATORS.get(lower.operator)!)} ${param(lower.operand)} AND ${high} ${raw(RANGE_OPERATORS.get(upper.operator)!)} ${param(upper.operand)}) OR ${high} = ${raw(ARRAY_MARKER.high)})`;
+}
+
+/**
+ * Exact forms over the sort index of a path that holds no array (`arrayFree`): there a document
+ * has one value, and its sort key places it in MongoDB's order, type brackets included: `$in`
+ * is a list of keys (null's key is also a missing field's, as `{f: null}` wants), a range is a
+ * key range inside its type's bracket. Other operators get none.
+ */
+export function sortKeyForms(path: string, conditions: Array<[string, JsonValue]>): CompiledSql[] {
+  const key = raw(sortKeySql(path, 'd.body'));
+  const forms: CompiledSql[] = [];
+  const bounds = boundsOf(conditions);
+  for (const [operator, operand] of conditions) {
+    if (operator === '$in' && Array.isArray(operand) && operand.length > 0) {
+      const scalars = operand.filter(
+        (v): v is null | number | string | boolean => v === null || typeof v !== 'object',
+      );
+      if (scalars.length === operand.length) {
+        forms.push(
+          sql`${key} IN (${join(
+            scalars.map((v) => param(scalarSortKey(v))),
+            ', ',
+          )})`,
+        );
+      }
+      continue;
+    }
+    const symbol = RANGE_OPERATORS.get(operator);
+    if (symbol === undefined || (typeof operand !== 'number' && typeof operand !== 'string')) continue;
+    forms.push(sql`${key} ${raw(symbol)} ${param(scalarSortKey(operand))}`);
+    // With both bounds the key range is closed already; one bound stays inside its bracket.
+    if (bounds) continue;
+    const bracket = typeof operand === 'number' ? 'number' : 'string';
+    const end = bracket === 'number' ? BRACKET_START.string : BRACKET_START.object;
+    forms.push(
+      operator === '$gt' || operator === '$gte'
+        ? sql`${key} < ${param(end)}`
+        : sql`${key} >= ${param(BRACKET_START[bracket])}`,
+    );
+  }
+  return forms;
+}
+
+/**
+ * The paths `filter` and `sort` name that are in `indexed`: the ones worth an array probe
+ * (`EmbeddedIndexes.arrayFree`). Walks `$and`/`$or`/`$nor` with an explicit stack.
+ */
+export function indexedPathsOf(
+  filter: StoredFilter,
+  sort: FindQuery['sort'],
+  indexed: ReadonlySet<string>,
+): Set<string> {
+  const found = new Set<string>();
+  if (indexed.size === 0) return found;
+  for (const [path] of sort) if (indexed.has(path)) found.add(path);
+  const stack: JsonValue[] = [filter];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$and' || key === '$or' || key === '$nor') stack.push(value);
+      else if (indexed.has(key)) found.add(key);
+    }
+  }
+  return found;
 }

@@ -9,9 +9,15 @@
  *   JSON number reads as). MongoDB matches an array by its elements, which one key cannot show,
  *   so the compiler's sargable ranges reach the marker in one index range: `K > x` on `high`,
  *   `K < x` on `low`, `K IN (…, marker)` for equality (see `indexedForm` in compileQuery.ts).
+ * - per declared top-level path, a sort key `(scope, collection, S, id)` with S = `sortKeySql`: the
+ *   ascending MongoDB sort key (`folio_sort_key`, bytes in BSON order; an array by its smallest
+ *   element). `ORDER BY S, id` walks it, in either direction while no document holds an array
+ *   there (then an array's largest element, the descending key, equals its smallest); a cursor
+ *   page seeks into it. The compiler checks for arrays with the `high` index (`arrayFree`).
  * - per unique declaration: a partial unique index over the declared paths' values, limited to
- *   the collection (`WHERE scope = '…' AND collection = '…'`). SQL NULL never conflicts, so
- *   documents without the field (or with `null`) are not constrained.
+ *   the collection (`WHERE scope = '…' AND collection = '…'`), keyed by `uniqueKeySql`: SQL
+ *   NULL never conflicts, so documents without the field are not constrained, while a JSON
+ *   `null` is a value that conflicts with another `null`, as on MongoDB.
  *
  * A build runs in one IMMEDIATE transaction: writers to the database wait for it (measured in
  * docs/querying.md). The store is one process (data directory lock), so the catalogue is cached.
@@ -29,6 +35,8 @@ import { scopeKeyOf } from './scopeKey.js';
 
 /** Ids of duplicates a failed unique build reports. */
 const MAX_REPORTED_IDS = 20;
+/** Prepared array probes kept; paths repeat, rarely many. */
+const MAX_CACHED_PROBES = 256;
 
 interface Row {
   name: string;
@@ -69,10 +77,29 @@ export function indexKeySql(path: string, side: KeySide, body: string): string {
   return `(CASE json_type(${body}, ${p}) WHEN 'array' THEN ${ARRAY_MARKER[side]} ELSE json_extract(${body}, ${p}) END)`;
 }
 
+/**
+ * The ascending sort key of a top-level `path` (see the header), with literals: an index
+ * expression matches only the very same text. `folio_sort_key` is registered on every
+ * connection that opens the file (queryFunctions.ts), as an index expression requires.
+ */
+export function sortKeySql(path: string, body: string): string {
+  return `folio_sort_key(${body} -> ${sqlLiteral(jsonPathOf(path))}, ${sqlLiteral(JSON.stringify([path]))}, 1)`;
+}
+
+/**
+ * The key of `path` in a unique index: the value, or a blob for a JSON `null` (which
+ * `json_extract` reads as SQL NULL, and SQL NULLs never conflict); a missing field stays NULL.
+ */
+export function uniqueKeySql(path: string, body: string): string {
+  const p = sqlLiteral(jsonPathOf(path));
+  return `(CASE json_type(${body}, ${p}) WHEN 'null' THEN X'00' ELSE json_extract(${body}, ${p}) END)`;
+}
+
 /** Names of the SQLite indexes behind declarations. */
 export const sqlIndexNames = {
   high: (path: string) => `fx_high_${digest(path)}`,
   low: (path: string) => `fx_low_${digest(path)}`,
+  sort: (path: string) => `fx_sort_${digest(path)}`,
   unique: (scopeKey: string, collection: string, name: string) =>
     `fx_unique_${digest(JSON.stringify([scopeKey, collection, name]))}`,
 };
@@ -82,6 +109,8 @@ export class EmbeddedIndexes implements IndexRepository {
   readonly #cache = new Map<string, IndexRecord[]>();
   /** Unique SQL index name → its declaration, to name the index a conflicting write hit. */
   readonly #uniqueByName = new Map<string, { collection: string; scopeKey: string; index: IndexRecord }>();
+  /** Array probes by SQL text (one per indexed path). */
+  readonly #arrayProbes = new Map<string, Database.Statement<[string, string], { arrays: number }>>();
 
   constructor(private readonly db: Database.Database) {
     for (const row of db
@@ -90,6 +119,8 @@ export class EmbeddedIndexes implements IndexRepository {
       )
       .all()) {
       const index = recordOf(row);
+      // Declarations made before sort indexes existed get theirs once, at the first start.
+      if (index.state === 'ready') for (const { path } of index.fields) this.#createSortIndex(path);
       if (index.unique && index.state === 'ready') {
         this.#uniqueByName.set(sqlIndexNames.unique(row.scope, row.collection, index.name), {
           scopeKey: row.scope,
@@ -122,16 +153,38 @@ export class EmbeddedIndexes implements IndexRepository {
   }
 
   /**
-   * Stored paths whose value and type indexes the compiler may use for this collection: the
-   * first field of each ready declaration, when it is one top-level field.
+   * Stored paths whose key and sort indexes the compiler may use for this collection: every
+   * top-level field of a ready declaration (each path has its own indexes, see the header).
    */
   usablePaths(scopeKey: string, collection: string): ReadonlySet<string> {
     const paths = new Set<string>();
     for (const index of this.declared(scopeKey, collection)) {
-      const first = index.fields[0]!.path;
-      if (index.state === 'ready' && !first.includes('.')) paths.add(first);
+      if (index.state !== 'ready') continue;
+      for (const { path } of index.fields) if (!path.includes('.')) paths.add(path);
     }
     return paths;
+  }
+
+  /**
+   * The `usable` paths that hold no array in any document of the collection now: their sort
+   * key is then one value per document, the same both ways. One probe of the `high` index per
+   * path; the caller runs its query in the same synchronous step, so no write comes between.
+   */
+  arrayFree(scopeKey: string, collection: string, paths: Iterable<string>): ReadonlySet<string> {
+    const free = new Set<string>();
+    for (const path of paths) {
+      const sql =
+        `SELECT EXISTS (SELECT 1 FROM documents WHERE scope = ? AND collection = ? AND ` +
+        `${indexKeySql(path, 'high', 'body')} = ${ARRAY_MARKER.high}) AS arrays`;
+      let probe = this.#arrayProbes.get(sql);
+      if (!probe) {
+        probe = this.db.prepare<[string, string], { arrays: number }>(sql);
+        if (this.#arrayProbes.size >= MAX_CACHED_PROBES) this.#arrayProbes.clear();
+        this.#arrayProbes.set(sql, probe);
+      }
+      if (probe.get(scopeKey, collection)?.arrays === 0) free.add(path);
+    }
+    return free;
   }
 
   /** The declaration behind a unique SQL index a write violated, if it is one of ours. */
@@ -204,6 +257,7 @@ export class EmbeddedIndexes implements IndexRepository {
           if (!this.#pathStillDeclared(path)) {
             this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.high(path)}`);
             this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.low(path)}`);
+            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.sort(path)}`);
           }
         }
       })
@@ -242,7 +296,7 @@ export class EmbeddedIndexes implements IndexRepository {
       this.db
         .transaction(() => {
           if (index.unique) {
-            const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`).join(', ');
+            const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
             this.db.exec(
               `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
                 `ON documents (${keys}) WHERE scope = ${sqlLiteral(scopeKey)} AND collection = ${sqlLiteral(collection)}`,
@@ -254,6 +308,7 @@ export class EmbeddedIndexes implements IndexRepository {
                 `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
               );
             }
+            this.#createSortIndex(path);
           }
         })
         .immediate();
@@ -273,8 +328,16 @@ export class EmbeddedIndexes implements IndexRepository {
     }
   }
 
+  /** The sort index of a top-level path (dotted paths sort without one). */
+  #createSortIndex(path: string): void {
+    if (path.includes('.')) return;
+    this.db.exec(
+      `CREATE INDEX IF NOT EXISTS ${sqlIndexNames.sort(path)} ON documents (scope, collection, ${sortKeySql(path, 'body')}, id)`,
+    );
+  }
+
   #duplicateIds(scopeKey: string, collection: string, paths: string[]): string[] {
-    const keys = paths.map((p) => `json_extract(body, ${sqlLiteral(jsonPathOf(p))})`);
+    const keys = paths.map((p) => uniqueKeySql(p, 'body'));
     const tuple = keys.join(', ');
     const notNull = keys.map((k) => `${k} IS NOT NULL`).join(' AND ');
     const sql =

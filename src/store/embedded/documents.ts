@@ -25,8 +25,8 @@ import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
-import { compileFilter, compileSort, type SqlParam } from './compileQuery.js';
-import { type EmbeddedIndexes, jsonPathOf, sqlIndexNames } from './declaredIndexes.js';
+import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
+import { type EmbeddedIndexes, sqlIndexNames, uniqueKeySql } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -146,7 +146,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
+    const usable = this.#usable(scope, collection);
+    // The array probe and the query run in one synchronous step: no write comes between.
+    const arrayFree = this.#arrayFree(scope, collection, query, usable);
+    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
     return rows.map((row) => readRow(row.body, query.projection));
   }
@@ -173,7 +176,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
-    const where = compileFilter(filter, this.#usable(scope, collection));
+    const usable = this.#usable(scope, collection);
+    const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
+    const where = compileFilter(filter, usable, arrayFree);
     const matches = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
     if (upTo === undefined) {
       const sql = `SELECT count(*) AS n ${matches}`;
@@ -192,7 +197,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async explain(scope: DataScope, collection: string, query: FindQuery): Promise<QueryPlan> {
-    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection), true);
+    const usable = this.#usable(scope, collection);
+    const arrayFree = this.#arrayFree(scope, collection, query, usable);
+    const { sql, params } = selectSql(scope, collection, query, usable, true, arrayFree);
     const detail = this.#queries
       .get<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
       .all(...params)
@@ -203,8 +210,10 @@ export class EmbeddedDocuments implements DocumentRepository {
     const index =
       declared.find((i) =>
         detail.some((line) =>
-          [sqlIndexNames.high(i.fields[0]!.path), sqlIndexNames.low(i.fields[0]!.path)].some((n) =>
-            line.includes(`INDEX ${n} `),
+          i.fields.some(({ path }) =>
+            [sqlIndexNames.high(path), sqlIndexNames.low(path), sqlIndexNames.sort(path)].some((n) =>
+              line.includes(`INDEX ${n} `),
+            ),
           ),
         ),
       )?.name ?? null;
@@ -236,6 +245,17 @@ export class EmbeddedDocuments implements DocumentRepository {
     return this.#indexes.usablePaths(scopeKeyOf(scope), collection);
   }
 
+  /** The indexed paths the query names that hold no array now (see compileFilter). */
+  #arrayFree(
+    scope: DataScope,
+    collection: string,
+    query: Pick<FindQuery, 'filter' | 'sort'>,
+    usable: ReadonlySet<string>,
+  ): ReadonlySet<string> {
+    const paths = indexedPathsOf(query.filter, query.sort, usable);
+    return paths.size === 0 ? paths : this.#indexes.arrayFree(scopeKeyOf(scope), collection, paths);
+  }
+
   /**
    * A write refused by a declared unique index (the transaction rolled back): which index, and
    * which stored document already holds the value.
@@ -250,15 +270,18 @@ export class EmbeddedDocuments implements DocumentRepository {
     const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
     const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
     if (!declared) return null;
-    const paths = declared.index.fields.map((f) => jsonPathOf(f.path));
-    const sameValues = paths.map(() => 'json_extract(body, ?) = json_extract(jsonb(?), ?)').join(' AND ');
+    const paths = declared.index.fields.map((f) => f.path);
+    // The unique index's own keys (a null equals a null), read from the written body.
+    const sameValues = paths
+      .map((p) => `${uniqueKeySql(p, 'body')} = ${uniqueKeySql(p, 'jsonb(?)')}`)
+      .join(' AND ');
     const findOther = this.#db.prepare<SqlParam[], { id: string }>(
       `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
     );
     for (const write of writes) {
       if (write.kind !== 'put') continue;
       const body = JSON.stringify(toStored(write.document));
-      const params = paths.flatMap((p) => [p, body, p]);
+      const params = paths.flatMap(() => [body, body]);
       const other = findOther.get(scopeKey, collection, write.document._id, ...params);
       if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
     }
@@ -327,18 +350,34 @@ export function selectSql(
   indexed: ReadonlySet<string>,
   /** Count the rows visited (`folio_examined()` sits before the filter, after the index constraints). */
   counted = false,
+  /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
+  arrayFree: ReadonlySet<string> = new Set(),
 ): { sql: string; params: SqlParam[] } {
-  const where = compileFilter(query.filter, indexed);
+  const where = compileFilter(query.filter, indexed, arrayFree);
   const examined = counted ? 'folio_examined() AND ' : '';
-  const order = query.sort.length > 0 ? compileSort(query.sort) : { sql: 'd.id', params: [] };
+  const order =
+    query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
+  // A cursor page: its position as a top-level condition, which the planner seeks to.
+  const keyset =
+    query.after && query.sort.length > 0
+      ? compileKeyset(query.sort, query.after, indexed, arrayFree)
+      : { sql: '1', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${examined}(${where.sql}) ` +
+    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;
   return {
     sql,
-    params: [scopeKeyOf(scope), collection, ...where.params, ...order.params, limit, query.skip],
+    params: [
+      scopeKeyOf(scope),
+      collection,
+      ...keyset.params,
+      ...where.params,
+      ...order.params,
+      limit,
+      query.skip,
+    ],
   };
 }
 

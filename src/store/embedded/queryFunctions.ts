@@ -90,6 +90,22 @@ export function sortKey(
   return best ?? NULL_KEY;
 }
 
+/**
+ * The sort key of one scalar (what a cursor or a filter operand carries), byte for byte the key
+ * `sortKey` gives a document holding it: compared with a `folio_sort_key` result, it places
+ * that value in MongoDB's order.
+ */
+export function scalarSortKey(value: null | number | string | boolean): Buffer {
+  return encodeTop(value);
+}
+
+/** The first key of a type bracket (`numbers`: below every number key; `strings`: the key of ''). */
+export const BRACKET_START = {
+  number: Buffer.from([RANK.number]),
+  string: Buffer.from([RANK.string]),
+  object: Buffer.from([RANK.object]),
+} as const;
+
 const NULL_KEY = Buffer.from([RANK.null]);
 const EMPTY_ARRAY_KEY = Buffer.from([RANK.emptyArray]);
 

@@ -142,13 +142,18 @@ const MIGRATIONS: readonly string[] = [
     position TEXT
   );
   `,
+  // 5: per-project automatic indexes (1 on, 0 off, NULL = the server's default).
+  `ALTER TABLE projects ADD COLUMN auto_indexes INTEGER;`,
 ];
 
 /** The schema version a fully migrated database reports. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Apply every migration not yet applied, each in its own transaction. */
-export function applySchema(db: Database.Database): void {
+/**
+ * Apply every migration not yet applied, each in its own transaction; up to `target` (tests
+ * build the data directories of older versions with it).
+ */
+export function applySchema(db: Database.Database, target = SCHEMA_VERSION): void {
   const current = db.pragma('user_version', { simple: true });
   const applied = typeof current === 'number' ? current : 0;
   if (applied > SCHEMA_VERSION) {
@@ -156,7 +161,7 @@ export function applySchema(db: Database.Database): void {
       `The data directory was written by a newer Folio (schema ${applied}; this build knows ${SCHEMA_VERSION}).`,
     );
   }
-  for (let i = applied; i < MIGRATIONS.length; i++) {
+  for (let i = applied; i < target; i++) {
     const sql = MIGRATIONS[i]!;
     db.transaction(() => {
       db.exec(sql);

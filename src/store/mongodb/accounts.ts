@@ -152,6 +152,10 @@ export class MongoAccounts implements AccountRepository {
     await this.#projects.updateOne({ _id: projectId }, { $set: { allowedOrigins: origins } });
   }
 
+  async setAutoIndexes(projectId: string, enabled: boolean | null): Promise<void> {
+    await this.#projects.updateOne({ _id: projectId }, { $set: { autoIndexes: enabled } });
+  }
+
   async createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean> {
     const { result } = await translatingDuplicates(
       () =>

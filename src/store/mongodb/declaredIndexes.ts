@@ -5,8 +5,9 @@
  * a pure function below (unit-tested); the class only calls the driver.
  *
  * Differences from the embedded store (docs/querying.md): MongoDB keeps no record of a failed
- * build, so a failed index is reported by `create` and not listed afterwards; its unique indexes
- * skip documents without the field (a partial index on `$exists: true`), but constrain `null`.
+ * build, so a failed index is reported by `create` and not listed afterwards. Unique indexes
+ * skip documents without the field (a partial index on `$exists: true`) and constrain `null`,
+ * as the embedded store does; arrays are multikey there (each element unique).
  */
 import {
   type CreateIndexesOptions,
@@ -38,12 +39,19 @@ const MAX_REPORTED_IDS = 20;
 const INDEX_OPTIONS_CONFLICT = 85;
 const INDEX_KEY_SPECS_CONFLICT = 86;
 
-/** `createIndex` arguments for a declaration. */
+/**
+ * `createIndex` arguments for a declaration. A list sorts by `[…fields, ['_id', d]]` (the
+ * tie-breaker takes the last key's direction), so a non-unique index ends with `_id` in the last
+ * field's direction: then it returns a sorted page, and a cursor page from its position, without
+ * a blocking sort (`indexServesSort`). A unique index keeps its own key: `_id` would make every
+ * key unique.
+ */
 export function toMongoIndex(index: IndexDefinition): {
   key: IndexSpecification;
   options: CreateIndexesOptions;
 } {
   const key: Array<[string, SortDirection]> = index.fields.map((f) => [f.path, f.order]);
+  if (!index.unique) key.push(['_id', index.fields.at(-1)!.order]);
   const options: CreateIndexesOptions = { name: index.name };
   if (index.unique) {
     options.unique = true;
@@ -64,6 +72,8 @@ export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
   const fields = Object.entries(info.key as Record<string, unknown>)
     .filter((entry): entry is [string, SortDirection] => entry[1] === 1 || entry[1] === -1)
     .map(([path, order]) => ({ path, order }));
+  // The `_id` toMongoIndex appends (declarations never name `_id`).
+  if (fields.length > 1 && fields.at(-1)!.path === '_id') fields.pop();
   return {
     name: info.name,
     fields,

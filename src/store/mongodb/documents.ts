@@ -13,6 +13,7 @@ import type {
   Sort,
   SortDirection,
 } from 'mongodb';
+import { positionFilter } from '../../query/cursor.js';
 import {
   type CollectionInfo,
   type CommitResult,
@@ -61,7 +62,8 @@ export function toProjection(paths: readonly string[]): Document {
 }
 
 /**
- * The exact arguments `find()` gives the driver: the canonical filter as is, the sort as an
+ * The exact arguments `find()` gives the driver: the canonical filter (with the keyset of a
+ * cursor page's position), the sort as an
  * ordered list (`_id` when empty, like the embedded store), skip and limit (0 = no limit, as
  * in MongoDB), an inclusion projection that always keeps `_id`, and the time limit.
  */
@@ -74,7 +76,11 @@ export function toDriverFind(
   const sort: Sort = keys;
   const options: FindOptions = { sort, skip: query.skip, limit: query.limit, maxTimeMS };
   if (query.projection) options.projection = toProjection(query.projection);
-  return { filter: query.filter, options };
+  // A cursor page: the rows after the position, as the canonical keyset condition.
+  const filter = query.after
+    ? { $and: [query.filter, positionFilter(query.after, query.sort)] }
+    : query.filter;
+  return { filter, options };
 }
 
 /** Documents a scan's cursor fetches per round trip: small enough to keep memory flat. */

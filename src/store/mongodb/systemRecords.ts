@@ -16,8 +16,9 @@ export type AccountDoc = WithMongoId<AccountRecord> & { emailLower: string };
 export type SessionDoc = Omit<SessionRecord, 'tokenHash' | 'expiresAt'> & { _id: string; expiresAt: Date };
 
 /** `allowedOrigins` is absent on projects written before it existed. */
-export type ProjectDoc = Omit<WithMongoId<ProjectRecord>, 'allowedOrigins'> & {
+export type ProjectDoc = Omit<WithMongoId<ProjectRecord>, 'allowedOrigins' | 'autoIndexes'> & {
   allowedOrigins?: string[] | null;
+  autoIndexes?: boolean | null;
 };
 
 export type KeyDoc = WithMongoId<ApiKeyRecord>;
@@ -67,6 +68,7 @@ export function toProjectDoc(p: ProjectRecord): ProjectDoc {
     name: p.name,
     createdAt: p.createdAt,
     allowedOrigins: p.allowedOrigins,
+    ...(p.autoIndexes == null ? {} : { autoIndexes: p.autoIndexes }),
   };
 }
 
@@ -78,6 +80,8 @@ export function fromProjectDoc(d: ProjectDoc): ProjectRecord {
     name: d.name,
     createdAt: d.createdAt,
     allowedOrigins: d.allowedOrigins ?? null,
+    // Absent unless the owner chose (null is stored when they went back to the default).
+    ...(d.autoIndexes == null ? {} : { autoIndexes: d.autoIndexes }),
   };
 }
 
