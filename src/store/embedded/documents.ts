@@ -9,6 +9,7 @@ import {
   type CollectionInfo,
   type CommitResult,
   type DataScope,
+  type DocumentJson,
   type DocumentRepository,
   type DocumentWrite,
   type FindQuery,
@@ -54,6 +55,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #queries: StatementCache;
 
   readonly #getBody: Database.Statement<[string, string, string], { body: string }>;
+  readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<[string, string, string, number, string, string, string]>;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
@@ -88,6 +90,14 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#queries = new StatementCache(db, 256);
     this.#getBody = db.prepare(
       'SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+    );
+    // The API form built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
+    // in fromStored's order, from the columns the same write set. The stored text came from
+    // JSON.stringify, so key order and number and string spellings are already its own.
+    this.#getJson = db.prepare(
+      "SELECT version, json_insert(json_remove(body, '$._folio'), " +
+        '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version) AS json ' +
+        'FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
@@ -134,6 +144,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
     const row = this.#getBody.get(scopeKeyOf(scope), collection, id);
     return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
+  }
+
+  async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
+    return this.#getJson.get(scopeKeyOf(scope), collection, id) ?? null;
   }
 
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
