@@ -1,7 +1,8 @@
 /**
  * The embedded store's `getJson` (GET by id without parse and re-stringify) must answer the very
  * bytes `JSON.stringify(get(...))` would: same key order (integer-like keys first, as JavaScript
- * orders them), same number and string spellings, metadata last.
+ * orders them), same number and string spellings, metadata last. Writes hand the store the API
+ * form's text once; the stored form SQLite builds from it must be toStored's, byte for byte.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -9,6 +10,7 @@ import { fieldNameProblem } from '../../src/fieldNames.js';
 import { newId } from '../../src/ids.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope, JsonObject } from '../../src/store/port.js';
+import { toStored } from '../../src/store/storedForm.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { firstVersion, nextVersion, putWrite } from './fixtures.js';
 
@@ -43,6 +45,15 @@ describe('embedded store: documents as JSON text', () => {
     store = await createTempEmbeddedStore();
   });
 
+  function storedText(id: string): string | undefined {
+    const row = store.db
+      .prepare<[string], { body: string }>(
+        "SELECT json(body) AS body FROM documents WHERE scope = 'prj_json:test' AND collection = 'things' AND id = ?",
+      )
+      .get(id);
+    return row?.body;
+  }
+
   after(async () => {
     await destroyTempEmbeddedStore(store);
   });
@@ -58,11 +69,14 @@ describe('embedded store: documents as JSON text', () => {
           version: 1,
         });
         expect(read1?.json).to.equal(JSON.stringify(v1));
+        // The stored form too is what toStored gives, byte for byte (version an integer, `_folio` last).
+        expect(storedText(v1._id)).to.equal(JSON.stringify(toStored(v1)));
 
         const v2 = nextVersion(v1, second);
         expect((await store.documents.commit(scope, 'things', [putWrite(v2)])).ok).to.equal(true);
         const read2 = await store.documents.getJson(scope, 'things', v1._id);
         expect(read2).to.deep.equal({ json: JSON.stringify(v2), version: 2 });
+        expect(storedText(v1._id)).to.equal(JSON.stringify(toStored(v2)));
       }),
       { numRuns: 150 },
     );

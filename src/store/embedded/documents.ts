@@ -57,7 +57,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #getBody: Database.Statement<[string, string, string], { body: string }>;
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
-  readonly #upsert: Database.Statement<[string, string, string, number, string, string, string]>;
+  readonly #upsert: Database.Statement<
+    [string, string, string, number, string, string, string, number, string, string]
+  >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
   readonly #insertVersion: Database.Statement<
     [string, string, string, number, WriteOperation, string, string, string]
@@ -103,8 +105,14 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
     this.#upsert = db.prepare(
+      // The body comes as the API form's text (serialised once per write, shared with the version
+      // and change rows); SQLite turns it into the stored form: metadata moved under `_folio`,
+      // appended last as toStored does.
       'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+        'VALUES (?, ?, ?, ?, ?, ?, jsonb(json_set(' +
+        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
+        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?)))) " +
+        'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
         'version = excluded.version, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     );
@@ -288,14 +296,19 @@ export class EmbeddedDocuments implements DocumentRepository {
     for (const write of writes) {
       if (write.kind === 'put') {
         const doc = write.document;
+        const json = JSON.stringify(doc);
+        const { _id, $version, $createdAt, $updatedAt } = doc;
         this.#upsert.run(
           scopeKey,
           collection,
-          doc._id,
-          doc.$version,
-          doc.$createdAt,
-          doc.$updatedAt,
-          JSON.stringify(toStored(doc)),
+          _id,
+          $version,
+          $createdAt,
+          $updatedAt,
+          json,
+          $version,
+          $createdAt,
+          $updatedAt,
         );
         this.#insertVersion.run(
           scopeKey,
@@ -305,19 +318,18 @@ export class EmbeddedDocuments implements DocumentRepository {
           write.operation,
           doc.$updatedAt,
           write.apiKeyHint,
-          JSON.stringify(doc),
+          json,
         );
         // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
         this.#pruneVersions.run(scopeKey, collection, doc._id, doc.$version - write.keepVersions);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
-        this.#log.append(scopeKey, collection, type, doc, timestamp);
+        this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
       } else {
         // #check proved the document exists at the expected version.
-        const row = this.#getBody.get(scopeKey, collection, write.id)!;
-        const before = fromStored(JSON.parse(row.body) as JsonObject);
+        const before = this.#getJson.get(scopeKey, collection, write.id)!;
         this.#deleteDoc.run(scopeKey, collection, write.id);
         this.#deleteHistory.run(scopeKey, collection, write.id);
-        this.#log.append(scopeKey, collection, 'deleted', before, timestamp);
+        this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
       }
     }
     return { ok: true };
