@@ -12,7 +12,8 @@
  *
  * Writes docs/performance.md and docs/performance.json. Options (env): PEERS_CONNECTIONS (32),
  * PEERS_SECONDS per round (5), PEERS_ROUNDS (3), PEERS_WARMUP_SECONDS (2), PEERS_ONLY
- * (comma-separated target names, e.g. `folio-get`), PEERS_WRITE=0 to write no files.
+ * (comma-separated target names, e.g. `folio-get`), PEERS_WRITE=0 to write no files,
+ * PEERS_FOLIO_NODE_ARGS (extra node options for Folio's process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -30,6 +31,7 @@ const SECONDS = Number(process.env.PEERS_SECONDS ?? 5);
 const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.PEERS_WARMUP_SECONDS ?? 2);
 const ONLY = process.env.PEERS_ONLY ? new Set(process.env.PEERS_ONLY.split(',')) : null;
+const FOLIO_NODE_ARGS = process.env.PEERS_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const JSON_SERVER_VERSION = '0.17.4';
 const POUCHDB_SERVER_VERSION = '4.2.0';
 const SEED_DOCS = 1000;
@@ -269,7 +271,7 @@ export async function runPeerBench(): Promise<void> {
     // Folio as `folio serve` runs it: request log at info, written to a file.
     const folio = await startProcess(
       'Folio',
-      ['bin/folio.js', 'serve'],
+      [...FOLIO_NODE_ARGS, 'bin/folio.js', 'serve'],
       {
         PORT: '0',
         HOST: '127.0.0.1',

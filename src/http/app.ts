@@ -12,7 +12,7 @@ import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
-import { accessLog } from './middleware/accessLog.js';
+import { accessLog, defineRequestLog } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
@@ -42,7 +42,7 @@ export function createApp(
 ): Koa<FolioState, FolioContext> {
   const app = new Koa<FolioState, FolioContext>({ proxy: true });
   app.context.services = services;
-  app.context.log = logger;
+  defineRequestLog(app.context, logger);
   // Errors are answered by errorHandler; Koa's own handler would only log them twice.
   app.silent = true;
 

@@ -6,7 +6,14 @@
  */
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
-import type { FolioDocument, JsonObject, JsonValue, Store, WriteOperation } from '../store/port.js';
+import type {
+  DocumentJson,
+  FolioDocument,
+  JsonObject,
+  JsonValue,
+  Store,
+  WriteOperation,
+} from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, assertDocumentId, isJsonObject, userFields } from './documentRules.js';
 import { buildDocument, newDocumentId, putWrite } from './documentWrites.js';
@@ -47,6 +54,21 @@ export class DocumentService {
     const doc = await this.store.documents.get(ctx.scope, collection, id);
     if (!doc) throw notFound('Document');
     return doc;
+  }
+
+  /**
+   * GET by id as JSON text: the store's own serialisation when it has one (no parse and
+   * re-stringify per read), else the document stringified here. The same bytes either way.
+   */
+  async getJson(ctx: KeyContext, collection: string, id: string): Promise<DocumentJson> {
+    const documents = this.store.documents;
+    if (documents.getJson) {
+      const found = await documents.getJson(ctx.scope, collection, id);
+      if (!found) throw notFound('Document');
+      return found;
+    }
+    const doc = await this.get(ctx, collection, id);
+    return { json: JSON.stringify(doc), version: doc.$version };
   }
 
   /** POST: a new document; `_id` in the body is honoured (409 if taken), else generated. */

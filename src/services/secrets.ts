@@ -1,5 +1,5 @@
 /** Generation and hashing of API keys, session tokens and passwords. */
-import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Env } from '../store/port.js';
 
@@ -27,7 +27,8 @@ export function keyHint(rawKey: string): string {
 
 /** Keys and session tokens are high-entropy, so a fast hash is enough (no salt needed). */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // One-shot: no Hash object per request (this runs on every authenticated request).
+  return hash('sha256', token, 'hex');
 }
 
 export function generateSessionToken(): string {

@@ -112,9 +112,21 @@ export interface CollectionInfo {
   documents: number;
 }
 
+/** A document as JSON text (`getJson`), with the version its ETag names. */
+export interface DocumentJson {
+  json: string;
+  version: number;
+}
+
 export interface DocumentRepository {
   /** The current document, or null. */
   get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null>;
+  /**
+   * Optional fast path for reads by id: the current document already serialised, byte for byte
+   * `JSON.stringify(await get(...))`, and its `$version`; or null. A store that can build the
+   * text without materialising the object implements it; callers fall back to `get`.
+   */
+  getJson?(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null>;
   /**
    * Apply all writes atomically: every document write, its version record (with pruning) and
    * its change event commit together or not at all. Every write is conditioned on its

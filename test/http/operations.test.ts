@@ -157,7 +157,7 @@ describe('metrics: GET /metrics', () => {
         sample(
           text,
           'folio_store_operation_duration_seconds_count',
-          'operation="documents.get",outcome="ok"',
+          'operation="documents.getJson",outcome="ok"',
         ),
       ).to.be.at.least(3);
       expect(

@@ -1,7 +1,7 @@
 /**
  * One pino line per request; never the Authorization header, cookies or bodies. Kept cheap on
  * the request path: the line carries the request id itself (no child logger per request; the
- * routes' `ctx.log`, used on rare error paths, is made on first use), nothing is built when the
+ * routes' `ctx.log`, used on rare error paths, is made on first use: defineRequestLog), nothing is built when the
  * level is off, and the logger's destination writes asynchronously (src/server.ts).
  */
 import { performance } from 'node:perf_hooks';
@@ -9,18 +9,27 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { FolioContext, FolioState } from '../types.js';
 
+const CHILD = Symbol('requestLogger');
+
+/**
+ * `ctx.log`: a child logger carrying the request id, made on first use. Defined once on the
+ * application's context prototype, so a request that never logs an error costs nothing here.
+ */
+export function defineRequestLog(context: object, logger: Logger): void {
+  Object.defineProperty(context, 'log', {
+    configurable: true,
+    get(this: { state?: FolioState; [CHILD]?: Logger }): Logger {
+      // The prototype itself (no request): the base logger.
+      if (!this.state) return logger;
+      this[CHILD] ??= logger.child({ requestId: this.state.requestId });
+      return this[CHILD];
+    },
+  });
+}
+
 export function accessLog(logger: Logger): Middleware<FolioState, FolioContext> {
-  const enabled = logger.isLevelEnabled('info');
+  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
   return async (ctx, next) => {
-    let child: Logger | undefined;
-    Object.defineProperty(ctx, 'log', {
-      configurable: true,
-      get: () => {
-        child ??= logger.child({ requestId: ctx.state.requestId });
-        return child;
-      },
-    });
-    if (!enabled) return next();
     const started = performance.now();
     try {
       await next();

@@ -35,7 +35,11 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   });
 
   router.get('/:ns/:collection/:id', async (ctx) => {
-    sendDocument(ctx, await ctx.services.documents.get(...documentAt(ctx)));
+    // The stored text as is: no parse and re-stringify on the hottest route.
+    const { json, version } = await ctx.services.documents.getJson(...documentAt(ctx));
+    ctx.set('ETag', `"${version}"`);
+    ctx.type = 'application/json';
+    ctx.body = json;
   });
 
   router.put('/:ns/:collection/:id', body, async (ctx) => {

@@ -86,8 +86,16 @@ export class ChangeLog {
   }
 
   /** Record one change; call inside the write's transaction. */
-  append(scopeKey: string, collection: string, type: ChangeType, document: FolioDocument, timestamp: string) {
-    this.#insert.run(scopeKey, collection, type, document._id, JSON.stringify(document), timestamp);
+  /** `documentJson` is the event's document already serialised (the writer has it at hand). */
+  append(
+    scopeKey: string,
+    collection: string,
+    type: ChangeType,
+    documentId: string,
+    documentJson: string,
+    timestamp: string,
+  ) {
+    this.#insert.run(scopeKey, collection, type, documentId, documentJson, timestamp);
   }
 
   /** Up to `max` changes after `seq`, of every scope and collection. */

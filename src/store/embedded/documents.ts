@@ -9,6 +9,7 @@ import {
   type CollectionInfo,
   type CommitResult,
   type DataScope,
+  type DocumentJson,
   type DocumentRepository,
   type DocumentWrite,
   type FindQuery,
@@ -54,8 +55,11 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #queries: StatementCache;
 
   readonly #getBody: Database.Statement<[string, string, string], { body: string }>;
+  readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
-  readonly #upsert: Database.Statement<[string, string, string, number, string, string, string]>;
+  readonly #upsert: Database.Statement<
+    [string, string, string, number, string, string, string, number, string, string]
+  >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
   readonly #insertVersion: Database.Statement<
     [string, string, string, number, WriteOperation, string, string, string]
@@ -89,12 +93,26 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#getBody = db.prepare(
       'SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
+    // The API form built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
+    // in fromStored's order, from the columns the same write set. The stored text came from
+    // JSON.stringify, so key order and number and string spellings are already its own.
+    this.#getJson = db.prepare(
+      "SELECT version, json_insert(json_remove(body, '$._folio'), " +
+        '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version) AS json ' +
+        'FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+    );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
     this.#upsert = db.prepare(
+      // The body comes as the API form's text (serialised once per write, shared with the version
+      // and change rows); SQLite turns it into the stored form: metadata moved under `_folio`,
+      // appended last as toStored does.
       'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+        'VALUES (?, ?, ?, ?, ?, ?, jsonb(json_set(' +
+        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
+        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?)))) " +
+        'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
         'version = excluded.version, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     );
@@ -134,6 +152,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
     const row = this.#getBody.get(scopeKeyOf(scope), collection, id);
     return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
+  }
+
+  async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
+    return this.#getJson.get(scopeKeyOf(scope), collection, id) ?? null;
   }
 
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
@@ -297,14 +319,19 @@ export class EmbeddedDocuments implements DocumentRepository {
     for (const write of writes) {
       if (write.kind === 'put') {
         const doc = write.document;
+        const json = JSON.stringify(doc);
+        const { _id, $version, $createdAt, $updatedAt } = doc;
         this.#upsert.run(
           scopeKey,
           collection,
-          doc._id,
-          doc.$version,
-          doc.$createdAt,
-          doc.$updatedAt,
-          JSON.stringify(toStored(doc)),
+          _id,
+          $version,
+          $createdAt,
+          $updatedAt,
+          json,
+          $version,
+          $createdAt,
+          $updatedAt,
         );
         this.#insertVersion.run(
           scopeKey,
@@ -314,19 +341,18 @@ export class EmbeddedDocuments implements DocumentRepository {
           write.operation,
           doc.$updatedAt,
           write.apiKeyHint,
-          JSON.stringify(doc),
+          json,
         );
         // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
         this.#pruneVersions.run(scopeKey, collection, doc._id, doc.$version - write.keepVersions);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
-        this.#log.append(scopeKey, collection, type, doc, timestamp);
+        this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
       } else {
         // #check proved the document exists at the expected version.
-        const row = this.#getBody.get(scopeKey, collection, write.id)!;
-        const before = fromStored(JSON.parse(row.body) as JsonObject);
+        const before = this.#getJson.get(scopeKey, collection, write.id)!;
         this.#deleteDoc.run(scopeKey, collection, write.id);
         this.#deleteHistory.run(scopeKey, collection, write.id);
-        this.#log.append(scopeKey, collection, 'deleted', before, timestamp);
+        this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
       }
     }
     return { ok: true };

@@ -1,0 +1,92 @@
+/**
+ * The embedded store's `getJson` (GET by id without parse and re-stringify) must answer the very
+ * bytes `JSON.stringify(get(...))` would: same key order (integer-like keys first, as JavaScript
+ * orders them), same number and string spellings, metadata last. Writes hand the store the API
+ * form's text once; the stored form SQLite builds from it must be toStored's, byte for byte.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { fieldNameProblem } from '../../src/fieldNames.js';
+import { newId } from '../../src/ids.js';
+import type { EmbeddedStore } from '../../src/store/embedded/index.js';
+import type { DataScope, JsonObject } from '../../src/store/port.js';
+import { toStored } from '../../src/store/storedForm.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+import { firstVersion, nextVersion, putWrite } from './fixtures.js';
+
+const scope: DataScope = { projectId: 'prj_json', env: 'test' };
+
+/** Field names the service lets through (no `$`, `.`, `__proto__`, `_id`, `_folio`). */
+const fieldName = fc
+  .oneof(fc.string({ maxLength: 8 }), fc.constantFrom('0', '7', '10', '01', '-1', 'a b', 'é', '\u{1F600}'))
+  .filter((name) => fieldNameProblem(name) === null && name !== '_id' && name !== '_folio');
+
+const leaf = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+  fc.constantFrom(0, -0, 1e21, 1e-7, 2 ** 53 + 2, 123456789.125, '\u0000\u001f"\\\n', '\ud800x'),
+  fc.boolean(),
+  fc.constant(null),
+);
+
+const value = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(fieldName, tie('value'), { maxKeys: 4 }),
+})).value;
+
+const fields = fc.dictionary(fieldName, value, { maxKeys: 8 }) as fc.Arbitrary<JsonObject>;
+
+describe('embedded store: documents as JSON text', () => {
+  let store: EmbeddedStore;
+
+  before(async () => {
+    store = await createTempEmbeddedStore();
+  });
+
+  function storedText(id: string): string | undefined {
+    const row = store.db
+      .prepare<[string], { body: string }>(
+        "SELECT json(body) AS body FROM documents WHERE scope = 'prj_json:test' AND collection = 'things' AND id = ?",
+      )
+      .get(id);
+    return row?.body;
+  }
+
+  after(async () => {
+    await destroyTempEmbeddedStore(store);
+  });
+
+  it('getJson answers the same bytes as JSON.stringify of get, for any document', async () => {
+    await fc.assert(
+      fc.asyncProperty(fields, fields, async (first, second) => {
+        const v1 = firstVersion(first, newId('doc'));
+        expect((await store.documents.commit(scope, 'things', [putWrite(v1)])).ok).to.equal(true);
+        const read1 = await store.documents.getJson(scope, 'things', v1._id);
+        expect(read1).to.deep.equal({
+          json: JSON.stringify(await store.documents.get(scope, 'things', v1._id)),
+          version: 1,
+        });
+        expect(read1?.json).to.equal(JSON.stringify(v1));
+        // The stored form too is what toStored gives, byte for byte (version an integer, `_folio` last).
+        expect(storedText(v1._id)).to.equal(JSON.stringify(toStored(v1)));
+
+        const v2 = nextVersion(v1, second);
+        expect((await store.documents.commit(scope, 'things', [putWrite(v2)])).ok).to.equal(true);
+        const read2 = await store.documents.getJson(scope, 'things', v1._id);
+        expect(read2).to.deep.equal({ json: JSON.stringify(v2), version: 2 });
+        expect(storedText(v1._id)).to.equal(JSON.stringify(toStored(v2)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('getJson answers null for a missing or deleted document', async () => {
+    expect(await store.documents.getJson(scope, 'things', 'nope')).to.equal(null);
+    const doc = firstVersion({ a: 1 });
+    await store.documents.commit(scope, 'things', [putWrite(doc)]);
+    await store.documents.commit(scope, 'things', [{ kind: 'delete', id: doc._id, expectedVersion: 1 }]);
+    expect(await store.documents.getJson(scope, 'things', doc._id)).to.equal(null);
+  });
+});
