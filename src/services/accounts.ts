@@ -16,7 +16,15 @@ import { generateSessionToken, hashPassword, hashToken, verifyPassword } from '.
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** First path segments Folio itself uses; a project of that name could never be reached. */
-export const RESERVED_PROJECT_NAMES = new Set(['api', 'healthz', 'docs', 'openapi.json', 'dashboard']);
+export const RESERVED_PROJECT_NAMES = new Set([
+  'api',
+  'healthz',
+  'readyz',
+  'metrics',
+  'docs',
+  'openapi.json',
+  'dashboard',
+]);
 
 export const credentialsSchema = z.strictObject({
   email: z.email().max(254),

@@ -75,7 +75,9 @@ forEachStore('session cookie and CSRF protection', (ctx) => {
       body: { email: `other-${Date.now()}@example.test`, password },
     });
     const before = await keyCount();
-    for (const token of [undefined, '', 'x', `${csrfToken.slice(0, -1)}A`, other.body.csrfToken]) {
+    // The real token with its last character changed (to something it is not).
+    const nearMiss = `${csrfToken.slice(0, -1)}${csrfToken.endsWith('A') ? 'B' : 'A'}`;
+    for (const token of [undefined, '', 'x', nearMiss, other.body.csrfToken]) {
       const headers: Record<string, string> = { Cookie: cookie };
       if (token !== undefined) headers['X-CSRF-Token'] = token;
       const res = await rotate(headers);

@@ -3,6 +3,7 @@
  * (and nothing else), every error code Folio can answer, and the rate-limit headers; the typed
  * client generated from it is current and works against a real server.
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { clientTypes } from '../../client/generate.js';
 import { createFolioClient } from '../../client/index.js';
 import { createApp } from '../../src/http/app.js';
 import { ERROR_CATALOG } from '../../src/http/openapi/components.js';
+import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,6 +62,16 @@ describe('OpenAPI document and typed client', () => {
     const result = await new Validator().validate(document);
     expect(result.errors ?? [], String(JSON.stringify(result.errors)).slice(0, 1000)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
+  });
+
+  it('reserves as project names the first segment of every route that is not a project’s', () => {
+    // A project named like a system route would be hidden by it on `GET /{name}`.
+    const firsts = new Set(
+      [...servedRoutes(server)]
+        .map((route) => route.split(' ')[1]!.split('/')[1]!)
+        .filter((s) => s !== '{ns}'),
+    );
+    expect([...firsts].filter((segment) => !RESERVED_PROJECT_NAMES.has(segment))).to.deep.equal([]);
   });
 
   it('documents every route the routers serve, and no route they do not', () => {
