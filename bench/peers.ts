@@ -198,7 +198,16 @@ export function machine(): string {
 }
 
 /** json-server from npm, into the temporary folder; its db holds documents of the same shape. */
-async function installPeer(dir: string, spec: string): Promise<void> {
+/** Installs started, by spec: the peers install side by side, each start awaits its own. */
+const installs = new Map<string, Promise<void>>();
+
+function installPeer(dir: string, spec: string): Promise<void> {
+  const started = installs.get(spec) ?? installInto(dir, spec);
+  installs.set(spec, started);
+  return started;
+}
+
+async function installInto(dir: string, spec: string): Promise<void> {
   process.stdout.write(`installing ${spec} into ${dir} ...\n`);
   // Each peer in its own folder: their dependency trees never meet.
   const folder = join(dir, spec.split('@')[0] as string);
@@ -322,6 +331,12 @@ export async function runPeerBench(folioSide: FolioSide = {}): Promise<void> {
     );
     servers.push(bare);
 
+    // Both peers install at once (npm mostly waits on the network and the disk).
+    const peerInstalls = [
+      wanted('json-server') ? installPeer(dir, `json-server@${JSON_SERVER_VERSION}`) : null,
+      wanted('pouchdb') ? installPeer(dir, `pouchdb-server@${POUCHDB_SERVER_VERSION}`) : null,
+    ];
+    await Promise.all(peerInstalls);
     const jsonServer = wanted('json-server') ? await startJsonServer(dir) : null;
     if (jsonServer) servers.push(jsonServer);
     const pouch = wanted('pouchdb') ? await startPouchServer(dir) : null;
@@ -471,6 +486,14 @@ async function report(
       rounds: results,
     };
   });
+  // Grouped by workload, then system, in the order the targets list them.
+  const workloadOrder = [...new Set(targets.map((t) => t.workload))];
+  const systemOrder = ['bare Koa', 'raw better-sqlite3', 'Folio', 'json-server', 'pouchdb-server'];
+  rows.sort(
+    (a, b) =>
+      workloadOrder.indexOf(a.workload) - workloadOrder.indexOf(b.workload) ||
+      systemOrder.indexOf(a.system) - systemOrder.indexOf(b.system),
+  );
   const rps = (system: string, workload: string) =>
     rows.find((r) => r.system === system && r.workload === workload)?.requestsPerSecond ?? Number.NaN;
   const lines = [
