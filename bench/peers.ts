@@ -1,8 +1,11 @@
 /**
  * Folio beside its peers, in one run on one machine, so the ratios hold however noisy it is:
- * bare Koa answering a constant document of the same bytes (the HTTP ceiling), Folio on the
- * embedded store, json-server and pouchdb-server (both installed from npm into a temporary
- * folder, never dependencies of Folio), on GET by id and POST create.
+ * bare Koa answering a constant document of the same bytes (the HTTP ceiling), raw
+ * better-sqlite3 on the same rows (the storage ceiling, bench/workloads/rawSqlite.ts), Folio on
+ * the embedded store, json-server and pouchdb-server (both installed from npm into a temporary
+ * folder, never dependencies of Folio), on GET by id and POST create, and (bench/workloads/)
+ * PATCH merge, a filtered list and a count on 100,000 rows, plus the one-shot workloads
+ * (import, export, bulk) of the baselines beside Folio's figures handed in by bench/run.ts.
  *
  * Every server runs in a process of its own; the load comes from this process (autocannon,
  * keep-alive, fixed connections). Each target is warmed up, then measured in rounds taken in
@@ -11,8 +14,9 @@
  * limits on, requests spread over a pool of keys so the per-key limit never caps them.
  *
  * Writes docs/performance.md and docs/performance.json. Options (env): PEERS_CONNECTIONS (32),
- * PEERS_SECONDS per round (5), PEERS_ROUNDS (3), PEERS_WARMUP_SECONDS (2), PEERS_ONLY
- * (comma-separated target names, e.g. `folio-get`), PEERS_WRITE=0 to write no files.
+ * PEERS_SECONDS per round (2), PEERS_ROUNDS (3), PEERS_WARMUP_SECONDS (1), PEERS_ONLY
+ * (comma-separated target names, e.g. `folio-get`), PEERS_WRITE=0 to write no files,
+ * PEERS_BIG_DOCS (100000) for the list and count workloads.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -36,7 +40,7 @@ import {
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CONNECTIONS = Number(process.env.PEERS_CONNECTIONS ?? 32);
-const SECONDS = Number(process.env.PEERS_SECONDS ?? 3);
+const SECONDS = Number(process.env.PEERS_SECONDS ?? 2);
 const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.PEERS_WARMUP_SECONDS ?? 1);
 const ONLY = process.env.PEERS_ONLY ? new Set(process.env.PEERS_ONLY.split(',')) : null;
