@@ -1,13 +1,17 @@
 /**
  * The HTTP ceiling for bench/peers.ts: bare Koa with a router and a JSON body parser answering
- * a constant document (BARE_DOC, the same bytes Folio answers) to `GET /docs/:id` and
- * `POST /docs`. No auth, no store, no logging: what Node and Koa cost alone.
+ * a constant document (BARE_DOC, the same bytes Folio answers) to `GET /docs/:id`,
+ * `POST /docs` and `PATCH /docs/:id`, and a constant page (BARE_LIST, the same bytes as
+ * Folio's filtered list) or count (BARE_COUNT) to `GET /docs`. No auth, no store, no logging:
+ * what Node and Koa cost alone.
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 
 const doc = process.env.BARE_DOC ?? '{}';
+const list = process.env.BARE_LIST ?? '{"data":[]}';
+const count = process.env.BARE_COUNT ?? '{"count":0}';
 const app = new Koa();
 const router = new Router();
 router.get('/docs/:id', (ctx) => {
@@ -19,6 +23,15 @@ router.post('/docs', koaBody(), (ctx) => {
   ctx.status = 201;
   ctx.type = 'application/json';
   ctx.body = doc;
+});
+router.patch('/docs/:id', koaBody(), (ctx) => {
+  if (typeof ctx.request.body !== 'object') ctx.throw(400);
+  ctx.type = 'application/json';
+  ctx.body = doc;
+});
+router.get('/docs', (ctx) => {
+  ctx.type = 'application/json';
+  ctx.body = ctx.query.count === 'true' ? count : list;
 });
 app.use(router.routes());
 const server = app.listen(0, '127.0.0.1', () => {

@@ -1,8 +1,10 @@
 /**
  * `npm run bench`: query latency on a 100,000-document collection of the embedded store, each
- * query next to a plain `GET /{id}` measured in the same run, over real HTTP; then the change
- * streams' latency and memory (bench/streams.ts); last, Folio beside bare Koa and json-server
- * (bench/peers.ts, which writes docs/performance.md).
+ * query next to a plain `GET /{id}` measured in the same run, over real HTTP; declared indexes
+ * (bench/indexes.ts); webhooks, import/export/bulk and change streams, each in a process of
+ * its own (bench/webhooks.ts, bench/transfer.ts, bench/streams.ts); last, Folio beside bare
+ * Koa, raw better-sqlite3, json-server and pouchdb-server (bench/peers.ts, which writes
+ * docs/performance.md with the one-shot figures beside their baselines).
  *
  * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (200 per query), BENCH_JSON=1 for a
  * machine-readable line at the end.
@@ -11,7 +13,6 @@ import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
 import { seedDocuments } from './seed.js';
-import { runStreamBench } from './streams.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -113,13 +114,15 @@ try {
 // Declared indexes before/after, build time and write cost (bench/indexes.ts), on their own server.
 const { runIndexBench } = await import('./indexes.js');
 await runIndexBench();
-// Webhook deliveries (bench/webhooks.ts), on their own server.
-const { runWebhookBench } = await import('./webhooks.js');
-await runWebhookBench();
-// Import, export and bulk: a server process of its own (bench/transfer.ts).
-await import('./transfer.js');
+// The one-shot benches, each in a process of its own; their JSON lines feed the peer report.
+const { runChildBench } = await import('./workloads/childBench.js');
+// Webhook deliveries (bench/webhooks.ts).
+const webhooks = await runChildBench('bench/webhooks.ts');
+// Import, export and bulk: `folio serve` in a process of its own (bench/transfer.ts).
+const transfer = await runChildBench('bench/transfer.ts');
 // Change streams: their own server and load-generator process (bench/streams.ts).
-await runStreamBench();
-// Folio beside bare Koa and json-server, each in its own process (bench/peers.ts).
+const streams = await runChildBench('bench/streams.ts');
+// Folio beside bare Koa, raw better-sqlite3, json-server and pouchdb-server, each in its own
+// process (bench/peers.ts); writes docs/performance.md with the figures above beside baselines.
 const { runPeerBench } = await import('./peers.js');
-await runPeerBench();
+await runPeerBench({ webhooks, transfer, streams });

@@ -1,0 +1,188 @@
+/**
+ * The peer bench's workloads beyond GET and POST: PATCH merge, a filtered list with sort and
+ * limit over 100,000 rows, and a count over them, on every system that has an equivalent
+ * endpoint, plus the raw better-sqlite3 server (bench/workloads/rawSqlite.ts) on GET and POST.
+ * A system without an equivalent gets no target; the report writes "n/a" for it.
+ */
+import type { Server, Target } from '../peers.js';
+import { BODY, categoryCycle, PAGE } from './rows.js';
+
+export const PATCH_BODY = JSON.stringify({ n: 2, price: 13.5 });
+
+export interface WorkloadServers {
+  bare: Server;
+  folio: Server;
+  raw: Server | null;
+  jsonServer: Server | null;
+  /** json-server over the 100,000-row `big` collection (its own process and db file). */
+  jsonBig: Server | null;
+  pouch: Server | null;
+  /** Folio: a key from the pool for each request, a document id in turn. */
+  nextKey: () => string;
+  nextId: () => string;
+  /** json-server, pouchdb-server and raw SQLite ids 1..1000, in turn. */
+  nextNumber: () => number;
+}
+
+const json = { 'content-type': 'application/json' };
+
+/** A target whose path (and, for Folio, key) changes with every request. */
+function varying(
+  name: string,
+  system: Target['system'],
+  workload: string,
+  url: string,
+  method: 'GET' | 'POST' | 'PATCH',
+  path: () => string,
+  options: { key?: () => string; body?: string; contentType?: string } = {},
+): Target {
+  return {
+    name,
+    system,
+    workload,
+    options: {
+      url,
+      requests: [
+        {
+          method,
+          body: options.body,
+          setupRequest: (request) => {
+            request.path = path();
+            const headers: Record<string, string> = {};
+            if (options.body !== undefined)
+              headers['content-type'] = options.contentType ?? 'application/json';
+            if (options.key) headers.authorization = `Bearer ${options.key()}`;
+            request.headers = headers;
+            return request;
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function workloadTargets(s: WorkloadServers): Target[] {
+  const targets: Target[] = [];
+  const patch = 'PATCH merge';
+  const list = `filtered list, sort, limit ${PAGE}`;
+  const count = 'count';
+  const folioCategory = categoryCycle();
+  const rawCategory = categoryCycle();
+  const jsonCategory = categoryCycle();
+  let pouchStart = 0;
+
+  targets.push(
+    varying('koa-patch', 'bare Koa', patch, s.bare.url, 'PATCH', () => '/docs/1', { body: PATCH_BODY }),
+    varying('folio-patch', 'Folio', patch, s.folio.url, 'PATCH', () => `/bench/items/${s.nextId()}`, {
+      key: s.nextKey,
+      body: PATCH_BODY,
+      contentType: 'application/merge-patch+json',
+    }),
+    { name: 'koa-list', system: 'bare Koa', workload: list, options: { url: `${s.bare.url}/docs` } },
+    varying(
+      'folio-list',
+      'Folio',
+      list,
+      s.folio.url,
+      'GET',
+      () => `/bench/big?filter[category]=${folioCategory()}&sort=price&limit=${PAGE}`,
+      { key: s.nextKey },
+    ),
+    {
+      name: 'koa-count',
+      system: 'bare Koa',
+      workload: count,
+      options: { url: `${s.bare.url}/docs?count=true` },
+    },
+    varying(
+      'folio-count',
+      'Folio',
+      count,
+      s.folio.url,
+      'GET',
+      () => `/bench/big?count=true&filter[category]=${folioCategory()}`,
+      { key: s.nextKey },
+    ),
+  );
+  if (s.raw) {
+    const raw = s.raw.url;
+    targets.push(
+      varying('raw-get', 'raw better-sqlite3', 'GET by id', raw, 'GET', () => `/items/${s.nextNumber()}`),
+      {
+        name: 'raw-post',
+        system: 'raw better-sqlite3',
+        workload: 'POST create',
+        options: { url: `${raw}/items`, method: 'POST', headers: json, body: JSON.stringify(BODY) },
+      },
+      varying('raw-patch', 'raw better-sqlite3', patch, raw, 'PATCH', () => `/items/${s.nextNumber()}`, {
+        body: PATCH_BODY,
+      }),
+      varying(
+        'raw-list',
+        'raw better-sqlite3',
+        list,
+        raw,
+        'GET',
+        () => `/big?category=${rawCategory()}&limit=${PAGE}`,
+      ),
+      varying(
+        'raw-count',
+        'raw better-sqlite3',
+        count,
+        raw,
+        'GET',
+        () => `/big/count?category=${rawCategory()}`,
+      ),
+    );
+  }
+  if (s.jsonServer) {
+    targets.push(
+      varying(
+        'json-server-patch',
+        'json-server',
+        patch,
+        s.jsonServer.url,
+        'PATCH',
+        () => `/items/${s.nextNumber()}`,
+        {
+          body: PATCH_BODY,
+        },
+      ),
+    );
+  }
+  if (s.jsonBig) {
+    targets.push(
+      varying(
+        'json-server-list',
+        'json-server',
+        list,
+        s.jsonBig.url,
+        'GET',
+        () => `/big?category=${jsonCategory()}&_sort=price&_limit=${PAGE}`,
+      ),
+      // `_limit=0`: json-server filters the whole collection and sends X-Total-Count, no rows.
+      varying(
+        'json-server-count',
+        'json-server',
+        count,
+        s.jsonBig.url,
+        'GET',
+        () => `/big?category=${jsonCategory()}&_limit=0`,
+      ),
+    );
+  }
+  if (s.pouch) {
+    targets.push(
+      varying(
+        'pouchdb-list',
+        'pouchdb-server',
+        list,
+        s.pouch.url,
+        'GET',
+        () =>
+          `/items/_all_docs?include_docs=true&limit=${PAGE}&startkey=%22doc${(pouchStart++ * 37) % 900}%22`,
+      ),
+    );
+  }
+  return targets;
+}

@@ -1,0 +1,46 @@
+/**
+ * The rows every system in the peer bench holds, so each answers over the same data: the
+ * document of the GET/POST/PATCH workloads, and the 100,000-row collection of the list and
+ * count workloads (500 categories of 200 rows each, prices spread by a fixed stride).
+ */
+export const BODY = {
+  title: 'bench document',
+  n: 1,
+  price: 12.5,
+  tags: ['alpha', 'beta'],
+  address: { city: 'Paris' },
+};
+
+export const BIG_DOCS = Number(process.env.PEERS_BIG_DOCS ?? 100_000);
+export const CATEGORIES = 500;
+/** The list workload's page: filter on category, sort on price, this many rows. */
+export const PAGE = 20;
+
+export interface BigRow {
+  category: string;
+  price: number;
+  sku: string;
+  n: number;
+}
+
+export function bigRow(i: number): BigRow {
+  return {
+    category: `cat-${(i * 7919) % CATEGORIES}`,
+    price: (i * 104_729) % 100_000,
+    sku: `sku-${i}`,
+    n: i,
+  };
+}
+
+/** Rows `start` .. `start + count - 1` as NDJSON. */
+export function bigNdjson(start: number, count: number): string {
+  let out = '';
+  for (let i = start; i < start + count; i++) out += `${JSON.stringify(bigRow(i))}\n`;
+  return out;
+}
+
+/** Cycles the categories in a fixed order, so every system is asked the same sequence. */
+export function categoryCycle(): () => string {
+  let k = 0;
+  return () => `cat-${(k++ * 37) % CATEGORIES}`;
+}

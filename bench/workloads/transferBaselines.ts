@@ -1,0 +1,131 @@
+/**
+ * The peer bench's one-shot workloads, Folio beside the baselines of the same run: import of
+ * 25,000 NDJSON rows, export of 250,000, a bulk request of 100 operations, change-stream
+ * write-to-event latency with 1,000 subscribers, webhook deliveries per second.
+ *
+ * Folio's figures come from bench/transfer.ts, bench/streams.ts and bench/webhooks.ts (run
+ * as children by bench/run.ts); the raw better-sqlite3 and pouchdb-server figures are
+ * measured here, on the servers the peer bench has started. A system with no equivalent
+ * endpoint reads "n/a".
+ */
+import { performance } from 'node:perf_hooks';
+import type { Server } from '../peers.js';
+import { bigNdjson, bigRow } from './rows.js';
+
+export const IMPORT_DOCS = 25_000;
+export const EXPORT_DOCS = 250_000;
+export const BULK_OPS = 100;
+const BULK_ROUNDS = 7;
+
+/** What the Folio-only benches printed as their JSON line (absent when not run). */
+export interface FolioSide {
+  transfer?: Record<string, unknown>;
+  streams?: Record<string, unknown>;
+  webhooks?: Record<string, unknown>;
+}
+
+export interface Baselines {
+  rawImportDocsPerSecond?: number;
+  rawExportSeconds?: number;
+  rawBulkMs?: number;
+  pouchImportDocsPerSecond?: number;
+  pouchBulkMs?: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+async function timed(url: string, init: RequestInit): Promise<{ ms: number; text: string }> {
+  const t0 = performance.now();
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
+  return { ms: performance.now() - t0, text };
+}
+
+async function bulkMedian(url: string, body: () => string): Promise<number> {
+  const times: number[] = [];
+  for (let round = 0; round < BULK_ROUNDS; round++) {
+    const { ms } = await timed(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: body(),
+    });
+    if (round >= 2) times.push(ms); // the first two warm up
+  }
+  return median(times);
+}
+
+export async function measureBaselines(raw: Server | null, pouch: Server | null): Promise<Baselines> {
+  const out: Baselines = {};
+  const rows = bigNdjson(0, IMPORT_DOCS);
+  if (raw) {
+    const imported = await timed(`${raw.url}/import`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: rows,
+    });
+    out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
+    const exported = await timed(`${raw.url}/export`, {});
+    const lines = exported.text.split('\n').length - 1;
+    if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
+    out.rawExportSeconds = exported.ms / 1000;
+    let k = 0;
+    out.rawBulkMs = await bulkMedian(`${raw.url}/bulk`, () =>
+      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+    );
+  }
+  if (pouch) {
+    const docs = Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i));
+    await timed(`${pouch.url}/imported`, { method: 'PUT' });
+    const imported = await timed(`${pouch.url}/imported/_bulk_docs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ docs }),
+    });
+    out.pouchImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
+    let k = 0;
+    out.pouchBulkMs = await bulkMedian(`${pouch.url}/imported/_bulk_docs`, () =>
+      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+    );
+  }
+  return out;
+}
+
+const NA = 'n/a';
+const fixed = (value: unknown, digits: number) => (typeof value === 'number' ? value.toFixed(digits) : NA);
+const thousands = (value: unknown) =>
+  typeof value === 'number' ? Math.round(value).toLocaleString('en') : NA;
+function field(record: unknown, ...path: string[]): unknown {
+  let at = record;
+  for (const name of path) {
+    if (typeof at !== 'object' || at === null || !Object.hasOwn(at, name)) return undefined;
+    at = (at as Record<string, unknown>)[name];
+  }
+  return at;
+}
+
+/** The one-shot workloads as a markdown table (Folio first, then each baseline). */
+export function baselineTable(folio: FolioSide, b: Baselines): string[] {
+  const streamRows = (field(folio.streams, 'streams') as Array<Record<string, unknown>> | undefined) ?? [];
+  const thousand = streamRows.find(
+    (r) => String(r.scenario).endsWith('subscribers, 1 collection') && !String(r.scenario).startsWith('1 '),
+  );
+  const ratio = (a: unknown, c: unknown) =>
+    typeof a === 'number' && typeof c === 'number' && c > 0 ? (a / c).toFixed(2) : NA;
+  const folioImport = field(folio.transfer, 'importNdjson', 'docsPerSecond');
+  const folioExport = field(folio.transfer, 'export_ndjson', 'ms');
+  const folioExportSeconds = typeof folioExport === 'number' ? folioExport / 1000 : undefined;
+  const folioBulk = field(folio.transfer, 'bulk100Ms', 'median');
+  return [
+    '| workload | unit | Folio | raw better-sqlite3 | Folio ÷ raw | json-server | pouchdb-server |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON; pouchdb: \`_bulk_docs\`) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} |`,
+    `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} |`,
+    `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} |`,
+    `| change stream, write to event, ${String(field(thousand, 'scenario') ?? '1,000 subscribers')} | p50 / p99 ms | ${fixed(field(thousand, 'p50'), 1)} / ${fixed(field(thousand, 'p99'), 1)} | ${NA} | ${NA} | ${NA} | ${NA} |`,
+    `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} |`,
+  ];
+}
