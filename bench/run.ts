@@ -31,7 +31,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
-const server = await startTestServer({ config: { plans: { team: { maxOffset: 1_000_000 } } } });
+// Automatic indexes off: this table is the cost of queries on fields nobody indexed (an
+// automatic index built half-way through would mix both; bench/indexes.ts measures indexes).
+const server = await startTestServer({
+  config: { plans: { team: { maxOffset: 1_000_000 } }, autoIndexes: { enabled: false } },
+});
 try {
   const tenant = await server.tenant({ plan: 'team' });
   const { store } = server.running.services;
@@ -92,7 +96,7 @@ try {
 
   const out = process.stdout;
   out.write(
-    `\nFolio bench: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`,
+    `\nFolio bench: embedded store, no declared or automatic indexes, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`,
   );
   out.write(
     `seeded in ${(seedMs / 1000).toFixed(1)} s (${Math.round(DOCS / (seedMs / 1000)).toLocaleString('en')} docs/s through the port)\n\n`,

@@ -7,7 +7,9 @@
  *   runs PCRE in UTF mode, where caseless matching uses Unicode case folding ('É'/'é', 'Σ'/'σ'/'ς',
  *   'ẞ'/'ß'); a JavaScript RegExp with the `u` flag folds the same way.
  * - `folio_sort_key(json, segments, direction)`: a BLOB whose byte order is MongoDB's sort order
- *   for the value at the path (see `sortKey`).
+ *   for the value at the path (see `sortKey`). Sort indexes store its results, so its bytes are
+ *   part of the data file's format (pinned by test/store/sortKeyFormat.test.ts): a new encoding
+ *   needs a new name and a migration that rebuilds those indexes.
  */
 import type Database from 'better-sqlite3';
 import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../../query/pathValues.js';
