@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { type BrowserSession, chromiumAvailable, openBrowser, screenshot } from '../support/browser.js';
 import { type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually } from '../support/timeout.js';
 
 /**
  * Inputs, selects, text areas and buttons without an accessible name (none expected). A script
@@ -423,16 +424,32 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.goto(`${server.url}/dashboard/#/p/shop/settings`);
     await page.getByLabel('Only the origins listed below, for every key').check();
     await page.getByLabel('Allowed origins, one per line').fill('https://app.example\nnot an origin');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save allowed origins' }).click();
     await page.getByRole('alert').getByText('invalid_body').waitFor();
     await page.getByLabel('Allowed origins, one per line').fill('https://app.example\nhttp://localhost:5173');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save allowed origins' }).click();
     await page.getByRole('status').filter({ hasText: 'Allowed origins saved.' }).waitFor();
     const projects = await server.request('GET', '/api/projects', { session: await sessionToken() });
     expect(projects.body.projects[0].allowedOrigins).to.deep.equal([
       'https://app.example',
       'http://localhost:5173',
     ]);
+  });
+
+  it('switches the project’s automatic indexes off, and back to the server’s default', async () => {
+    await page.goto(`${server.url}/dashboard/#/p/shop/settings`);
+    const setting = async () =>
+      (await server.request('GET', '/api/projects', { session: await sessionToken() })).body.projects[0]
+        .autoIndexes;
+    expect(await setting()).to.equal(null);
+    await page.getByLabel('Off: only the indexes declared on each collection').check();
+    await page.getByRole('button', { name: 'Save automatic indexes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Automatic indexes saved.' }).waitFor();
+    expect(await setting()).to.equal(false);
+    await page.getByLabel('The server’s default').check();
+    await page.getByRole('button', { name: 'Save automatic indexes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Automatic indexes saved.' }).last().waitFor();
+    await eventually(async () => expect(await setting()).to.equal(null));
   });
 
   it('every main page names its controls; logging out ends the session', async () => {

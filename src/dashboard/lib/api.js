@@ -116,6 +116,7 @@ export const projects = {
   list: () => api('GET', '/api/projects'),
   create: (name) => api('POST', '/api/projects', { body: { name } }),
   setOrigins: (id, allowedOrigins) => api('PATCH', `/api/projects/${part(id)}`, { body: { allowedOrigins } }),
+  setAutoIndexes: (id, autoIndexes) => api('PATCH', `/api/projects/${part(id)}`, { body: { autoIndexes } }),
   collections: (id, env) => api('GET', `/api/projects/${part(id)}/collections?env=${part(env)}`),
 };
 

@@ -1,4 +1,4 @@
-/** Which browser origins may use the project's API keys (CORS policy). */
+/** Which browser origins may use the project's API keys (CORS policy), and automatic indexes. */
 import { useState } from 'preact/hooks';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
@@ -44,7 +44,40 @@ function OriginsForm({ project, onSaved }) {
       <p class="hint" id="origins-hint">Scheme, host and port, such as https://app.example or http://localhost:5173; * allows any.</p>
     </div>
     <${ErrorBox} error=${error} />
-    <button type="submit" class="primary" disabled=${busy}>Save</button>
+    <button type="submit" class="primary" disabled=${busy}>Save allowed origins</button>
+  </form>`;
+}
+
+const AUTO_INDEX_CHOICES = [
+  [null, 'The server’s default'],
+  [true, 'On: build single-field indexes for fields queried often'],
+  [false, 'Off: only the indexes declared on each collection'],
+];
+
+function AutoIndexesForm({ project, onSaved }) {
+  const [choice, setChoice] = useState(project.autoIndexes ?? null);
+  const [run, { busy, error }] = useAction();
+  const save = (event) => {
+    event.preventDefault();
+    run(async () => {
+      await projects.setAutoIndexes(project.id, choice);
+      onSaved();
+    });
+  };
+  return html`<form class="card" onSubmit=${save}>
+    <h2>Automatic indexes</h2>
+    <p>On a large collection, a field filtered or sorted on often gets a single-field index built
+      in the background, listed as automatic and dropped when no query has used it for a while.</p>
+    <fieldset>
+      <legend>Automatic indexes</legend>
+      ${AUTO_INDEX_CHOICES.map(
+        ([value, label]) =>
+          html`<label class="choice"><input type="radio" name="autoIndexes" checked=${choice === value}
+            onChange=${() => setChoice(value)} /> ${label}</label>`,
+      )}
+    </fieldset>
+    <${ErrorBox} error=${error} />
+    <button type="submit" class="primary" disabled=${busy}>Save automatic indexes</button>
   </form>`;
 }
 
@@ -61,6 +94,11 @@ export function ProjectSettingsPage({ project }) {
         ? html`<${OriginsForm} key=${`${data.id}:${JSON.stringify(data.allowedOrigins)}`} project=${data}
             onSaved=${() => {
               notify('Allowed origins saved.');
+              loaded.reload();
+            }} />
+          <${AutoIndexesForm} key=${`${data.id}:auto:${String(data.autoIndexes)}`} project=${data}
+            onSaved=${() => {
+              notify('Automatic indexes saved.');
               loaded.reload();
             }} />
           <p class="hint">Project id: <code>${data.id}</code></p>`
