@@ -505,7 +505,10 @@ forEachStore(
 describe('change stream (SSE): expired Last-Event-ID [embedded]', () => {
   it('answers 410 resync_required (expired) once the id is older than events.retentionMs', async function () {
     this.timeout(20_000);
-    const server = await startTestServer({ config: { events: { retentionMs: 300 }, ...STREAM_CONFIG } });
+    // Long enough that the resume below still finds the event on a slow machine, short enough
+    // to wait out.
+    const retentionMs = 2000;
+    const server = await startTestServer({ config: { events: { retentionMs }, ...STREAM_CONFIG } });
     try {
       const tenant = await server.tenant({ plan: 'pro' });
       const client = new StreamClient(`${server.url}/${tenant.project}/old/_stream`, tenant.key);
@@ -524,7 +527,8 @@ describe('change stream (SSE): expired Last-Event-ID [embedded]', () => {
       });
       expect(young.status).to.equal(200);
       await young.body?.cancel();
-      await sleep(1000);
+      // Pruning runs every retentionMs / 2: after twice the retention the event is surely gone.
+      await sleep(2 * retentionMs);
       const res = await fetch(`${server.url}/${tenant.project}/old/_stream`, {
         headers: {
           Accept: 'text/event-stream',
