@@ -60,6 +60,17 @@ export function clientErrorResponse(answer: ClientErrorAnswer, requestId: string
   ].join('\r\n');
 }
 
+/** Responses of requests Koa held when this module answered for them, with the status sent. */
+const answeredInFlight = new WeakMap<ServerResponse, number>();
+
+/**
+ * The status sent for a request Koa was still handling (its body late) when the connection was
+ * answered here; Koa itself only sees the body read fail, so the access log asks this first.
+ */
+export function clientErrorStatus(res: ServerResponse): number | undefined {
+  return answeredInFlight.get(res);
+}
+
 /**
  * The server's `clientError` listener. As Node's own default does, it answers only while the
  * socket is writable and no response on it has started (a second status line in the middle of a
@@ -72,6 +83,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   if (answer && socket.writable && !inFlight?.headersSent) {
     // A request Koa already holds (its body late) keeps its id, so the answer matches the log.
     const known = inFlight?.getHeader('X-Request-Id');
+    if (inFlight) answeredInFlight.set(inFlight, answer.status);
     socket.end(clientErrorResponse(answer, typeof known === 'string' ? known : newRequestId()));
   }
   socket.destroy();

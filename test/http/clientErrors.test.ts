@@ -7,10 +7,12 @@ import { once } from 'node:events';
 import { maxHeaderSize } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
+import pino from 'pino';
 import { clientErrorAnswer, clientErrorResponse } from '../../src/http/clientErrors.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/requestIds.js';
 import { serverTimeouts } from '../../src/http/serverTimeouts.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually } from '../support/timeout.js';
 
 const REQUEST_TIMEOUT_MS = 1500;
 const HEADERS_TIMEOUT_MS = 400;
@@ -69,9 +71,11 @@ function expectJsonError(answer: RawAnswer, status: number, code: string, reques
 describe('HTTP: parser errors and request timeouts answer JSON', function () {
   this.timeout(30_000);
   let server: TestServer;
+  const logLines: string[] = [];
   before(async () => {
     server = await startTestServer({
       config: { http: { requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS } },
+      logger: pino({ level: 'info' }, { write: (line: string) => logLines.push(line) }),
     });
   });
   after(async () => {
@@ -116,6 +120,15 @@ describe('HTTP: parser errors and request timeouts answer JSON', function () {
     expectJsonError(answer, 408, 'request_timeout', 'late-body-1');
     expect(answer.ms).to.be.at.least(REQUEST_TIMEOUT_MS - 20);
     expect(answer.ms).to.be.below(REQUEST_TIMEOUT_MS + 2000);
+    // The access log records what the client got, not the failed body read Koa saw.
+    const logged = await eventually(async () => {
+      const line = logLines
+        .map((l) => JSON.parse(l))
+        .find((l) => l.requestId === 'late-body-1' && l.msg === 'request');
+      expect(line, 'access log line').to.not.equal(undefined);
+      return line;
+    });
+    expect(logged.status).to.equal(408);
   });
 
   it('headers that stop half-way → 408 after the headers timeout, before the request timeout', async () => {

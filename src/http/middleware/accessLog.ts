@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { clientErrorStatus } from '../clientErrors.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 const CHILD = Symbol('requestLogger');
@@ -39,7 +40,8 @@ export function accessLog(logger: Logger): Middleware<FolioState, FolioContext> 
           requestId: ctx.state.requestId,
           method: ctx.method,
           path: ctx.path,
-          status: ctx.status,
+          // A late body answered 408 at the socket shows in Koa as a failed read (400).
+          status: clientErrorStatus(ctx.res) ?? ctx.status,
           ms: performance.now() - started,
           key: ctx.state.key?.key.id,
         },
