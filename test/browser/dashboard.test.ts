@@ -34,7 +34,7 @@ function unnamedControls(page: Page): Promise<string[]> {
 }
 
 (chromiumAvailable() ? describe : describe.skip)('dashboard in Chromium', function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   let server: TestServer;
   let browser: BrowserSession;
   let page: Page;
@@ -57,7 +57,7 @@ function unnamedControls(page: Page): Promise<string[]> {
     browser = await openBrowser();
     page = browser.page;
     // A missing element fails its step in seconds, not at mocha's timeout.
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(20_000);
     page.on('dialog', (dialog) => void dialog.accept());
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });
@@ -73,10 +73,15 @@ function unnamedControls(page: Page): Promise<string[]> {
     await screenshot(page, 'login');
     await page.getByRole('link', { name: 'Create an account' }).click();
     await page.getByRole('heading', { name: 'Create a Folio account' }).waitFor();
+    // The page settles first (its requests answered), so no late render takes the focus away
+    // from what the keyboard types; the fields are checked before the form is sent.
+    await page.waitForLoadState('networkidle');
     await page.getByLabel('Email').focus();
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');
     await page.keyboard.type(password);
+    expect(await page.getByLabel('Email').inputValue()).to.equal(email);
+    expect(await page.getByLabel('Password').inputValue()).to.equal(password);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     expect(await page.getByText(email).count()).to.equal(1);
