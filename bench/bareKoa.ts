@@ -8,6 +8,7 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { serveForBench } from './listen.js';
 
 const doc = process.env.BARE_DOC ?? '{}';
 const list = process.env.BARE_LIST ?? '{"data":[]}';
@@ -34,9 +35,4 @@ router.get('/docs', (ctx) => {
   ctx.body = ctx.query.count === 'true' ? count : list;
 });
 app.use(router.routes());
-const server = app.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address && typeof address === 'object')
-    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+serveForBench(app);

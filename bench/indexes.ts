@@ -7,22 +7,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
-import { startTestServer } from '../test/support/server.js';
-import { seedDocuments } from './seed.js';
+import { seedDocuments, startQueryBenchServer } from './seed.js';
+import { percentile } from './stats.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const POSTS = 300;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
 export async function runIndexBench(): Promise<void> {
-  // Automatic indexes off: the "before" queries would otherwise build some mid-measurement.
-  const server = await startTestServer({
-    config: { plans: { team: { maxOffset: 1_000_000 } }, autoIndexes: { enabled: false } },
-  });
+  const server = await startQueryBenchServer();
   try {
     const tenant = await server.tenant({ plan: 'team' });
     const { store } = server.running.services;

@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { median } from './stats.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { workloadTargets } from './workloads/peerTargets.js';
 import { BODY } from './workloads/rows.js';
@@ -190,11 +191,6 @@ async function measure(target: Target, seconds: number): Promise<RoundResult> {
     non2xx: result.non2xx,
     errors: result.errors,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 export function machine(): string {

@@ -11,8 +11,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
-import { startTestServer } from '../test/support/server.js';
-import { seedDocuments } from './seed.js';
+import { seedDocuments, startQueryBenchServer } from './seed.js';
+import { percentile } from './stats.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -27,15 +27,8 @@ function rng(seed: number): () => number {
   };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-// Automatic indexes off: this table is the cost of queries on fields nobody indexed (an
-// automatic index built half-way through would mix both; bench/indexes.ts measures indexes).
-const server = await startTestServer({
-  config: { plans: { team: { maxOffset: 1_000_000 } }, autoIndexes: { enabled: false } },
-});
+// This table is the cost of queries on fields nobody indexed; bench/indexes.ts measures indexes.
+const server = await startQueryBenchServer();
 try {
   const tenant = await server.tenant({ plan: 'team' });
   const { store } = server.running.services;

@@ -4,6 +4,7 @@
  */
 import { isoNow, newId } from '../src/ids.js';
 import type { DataScope, DocumentWrite, JsonObject, Store } from '../src/store/port.js';
+import { startTestServer, type TestServer } from '../test/support/server.js';
 
 /**
  * `count` new documents with the user fields `fieldsOf(i)` gives, `batch` to a commit; answers
@@ -37,4 +38,14 @@ export async function seedDocuments(
     if (!result.ok) throw new Error(`seeding ${collection} conflicted`);
   }
   return ids;
+}
+
+/**
+ * The in-process server the query benches measure: offsets deep enough for any page, and no
+ * automatic indexes, so none is built half-way through a "without index" measurement.
+ */
+export function startQueryBenchServer(): Promise<TestServer> {
+  return startTestServer({
+    config: { plans: { team: { maxOffset: 1_000_000 } }, autoIndexes: { enabled: false } },
+  });
 }

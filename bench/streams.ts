@@ -25,6 +25,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startTestServer } from '../test/support/server.js';
 import { startBareFanOut } from './bareFanOut.js';
+import { percentile } from './stats.js';
 import type { ClientMessage, GeneratorMessage } from './streamClients.js';
 
 const SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 1000);
@@ -33,10 +34,6 @@ const PROCESSES = Math.max(1, Number(process.env.BENCH_STREAM_PROCESSES ?? 2));
 const WARM_UP = 10;
 /** A write whose events are not all in by then fails the run instead of hanging it. */
 const WRITE_TIMEOUT_MS = 30_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 /** A full collection, so memory deltas measure what stays. */
 function collectGarbage(): () => void {

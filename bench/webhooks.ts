@@ -13,15 +13,12 @@ import { startReceiver } from '../test/support/receiver.js';
 import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
 import { seedDocuments } from './seed.js';
+import { percentile } from './stats.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 300);
 /** Commits of this many events each: a burst of many small transactions. */
 const BATCH = 100;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
 
 export async function runWebhookBench(): Promise<void> {
   const receiver = await startReceiver();

@@ -19,6 +19,7 @@ import { Router } from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { serveForBench } from '../listen.js';
 import { BIG_DOCS, BODY, bigRow } from './rows.js';
 
 const dir = process.env.RAW_DB_DIR;
@@ -130,9 +131,4 @@ router.get('/export', (ctx) => {
   );
 });
 app.use(router.routes());
-const server = app.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address && typeof address === 'object')
-    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+serveForBench(app);

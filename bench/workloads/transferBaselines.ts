@@ -10,6 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Server } from '../peers.js';
+import { median } from '../stats.js';
 import { bigNdjson, bigRow } from './rows.js';
 
 export const IMPORT_DOCS = 25_000;
@@ -30,11 +31,6 @@ export interface Baselines {
   rawBulkMs?: number;
   pouchImportDocsPerSecond?: number;
   pouchBulkMs?: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 async function timed(url: string, init: RequestInit): Promise<{ ms: number; text: string }> {
