@@ -1,7 +1,8 @@
 /**
  * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
- * request id → request metrics (when enabled) → CORS → access log → error mapping → JSON 404 → routes (account routes by session, data
- * routes by API key) → JSON 405.
+ * request id → request metrics (when enabled) → CORS → access log → error mapping → JSON 404 → routes → JSON 405.
+ * The routes are two sides chosen by the path's first segment (routing.ts): Folio's own (account
+ * routes by session, dashboard, docs, operations) and the projects' data routes (by API key).
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -30,6 +31,7 @@ import { createSessionDataRouter } from './routes/sessionData.js';
 import { registerStreamRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
+import { routeByFirstSegment } from './routing.js';
 import type { FolioContext, FolioState } from './types.js';
 
 /** Without `operations` (tools that only read the routes): never ready, no metrics. */
@@ -102,13 +104,22 @@ export function createApp(
       ctx.body = { allow: (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean) };
     }
   });
-  app.use(system.routes());
-  app.use(system.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
-  app.use(dashboard.routes());
-  app.use(sessionData.routes());
-  app.use(sessionData.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
-  app.use(data.routes());
-  app.use(data.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed }));
+  const allowed = { throw: true, methodNotAllowed };
+  app.use(
+    routeByFirstSegment(
+      {
+        routers: [system, dashboard, sessionData],
+        middleware: [
+          system.routes(),
+          system.allowedMethods(allowed),
+          dashboard.routes(),
+          sessionData.routes(),
+          sessionData.allowedMethods(allowed),
+        ],
+      },
+      { routers: [data], middleware: [data.routes(), data.allowedMethods(allowed)] },
+    ),
+  );
   return app;
 }
 

@@ -84,6 +84,11 @@ forEachStore('CORS for browser clients', (ctx) => {
       body: { a: 1 },
     });
     expect(server.status).to.equal(201);
+    // No Origin, no CORS headers (they would mean nothing to it), but caches still tell apart
+    // the answer a page gets.
+    expect(server.headers.get('access-control-allow-origin')).to.equal(null);
+    expect(server.headers.get('access-control-expose-headers')).to.equal(null);
+    expect(server.headers.get('vary')).to.include('Origin');
     const own = await ctx.server.request('POST', path('/browser'), {
       key: ctx.tenant.key,
       body: { a: 2 },

@@ -7,7 +7,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Router } from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { pino } from 'pino';
@@ -15,6 +14,7 @@ import { clientTypes } from '../../client/generate.js';
 import { createFolioClient } from '../../client/index.js';
 import { createApp } from '../../src/http/app.js';
 import { ERROR_CATALOG } from '../../src/http/openapi/components.js';
+import { routersOf } from '../../src/http/routing.js';
 import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -24,9 +24,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 function servedRoutes(server: TestServer): Set<string> {
   const app = createApp(server.running.services, pino({ level: 'silent' }));
   const routes = new Set<string>();
-  for (const middleware of app.middleware) {
-    const router = (middleware as { router?: Router }).router;
-    if (!router) continue;
+  for (const router of routersOf(app.middleware)) {
     for (const layer of router.stack) {
       const path = String(layer.path).replace(/:(\w+)/g, '{$1}');
       for (const method of layer.methods) {

@@ -6,10 +6,10 @@
  * key of the other environment, the victim's session token instead of a key, and the key of
  * another account's project that has the same name (it reaches that project, never the victim's).
  */
-import type { Router } from '@koa/router';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createApp } from '../../src/http/app.js';
+import { routersOf } from '../../src/http/routing.js';
 import { forEachStore } from '../support/stores.js';
 
 /** A value no response to another credential may contain. */
@@ -130,9 +130,8 @@ forEachStore(
 function dataRoutes(services: Parameters<typeof createApp>[0]): Array<{ method: string; path: string }> {
   const app = createApp(services, pino({ level: 'silent' }));
   const routes: Array<{ method: string; path: string }> = [];
-  for (const middleware of app.middleware) {
-    const router = (middleware as { router?: Router }).router;
-    for (const layer of router?.stack ?? []) {
+  for (const router of routersOf(app.middleware)) {
+    for (const layer of router.stack) {
       const path = String(layer.path);
       if (!path.startsWith('/:ns')) continue;
       for (const method of layer.methods) {

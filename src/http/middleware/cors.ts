@@ -20,7 +20,7 @@ const EXPOSED = [
 ];
 
 export function corsPolicy(origin: string): Middleware<FolioState, FolioContext> {
-  return cors({
+  const policy = cors({
     origin,
     exposeHeaders: EXPOSED,
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
@@ -35,4 +35,11 @@ export function corsPolicy(origin: string): Middleware<FolioState, FolioContext>
     ],
     maxAge: 600,
   }) as unknown as Middleware<FolioState, FolioContext>;
+  // Only browsers send Origin, and CORS headers mean nothing to any other client: a request
+  // without one gets none (still `Vary: Origin`, so a cache keeps the two answers apart).
+  return (ctx, next) => {
+    if (ctx.get('Origin')) return policy(ctx, next);
+    ctx.vary('Origin');
+    return next();
+  };
 }

@@ -32,6 +32,7 @@ import {
   type IndexRepository,
 } from '../port.js';
 import { scopeKeyOf } from './scopeKey.js';
+import { withSortsOnDisk } from './tempStore.js';
 
 /** Ids of duplicates a failed unique build reports. */
 const MAX_REPORTED_IDS = 20;
@@ -293,25 +294,27 @@ export class EmbeddedIndexes implements IndexRepository {
   ): { ok: true } | { ok: false; failure: NonNullable<IndexRecord['failure']> } {
     const paths = index.fields.map((f) => f.path);
     try {
-      this.db
-        .transaction(() => {
-          if (index.unique) {
-            const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
-            this.db.exec(
-              `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
-                `ON documents (${keys}) WHERE scope = ${sqlLiteral(scopeKey)} AND collection = ${sqlLiteral(collection)}`,
-            );
-          }
-          for (const path of paths) {
-            for (const side of ['high', 'low'] as const) {
+      withSortsOnDisk(this.db, () =>
+        this.db
+          .transaction(() => {
+            if (index.unique) {
+              const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
               this.db.exec(
-                `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
+                `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
+                  `ON documents (${keys}) WHERE scope = ${sqlLiteral(scopeKey)} AND collection = ${sqlLiteral(collection)}`,
               );
             }
-            this.#createSortIndex(path);
-          }
-        })
-        .immediate();
+            for (const path of paths) {
+              for (const side of ['high', 'low'] as const) {
+                this.db.exec(
+                  `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](path)} ON documents (scope, collection, ${indexKeySql(path, side, 'body')})`,
+                );
+              }
+              this.#createSortIndex(path);
+            }
+          })
+          .immediate(),
+      );
       // Statistics for the table's indexes: without them the planner cannot tell a selective
       // key lookup from a walk of the primary key in order.
       this.db.exec('ANALYZE documents');

@@ -20,6 +20,7 @@ import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
 import { EmbeddedStreamSlots } from './streamSlots.js';
+import { keepTemporaryInMemory } from './tempStore.js';
 import { EmbeddedWebhooks } from './webhooks.js';
 
 export interface EmbeddedStoreOptions {
@@ -131,6 +132,8 @@ export class EmbeddedStore implements Store {
       db.pragma('foreign_keys = ON');
       registerQueryFunctions(db);
       applySchema(db);
+      // After the migrations, whose index builds sort whole tables in files.
+      keepTemporaryInMemory(db);
     } catch (error) {
       db.close();
       lock?.release();

@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { firstSegment, isOwnPath } from '../../src/http/routing.js';
+import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
+import { forEachStore } from '../support/stores.js';
+
+describe('routing by first segment', () => {
+  it('takes the first segment of a path', () => {
+    expect(firstSegment('/acme/items/1')).to.equal('acme');
+    expect(firstSegment('/acme')).to.equal('acme');
+    expect(firstSegment('/acme/')).to.equal('acme');
+    expect(firstSegment('/')).to.equal('');
+    expect(firstSegment('//x')).to.equal('');
+  });
+
+  it('sends every reserved name, in any case, to Folio’s own routes and anything else to the projects', () => {
+    for (const name of RESERVED_PROJECT_NAMES) {
+      expect(isOwnPath(`/${name}`), name).to.equal(true);
+      expect(isOwnPath(`/${name.toUpperCase()}/x`), name).to.equal(true);
+      expect(isOwnPath(`/${name}x/y`), `${name}x`).to.equal(false);
+    }
+    expect(isOwnPath('/acme/items')).to.equal(false);
+    expect(isOwnPath('/')).to.equal(false);
+    // Percent-encoded, a reserved name is a project path; the data routes then refuse it (below).
+    expect(isOwnPath('/%61pi/keys')).to.equal(false);
+  });
+});
+
+forEachStore('routing by first segment over HTTP', (ctx) => {
+  it('answers Folio’s own routes in any case, and a reserved name spelt another way is never a project', async () => {
+    expect((await ctx.server.request('GET', '/HEALTHZ')).status).to.equal(200);
+    const projects = await ctx.server.request('GET', '/API/projects', { session: ctx.tenant.session });
+    expect(projects.status).to.equal(200);
+    const encoded = await ctx.server.request('GET', '/%61pi/items/x', { key: ctx.tenant.key });
+    expect(encoded.status).to.equal(404);
+    expect(encoded.body.error.code).to.equal('not_found');
+  });
+
+  it('a project path that matches no data route is a JSON 404, a wrong method a JSON 405', async () => {
+    const missing = await ctx.server.request('GET', `/${ctx.tenant.project}/items/x/y/z/w`, {
+      key: ctx.tenant.key,
+    });
+    expect(missing.status).to.equal(404);
+    expect(missing.body.error.code).to.equal('not_found');
+    const wrong = await ctx.server.request('POST', `/${ctx.tenant.project}/items/x`, {
+      key: ctx.tenant.key,
+      body: {},
+    });
+    expect(wrong.status).to.equal(405);
+    expect(wrong.body.error.code).to.equal('method_not_allowed');
+    const ownWrong = await ctx.server.request('DELETE', '/healthz');
+    expect(ownWrong.status).to.equal(405);
+  });
+});
