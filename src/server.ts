@@ -13,6 +13,7 @@ import { timedStore } from './operations/timedStore.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
+import { EmbeddedStore } from './store/embedded/index.js';
 import { openStore } from './store/open.js';
 
 export interface RunningServer {
@@ -64,6 +65,7 @@ export async function startServer(
     metrics.attach({
       openStreams: () => services.streams.openCount,
       deliveryJobs: () => jobs.deliveryJobs(),
+      walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));

@@ -11,6 +11,16 @@ export interface MetricSources {
   openStreams(): number;
   /** Webhook delivery jobs by state (`queued`, `scheduled`, `running`, ...). */
   deliveryJobs(): Promise<ReadonlyMap<string, number>>;
+  /** The embedded store's background WAL checkpoints; null on MongoDB. */
+  walCheckpoints(): WalCheckpointCounts | null;
+}
+
+/** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
+export interface WalCheckpointCounts {
+  runs: number;
+  failures: number;
+  totalMs: number;
+  walFrames: number;
 }
 
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
@@ -79,6 +89,42 @@ export class FolioMetrics {
         const jobs = await sources()?.deliveryJobs();
         this.reset();
         for (const [state, count] of jobs ?? []) this.set({ state }, count);
+      },
+    });
+    const checkpoints = () => sources()?.walCheckpoints() ?? null;
+    const counted = (name: string, help: string, read: (counts: WalCheckpointCounts) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          // A total the store keeps, read at scrape time.
+          this.reset();
+          const counts = checkpoints();
+          if (counts) this.inc(read(counts));
+        },
+      });
+    counted(
+      'folio_sqlite_wal_checkpoints_total',
+      'Embedded store: WAL checkpoints the background worker ran that found new frames.',
+      (c) => c.runs,
+    );
+    counted(
+      'folio_sqlite_wal_checkpoint_failures_total',
+      'Embedded store: background WAL checkpoints that failed (the next one retries).',
+      (c) => c.failures,
+    );
+    counted(
+      'folio_sqlite_wal_checkpoint_seconds_total',
+      'Embedded store: time the background worker spent checkpointing.',
+      (c) => c.totalMs / 1000,
+    );
+    new Gauge({
+      name: 'folio_sqlite_wal_frames',
+      help: 'Embedded store: frames in the WAL at the last background checkpoint.',
+      registers,
+      collect() {
+        this.set(checkpoints()?.walFrames ?? 0);
       },
     });
   }

@@ -29,6 +29,8 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
       eventRetentionMs: config.events.retentionMs,
       lock: options.lockDataDir ?? true,
       synchronous: config.embedded.synchronous,
+      // A short-lived operator command (no lock) leaves checkpoints to SQLite.
+      backgroundCheckpoints: options.lockDataDir ?? true,
     });
     await store.init();
     return { store, description: `embedded store in ${config.dataDir}`, stop: () => store.close() };

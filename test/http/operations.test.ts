@@ -192,6 +192,23 @@ describe('metrics: GET /metrics', () => {
       });
     });
 
+    it('shows the embedded store’s background WAL checkpoints', async () => {
+      const tenant = await server.tenant();
+      const before = sample((await scrape()).text, 'folio_sqlite_wal_checkpoints_total', '');
+      const created = await server.request('POST', `/${tenant.project}/checkpointed`, {
+        key: tenant.key,
+        body: { a: 1 },
+      });
+      expect(created.status).to.equal(201);
+      await eventually(async () => {
+        const text = (await scrape()).text;
+        expect(sample(text, 'folio_sqlite_wal_checkpoints_total', '')).to.be.above(before);
+        expect(sample(text, 'folio_sqlite_wal_frames', '')).to.be.above(0);
+        expect(text).to.match(/^folio_sqlite_wal_checkpoint_failures_total 0$/m);
+        expect(text).to.match(/^folio_sqlite_wal_checkpoint_seconds_total \d/m);
+      });
+    });
+
     it('counts webhook delivery outcomes and shows the delivery job queue', async () => {
       const tenant = await server.tenant();
       const receiver = await startReceiver();

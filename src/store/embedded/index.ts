@@ -9,6 +9,7 @@ import type { Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
 import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
+import { BackgroundCheckpoints, type CheckpointStats } from './checkpoints.js';
 import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
 import { asDataDirError, prepareDataDir } from './dataDir.js';
@@ -39,6 +40,11 @@ export interface EmbeddedStoreOptions {
    * process but the last commits may be lost with the machine; faster on slow disks.
    */
   synchronous?: 'full' | 'normal';
+  /**
+   * Checkpoint the WAL in a worker thread (checkpoints.ts); default true. Short-lived operator
+   * commands pass false and leave it to SQLite, inside their own commits.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 export const DATABASE_FILE = 'folio.db';
@@ -57,6 +63,7 @@ interface Parts {
   consumers: EmbeddedFeedConsumers;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
+  checkpoints: BackgroundCheckpoints | null;
   lock: DataDirLock | null;
 }
 
@@ -145,6 +152,14 @@ export class EmbeddedStore implements Store {
     const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
     const indexes = new EmbeddedIndexes(db);
+    const checkpoints =
+      this.options.backgroundCheckpoints === false
+        ? null
+        : BackgroundCheckpoints.start(db, {
+            file: this.file,
+            synchronous: this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL',
+            busyTimeoutMs: BUSY_TIMEOUT_MS,
+          });
     this.#parts = {
       db,
       changes,
@@ -156,8 +171,14 @@ export class EmbeddedStore implements Store {
       consumers: new EmbeddedFeedConsumers(db),
       agenda: null,
       pruneTimer,
+      checkpoints,
       lock,
     };
+  }
+
+  /** The background checkpointer's counts, or null when the connection checkpoints itself. */
+  get checkpointStats(): CheckpointStats | null {
+    return this.#ready().checkpoints?.stats ?? null;
   }
 
   async ping(): Promise<void> {
@@ -171,6 +192,8 @@ export class EmbeddedStore implements Store {
     this.#parts = null;
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
+    // The worker's connection first: the last one to close checkpoints and removes the WAL.
+    await parts.checkpoints?.stop();
     parts.db.close();
     parts.lock?.release();
   }
