@@ -76,9 +76,9 @@ export function createApp(
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
   data.param('ns', apiKeyAuth());
-  data.param('collection', async (collection, _ctx, next) => {
+  data.param('collection', (collection, _ctx, next) => {
     assertCollectionName(collection);
-    await next();
+    return next();
   });
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);

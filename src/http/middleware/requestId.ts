@@ -6,10 +6,11 @@ import type { FolioContext, FolioState } from '../types.js';
 const SANE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export function requestId(): Middleware<FolioState, FolioContext> {
-  return async (ctx, next) => {
+  // Nothing to do after the rest of the chain: its promise is handed on, not awaited here.
+  return (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
     ctx.state.requestId = incoming && SANE_ID.test(incoming) ? incoming : newRequestId();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
+    return next();
   };
 }
