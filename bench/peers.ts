@@ -633,24 +633,36 @@ ${oneShot.join('\n')}
   json-server and pouchdb-server figures make none.
 - **The load generator shares the machine.** On two cores autocannon and the measured server
   compete, and the generator's cost is not the same per request for every target: measured
-  once with the processes' own CPU time (not by this bench), autocannon spends about 26 µs per
-  bare-Koa request but about 68 µs per Folio GET, since a slower server answers in smaller
-  batches and each response costs the generator a wake-up of its own. The servers themselves:
-  bare Koa about 35 µs of CPU per GET and 63 µs per POST, Folio about 150 µs per GET and 320 µs
-  per POST. The ratios to bare Koa are therefore those of this machine; with cores to spare for
-  the generator they approach the ratio of the servers' own costs (about 0.23 on GET).
-- **Where GET time goes** (a CPU profile of Folio under the GET load, share of its busy time):
-  socket writes (\`writev\`, the kernel's loopback send) about 32 %, the SQLite read by id about
-  12 %, the access log about 4 %, key authentication (SHA-256 of the key, then the cached
-  look-up) about 4 %, garbage collection about 3 %; the rest is Koa, the router and the
-  middleware chain, each a few per cent. GET by id answers the text SQLite builds from the
-  stored JSONB, with no JSON parse and re-serialisation per read.
-- **Where POST time goes** (same kind of profile): the group's COMMIT, which waits for the WAL
-  sync (\`synchronous=FULL\`), about 20 %; the document, version and change-log inserts about
-  17 %; the document id (a ULID) was about 4 % until its random bytes came from a pool (one OS
-  call per 4 KiB instead of per character: 32 µs → 0.6 µs per id). Each write is serialised
-  once: the same text goes to the version row and the change row, and SQLite builds the stored
-  form from it.
+  with the processes' own CPU time (\`/proc/<pid>/stat\`, not by this bench), autocannon spends
+  about 21 µs per bare-Koa GET but about 62 µs per Folio GET, since a slower server answers in
+  smaller batches and each response costs the generator a wake-up of its own. The servers
+  themselves: bare Koa about 29 µs of CPU per GET and 70 µs per POST, Folio about 127 µs per
+  GET and 215 µs per POST, of which about 33 µs is the kernel's (the loopback send, which wakes
+  the generator). The ratios to bare Koa are therefore those of this machine.
+- **Where GET time goes** (\`perf\` over Folio's process under the GET load, share of its CPU):
+  the kernel about 24 % (socket sends and receives), the SQLite read by id about 12 %, the
+  router about 9 % (testing the path against the data router's 24 routes about 5 %), Koa about
+  8 %, the access log about 5 %, key authentication (SHA-256 of the key, then the cached
+  look-up) about 4 %; the rest is Node's HTTP code and the middleware chain, a few per cent
+  each. GET by id answers the text SQLite builds from the stored JSONB, with no JSON parse and
+  re-serialisation per read. A request runs only the routers of its side (Folio's own routes or
+  a project's, by the first path segment); before that a GET by id also tested its path against
+  every account, dashboard and session-data route.
+- **Where POST time goes**: the group's COMMIT, which waits for the WAL sync
+  (\`synchronous=FULL\`); the document, version and change-log inserts; body parsing and the
+  document rules. Group commit runs each write of a group in a savepoint, and SQLite journals
+  the pages earlier savepoints of the group changed: past 64 KiB that journal used to go to a
+  temporary file, 25 write syscalls and 51 KiB per create in a group of 20. It is kept in
+  memory now (\`temp_store=MEMORY\`): 3 syscalls and 6 KiB, and POST went from about 0.18 to
+  0.25–0.32 × bare Koa. WAL checkpoints run in a worker thread, so no commit waits for one.
+  Each write is serialised once: the same text goes to the version row and the change row,
+  and SQLite builds the stored form from it.
+- **Why GET stays far from 0.6 × bare Koa.** raw better-sqlite3 (Koa, the router and one
+  prepared statement, nothing else) reaches about 0.76. Folio adds, per request, what a store
+  serving tenants must do: authenticate the key, count it against its rate limit, check its
+  project and origin, log the request, and send request-id, rate-limit and ETag headers; and
+  its data router holds 24 routes where the baselines hold one. Each costs a few microseconds,
+  and together they are about four times bare Koa's whole request.
 `;
 }
 
