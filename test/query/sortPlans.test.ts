@@ -100,7 +100,7 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
       .map((d) => d._id as string);
   }
 
-  const sortIndex = sqlIndexNames.sort('price');
+  const sortIndex = sqlIndexNames.sort(scopeKeyOf(scope), 'c', 'price');
   const walksSortIndex = (plan: string) => {
     expect(plan).to.match(new RegExp(`(SEARCH|SCAN) d USING INDEX ${sortIndex}\\b`));
     expect(plan).not.to.include('TEMP B-TREE');
@@ -225,7 +225,7 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
 
     it('a two-sided range is one range of the high index plus the array marker, and finds an array by an element', () => {
       const { plan, ids } = run({ 'filter[price][gte]': '100', 'filter[price][lt]': '110', limit: '1000' });
-      const high = sqlIndexNames.high('price');
+      const high = sqlIndexNames.high(scopeKeyOf(scope), 'c', 'price');
       expect(plan).to.include('MULTI-INDEX OR');
       expect(plan).to.include(
         `SEARCH d USING INDEX ${high} (scope=? AND collection=? AND <expr>>? AND <expr><?)`,

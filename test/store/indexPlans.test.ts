@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
 import { compileFilter, type SqlParam } from '../../src/store/embedded/compileQuery.js';
-import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import { collectionMatch, EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
 import { selectSql } from '../../src/store/embedded/documents.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
@@ -51,9 +51,11 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
         usable,
       ));
     } else {
-      const where = compileFilter(q.filter, usable);
-      sql = `SELECT count(*) FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
-      params = [scopeKeyOf(scope), 'c', ...where.params];
+      // As the store's count names the collection (literals: the indexes are partial).
+      const target = collectionMatch(scopeKeyOf(scope), 'c', usable.size > 0);
+      const where = compileFilter(q.filter, usable, undefined, target.sql);
+      sql = `SELECT count(*) FROM documents d WHERE ${target.sql} AND (${where.sql})`;
+      params = [...target.params, ...where.params];
     }
     return db
       .prepare<SqlParam[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
@@ -62,8 +64,8 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
       .join('\n');
   };
 
-  const high = sqlIndexNames.high('age');
-  const low = sqlIndexNames.low('age');
+  const high = sqlIndexNames.high(scopeKeyOf(scope), 'c', 'age');
+  const low = sqlIndexNames.low(scopeKeyOf(scope), 'c', 'age');
   const shapes: Array<[string, RawQuery, string[]]> = [
     ['equality', { 'filter[age]': '42' }, [high]],
     ['in', { 'filter[age][in]': '1,2,3' }, [high]],

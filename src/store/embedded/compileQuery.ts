@@ -49,13 +49,19 @@ const COLUMNS = new Map<string, { sql: string; type: 'text' | 'integer' }>([
  * in `arrayFree` (indexed, and holding no array in the collection: see
  * `EmbeddedIndexes.arrayFree`), equality and ranges also get an exact form over the sort index
  * (`sortKeyForms`), which a sorted page can seek and walk in one index.
+ *
+ * `collection`: the query's own condition on its collection when it names it by literals (the
+ * declared indexes are partial, see declaredIndexes.ts). A sargable form that is an OR repeats
+ * it in each branch: SQLite plans each branch of an OR alone, and uses a partial index there
+ * only if that branch implies the index's condition.
  */
 export function compileFilter(
   filter: StoredFilter,
   indexed: ReadonlySet<string> = NO_INDEXES,
   arrayFree: ReadonlySet<string> = NO_INDEXES,
+  collection: string | null = null,
 ): CompiledSql {
-  return new FilterCompiler(indexed, arrayFree).document(filter);
+  return new FilterCompiler(indexed, arrayFree, collection).document(filter);
 }
 
 const NO_INDEXES: ReadonlySet<string> = new Set();
@@ -307,6 +313,7 @@ class FilterCompiler {
   constructor(
     private readonly indexed: ReadonlySet<string>,
     private readonly arrayFree: ReadonlySet<string>,
+    private readonly collection: string | null,
   ) {}
 
   /**
@@ -352,8 +359,12 @@ class FilterCompiler {
       const form = indexedForm(path, operator, operand);
       if (form) forms.push(form);
     }
-    if (range) forms.push(rangeForm(path, range));
-    if (this.arrayFree.has(path)) forms.push(...sortKeyForms(path, conditions));
+    if (this.arrayFree.has(path)) {
+      // The sort key's forms are exact here, ranges included: the planner needs no other.
+      forms.push(...sortKeyForms(path, conditions));
+    } else if (range) {
+      forms.push(rangeForm(path, range, this.collection));
+    }
     return forms;
   }
 
@@ -630,9 +641,10 @@ function boundsOf(conditions: Array<[string, JsonValue]>): Bounds | null {
  * Both bounds on the `high` key: one index range, plus the array marker (an array matches by
  * its elements, which its key cannot show) as a second range SQLite's OR optimisation searches.
  */
-function rangeForm(path: string, { lower, upper }: Bounds): CompiledSql {
+function rangeForm(path: string, { lower, upper }: Bounds, collection: string | null): CompiledSql {
   const high = raw(indexKeySql(path, 'high', 'd.body'));
-  return sql`((${high} ${raw(RANGE_OPERATORS.get(lower.operator)!)} ${param(lower.operand)} AND ${high} ${raw(RANGE_OPERATORS.get(upper.operator)!)} ${param(upper.operand)}) OR ${high} = ${raw(ARRAY_MARKER.high)})`;
+  const within = raw(collection === null ? '' : `${collection} AND `);
+  return sql`((${within}${high} ${raw(RANGE_OPERATORS.get(lower.operator)!)} ${param(lower.operand)} AND ${high} ${raw(RANGE_OPERATORS.get(upper.operator)!)} ${param(upper.operand)}) OR (${within}${high} = ${raw(ARRAY_MARKER.high)}))`;
 }
 
 /**

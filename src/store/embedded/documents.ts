@@ -27,7 +27,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
-import { type EmbeddedIndexes, sqlIndexNames, uniqueKeySql } from './declaredIndexes.js';
+import { collectionMatch, type EmbeddedIndexes, sqlIndexNames, uniqueKeySql } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -200,17 +200,16 @@ export class EmbeddedDocuments implements DocumentRepository {
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
-    const where = compileFilter(filter, usable, arrayFree);
-    const matches = `FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql})`;
+    const target = collectionMatch(scopeKeyOf(scope), collection, usable.size > 0);
+    const where = compileFilter(filter, usable, arrayFree, target.params.length === 0 ? target.sql : null);
+    const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     if (upTo === undefined) {
       const sql = `SELECT count(*) AS n ${matches}`;
-      const row = this.#queries.get<{ n: number }>(sql).get(scopeKeyOf(scope), collection, ...where.params);
+      const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params);
       return row?.n ?? 0;
     }
     const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ?)`;
-    const row = this.#queries
-      .get<{ n: number }>(sql)
-      .get(scopeKeyOf(scope), collection, ...where.params, upTo);
+    const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params, upTo);
     return row?.n ?? 0;
   }
 
@@ -228,13 +227,14 @@ export class EmbeddedDocuments implements DocumentRepository {
       .map((r) => r.detail);
     this.#examined = 0;
     const returned = this.#queries.get<{ body: string }>(sql).all(...params).length;
-    const declared = this.#indexes.declared(scopeKeyOf(scope), collection);
+    const scopeKey = scopeKeyOf(scope);
+    const declared = this.#indexes.declared(scopeKey, collection);
     const index =
       declared.find((i) =>
         detail.some((line) =>
           i.fields.some(({ path }) =>
-            [sqlIndexNames.high(path), sqlIndexNames.low(path), sqlIndexNames.sort(path)].some((n) =>
-              line.includes(`INDEX ${n} `),
+            (['high', 'low', 'sort'] as const).some((side) =>
+              line.includes(`INDEX ${sqlIndexNames[side](scopeKey, collection, path)} `),
             ),
           ),
         ),
@@ -379,7 +379,14 @@ export function selectSql(
   /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
   arrayFree: ReadonlySet<string> = new Set(),
 ): { sql: string; params: SqlParam[] } {
-  const where = compileFilter(query.filter, indexed, arrayFree);
+  // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
+  const target = collectionMatch(scopeKeyOf(scope), collection, indexed.size > 0);
+  const where = compileFilter(
+    query.filter,
+    indexed,
+    arrayFree,
+    target.params.length === 0 ? target.sql : null,
+  );
   const examined = counted ? 'folio_examined() AND ' : '';
   const order =
     query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
@@ -389,21 +396,13 @@ export function selectSql(
       ? compileKeyset(query.sort, query.after, indexed, arrayFree)
       : { sql: '1', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
+    `SELECT json(d.body) AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;
   return {
     sql,
-    params: [
-      scopeKeyOf(scope),
-      collection,
-      ...keyset.params,
-      ...where.params,
-      ...order.params,
-      limit,
-      query.skip,
-    ],
+    params: [...target.params, ...keyset.params, ...where.params, ...order.params, limit, query.skip],
   };
 }
 

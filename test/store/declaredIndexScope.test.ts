@@ -1,0 +1,121 @@
+/**
+ * The embedded store's declared indexes are partial, limited to the declaring collection: a
+ * write elsewhere in the file neither enters nor computes them (src/store/embedded/declaredIndexes.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { newId } from '../../src/ids.js';
+import { createEmbeddedStore, DATABASE_FILE, type EmbeddedStore } from '../../src/store/embedded/index.js';
+import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { firstVersion, putWrite } from './fixtures.js';
+
+/** Rows in each of Folio's per-path indexes, from SQLite's own statistics. */
+function pathIndexRows(db: Database.Database): Map<string, number> {
+  db.exec('ANALYZE documents');
+  const rows = db
+    .prepare<[], { idx: string; stat: string }>(
+      "SELECT idx, stat FROM sqlite_stat1 WHERE idx LIKE 'fx\\_%' ESCAPE '\\'",
+    )
+    .all();
+  return new Map(rows.map((r) => [r.idx, Number(r.stat.split(' ')[0])]));
+}
+
+function pathIndexSql(db: Database.Database): string[] {
+  return db
+    .prepare<[], { sql: string }>(
+      "SELECT sql FROM sqlite_master WHERE type = 'index' AND (name LIKE 'fx\\_high\\_%' ESCAPE '\\' OR name LIKE 'fx\\_low\\_%' ESCAPE '\\' OR name LIKE 'fx\\_sort\\_%' ESCAPE '\\')",
+    )
+    .all()
+    .map((r) => r.sql);
+}
+
+describe('embedded store: declared indexes cover their own collection only', () => {
+  let dir = '';
+  let store: EmbeddedStore;
+  const scope = { projectId: newId('prj'), env: 'test' as const };
+  const other = { projectId: newId('prj'), env: 'test' as const };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'folio-index-scope-'));
+    store = createEmbeddedStore({ dataDir: dir, eventRetentionMs: 60_000 });
+    await store.init();
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const put = (s: typeof scope, collection: string, n: number) =>
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        store.documents.commit(s, collection, [putWrite(firstVersion({ price: i }))]),
+      ),
+    );
+
+  it('holds the declaring collection’s documents, not those of another collection or project', async () => {
+    await store.indexes.create(scope, 'a', {
+      name: 'price_1',
+      fields: [{ path: 'price', order: 1 }],
+      unique: false,
+    });
+    await put(scope, 'a', 3);
+    await put(scope, 'b', 5);
+    await put(other, 'a', 4);
+    const rows = pathIndexRows(store.db);
+    expect(rows.size, 'high, low and sort').to.equal(3);
+    for (const [name, count] of rows) expect(count, name).to.equal(3);
+    // The same path declared in another collection: indexes of its own.
+    await store.indexes.create(scope, 'b', {
+      name: 'price_1',
+      fields: [{ path: 'price', order: 1 }],
+      unique: false,
+    });
+    const both = pathIndexRows(store.db);
+    expect(both.size).to.equal(6);
+    expect([...both.values()].sort()).to.deep.equal([3, 3, 3, 5, 5, 5]);
+    // Dropping one collection's declaration leaves the other's.
+    await store.indexes.drop(scope, 'a', 'price_1');
+    expect([...pathIndexRows(store.db).values()]).to.deep.equal([5, 5, 5]);
+    const found = await store.documents.find(scope, 'b', {
+      filter: { price: { $gte: 1 } },
+      sort: [['price', -1]],
+      skip: 0,
+      limit: 10,
+    });
+    expect(found.map((d) => d.price)).to.deep.equal([4, 3, 2, 1]);
+  });
+
+  it('rebuilds indexes of older files (one per path, shared by every collection) as per-collection ones', async () => {
+    await store.indexes.create(scope, 'a', {
+      name: 'price_1',
+      fields: [{ path: 'price', order: 1 }],
+      unique: false,
+    });
+    await put(scope, 'a', 3);
+    await put(scope, 'b', 5);
+    await store.close();
+    // The layout of earlier versions: the path's indexes over the whole table.
+    const db = new Database(join(dir, DATABASE_FILE));
+    registerQueryFunctions(db);
+    for (const name of db
+      .prepare<[], { name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'fx\\_%' ESCAPE '\\'",
+      )
+      .all()) {
+      db.exec(`DROP INDEX ${name.name}`);
+    }
+    db.exec(
+      `CREATE INDEX fx_high_0123456789abcdef0123 ON documents (scope, collection, (CASE json_type(body, '$."price"') WHEN 'array' THEN X'' ELSE json_extract(body, '$."price"') END))`,
+    );
+    db.close();
+    store = createEmbeddedStore({ dataDir: dir, eventRetentionMs: 60_000 });
+    await store.init();
+    const sql = pathIndexSql(store.db);
+    expect(sql).to.have.length(3);
+    for (const text of sql) expect(text).to.match(/WHERE scope = '.+' AND collection = 'a'$/);
+    expect([...pathIndexRows(store.db).values()]).to.deep.equal([3, 3, 3]);
+  });
+});
