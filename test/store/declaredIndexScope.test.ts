@@ -26,7 +26,7 @@ function pathIndexRows(db: Database.Database): Map<string, number> {
 function pathIndexSql(db: Database.Database): string[] {
   return db
     .prepare<[], { sql: string }>(
-      "SELECT sql FROM sqlite_master WHERE type = 'index' AND (name LIKE 'fx\\_high\\_%' ESCAPE '\\' OR name LIKE 'fx\\_low\\_%' ESCAPE '\\' OR name LIKE 'fx\\_sort\\_%' ESCAPE '\\')",
+      "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'fx\\_%' ESCAPE '\\' AND name NOT LIKE 'fx\\_unique\\_%' ESCAPE '\\'",
     )
     .all()
     .map((r) => r.sql);
@@ -86,6 +86,52 @@ describe('embedded store: declared indexes cover their own collection only', () 
       limit: 10,
     });
     expect(found.map((d) => d.price)).to.deep.equal([4, 3, 2, 1]);
+  });
+
+  it('walks a two-field declaration’s compound sort index for equality on the first field and a sort on the second', async () => {
+    await store.indexes.create(scope, 'a', {
+      name: 'category_1_price_1',
+      fields: [
+        { path: 'category', order: 1 },
+        { path: 'price', order: 1 },
+      ],
+      unique: false,
+    });
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        store.documents.commit(scope, 'a', [
+          putWrite(firstVersion({ category: `c${i % 10}`, price: (i * 37) % 100 })),
+        ]),
+      ),
+    );
+    for (const direction of [1, -1] as const) {
+      const query = {
+        filter: { category: { $in: ['c3'] } },
+        sort: [
+          ['price', direction],
+          ['_id', direction],
+        ] as Array<[string, 1 | -1]>,
+        skip: 0,
+        limit: 5,
+      };
+      const plan = await store.documents.explain(scope, 'a', query);
+      expect(plan.index).to.equal('category_1_price_1');
+      expect(plan.detail.join('\n')).to.match(
+        /SEARCH d USING INDEX fx_sortn_\w+ \(scope=\? AND collection=\? AND <expr>=\?\)/,
+      );
+      expect(plan.detail.join('\n'), 'nothing sorted').not.to.include('TEMP B-TREE');
+      expect(plan.documentsExamined, 'the page alone is read').to.equal(5);
+      const found = await store.documents.find(scope, 'a', query);
+      const all = (await store.documents.find(scope, 'a', { ...query, limit: 0 })).map(
+        (d) => d.price as number,
+      );
+      expect(all).to.have.length(30);
+      const sorted = [...all].sort((x, y) => (x - y) * direction);
+      expect(found.map((d) => d.price)).to.deep.equal(sorted.slice(0, 5));
+    }
+    // Dropping the declaration drops its compound index too.
+    await store.indexes.drop(scope, 'a', 'category_1_price_1');
+    expect(pathIndexSql(store.db)).to.deep.equal([]);
   });
 
   it('rebuilds indexes of older files (one per path, shared by every collection) as per-collection ones', async () => {

@@ -14,6 +14,10 @@
  *   element). `ORDER BY S, id` walks it, in either direction while no document holds an array
  *   there (then an array's largest element, the descending key, equals its smallest); a cursor
  *   page seeks into it. The compiler checks for arrays with the `high` index (`arrayFree`).
+ * - per declaration of two or more top-level paths, a compound sort key
+ *   `(scope, collection, S1, S2, …, id)`: equality on the first paths and a sort on the next walk
+ *   it in order (`filter[category]=x&sort=price` reads its 20 rows instead of sorting the
+ *   category's matches).
  * - per unique declaration: a partial unique index over the declared paths' values, limited to
  *   the collection (`WHERE scope = '…' AND collection = '…'`), keyed by `uniqueKeySql`: SQL
  *   NULL never conflicts, so documents without the field are not constrained, while a JSON
@@ -111,12 +115,23 @@ export const sqlIndexNames = {
     `fx_low_${digest(JSON.stringify([scopeKey, collection, path]))}`,
   sort: (scopeKey: string, collection: string, path: string) =>
     `fx_sort_${digest(JSON.stringify([scopeKey, collection, path]))}`,
+  compound: (scopeKey: string, collection: string, paths: readonly string[]) =>
+    `fx_sortn_${digest(JSON.stringify([scopeKey, collection, paths]))}`,
   unique: (scopeKey: string, collection: string, name: string) =>
     `fx_unique_${digest(JSON.stringify([scopeKey, collection, name]))}`,
 };
 
-/** The prefixes of the per-path index names (`sqlIndexNames.high`, `.low`, `.sort`). */
-const PATH_INDEX_PREFIXES = ['fx_high_', 'fx_low_', 'fx_sort_'];
+/** The prefixes of the key and sort index names (all but the unique ones). */
+const PATH_INDEX_PREFIXES = ['fx_high_', 'fx_low_', 'fx_sort_', 'fx_sortn_'];
+
+/** The paths of a declaration's compound sort index, or null when it has none. */
+export function compoundPaths(index: Pick<IndexDefinition, 'fields'>): string[] | null {
+  const paths = index.fields.map((f) => f.path);
+  return paths.length > 1 && paths.every((p) => !p.includes('.')) ? paths : null;
+}
+
+/** The SQLite indexes a declaration's fields need besides its unique one: name → build. */
+type Wanted = Map<string, () => void>;
 
 /** The WHERE of a collection's partial indexes: its scope and collection as literals. */
 export function collectionCondition(scopeKey: string, collection: string): string {
@@ -147,17 +162,14 @@ export class EmbeddedIndexes implements IndexRepository {
   readonly #arrayProbes = new Map<string, Database.Statement<[], { arrays: number }>>();
 
   constructor(private readonly db: Database.Database) {
-    const ready: Array<{ scopeKey: string; collection: string; path: string }> = [];
+    const ready: Array<{ scopeKey: string; collection: string; index: IndexRecord }> = [];
     for (const row of db
       .prepare<[], Row & { scope: string; collection: string }>(
         'SELECT scope, collection, name, definition, state, failure, created_at FROM declared_indexes',
       )
       .all()) {
       const index = recordOf(row);
-      if (index.state === 'ready') {
-        for (const { path } of index.fields)
-          ready.push({ scopeKey: row.scope, collection: row.collection, path });
-      }
+      if (index.state === 'ready') ready.push({ scopeKey: row.scope, collection: row.collection, index });
       if (index.unique && index.state === 'ready') {
         this.#uniqueByName.set(sqlIndexNames.unique(row.scope, row.collection, index.name), {
           scopeKey: row.scope,
@@ -174,20 +186,9 @@ export class EmbeddedIndexes implements IndexRepository {
    * missing ones (files of older versions had one index per path shared by every collection,
    * or no sort index) and drops the rest.
    */
-  #reconcile(ready: Array<{ scopeKey: string; collection: string; path: string }>): void {
-    const wanted = new Map<string, () => void>();
-    for (const { scopeKey, collection, path } of ready) {
-      for (const side of ['high', 'low'] as const) {
-        wanted.set(sqlIndexNames[side](scopeKey, collection, path), () =>
-          this.#createKeyIndex(scopeKey, collection, path, side),
-        );
-      }
-      if (!path.includes('.')) {
-        wanted.set(sqlIndexNames.sort(scopeKey, collection, path), () =>
-          this.#createSortIndex(scopeKey, collection, path),
-        );
-      }
-    }
+  #reconcile(ready: Array<{ scopeKey: string; collection: string; index: IndexRecord }>): void {
+    const wanted: Wanted = new Map();
+    for (const { scopeKey, collection, index } of ready) this.#wanted(scopeKey, collection, index, wanted);
     const existing = this.db
       .prepare<[], { name: string }>(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'documents'",
@@ -207,6 +208,33 @@ export class EmbeddedIndexes implements IndexRepository {
         .immediate(),
     );
     if (missing.length > 0) this.db.exec('ANALYZE documents');
+  }
+
+  /** Adds the key and sort indexes `index` needs (by name) to `wanted`. */
+  #wanted(
+    scopeKey: string,
+    collection: string,
+    index: Pick<IndexDefinition, 'fields'>,
+    wanted: Wanted,
+  ): void {
+    for (const { path } of index.fields) {
+      for (const side of ['high', 'low'] as const) {
+        wanted.set(sqlIndexNames[side](scopeKey, collection, path), () =>
+          this.#createKeyIndex(scopeKey, collection, path, side),
+        );
+      }
+      if (!path.includes('.')) {
+        wanted.set(sqlIndexNames.sort(scopeKey, collection, path), () =>
+          this.#createSortIndex(scopeKey, collection, path),
+        );
+      }
+    }
+    const paths = compoundPaths(index);
+    if (paths) {
+      wanted.set(sqlIndexNames.compound(scopeKey, collection, paths), () =>
+        this.#createCompoundSortIndex(scopeKey, collection, paths),
+      );
+    }
   }
 
   async list(scope: DataScope, collection: string): Promise<IndexRecord[]> {
@@ -332,17 +360,15 @@ export class EmbeddedIndexes implements IndexRepository {
           .prepare('DELETE FROM declared_indexes WHERE scope = ? AND collection = ? AND name = ?')
           .run(scopeKey, collection, name);
         this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames.unique(scopeKey, collection, name)}`);
-        // A path another declaration of this collection still names keeps its indexes.
-        const stillDeclared = new Set(
-          this.declared(scopeKey, collection)
-            .filter((i) => i.name !== name)
-            .flatMap((i) => i.fields.map((f) => f.path)),
-        );
-        for (const { path } of existing.fields) {
-          if (stillDeclared.has(path)) continue;
-          for (const side of ['high', 'low', 'sort'] as const) {
-            this.db.exec(`DROP INDEX IF EXISTS ${sqlIndexNames[side](scopeKey, collection, path)}`);
-          }
+        // Indexes another declaration of this collection still needs stay.
+        const kept: Wanted = new Map();
+        for (const other of this.declared(scopeKey, collection)) {
+          if (other.name !== name) this.#wanted(scopeKey, collection, other, kept);
+        }
+        const mine: Wanted = new Map();
+        this.#wanted(scopeKey, collection, existing, mine);
+        for (const indexName of mine.keys()) {
+          if (!kept.has(indexName)) this.db.exec(`DROP INDEX IF EXISTS ${indexName}`);
         }
       })
       .immediate();
@@ -373,11 +399,9 @@ export class EmbeddedIndexes implements IndexRepository {
                   `ON documents (${keys}) WHERE ${collectionCondition(scopeKey, collection)}`,
               );
             }
-            for (const path of paths) {
-              this.#createKeyIndex(scopeKey, collection, path, 'high');
-              this.#createKeyIndex(scopeKey, collection, path, 'low');
-              this.#createSortIndex(scopeKey, collection, path);
-            }
+            const wanted: Wanted = new Map();
+            this.#wanted(scopeKey, collection, index, wanted);
+            for (const build of wanted.values()) build();
           })
           .immediate(),
       );
@@ -402,6 +426,15 @@ export class EmbeddedIndexes implements IndexRepository {
     this.db.exec(
       `CREATE INDEX IF NOT EXISTS ${sqlIndexNames[side](scopeKey, collection, path)} ON documents ` +
         `(scope, collection, ${indexKeySql(path, side, 'body')}) WHERE ${collectionCondition(scopeKey, collection)}`,
+    );
+  }
+
+  /** The compound sort index of a declaration's top-level paths, limited to the collection. */
+  #createCompoundSortIndex(scopeKey: string, collection: string, paths: readonly string[]): void {
+    const keys = paths.map((path) => sortKeySql(path, 'body')).join(', ');
+    this.db.exec(
+      `CREATE INDEX IF NOT EXISTS ${sqlIndexNames.compound(scopeKey, collection, paths)} ON documents ` +
+        `(scope, collection, ${keys}, id) WHERE ${collectionCondition(scopeKey, collection)}`,
     );
   }
 

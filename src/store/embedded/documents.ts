@@ -27,7 +27,13 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
-import { collectionMatch, type EmbeddedIndexes, sqlIndexNames, uniqueKeySql } from './declaredIndexes.js';
+import {
+  collectionMatch,
+  compoundPaths,
+  type EmbeddedIndexes,
+  sqlIndexNames,
+  uniqueKeySql,
+} from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -230,15 +236,16 @@ export class EmbeddedDocuments implements DocumentRepository {
     const scopeKey = scopeKeyOf(scope);
     const declared = this.#indexes.declared(scopeKey, collection);
     const index =
-      declared.find((i) =>
-        detail.some((line) =>
-          i.fields.some(({ path }) =>
-            (['high', 'low', 'sort'] as const).some((side) =>
-              line.includes(`INDEX ${sqlIndexNames[side](scopeKey, collection, path)} `),
-            ),
+      declared.find((i) => {
+        const paths = compoundPaths(i);
+        const names = [
+          ...i.fields.flatMap(({ path }) =>
+            (['high', 'low', 'sort'] as const).map((side) => sqlIndexNames[side](scopeKey, collection, path)),
           ),
-        ),
-      )?.name ?? null;
+          ...(paths ? [sqlIndexNames.compound(scopeKey, collection, paths)] : []),
+        ];
+        return detail.some((line) => names.some((n) => line.includes(`INDEX ${n} `)));
+      })?.name ?? null;
     // A search constrained past (scope, collection) narrowed the rows; anything else walked them.
     const narrowed = detail.some((line) => /\(scope=\? AND collection=\? AND /.test(line));
     return { index, scan: !narrowed, documentsExamined: this.#examined, returned, detail };
