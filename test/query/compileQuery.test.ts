@@ -566,3 +566,23 @@ describe('embedded store: indexed list queries on 100,000 documents', function (
     ]);
   });
 });
+
+describe('embedded store: conditions the sort key states exactly', () => {
+  const indexed = new Set(['n', 's']);
+  const arrayFree = new Set(['n', 's']);
+  const jsonTests = (filter: StoredFilter, free: ReadonlySet<string> = arrayFree) =>
+    (compileFilter(filter, indexed, free).sql.match(/json_type/g) ?? []).length;
+
+  it('leave out the JSON condition of an array-free indexed path constrained by `in` over scalars or bounds', () => {
+    expect(jsonTests({ n: { $in: [1, 2] } })).to.equal(0);
+    expect(jsonTests({ n: { $gte: 1, $lt: 5 }, s: { $in: ['a', null, true] } })).to.equal(0);
+  });
+
+  it('keep it for any other operator, an object operand, a path that may hold an array, or inside $and', () => {
+    expect(jsonTests({ s: { $regex: 'a', $options: 'i' } })).to.be.above(0);
+    expect(jsonTests({ n: { $nin: [1] } })).to.be.above(0);
+    expect(jsonTests({ n: { $gte: 1, $exists: true } })).to.be.above(0);
+    expect(jsonTests({ n: { $in: [1] } }, new Set())).to.be.above(0);
+    expect(jsonTests({ $and: [{ n: { $in: [1] } }] })).to.be.above(0);
+  });
+});

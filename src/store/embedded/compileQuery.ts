@@ -323,7 +323,13 @@ class FilterCompiler {
    * planner, so there are none.
    */
   document(filter: StoredFilter): CompiledSql {
-    const exact = this.#document(filter);
+    // Top-level paths the sort key answers exactly: their JSON condition is left out, so the
+    // index alone decides (a count reads no document, a page only its own rows).
+    const covered = this.#sortKeyExact(filter);
+    const exact =
+      covered.size === 0
+        ? this.#document(filter)
+        : this.#document(Object.fromEntries(Object.entries(filter).filter(([key]) => !covered.has(key))));
     const merged = new Map<string, Array<[string, JsonValue]>>();
     const stack: JsonValue[] = [filter];
     while (stack.length > 0) {
@@ -349,9 +355,42 @@ class FilterCompiler {
     return toSql(and([exact, ...forms]));
   }
 
+  /**
+   * The top-level paths of `filter` whose conditions `sortKeyForms` states exactly: indexed,
+   * holding no array in the collection now (one value per document, whose sort key places it in
+   * MongoDB's order), and constrained only by `in` over scalars and by number or string bounds.
+   */
+  #sortKeyExact(filter: StoredFilter): ReadonlySet<string> {
+    const covered = new Set<string>();
+    if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) return covered;
+    for (const [path, value] of Object.entries(filter)) {
+      if (!this.arrayFree.has(path) || COLUMNS.has(path)) continue;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+      const conditions = Object.entries(value);
+      if (
+        conditions.length > 0 &&
+        conditions.every(([operator, operand]) => sortKeyStates(operator, operand))
+      ) {
+        covered.add(path);
+      }
+    }
+    return covered;
+  }
+
   /** Sargable forms of one indexed path's conditions (each holds for every match). */
   #forms(path: string, conditions: Array<[string, JsonValue]>): CompiledSql[] {
     const forms: CompiledSql[] = [];
+    if (this.arrayFree.has(path)) {
+      // The sort key's forms state `in` and bounds exactly, one index for all of them; the
+      // value keys' forms would only add work per row. Other operators keep theirs.
+      forms.push(...sortKeyForms(path, conditions));
+      for (const [operator, operand] of conditions) {
+        if (sortKeyStates(operator, operand)) continue;
+        const form = indexedForm(path, operator, operand);
+        if (form) forms.push(form);
+      }
+      return forms;
+    }
     // Two bounds of one type: one index range (`rangeForm`) rather than one bound per index.
     const range = boundsOf(conditions);
     for (const [operator, operand] of conditions) {
@@ -359,12 +398,7 @@ class FilterCompiler {
       const form = indexedForm(path, operator, operand);
       if (form) forms.push(form);
     }
-    if (this.arrayFree.has(path)) {
-      // The sort key's forms are exact here, ranges included: the planner needs no other.
-      forms.push(...sortKeyForms(path, conditions));
-    } else if (range) {
-      forms.push(rangeForm(path, range, this.collection));
-    }
+    if (range) forms.push(rangeForm(path, range, this.collection));
     return forms;
   }
 
@@ -645,6 +679,18 @@ function rangeForm(path: string, { lower, upper }: Bounds, collection: string | 
   const high = raw(indexKeySql(path, 'high', 'd.body'));
   const within = raw(collection === null ? '' : `${collection} AND `);
   return sql`((${within}${high} ${raw(RANGE_OPERATORS.get(lower.operator)!)} ${param(lower.operand)} AND ${high} ${raw(RANGE_OPERATORS.get(upper.operator)!)} ${param(upper.operand)}) OR (${within}${high} = ${raw(ARRAY_MARKER.high)}))`;
+}
+
+/** Whether `sortKeyForms` states this one condition exactly (see `#sortKeyExact`). */
+function sortKeyStates(operator: string, operand: JsonValue): boolean {
+  if (operator === '$in') {
+    return (
+      Array.isArray(operand) &&
+      operand.length > 0 &&
+      operand.every((v) => v === null || typeof v !== 'object')
+    );
+  }
+  return RANGE_OPERATORS.has(operator) && (typeof operand === 'number' || typeof operand === 'string');
 }
 
 /**
