@@ -363,7 +363,7 @@ export class EmbeddedIndexes implements IndexRepository {
         // Indexes another declaration of this collection still needs stay.
         const kept: Wanted = new Map();
         for (const other of this.declared(scopeKey, collection)) {
-          if (other.name !== name) this.#wanted(scopeKey, collection, other, kept);
+          if (other.name !== name && other.state === 'ready') this.#wanted(scopeKey, collection, other, kept);
         }
         const mine: Wanted = new Map();
         this.#wanted(scopeKey, collection, existing, mine);
