@@ -55,7 +55,8 @@ describe('embedded store: declared indexes cover their own collection only', () 
       ),
     );
 
-  it('holds the declaring collection’s documents, not those of another collection or project', async () => {
+  /** `price` declared on collection a; 3 documents in a and 5 in b of the same project. */
+  const declarePriceWithDocuments = async () => {
     await store.indexes.create(scope, 'a', {
       name: 'price_1',
       fields: [{ path: 'price', order: 1 }],
@@ -63,6 +64,10 @@ describe('embedded store: declared indexes cover their own collection only', () 
     });
     await put(scope, 'a', 3);
     await put(scope, 'b', 5);
+  };
+
+  it('holds the declaring collection’s documents, not those of another collection or project', async () => {
+    await declarePriceWithDocuments();
     await put(other, 'a', 4);
     const rows = pathIndexRows(store.db);
     expect(rows.size, 'high, low and sort').to.equal(3);
@@ -135,13 +140,7 @@ describe('embedded store: declared indexes cover their own collection only', () 
   });
 
   it('rebuilds indexes of older files (one per path, shared by every collection) as per-collection ones', async () => {
-    await store.indexes.create(scope, 'a', {
-      name: 'price_1',
-      fields: [{ path: 'price', order: 1 }],
-      unique: false,
-    });
-    await put(scope, 'a', 3);
-    await put(scope, 'b', 5);
+    await declarePriceWithDocuments();
     await store.close();
     // The layout of earlier versions: the path's indexes over the whole table.
     const db = new Database(join(dir, DATABASE_FILE));
