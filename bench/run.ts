@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: query latency on a 100,000-document collection of the embedded store, each
  * query next to a plain `GET /{id}` measured in the same run, over real HTTP; declared indexes
- * (bench/indexes.ts); webhooks, import/export/bulk and change streams, each in a process of
+ * (bench/indexes.ts) and their isolation between collections (bench/indexIsolation.ts); webhooks, import/export/bulk and change streams, each in a process of
  * its own (bench/webhooks.ts, bench/transfer.ts, bench/streams.ts); last, Folio beside bare
  * Koa, raw better-sqlite3, json-server and pouchdb-server (bench/peers.ts, which writes
  * docs/performance.md with the one-shot figures beside their baselines).
@@ -111,6 +111,8 @@ try {
 // Declared indexes before/after, build time and write cost (bench/indexes.ts), on their own server.
 const { runIndexBench } = await import('./indexes.js');
 await runIndexBench();
+const { runIndexIsolationBench } = await import('./indexIsolation.js');
+await runIndexIsolationBench();
 // The one-shot benches, each in a process of its own; their JSON lines feed the peer report.
 const { runChildBench } = await import('./workloads/childBench.js');
 // Webhook deliveries (bench/webhooks.ts).
