@@ -52,8 +52,8 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
       ));
     } else {
       // As the store's count names the collection (literals: the indexes are partial).
-      const target = collectionMatch(scopeKeyOf(scope), 'c', usable.size > 0);
-      const where = compileFilter(q.filter, usable, undefined, target.sql);
+      const target = collectionMatch(scopeKeyOf(scope), 'c', usable);
+      const where = compileFilter(q.filter, usable, undefined, target.literal);
       sql = `SELECT count(*) FROM documents d WHERE ${target.sql} AND (${where.sql})`;
       params = [...target.params, ...where.params];
     }

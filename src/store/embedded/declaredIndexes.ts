@@ -43,11 +43,12 @@ import {
   type IndexRepository,
 } from '../port.js';
 import { scopeKeyOf } from './scopeKey.js';
+import { StatementCache } from './statementCache.js';
 import { withSortsOnDisk } from './tempStore.js';
 
 /** Ids of duplicates a failed unique build reports. */
 const MAX_REPORTED_IDS = 20;
-/** Prepared array probes kept (one per collection and path). */
+/** Prepared array probes kept (one per collection and path), least recently used out first. */
 const MAX_CACHED_PROBES = 256;
 
 interface Row {
@@ -140,17 +141,20 @@ export function collectionCondition(scopeKey: string, collection: string): strin
 
 /**
  * A query's condition on its collection, with the table alias `d`. Literals when the collection
- * has declarations, so the planner can prove their partial indexes apply; parameters otherwise
- * (one prepared statement per query shape, whatever the collection).
+ * has usable declared indexes, so the planner can prove their partial indexes apply (`literal`
+ * is then that condition, for `compileFilter`); parameters otherwise (one prepared statement
+ * per query shape, whatever the collection).
  */
 export function collectionMatch(
   scopeKey: string,
   collection: string,
-  literal: boolean,
-): { sql: string; params: string[] } {
-  return literal
-    ? { sql: `d.scope = ${sqlLiteral(scopeKey)} AND d.collection = ${sqlLiteral(collection)}`, params: [] }
-    : { sql: 'd.scope = ? AND d.collection = ?', params: [scopeKey, collection] };
+  usable: ReadonlySet<string>,
+): { sql: string; params: string[]; literal: string | null } {
+  if (usable.size === 0) {
+    return { sql: 'd.scope = ? AND d.collection = ?', params: [scopeKey, collection], literal: null };
+  }
+  const sql = `d.scope = ${sqlLiteral(scopeKey)} AND d.collection = ${sqlLiteral(collection)}`;
+  return { sql, params: [], literal: sql };
 }
 
 export class EmbeddedIndexes implements IndexRepository {
@@ -159,9 +163,10 @@ export class EmbeddedIndexes implements IndexRepository {
   /** Unique SQL index name → its declaration, to name the index a conflicting write hit. */
   readonly #uniqueByName = new Map<string, { collection: string; scopeKey: string; index: IndexRecord }>();
   /** Array probes by SQL text (one per indexed path). */
-  readonly #arrayProbes = new Map<string, Database.Statement<[], { arrays: number }>>();
+  readonly #arrayProbes: StatementCache;
 
   constructor(private readonly db: Database.Database) {
+    this.#arrayProbes = new StatementCache(db, MAX_CACHED_PROBES);
     const ready: Array<{ scopeKey: string; collection: string; index: IndexRecord }> = [];
     for (const row of db
       .prepare<[], Row & { scope: string; collection: string }>(
@@ -199,15 +204,20 @@ export class EmbeddedIndexes implements IndexRepository {
     const stale = existing.filter((name) => !wanted.has(name));
     const missing = [...wanted].filter(([name]) => !existing.includes(name));
     if (stale.length === 0 && missing.length === 0) return;
-    withSortsOnDisk(this.db, () =>
-      this.db
-        .transaction(() => {
-          for (const name of stale) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
-          for (const [, build] of missing) build();
-        })
-        .immediate(),
-    );
-    if (missing.length > 0) this.db.exec('ANALYZE documents');
+    this.#changeIndexes(() => {
+      for (const name of stale) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
+      for (const [, build] of missing) build();
+    });
+  }
+
+  /**
+   * Index builds and drops in one IMMEDIATE transaction (writers wait), their whole-table sorts
+   * in files on disk; then fresh statistics, without which the planner cannot tell a selective
+   * key lookup from a walk of the primary key in order.
+   */
+  #changeIndexes(work: () => void): void {
+    withSortsOnDisk(this.db, () => this.db.transaction(work).immediate());
+    this.db.exec('ANALYZE documents');
   }
 
   /** Adds the key and sort indexes `index` needs (by name) to `wanted`. */
@@ -283,13 +293,7 @@ export class EmbeddedIndexes implements IndexRepository {
       const sql =
         `SELECT EXISTS (SELECT 1 FROM documents WHERE ${collectionCondition(scopeKey, collection)} AND ` +
         `${indexKeySql(path, 'high', 'body')} = ${ARRAY_MARKER.high}) AS arrays`;
-      let probe = this.#arrayProbes.get(sql);
-      if (!probe) {
-        probe = this.db.prepare<[], { arrays: number }>(sql);
-        if (this.#arrayProbes.size >= MAX_CACHED_PROBES) this.#arrayProbes.clear();
-        this.#arrayProbes.set(sql, probe);
-      }
-      if (probe.get()?.arrays === 0) free.add(path);
+      if (this.#arrayProbes.get<{ arrays: number }>(sql).get()?.arrays === 0) free.add(path);
     }
     return free;
   }
@@ -389,25 +393,18 @@ export class EmbeddedIndexes implements IndexRepository {
   ): { ok: true } | { ok: false; failure: NonNullable<IndexRecord['failure']> } {
     const paths = index.fields.map((f) => f.path);
     try {
-      withSortsOnDisk(this.db, () =>
-        this.db
-          .transaction(() => {
-            if (index.unique) {
-              const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
-              this.db.exec(
-                `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
-                  `ON documents (${keys}) WHERE ${collectionCondition(scopeKey, collection)}`,
-              );
-            }
-            const wanted: Wanted = new Map();
-            this.#wanted(scopeKey, collection, index, wanted);
-            for (const build of wanted.values()) build();
-          })
-          .immediate(),
-      );
-      // Statistics for the table's indexes: without them the planner cannot tell a selective
-      // key lookup from a walk of the primary key in order.
-      this.db.exec('ANALYZE documents');
+      this.#changeIndexes(() => {
+        if (index.unique) {
+          const keys = paths.map((p) => uniqueKeySql(p, 'body')).join(', ');
+          this.db.exec(
+            `CREATE UNIQUE INDEX IF NOT EXISTS ${sqlIndexNames.unique(scopeKey, collection, index.name)} ` +
+              `ON documents (${keys}) WHERE ${collectionCondition(scopeKey, collection)}`,
+          );
+        }
+        const wanted: Wanted = new Map();
+        this.#wanted(scopeKey, collection, index, wanted);
+        for (const build of wanted.values()) build();
+      });
       return { ok: true };
     } catch (error) {
       if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;

@@ -206,8 +206,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
-    const target = collectionMatch(scopeKeyOf(scope), collection, usable.size > 0);
-    const where = compileFilter(filter, usable, arrayFree, target.params.length === 0 ? target.sql : null);
+    const target = collectionMatch(scopeKeyOf(scope), collection, usable);
+    const where = compileFilter(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     if (upTo === undefined) {
       const sql = `SELECT count(*) AS n ${matches}`;
@@ -387,13 +387,8 @@ export function selectSql(
   arrayFree: ReadonlySet<string> = new Set(),
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
-  const target = collectionMatch(scopeKeyOf(scope), collection, indexed.size > 0);
-  const where = compileFilter(
-    query.filter,
-    indexed,
-    arrayFree,
-    target.params.length === 0 ? target.sql : null,
-  );
+  const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
+  const where = compileFilter(query.filter, indexed, arrayFree, target.literal);
   const examined = counted ? 'folio_examined() AND ' : '';
   const order =
     query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
