@@ -6,9 +6,14 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { newId } from '../../src/ids.js';
-import { autocheckpointPages, BACKSTOP_PAGES } from '../../src/store/embedded/checkpoints.js';
+import {
+  autocheckpointPages,
+  BACKSTOP_PAGES,
+  BackgroundCheckpoints,
+} from '../../src/store/embedded/checkpoints.js';
 import { createEmbeddedStore, DATABASE_FILE } from '../../src/store/embedded/index.js';
 import { eventually } from '../support/timeout.js';
 import { firstVersion, putWrite } from './fixtures.js';
@@ -56,6 +61,25 @@ describe('embedded store: WAL checkpoints in a worker thread', () => {
       await store.close();
     }
     expect(existsSync(`${file}-wal`), 'the WAL is gone after close').to.equal(false);
+  });
+
+  it('falls back to SQLite’s own checkpoints when the worker cannot run', async () => {
+    const file = join(dir, 'fallback.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    // A file the worker cannot open: it fails at start.
+    const checkpoints = BackgroundCheckpoints.start(db, {
+      file: join(dir, 'missing', 'nothing.db'),
+      synchronous: 'FULL',
+      busyTimeoutMs: 100,
+    });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).to.equal(BACKSTOP_PAGES);
+    await eventually(async () => {
+      expect(checkpoints.stats.failures).to.equal(1);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).to.equal(1000);
+    });
+    await checkpoints.stop();
+    db.close();
   });
 
   it('without the worker (operator commands), SQLite checkpoints inside commits as usual', async () => {

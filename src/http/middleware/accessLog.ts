@@ -1,8 +1,9 @@
 /**
  * One pino line per request; never the Authorization header, cookies or bodies. Kept cheap on
  * the request path: the line carries the request id itself (no child logger per request; the
- * routes' `ctx.log`, used on rare error paths, is made on first use: defineRequestLog), nothing is built when the
- * level is off, and the logger's destination writes asynchronously (src/server.ts).
+ * routes' `ctx.log`, used on rare error paths, is made on first use: defineRequestLog),
+ * nothing is built when the level is off, and the logger's destination writes asynchronously
+ * (src/server.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
