@@ -14,7 +14,7 @@ import {
   type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
-import { type GuardDoc, guardId, takeGuard } from './guards.js';
+import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { duplicateKeyFields, isDuplicateKeyError } from './serverErrors.js';
 import {
@@ -159,24 +159,19 @@ export class MongoAccounts implements AccountRepository {
   async createKey(key: ApiKeyRecord, maxActive: number): Promise<boolean> {
     const { result } = await translatingDuplicates(
       () =>
-        inTransaction(this.client, this.limits, async (session) => {
-          await takeGuard(
-            this.#settings,
-            guardId({ kind: 'activeKeys', projectId: key.projectId }),
-            key.id,
+        inTransaction(this.client, this.limits, (session) =>
+          insertWhileBelow(
             session,
-          );
-          const active = await this.#keys.countDocuments(
-            { projectId: key.projectId, status: 'active' },
-            { session },
-          );
-          if (active >= maxActive) {
-            await session.abortTransaction();
-            return false;
-          }
-          await this.#keys.insertOne(toKeyDoc(key), { session });
-          return true;
-        }),
+            {
+              settings: this.#settings,
+              id: guardId({ kind: 'activeKeys', projectId: key.projectId }),
+              writer: key.id,
+            },
+            maxActive,
+            () => this.#keys.countDocuments({ projectId: key.projectId, status: 'active' }, { session }),
+            () => this.#keys.insertOne(toKeyDoc(key), { session }),
+          ),
+        ),
       'id',
     );
     return result;

@@ -27,11 +27,31 @@ export function guardId(
 }
 
 /** Write the guard within `session`'s transaction (`writer` names who wrote it last). */
-export async function takeGuard(
+async function takeGuard(
   settings: Collection<GuardDoc>,
   id: string,
   writer: string,
   session: ClientSession,
 ): Promise<void> {
   await settings.updateOne({ _id: id }, { $set: { value: writer } }, { upsert: true, session });
+}
+
+/**
+ * One bounded create inside `session`'s transaction: take the set's guard, count the set, and
+ * insert only while it holds fewer than `max`; otherwise abort and answer false.
+ */
+export async function insertWhileBelow(
+  session: ClientSession,
+  guard: { settings: Collection<GuardDoc>; id: string; writer: string },
+  max: number,
+  count: () => Promise<number>,
+  insert: () => Promise<unknown>,
+): Promise<boolean> {
+  await takeGuard(guard.settings, guard.id, guard.writer, session);
+  if ((await count()) >= max) {
+    await session.abortTransaction();
+    return false;
+  }
+  await insert();
+  return true;
 }

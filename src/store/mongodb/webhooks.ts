@@ -10,7 +10,7 @@ import {
   type WebhookRecord,
   type WebhookRepository,
 } from '../port.js';
-import { guardId, takeGuard } from './guards.js';
+import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { isDuplicateKeyError } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
@@ -22,10 +22,8 @@ export type WebhookDoc = Omit<WebhookRecord, 'id' | 'scope'> & {
   env: DataScope['env'];
 };
 
-interface SettingDoc {
-  _id: string;
-  value: string;
-}
+/** A document of the settings collection (guards, the sealed-secret key): an id and a text. */
+type SettingDoc = GuardDoc;
 
 const SEALING_KEY_SETTING = 'webhookSealingKey';
 
@@ -85,17 +83,19 @@ export class MongoWebhooks implements WebhookRepository {
 
   async create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean> {
     try {
-      const { result } = await inTransaction(this.client, this.limits, async (session) => {
-        const guard = guardId({ kind: 'webhooks', scope: webhook.scope, collection: webhook.collection });
-        await takeGuard(this.#settings, guard, webhook.id, session);
-        const held = await this.#webhooks.countDocuments(at(webhook.scope, webhook.collection), { session });
-        if (held >= maxPerCollection) {
-          await session.abortTransaction();
-          return false;
-        }
-        await this.#webhooks.insertOne(toWebhookDoc(webhook), { session });
-        return true;
-      });
+      const { result } = await inTransaction(this.client, this.limits, (session) =>
+        insertWhileBelow(
+          session,
+          {
+            settings: this.#settings,
+            id: guardId({ kind: 'webhooks', scope: webhook.scope, collection: webhook.collection }),
+            writer: webhook.id,
+          },
+          maxPerCollection,
+          () => this.#webhooks.countDocuments(at(webhook.scope, webhook.collection), { session }),
+          () => this.#webhooks.insertOne(toWebhookDoc(webhook), { session }),
+        ),
+      );
       return result;
     } catch (error) {
       if (isDuplicateKeyError(error)) throw new DuplicateError('id');
