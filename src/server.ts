@@ -66,6 +66,7 @@ export async function startServer(
       openStreams: () => services.streams.openCount,
       deliveryJobs: () => jobs.deliveryJobs(),
       walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
+      documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));

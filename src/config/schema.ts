@@ -30,7 +30,11 @@ export const configSchema = z.strictObject({
   host: z.string().min(1),
   dataDir: z.string().min(1),
   /** The embedded store's durability (src/store/embedded/index.ts). */
-  embedded: z.strictObject({ synchronous: z.enum(['full', 'normal']) }),
+  embedded: z.strictObject({
+    synchronous: z.enum(['full', 'normal']),
+    /** MiB of documents' API text kept in memory for GET by id; 0 turns the cache off. */
+    documentCacheMb: nonNegativeInt,
+  }),
   mongodbUri: z.string(),
   /** `auto`: MongoDB when `mongodbUri` is set, else embedded. */
   store: z.enum(['auto', 'embedded', 'mongodb', 'mongodb-memory']),

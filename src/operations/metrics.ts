@@ -13,6 +13,15 @@ export interface MetricSources {
   deliveryJobs(): Promise<ReadonlyMap<string, number>>;
   /** The embedded store's background WAL checkpoints; null on MongoDB. */
   walCheckpoints(): WalCheckpointCounts | null;
+  /** The embedded store's cache of documents read by id; null on MongoDB. */
+  documentCache(): DocumentCacheCounts | null;
+}
+
+/** As the embedded store counts them (src/store/embedded/documentCache.ts). */
+export interface DocumentCacheCounts {
+  hits: number;
+  misses: number;
+  bytes: number;
 }
 
 /** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
@@ -91,19 +100,21 @@ export class FolioMetrics {
         for (const [state, count] of jobs ?? []) this.set({ state }, count);
       },
     });
-    const checkpoints = () => sources()?.walCheckpoints() ?? null;
-    const counted = (name: string, help: string, read: (counts: WalCheckpointCounts) => number) =>
+    // A total the store keeps, read at scrape time.
+    const total = <T>(source: () => T | null, name: string, help: string, read: (counts: T) => number) =>
       new Counter({
         name,
         help,
         registers,
         collect() {
-          // A total the store keeps, read at scrape time.
           this.reset();
-          const counts = checkpoints();
+          const counts = source();
           if (counts) this.inc(read(counts));
         },
       });
+    const checkpoints = () => sources()?.walCheckpoints() ?? null;
+    const counted = (name: string, help: string, read: (counts: WalCheckpointCounts) => number) =>
+      total(checkpoints, name, help, read);
     counted(
       'folio_sqlite_wal_checkpoints_total',
       'Embedded store: WAL checkpoints the background worker ran that found new frames.',
@@ -119,6 +130,27 @@ export class FolioMetrics {
       'Embedded store: time the background worker spent checkpointing.',
       (c) => c.totalMs / 1000,
     );
+    const cache = () => sources()?.documentCache() ?? null;
+    const cacheCounted = (name: string, help: string, read: (counts: DocumentCacheCounts) => number) =>
+      total(cache, name, help, read);
+    cacheCounted(
+      'folio_sqlite_document_cache_hits_total',
+      'Embedded store: reads by id answered from the document cache.',
+      (c) => c.hits,
+    );
+    cacheCounted(
+      'folio_sqlite_document_cache_misses_total',
+      'Embedded store: reads by id that went to the database.',
+      (c) => c.misses,
+    );
+    new Gauge({
+      name: 'folio_sqlite_document_cache_bytes',
+      help: 'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
+      registers,
+      collect() {
+        this.set(cache()?.bytes ?? 0);
+      },
+    });
     new Gauge({
       name: 'folio_sqlite_wal_frames',
       help: 'Embedded store: frames in the WAL at the last background checkpoint.',

@@ -209,6 +209,25 @@ describe('metrics: GET /metrics', () => {
       });
     });
 
+    it('shows the embedded store’s document cache: a second read by id is a hit', async () => {
+      const tenant = await server.tenant();
+      const created = await server.request('POST', `/${tenant.project}/cached`, {
+        key: tenant.key,
+        body: { a: 1 },
+      });
+      const path = `/${tenant.project}/cached/${created.body._id}`;
+      const before = (await scrape()).text;
+      expect((await server.request('GET', path, { key: tenant.key })).status).to.equal(200);
+      const afterFirst = (await scrape()).text;
+      expect((await server.request('GET', path, { key: tenant.key })).status).to.equal(200);
+      const afterSecond = (await scrape()).text;
+      const hits = (text: string) => sample(text, 'folio_sqlite_document_cache_hits_total', '');
+      const misses = (text: string) => sample(text, 'folio_sqlite_document_cache_misses_total', '');
+      expect(misses(afterFirst) - misses(before)).to.equal(1);
+      expect(hits(afterSecond) - hits(afterFirst)).to.equal(1);
+      expect(sample(afterSecond, 'folio_sqlite_document_cache_bytes', '')).to.be.above(0);
+    });
+
     it('counts webhook delivery outcomes and shows the delivery job queue', async () => {
       const tenant = await server.tenant();
       const receiver = await startReceiver();

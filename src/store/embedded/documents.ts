@@ -34,6 +34,7 @@ import {
   sqlIndexNames,
   uniqueKeySql,
 } from './declaredIndexes.js';
+import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -84,7 +85,17 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #db: Database.Database;
   #examined = 0;
 
-  constructor(db: Database.Database, log: ChangeLog, feed: EmbeddedChangeFeed, indexes: EmbeddedIndexes) {
+  /** API texts of documents read by id (documentCache.ts); every write evicts what it writes. */
+  readonly cache: DocumentJsonCache;
+
+  constructor(
+    db: Database.Database,
+    log: ChangeLog,
+    feed: EmbeddedChangeFeed,
+    indexes: EmbeddedIndexes,
+    cacheBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
+  ) {
+    this.cache = new DocumentJsonCache(cacheBytes);
     this.#indexes = indexes;
     this.#db = db;
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
@@ -161,7 +172,15 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
-    return this.#getJson.get(scopeKeyOf(scope), collection, id) ?? null;
+    const scopeKey = scopeKeyOf(scope);
+    const cached = this.cache.get(scopeKey, collection, id);
+    if (cached) return cached;
+    const row = this.#getJson.get(scopeKey, collection, id);
+    if (!row) return null;
+    // A fresh object: the statement's row is not ours to keep.
+    const entry = { json: row.json, version: row.version };
+    this.cache.set(scopeKey, collection, id, entry);
+    return entry;
   }
 
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
@@ -324,6 +343,8 @@ export class EmbeddedDocuments implements DocumentRepository {
 
     const timestamp = new Date().toISOString();
     for (const write of writes) {
+      // Before the write: should the group's commit fail, the next read goes to the database.
+      this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
       if (write.kind === 'put') {
         const doc = write.document;
         const json = JSON.stringify(doc);

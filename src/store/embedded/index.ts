@@ -45,6 +45,8 @@ export interface EmbeddedStoreOptions {
    * commands pass false and leave it to SQLite, inside their own commits.
    */
   backgroundCheckpoints?: boolean;
+  /** Bytes of documents' API text kept for GET by id (documentCache.ts); 0 keeps none. */
+  documentCacheBytes?: number;
 }
 
 export const DATABASE_FILE = 'folio.db';
@@ -164,7 +166,7 @@ export class EmbeddedStore implements Store {
       db,
       changes,
       indexes,
-      documents: new EmbeddedDocuments(db, log, changes, indexes),
+      documents: new EmbeddedDocuments(db, log, changes, indexes, this.options.documentCacheBytes),
       accounts: new EmbeddedAccounts(db),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

@@ -1,0 +1,89 @@
+/**
+ * The API text of recently read documents, for GET by id on the embedded store. Building that
+ * text from the stored JSONB (json_remove, json_insert, then a string into V8) is the largest
+ * single cost of a GET after the socket itself. The embedded store is the only writer of its
+ * documents (the data directory's lock keeps a second server out; operator commands write
+ * accounts and keys only), and every write goes through one place that evicts the documents it
+ * writes, so an entry is never stale. Bounded by an approximate byte budget, least recently used
+ * out first; a document larger than an eighth of the budget is never kept.
+ */
+import type { DocumentJson } from '../port.js';
+
+/** The default budget (`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB`, 32). */
+export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Per entry beyond its text: the key, the Map slot and the object (approximate). */
+const ENTRY_OVERHEAD_BYTES = 128;
+
+export class DocumentJsonCache {
+  /** Insertion order is recency: a hit moves its entry to the end. */
+  readonly #entries = new Map<string, DocumentJson>();
+  readonly #maxBytes: number;
+  readonly #maxEntryBytes: number;
+  #bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  /** `maxBytes` 0 keeps nothing. */
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+    this.#maxEntryBytes = Math.floor(maxBytes / 8);
+  }
+
+  get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {
+    const key = entryKey(scopeKey, collection, id);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.misses += 1;
+      return undefined;
+    }
+    this.hits += 1;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  set(scopeKey: string, collection: string, id: string, entry: DocumentJson): void {
+    const size = sizeOf(entry);
+    if (size > this.#maxEntryBytes) return;
+    const key = entryKey(scopeKey, collection, id);
+    this.#remove(key);
+    this.#entries.set(key, entry);
+    this.#bytes += size;
+    for (const [oldest, old] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= sizeOf(old);
+    }
+  }
+
+  /** Forget a document: called for every document a write touches, before its commit. */
+  evict(scopeKey: string, collection: string, id: string): void {
+    this.#remove(entryKey(scopeKey, collection, id));
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  #remove(key: string): void {
+    const old = this.#entries.get(key);
+    if (old === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= sizeOf(old);
+  }
+}
+
+/** UTF-16 text, two bytes a unit, plus the entry's overhead. */
+export function sizeOf(entry: DocumentJson): number {
+  return entry.json.length * 2 + ENTRY_OVERHEAD_BYTES;
+}
+
+/** Length-prefixed parts: no choice of scope, collection and id can collide with another. */
+function entryKey(scopeKey: string, collection: string, id: string): string {
+  return `${scopeKey.length}:${scopeKey}${collection.length}:${collection}${id}`;
+}

@@ -1,0 +1,150 @@
+/**
+ * The embedded store's cache of documents' API text (src/store/embedded/documentCache.ts): its
+ * bounds at their edges, and, through the store, that no read ever answers a text a write has
+ * replaced, whatever the order of reads, writes, conflicts and deletes.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { DocumentJsonCache, sizeOf } from '../../src/store/embedded/documentCache.js';
+import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
+import type { DataScope, FolioDocument } from '../../src/store/port.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+import { firstVersion, nextVersion, putWrite } from './fixtures.js';
+
+/** An entry whose size (sizeOf) is exactly `bytes`; `bytes` − 128 must be even. */
+function entryOf(bytes: number, version = 1): { json: string; version: number } {
+  const entry = { json: 'x'.repeat((bytes - sizeOf({ json: '', version })) / 2), version };
+  expect(sizeOf(entry)).to.equal(bytes);
+  return entry;
+}
+
+describe('document cache: bounds', () => {
+  it('keeps entries up to its budget exactly, and evicts the least recently used past it', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) cache.set('s', 'c', id, entryOf(256));
+    expect(cache.bytes).to.equal(8 * 256);
+    expect(cache.size).to.equal(8);
+    // A read makes `a` the most recent, so `b` is the one to go when the budget is passed by 2.
+    expect(cache.get('s', 'c', 'a')).to.not.equal(undefined);
+    cache.set('s', 'c', 'i', entryOf(130));
+    expect(cache.get('s', 'c', 'b')).to.equal(undefined);
+    expect(cache.get('s', 'c', 'a')).to.not.equal(undefined);
+    expect(cache.get('s', 'c', 'c')).to.not.equal(undefined);
+    expect(cache.bytes).to.equal(8 * 256 - 256 + 130);
+  });
+
+  it('never keeps an entry larger than an eighth of its budget', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    cache.set('s', 'c', 'fits', entryOf(256));
+    cache.set('s', 'c', 'too-big', entryOf(258));
+    expect(cache.get('s', 'c', 'fits')).to.not.equal(undefined);
+    expect(cache.get('s', 'c', 'too-big')).to.equal(undefined);
+    expect(cache.bytes).to.equal(256);
+  });
+
+  it('keeps nothing with a budget of 0', () => {
+    const cache = new DocumentJsonCache(0);
+    cache.set('s', 'c', 'a', { json: '{}', version: 1 });
+    expect(cache.size).to.equal(0);
+  });
+
+  it('replaces and evicts with the byte count kept exact, and counts hits and misses', () => {
+    const cache = new DocumentJsonCache(4096);
+    cache.set('s', 'c', 'a', entryOf(256));
+    cache.set('s', 'c', 'a', entryOf(300, 2));
+    expect(cache.bytes).to.equal(300);
+    expect(cache.get('s', 'c', 'a')?.version).to.equal(2);
+    cache.evict('s', 'c', 'a');
+    cache.evict('s', 'c', 'a');
+    expect(cache.bytes).to.equal(0);
+    expect(cache.get('s', 'c', 'a')).to.equal(undefined);
+    expect({ hits: cache.hits, misses: cache.misses }).to.deep.equal({ hits: 1, misses: 1 });
+  });
+
+  it('never confuses one scope, collection and id with another that concatenates the same', () => {
+    const cache = new DocumentJsonCache(4096);
+    cache.set('ab', 'c', 'd', { json: '"ab/c/d"', version: 1 });
+    expect(cache.get('a', 'bc', 'd')).to.equal(undefined);
+    expect(cache.get('ab', 'cd', '')).to.equal(undefined);
+    expect(cache.get('ab', 'c', 'd')?.json).to.equal('"ab/c/d"');
+  });
+});
+
+describe('document cache: through the embedded store', () => {
+  let store: EmbeddedStore;
+  const scope: DataScope = { projectId: 'prj_cache', env: 'test' };
+
+  before(async () => {
+    store = await createTempEmbeddedStore();
+  });
+
+  after(async () => {
+    await destroyTempEmbeddedStore(store);
+  });
+
+  it('answers every read by id as the database holds it, across writes, conflicts and deletes', async () => {
+    const ids = ['a', 'b', 'c'];
+    const step = fc.oneof(
+      fc.record({
+        op: fc.constant('put' as const),
+        id: fc.constantFrom(...ids),
+        n: fc.integer(),
+        stale: fc.boolean(),
+      }),
+      fc.record({ op: fc.constant('delete' as const), id: fc.constantFrom(...ids), stale: fc.boolean() }),
+      fc.record({ op: fc.constant('read' as const), id: fc.constantFrom(...ids) }),
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 30 }), async (steps) => {
+        const collection = `run${run++}`;
+        const current = new Map<string, FolioDocument>();
+        for (const s of steps) {
+          const existing = current.get(s.id);
+          if (s.op === 'put') {
+            const doc = existing ? nextVersion(existing, { n: s.n }) : firstVersion({ n: s.n }, s.id);
+            // A stale writer's document follows a version that is not the current one: refused.
+            const write = putWrite(s.stale ? { ...doc, $version: doc.$version + 1 } : doc);
+            const result = await store.documents.commit(scope, collection, [write]);
+            expect(result.ok).to.equal(!s.stale);
+            if (result.ok) current.set(s.id, doc);
+          } else if (s.op === 'delete') {
+            const expectedVersion = (existing?.$version ?? 1) + (s.stale ? 1 : 0);
+            const result = await store.documents.commit(scope, collection, [
+              { kind: 'delete', id: s.id, expectedVersion },
+            ]);
+            expect(result.ok).to.equal(existing !== undefined && !s.stale);
+            if (result.ok) current.delete(s.id);
+          }
+          // Every step reads every id, so the cache holds each one whenever the next write comes.
+          for (const id of ids) {
+            const doc = current.get(id);
+            const read = await store.documents.getJson(scope, collection, id);
+            expect(read).to.deep.equal(doc ? { json: JSON.stringify(doc), version: doc.$version } : null);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+    expect(store.documents.cache.hits).to.be.greaterThan(0);
+  });
+
+  it('is off with a budget of 0: every read goes to the database', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'folio-nocache-'));
+    const uncached = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000, documentCacheBytes: 0 });
+    try {
+      await uncached.init();
+      const doc = firstVersion({ n: 1 });
+      await uncached.documents.commit(scope, 'things', [putWrite(doc)]);
+      for (let i = 0; i < 3; i++) await uncached.documents.getJson(scope, 'things', doc._id);
+      expect(uncached.documents.cache.size).to.equal(0);
+      expect(uncached.documents.cache.misses).to.equal(3);
+    } finally {
+      await uncached.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
