@@ -696,37 +696,35 @@ ${oneShot.join('\n')}
   one sync. raw better-sqlite3 makes the same promise with one sync per request; the
   json-server and pouchdb-server figures make none.
 - **The load generator shares the machine.** On two cores autocannon and the measured server
-  compete, and the generator's cost is not the same per request for every target: measured
-  with the processes' own CPU time (\`/proc/<pid>/stat\`, not by this bench), autocannon spends
-  about 21 µs per bare-Koa GET but about 62 µs per Folio GET, since a slower server answers in
-  smaller batches and each response costs the generator a wake-up of its own. The servers
-  themselves: bare Koa about 29 µs of CPU per GET and 70 µs per POST, Folio about 127 µs per
-  GET and 215 µs per POST, of which about 33 µs is the kernel's (the loopback send, which wakes
-  the generator). The ratios to bare Koa are therefore those of this machine.
-- **Where GET time goes** (\`perf\` over Folio's process under the GET load, share of its CPU):
-  the kernel about 24 % (socket sends and receives), the SQLite read by id about 12 %, the
-  router about 9 % (testing the path against the data router's 24 routes about 5 %), Koa about
-  8 %, the access log about 5 %, key authentication (SHA-256 of the key, then the cached
-  look-up) about 4 %; the rest is Node's HTTP code and the middleware chain, a few per cent
-  each. GET by id answers the text SQLite builds from the stored JSONB, with no JSON parse and
-  re-serialisation per read. A request runs only the routers of its side (Folio's own routes or
-  a project's, by the first path segment); before that a GET by id also tested its path against
-  every account, dashboard and session-data route.
-- **Where POST time goes**: the group's COMMIT, which waits for the WAL sync
-  (\`synchronous=FULL\`); the document, version and change-log inserts; body parsing and the
-  document rules. Group commit runs each write of a group in a savepoint, and SQLite journals
-  the pages earlier savepoints of the group changed: past 64 KiB that journal used to go to a
-  temporary file, 25 write syscalls and 51 KiB per create in a group of 20. It is kept in
-  memory now (\`temp_store=MEMORY\`): 3 syscalls and 6 KiB, and POST went from about 0.18 to
-  0.25–0.32 × bare Koa. WAL checkpoints run in a worker thread, so no commit waits for one.
-  Each write is serialised once: the same text goes to the version row and the change row,
-  and SQLite builds the stored form from it.
-- **Why GET stays far from 0.6 × bare Koa.** raw better-sqlite3 (Koa, the router and one
-  prepared statement, nothing else) reaches about 0.76. Folio adds, per request, what a store
-  serving tenants must do: authenticate the key, count it against its rate limit, check its
-  project and origin, log the request, and send request-id, rate-limit and ETag headers; and
-  its data router holds 24 routes where the baselines hold one. Each costs a few microseconds,
-  and together they are about four times bare Koa's whole request.
+  compete, and a slower server costs the generator more per request (it answers in smaller
+  batches, and each response wakes the generator). Measured with the processes' own CPU time
+  (\`/proc/<pid>/stat\`, not by this bench) on the machine of this report: bare Koa about
+  16 µs of CPU per GET and 23 µs per POST, Koa + duties 24 µs per GET, Folio about 34 µs per
+  GET and 90 µs per POST. About 8 µs of every request, in each of them, is the kernel's loopback
+  send, which wakes the generator.
+- **What the duties cost, and what is left for Folio.** Koa + duties answers GET at about
+  0.65 × bare Koa: a server that does nothing but authenticate a key, count it, log the
+  request and send its headers already spends a third of the HTTP ceiling. A GET at 0.6 × bare
+  Koa would leave Folio about 2 µs per request for routing among its 24 data routes,
+  validating the path, checking the project and origin, reading the document and sending it.
+  Folio spends about 10 µs there.
+- **GET by id** answers the text SQLite builds from the stored JSONB (no parse and
+  re-serialisation per read), and keeps that text for documents read recently (the document
+  cache, \`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB\`; every write evicts what it writes). Building
+  the text was the largest single cost of a GET after the socket, about 7 µs: the cache took
+  GET from about 0.36 to about 0.5 × bare Koa here. What remains is spread thin (\`perf\` and
+  \`--cpu-prof\` of Folio's process under the GET load): the router's path matching about 3 %,
+  the access log about 3 %, Koa and its header handling a few per cent, key authentication
+  (SHA-256 of the key, then the cached look-up) about 2 %, the cache look-up about 1 %.
+- **POST create**: about 90 µs of CPU per request, against about 30 µs for Koa + duties with a
+  body. The rest is Folio's write: the document rules (names, depth, size), the document, its
+  first version and its change event written in one savepoint of the group's transaction, the
+  group's commit and its sync, and the change feed reading the new rows for the webhook
+  dispatcher. With \`synchronous=NORMAL\` (no sync per group) POST is about 15 % faster here,
+  so the sync is not what holds POST below 0.35 × bare Koa: the CPU of the write is. Group
+  commit runs each write of a group in a savepoint and keeps the savepoint journal in memory
+  (\`temp_store=MEMORY\`: 3 write syscalls and 6 KiB per create instead of 25 and 51 KiB); WAL
+  checkpoints run in a worker thread, so no commit waits for one.
 `;
 }
 
