@@ -32,7 +32,8 @@ export async function runFolio(
   child.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString();
   });
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': a child can exit before its piped output has all been read.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, out, err };
 }
 

@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import type { ChangeEvent, ChangeType, FolioDocument } from '../port.js';
 import { scopeFromKey } from './scopeKey.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 
 interface ChangeRow {
   seq: number;
@@ -72,9 +73,11 @@ export class ChangeLog {
     this.#insert = db.prepare(
       'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
     );
-    this.#after = db.prepare(`SELECT ${COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`);
+    this.#after = db.prepare(
+      `SELECT ${COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
+    );
     this.#afterIn = db.prepare(
-      `SELECT ${COLUMNS} FROM changes WHERE scope = ? AND collection = ? AND seq > ? ORDER BY seq LIMIT ?`,
+      `SELECT ${COLUMNS} FROM changes WHERE scope = ? AND collection = ? AND seq > ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
     );
     this.#oldestSeq = db.prepare('SELECT min(seq) AS seq FROM changes');
     this.#lastIssuedSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'");

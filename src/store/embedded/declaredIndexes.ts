@@ -43,6 +43,7 @@ import {
   type IndexRepository,
 } from '../port.js';
 import { scopeKeyOf } from './scopeKey.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
 import { withSortsOnDisk } from './tempStore.js';
 
@@ -451,7 +452,7 @@ export class EmbeddedIndexes implements IndexRepository {
     const sql =
       `SELECT id FROM documents WHERE scope = ? AND collection = ? AND ${notNull} AND (${tuple}) IN ` +
       `(SELECT ${tuple} FROM documents WHERE scope = ? AND collection = ? AND ${notNull} GROUP BY ${tuple} HAVING count(*) > 1) ` +
-      'ORDER BY id LIMIT ?';
+      `ORDER BY id LIMIT ${BOUND_COUNT}`;
     return this.db
       .prepare<[string, string, string, string, number], { id: string }>(sql)
       .all(scopeKey, collection, scopeKey, collection, MAX_REPORTED_IDS)

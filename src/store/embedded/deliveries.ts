@@ -1,6 +1,7 @@
 /** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
 import type Database from 'better-sqlite3';
 import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
+import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
 interface DeliveryRow {
   id: string;
@@ -28,12 +29,12 @@ export class EmbeddedDeliveries implements DeliveryRepository {
     this.#prune = db.prepare(
       `DELETE FROM webhook_deliveries WHERE id IN (
          SELECT id FROM webhook_deliveries WHERE webhook_id = @webhookId
-         ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET @keep)
+         ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ${boundCount('keep')})
        AND status <> 'pending'`,
     );
     this.#get = db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?');
     this.#list = db.prepare(
-      'SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+      `SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ${BOUND_COUNT}`,
     );
     this.#saveTx = db.transaction((delivery: DeliveryRecord, keep: number) => {
       const isNew = this.#exists.get(delivery.id) === undefined;

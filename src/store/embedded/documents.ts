@@ -38,6 +38,7 @@ import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache
 import { GroupCommit } from './groupCommit.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
 
 /** A reader only waits while another connection recovers the WAL; as long as writers wait. */
@@ -233,7 +234,7 @@ export class EmbeddedDocuments implements DocumentRepository {
       const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params);
       return row?.n ?? 0;
     }
-    const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ?)`;
+    const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
     const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params, upTo);
     return row?.n ?? 0;
   }
@@ -420,7 +421,7 @@ export function selectSql(
       : { sql: '1', params: [] };
   const sql =
     `SELECT json(d.body) AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
-    `ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
+    `ORDER BY ${order.sql} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;
   return {

@@ -22,6 +22,7 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
+import { BOUND_COUNT } from '../sqlLimit.js';
 import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './filter.js';
 import { newJobId } from './id.js';
 import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './row.js';
@@ -147,7 +148,11 @@ export class EmbeddedJobRepository implements JobRepository {
 
     if (!options.state) {
       // No computed-state filter: the database paginates and counts.
-      const rows = this.#all(`${select} LIMIT ? OFFSET ?`, [...filter.params, limit > 0 ? limit : -1, skip]);
+      const rows = this.#all(`${select} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`, [
+        ...filter.params,
+        limit > 0 ? limit : -1,
+        skip,
+      ]);
       const total = this.#count(filter);
       return { jobs: rows.map(withState), total };
     }
