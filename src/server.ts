@@ -67,6 +67,8 @@ export async function startServer(
       deliveryJobs: () => jobs.deliveryJobs(),
       walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
       documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
+      commitGroups: () =>
+        opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));

@@ -15,6 +15,15 @@ export interface MetricSources {
   walCheckpoints(): WalCheckpointCounts | null;
   /** The embedded store's cache of documents read by id; null on MongoDB. */
   documentCache(): DocumentCacheCounts | null;
+  /** The embedded store's group commits; null on MongoDB. */
+  commitGroups(): CommitGroupCounts | null;
+}
+
+/** As the embedded store counts them (src/store/embedded/groupCommit.ts). */
+export interface CommitGroupCounts {
+  groups: number;
+  /** The groups committed with their sync (the others were deferred commits). */
+  durable: number;
 }
 
 /** As the embedded store counts them (src/store/embedded/documentCache.ts). */
@@ -142,6 +151,19 @@ export class FolioMetrics {
       'folio_sqlite_document_cache_misses_total',
       'Embedded store: reads by id that went to the database.',
       (c) => c.misses,
+    );
+    const groups = () => sources()?.commitGroups() ?? null;
+    total(
+      groups,
+      'folio_sqlite_commit_groups_total',
+      'Embedded store: write transactions committed (each holds the commits that arrived together).',
+      (c) => c.groups,
+    );
+    total(
+      groups,
+      'folio_sqlite_commit_syncs_total',
+      'Embedded store: of those, the ones that waited for the disk (a bulk request syncs once).',
+      (c) => c.durable,
     );
     new Gauge({
       name: 'folio_sqlite_document_cache_bytes',

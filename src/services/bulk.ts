@@ -2,11 +2,12 @@
  * `POST /{ns}/{collection}/_bulk`: several document operations in one request. Not atomic as a
  * whole: each operation runs alone, in request order, through the same service call as its
  * single-operation endpoint (so the same status, version record and event), and a failure is
- * reported in its result without stopping the others.
+ * reported in its result without stopping the others. The operations reach the disk together,
+ * with one sync, before the answer.
  */
 import { z } from 'zod';
 import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';
-import { type JsonObject, UniqueIndexConflictError } from '../store/port.js';
+import { type JsonObject, type Store, UniqueIndexConflictError } from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, isJsonObject } from './documentRules.js';
 import type { DocumentService } from './documents.js';
@@ -44,14 +45,28 @@ export function parseBulkEnvelope(body: unknown): BulkOperation[] {
 type Outcome = { status: number; id: string };
 
 export class BulkService {
-  constructor(private readonly documents: DocumentService) {}
+  /**
+   * `documents` commits without waiting for the disk (`durable: false`); `run` syncs once at
+   * the end, before it answers. Each operation still sees the ones before it, and its events
+   * are published once it is on disk.
+   */
+  constructor(
+    private readonly documents: DocumentService,
+    private readonly store: Store,
+  ) {}
 
   async run(ctx: KeyContext, collection: string, body: unknown): Promise<BulkResult> {
     const operations = parseBulkEnvelope(body);
     const max = ctx.limits.maxBulkOperations;
     if (operations.length > max) throw planLimitExceeded('bulkOperations', max, ctx.plan);
     const results: BulkItem[] = [];
-    for (const operation of operations) results.push(await this.#one(ctx, collection, operation));
+    try {
+      for (const operation of operations) results.push(await this.#one(ctx, collection, operation));
+    } finally {
+      // One sync for the whole request, also after an operation threw (nothing is answered
+      // then, but what was applied must not wait for another write to reach the disk).
+      await this.store.documents.sync();
+    }
     const succeeded = results.filter((r) => r.ok).length;
     return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded } };
   }

@@ -7,6 +7,7 @@
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
 import type {
+  CommitOptions,
   DocumentJson,
   FolioDocument,
   JsonObject,
@@ -45,10 +46,19 @@ interface Mutation {
 }
 
 export class DocumentService {
+  readonly #commitOptions: CommitOptions;
+
+  /**
+   * `durable: false` (the bulk service's own instance): commits may answer before they reach
+   * the disk; whoever uses it calls `store.documents.sync()` before acknowledging anything.
+   */
   constructor(
     private readonly store: Store,
     private readonly config: Config,
-  ) {}
+    options: { durable?: boolean } = {},
+  ) {
+    this.#commitOptions = { durable: options.durable ?? true };
+  }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
     const doc = await this.store.documents.get(ctx.scope, collection, id);
@@ -76,9 +86,12 @@ export class DocumentService {
     const { fields, id: bodyId } = userFields(body);
     const id = newDocumentId(bodyId);
     const doc = buildDocument(id, fields, null, this.config.documents);
-    const result = await this.store.documents.commit(ctx.scope, collection, [
-      putWrite(ctx, doc, 0, 'create'),
-    ]);
+    const result = await this.store.documents.commit(
+      ctx.scope,
+      collection,
+      [putWrite(ctx, doc, 0, 'create')],
+      this.#commitOptions,
+    );
     if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
     return doc;
   }
@@ -144,9 +157,12 @@ export class DocumentService {
       const current = await this.store.documents.get(ctx.scope, collection, id);
       if (!current) throw notFound('Document');
       checkPrecondition(precondition, current);
-      const result = await this.store.documents.commit(ctx.scope, collection, [
-        { kind: 'delete', id, expectedVersion: current.$version },
-      ]);
+      const result = await this.store.documents.commit(
+        ctx.scope,
+        collection,
+        [{ kind: 'delete', id, expectedVersion: current.$version }],
+        this.#commitOptions,
+      );
       if (result.ok) return;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }
@@ -168,9 +184,12 @@ export class DocumentService {
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
       const doc = buildDocument(id, fields, current, this.config.documents);
-      const result = await this.store.documents.commit(ctx.scope, collection, [
-        putWrite(ctx, doc, current?.$version ?? 0, operation),
-      ]);
+      const result = await this.store.documents.commit(
+        ctx.scope,
+        collection,
+        [putWrite(ctx, doc, current?.$version ?? 0, operation)],
+        this.#commitOptions,
+      );
       if (result.ok) return doc;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }

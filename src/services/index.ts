@@ -78,7 +78,7 @@ export function createServices(
     webhookSender,
     imports: new ImportService(store, config),
     exports: new ExportService(store),
-    bulk: new BulkService(documents),
+    bulk: new BulkService(new DocumentService(store, config, { durable: false }), store),
     streams: new StreamService(store, config),
   };
 }

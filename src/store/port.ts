@@ -71,6 +71,15 @@ export interface WriteConflict {
 
 export type CommitResult = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
+export interface CommitOptions {
+  /**
+   * False: the store may answer before the commit reaches the disk, provided a later `sync()`
+   * (or any later durable commit) carries it there, and its change events are published no
+   * earlier than that. The commit is visible to reads at once. Default true.
+   */
+  durable?: boolean;
+}
+
 /** Ascending (1) or descending (-1), MongoDB-style. */
 export type SortDirection = 1 | -1;
 
@@ -133,7 +142,17 @@ export interface DocumentRepository {
    * `expectedVersion`; if any condition fails nothing is written and every failing id is
    * reported. A collection is created by its first write. Throws only on store failure.
    */
-  commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult>;
+  commit(
+    scope: DataScope,
+    collection: string,
+    writes: DocumentWrite[],
+    options?: CommitOptions,
+  ): Promise<CommitResult>;
+  /**
+   * Resolves once every commit made with `durable: false` is as durable as any other commit.
+   * Immediate when none is pending, and on a store whose commits are all durable on their own.
+   */
+  sync(): Promise<void>;
   /** Documents matching the query, in the query's order, projected. */
   find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]>;
   /**

@@ -228,6 +228,48 @@ describe('metrics: GET /metrics', () => {
       expect(sample(afterSecond, 'folio_sqlite_document_cache_bytes', '')).to.be.above(0);
     });
 
+    it('counts commit groups and syncs: a write syncs once, and so does a whole bulk request', async () => {
+      const tenant = await server.tenant();
+      const counts = async () => {
+        const text = (await scrape()).text;
+        return {
+          groups: sample(text, 'folio_sqlite_commit_groups_total', ''),
+          syncs: sample(text, 'folio_sqlite_commit_syncs_total', ''),
+        };
+      };
+      const start = await counts();
+      const one = await server.request('POST', `/${tenant.project}/synced`, {
+        key: tenant.key,
+        body: { a: 1 },
+      });
+      expect(one.status).to.equal(201);
+      const afterOne = await counts();
+      expect({ groups: afterOne.groups - start.groups, syncs: afterOne.syncs - start.syncs }).to.deep.equal({
+        groups: 1,
+        syncs: 1,
+      });
+      const operations = [
+        ...Array.from({ length: 8 }, (_, i) => ({ method: 'POST', id: `b${i}`, body: { i } })),
+        { method: 'PATCH', id: 'b0', body: { patched: true } },
+        { method: 'DELETE', id: 'b1' },
+      ];
+      const bulk = await server.request('POST', `/${tenant.project}/synced/_bulk`, {
+        key: tenant.key,
+        body: { operations },
+      });
+      expect(bulk.body.summary, JSON.stringify(bulk.body)).to.deep.equal({
+        total: 10,
+        succeeded: 10,
+        failed: 0,
+      });
+      const afterBulk = await counts();
+      // Ten operations, each its own transaction without a sync, then the one sync.
+      expect({
+        groups: afterBulk.groups - afterOne.groups,
+        syncs: afterBulk.syncs - afterOne.syncs,
+      }).to.deep.equal({ groups: 11, syncs: 1 });
+    });
+
     it('counts webhook delivery outcomes and shows the delivery job queue', async () => {
       const tenant = await server.tenant();
       const receiver = await startReceiver();

@@ -120,10 +120,24 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
     expect(ackedWrites).to.be.greaterThan(KILLS * 10);
 
     const url = (server as FolioProcess).url;
+    const serving = server as FolioProcess;
+    /** A read-back; a transport failure says whether the server was still running, and when. */
+    const read = async (path: string) => {
+      const started = Date.now();
+      try {
+        return await call(url, 'GET', path, key);
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+        const alive = serving.child.exitCode === null && serving.child.signalCode === null;
+        throw new Error(
+          `GET ${path}: ${cause} after ${Date.now() - started} ms; server ${alive ? 'still running' : `gone (${serving.child.exitCode ?? serving.child.signalCode})`}`,
+        );
+      }
+    };
     /** Every document's stored versions, 1..n. */
     const stored = new Map<string, number>();
     for (const [id, versions] of acked) {
-      const history = await call(url, 'GET', `/crash/items/${id}/versions`, key);
+      const history = await read(`/crash/items/${id}/versions`);
       expect(history.status, id).to.equal(200);
       const numbers = history.body.versions.map((v: { version: number }) => v.version).reverse();
       expect(numbers, `${id} versions contiguous`).to.deep.equal(
@@ -131,7 +145,7 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
       );
       stored.set(id, numbers.length);
       for (const { version, fields } of versions) {
-        const stored = await call(url, 'GET', `/crash/items/${id}/versions/${version}`, key);
+        const stored = await read(`/crash/items/${id}/versions/${version}`);
         expect(stored.status, `${id} v${version}`).to.equal(200);
         expect(userFields(stored.body), `${id} v${version}`).to.deep.equal(fields);
       }

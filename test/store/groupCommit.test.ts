@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { newId } from '../../src/ids.js';
 import { GroupCommit } from '../../src/store/embedded/groupCommit.js';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
+import type { ChangeEvent, ChangeSubscription } from '../../src/store/port.js';
 import { firstVersion, putWrite } from './fixtures.js';
 
 describe('embedded store: group commit and durability', () => {
@@ -34,8 +35,11 @@ describe('embedded store: group commit and durability', () => {
         if (v < 0) throw new Error(`refused ${k}`);
         return k;
       },
-      () => {
-        flushed += 1;
+      {
+        afterCommit: () => {
+          flushed += 1;
+        },
+        beforeDeferred: () => {},
       },
     );
     const results = await Promise.allSettled([
@@ -61,11 +65,10 @@ describe('embedded store: group commit and durability', () => {
   it('fails every commit of a group whose own commit fails, and writes none of them', async () => {
     const db = new Database(join(dir, 'h.db'));
     db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
-    const group = new GroupCommit(
-      db,
-      (k: string) => db.prepare('INSERT INTO t (k) VALUES (?)').run(k),
-      () => {},
-    );
+    const group = new GroupCommit(db, (k: string) => db.prepare('INSERT INTO t (k) VALUES (?)').run(k), {
+      afterCommit: () => {},
+      beforeDeferred: () => {},
+    });
     // A second connection holding the write lock makes the group's BEGIN IMMEDIATE fail.
     const other = new Database(join(dir, 'h.db'), { timeout: 0 });
     other.exec('BEGIN IMMEDIATE');
@@ -76,6 +79,88 @@ describe('embedded store: group commit and durability', () => {
     expect(db.prepare('SELECT count(*) AS n FROM t').get()).to.deep.equal({ n: 0 });
     other.close();
     db.close();
+  });
+
+  it('commits a group of deferred commits without its sync, and any group holding a durable one with it', async () => {
+    const db = new Database(join(dir, 'd.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    const hooks: string[] = [];
+    const group = new GroupCommit(
+      db,
+      // What each commit's body sees: the connection's synchronous level during its transaction.
+      (k: string) => {
+        db.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+        return Number(db.pragma('synchronous', { simple: true }));
+      },
+      {
+        afterCommit: (durable) => hooks.push(durable ? 'durable' : 'deferred'),
+        beforeDeferred: () => hooks.push('before deferred'),
+      },
+    );
+    // Deferred alone: NORMAL (1) for that one transaction, FULL (2) again after it.
+    expect(await Promise.all([group.commit('a', false), group.commit('b', false)])).to.deep.equal([1, 1]);
+    expect(db.pragma('synchronous', { simple: true })).to.equal(2);
+    // One durable commit in the group: the whole group syncs.
+    expect(await Promise.all([group.commit('c', false), group.commit('d', true)])).to.deep.equal([2, 2]);
+    expect(await group.commit('e')).to.equal(2);
+    expect(hooks).to.deep.equal(['before deferred', 'deferred', 'durable', 'durable']);
+    expect({ groups: group.groups, durable: group.durableGroups }).to.deep.equal({ groups: 3, durable: 2 });
+    db.close();
+
+    // A connection that never syncs on commit has nothing to defer: every group is "durable".
+    const normal = new Database(join(dir, 'n.db'));
+    normal.pragma('journal_mode = WAL');
+    normal.pragma('synchronous = NORMAL');
+    const seen: boolean[] = [];
+    const plain = new GroupCommit(normal, () => Number(normal.pragma('synchronous', { simple: true })), {
+      afterCommit: (durable) => seen.push(durable),
+      beforeDeferred: () => seen.push(false),
+    });
+    expect(await plain.commit('x', false)).to.equal(1);
+    expect(seen).to.deep.equal([true]);
+    normal.close();
+  });
+
+  it('holds a deferred commit’s events back from live subscribers and history reads until sync()', async () => {
+    const store = createEmbeddedStore({ dataDir: join(dir, 'held'), eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const scope = { projectId: newId('prj'), env: 'test' as const };
+      const live = store.changes.watch(scope, 'c');
+      await live.ready;
+      await store.documents.commit(scope, 'c', [putWrite(firstVersion({ n: 0 }))]);
+      const start = (await nextEvent(live, 2000))?.token;
+      expect(start).to.be.a('string');
+      const before = store.documents.commitGroups;
+      const docs = Array.from({ length: 5 }, (_, n) => firstVersion({ n: n + 1 }));
+      for (const doc of docs) {
+        const result = await store.documents.commit(scope, 'c', [putWrite(doc)], { durable: false });
+        expect(result.ok).to.equal(true);
+      }
+      // Applied (a read sees it) but not published, live or read back from the log.
+      expect(await store.documents.count(scope, 'c', {})).to.equal(6);
+      expect(await nextEvent(live, 100)).to.equal(null);
+      const history = store.changes.watch(scope, 'c', { after: start });
+      await history.ready;
+      expect(await nextEvent(history, 100)).to.equal(null);
+      expect(store.documents.commitGroups.durable, 'no sync yet').to.equal(before.durable);
+
+      await store.documents.sync();
+      expect(store.documents.commitGroups.durable - before.durable, 'one sync for the five').to.equal(1);
+      for (const sub of [live, history]) {
+        const ids: Array<string | undefined> = [];
+        for (let i = 0; i < 5; i++) ids.push((await nextEvent(sub, 2000))?.document._id);
+        expect(ids).to.deep.equal(docs.map((d) => d._id));
+        sub.close();
+      }
+      // Nothing owed: sync() commits nothing.
+      await store.documents.sync();
+      expect(store.documents.commitGroups.durable - before.durable).to.equal(1);
+    } finally {
+      await store.close();
+    }
   });
 
   it('syncs every commit by default (synchronous=FULL), NORMAL only when configured', async () => {
@@ -150,3 +235,14 @@ describe('embedded store: group commit and durability', () => {
     }
   });
 });
+
+/** The subscription's next event, or null if none comes within `ms`. */
+async function nextEvent(sub: ChangeSubscription, ms: number): Promise<ChangeEvent | null> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const event = sub.take();
+    if (event) return event;
+    if (Date.now() > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

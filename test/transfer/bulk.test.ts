@@ -144,6 +144,30 @@ forEachStore(
       }
     });
 
+    it('its operations are on disk and their events published when it answers, even if the last one fails', async () => {
+      const scope = await tenantScope(ctx.server, ctx.tenant);
+      const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'bulkdurable'));
+      try {
+        const res = await bulk('bulkdurable', {
+          operations: [
+            { method: 'POST', id: 'd1', body: {} },
+            { method: 'POST', id: 'd2', body: {} },
+            // Refused before it reaches the store: the request's one sync must still happen.
+            { method: 'PATCH', body: { v: 1 } },
+          ],
+        });
+        expect(res.body.summary).to.deep.equal({ total: 3, succeeded: 2, failed: 1 });
+        // No other write follows: nothing else could carry the bulk's commits to the disk.
+        const events = await reader.take(2);
+        expect(events.map((e) => [e.type, e.documentId])).to.deep.equal([
+          ['created', 'd1'],
+          ['created', 'd2'],
+        ]);
+      } finally {
+        reader.sub.close();
+      }
+    });
+
     it('a read-only key is refused (403) before anything runs', async () => {
       const ro = await ctx.tenant.newKey({ scope: 'read-only', name: 'ro-bulk' });
       const res = await api().req('POST', '/rob/_bulk', {

@@ -61,23 +61,32 @@ function toLogged(row: ChangeRow): LoggedChange {
   };
 }
 
+/** No row is held back (a seq no log reaches, and one SQLite binds as an integer). */
+const NOT_HELD = Number.MAX_SAFE_INTEGER;
+
 export class ChangeLog {
   readonly #insert: Database.Statement<[string, string, ChangeType, string, string, string]>;
-  readonly #after: Database.Statement<[number, number], ChangeRow>;
-  readonly #afterIn: Database.Statement<[string, string, number, number], ChangeRow>;
+  readonly #after: Database.Statement<[number, number, number], ChangeRow>;
+  readonly #afterIn: Database.Statement<[string, string, number, number, number], ChangeRow>;
   readonly #oldestSeq: Database.Statement<[], { seq: number | null }>;
   readonly #lastIssuedSeq: Database.Statement<[], { seq: number }>;
   readonly #prune: Database.Statement<[string]>;
+  /**
+   * The first seq written by a commit not yet on disk (groupCommit.ts, deferred commits), or
+   * none: readers stop before it, so no event is published, or read back, for a write that a
+   * power loss could still take away.
+   */
+  #heldFrom = NOT_HELD;
 
   constructor(db: Database.Database) {
     this.#insert = db.prepare(
       'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
     );
     this.#after = db.prepare(
-      `SELECT ${COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
+      `SELECT ${COLUMNS} FROM changes WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
     );
     this.#afterIn = db.prepare(
-      `SELECT ${COLUMNS} FROM changes WHERE scope = ? AND collection = ? AND seq > ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
+      `SELECT ${COLUMNS} FROM changes WHERE scope = ? AND collection = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ${BOUND_COUNT}`,
     );
     this.#oldestSeq = db.prepare('SELECT min(seq) AS seq FROM changes');
     this.#lastIssuedSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'");
@@ -101,19 +110,34 @@ export class ChangeLog {
     this.#insert.run(scopeKey, collection, type, documentId, documentJson, timestamp);
   }
 
-  /** Up to `max` changes after `seq`, of every scope and collection. */
+  /** Up to `max` changes after `seq`, of every scope and collection; only those on disk. */
   after(seq: number, max: number): LoggedChange[] {
-    return this.#after.all(seq, max).map(toLogged);
+    return this.#after.all(seq, this.#heldFrom, max).map(toLogged);
   }
 
-  /** Up to `max` changes after `seq` of one scope's collection. */
+  /** Up to `max` changes after `seq` of one scope's collection; only those on disk. */
   afterIn(scopeKey: string, collection: string, seq: number, max: number): LoggedChange[] {
-    return this.#afterIn.all(scopeKey, collection, seq, max).map(toLogged);
+    return this.#afterIn.all(scopeKey, collection, seq, this.#heldFrom, max).map(toLogged);
   }
 
   /** The newest seq ever issued (0 before the first write), pruned or not. */
   lastIssued(): number {
     return this.#lastIssuedSeq.get()?.seq ?? 0;
+  }
+
+  /** The newest seq readers may see: the last issued, or the last before the held rows. */
+  lastVisible(): number {
+    return Math.min(this.lastIssued(), this.#heldFrom - 1);
+  }
+
+  /** Rows appended from now on are not on disk yet: hide them (until `release`). */
+  hold(): void {
+    if (this.#heldFrom === NOT_HELD) this.#heldFrom = this.lastIssued() + 1;
+  }
+
+  /** Everything appended so far is on disk. */
+  release(): void {
+    this.#heldFrom = NOT_HELD;
   }
 
   /** Whether some change after `seq` is no longer retained. */

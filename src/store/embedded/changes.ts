@@ -50,7 +50,7 @@ class ChangeLogTail implements ChangeSource {
 
   start(): void {
     this.#running = true;
-    this.#lastSeq = this.log.lastIssued();
+    this.#lastSeq = this.log.lastVisible();
     this.#timer = setInterval(() => this.poll(), POLL_MS);
     this.#timer.unref();
   }
@@ -98,14 +98,15 @@ class ChangeLogCursor implements HistoryCursor {
   async read(max: number): Promise<HistoryPage> {
     // Pruning removes a prefix of the log: a slow catch-up can fall off it.
     if (this.log.isLost(this.#after)) throw new FeedEndError('history_lost');
-    // Read before the rows: a short page then covers at least everything up to it.
-    const lastIssued = this.log.lastIssued();
+    // Read before the rows: a short page then covers at least everything up to it (never past
+    // rows held back until they are on disk: the tail publishes those later).
+    const lastVisible = this.log.lastVisible();
     const rows = this.only
       ? this.log.afterIn(this.only.scopeKey, this.only.collection, this.#after, max)
       : this.log.after(this.#after, max);
     const last = rows.at(-1);
     if (last) this.#after = last.seq;
-    const scannedTo = rows.length < max ? Math.max(lastIssued, this.#after) : this.#after;
+    const scannedTo = rows.length < max ? Math.max(lastVisible, this.#after) : this.#after;
     return { events: rows.map((row) => row.event), scannedTo: String(scannedTo) };
   }
 
@@ -140,9 +141,20 @@ export class EmbeddedChangeFeed implements ChangeFeed {
     return this.#cursors.size;
   }
 
-  /** Wake the tail: a commit of this process just landed. */
-  committed(): void {
+  /**
+   * A group of this process's commits just landed: on disk (`durable`), which also carries every
+   * deferred commit before it, so the log shows all its rows and the tail publishes them; or
+   * deferred, its rows still held back (`held`, called before it).
+   */
+  committed(durable: boolean): void {
+    if (!durable) return;
+    this.log.release();
     this.#tail.poll();
+  }
+
+  /** The next group commits without its sync: hold its rows back from every reader. */
+  held(): void {
+    this.log.hold();
   }
 
   watch(scope: DataScope, collection: string, options?: WatchOptions): ChangeSubscription {

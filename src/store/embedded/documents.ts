@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { projectStored } from '../../query/projection.js';
 import {
   type CollectionInfo,
+  type CommitOptions,
   type CommitResult,
   type DataScope,
   type DocumentJson,
@@ -48,6 +49,9 @@ const SCAN_YIELD_EVERY = 256;
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
+/** The barrier `sync()` commits: one row rewritten, so the group has something to sync. */
+const SYNC = Symbol('sync');
+
 interface CommitArgs {
   scopeKey: string;
   collection: string;
@@ -80,7 +84,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   >;
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
-  readonly #commits: GroupCommit<CommitArgs, Tx>;
+  readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
+  readonly #syncMark: Database.Statement<[number]>;
+  /** A deferred group has committed since the last durable one: `sync()` must write a barrier. */
+  #deferredOwed = false;
 
   readonly #indexes: EmbeddedIndexes;
   readonly #db: Database.Database;
@@ -160,10 +167,23 @@ export class EmbeddedDocuments implements DocumentRepository {
     );
     // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
     // the feed's tail reads the new change-log rows.
+    this.#syncMark = db.prepare(
+      'INSERT INTO sync_marks (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+    );
     this.#commits = new GroupCommit(
       db,
-      ({ scopeKey, collection, writes }: CommitArgs) => this.#apply(scopeKey, collection, writes),
-      () => this.#feed.committed(),
+      (args: CommitArgs | typeof SYNC) =>
+        args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
+      {
+        beforeDeferred: () => {
+          this.#deferredOwed = true;
+          this.#feed.held();
+        },
+        afterCommit: (durable) => {
+          if (durable) this.#deferredOwed = false;
+          this.#feed.committed(durable);
+        },
+      },
     );
   }
 
@@ -184,13 +204,35 @@ export class EmbeddedDocuments implements DocumentRepository {
     return entry;
   }
 
-  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+  async commit(
+    scope: DataScope,
+    collection: string,
+    writes: DocumentWrite[],
+    options?: CommitOptions,
+  ): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     try {
-      return await this.#commits.commit({ scopeKey, collection, writes });
+      return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
     } catch (error) {
       throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }
+  }
+
+  /** Write transactions committed, and those of them that synced (metrics, tests). */
+  get commitGroups(): { groups: number; durable: number } {
+    return { groups: this.#commits.groups, durable: this.#commits.durableGroups };
+  }
+
+  async sync(): Promise<void> {
+    // A durable group since the last deferred one has already carried it to the disk.
+    if (!this.#deferredOwed) return;
+    await this.#commits.commit(SYNC, true);
+  }
+
+  /** The barrier's own write: a commit with nothing in it would not sync anything. */
+  #mark(): Tx {
+    this.#syncMark.run(Date.now());
+    return { ok: true };
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {

@@ -5,11 +5,17 @@
  * nests a transaction function called inside another as a savepoint), so each succeeds, reports
  * its conflicts or fails on its own; only a failure of the group's own commit (disk full, I/O)
  * fails them all, and then none of them was written.
+ *
+ * A commit may also be deferred (`durable: false`): a group made only of deferred commits is
+ * committed without the sync (`synchronous=NORMAL` for that one commit), and the next durable
+ * group's sync carries it to the disk too, since syncing the WAL file syncs every frame already
+ * in it. A bulk request commits its operations so, then one durable barrier: one sync per bulk.
  */
 import type Database from 'better-sqlite3';
 
 interface Pending<A, R> {
   args: A;
+  durable: boolean;
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
@@ -19,22 +25,39 @@ type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 /** Commits in one group at most: bounds the time the write lock is held. */
 const MAX_GROUP = 256;
 
+export interface GroupCommitHooks {
+  /**
+   * Runs once after each group's commit; `durable`: the group was synced (and with it every
+   * deferred group before it).
+   */
+  afterCommit(durable: boolean): void;
+  /** Runs before a group that will commit without its sync (the change feed holds its rows back). */
+  beforeDeferred(): void;
+}
+
 export class GroupCommit<A, R> {
   #pending: Array<Pending<A, R>> = [];
   #scheduled = false;
   /** Groups committed so far (for tests and metrics: commits per sync). */
   groups = 0;
+  /** Of those, the groups committed with their sync. */
+  durableGroups = 0;
   readonly #group: (batch: Array<Pending<A, R>>) => Array<Outcome<R>>;
+  readonly #db: Database.Database;
+  /** The connection's `synchronous` level (2 FULL, 3 EXTRA sync on commit; 1 NORMAL does not). */
+  readonly #synchronous: number;
+  /** False when the connection never syncs on commit (`synchronous=NORMAL`): nothing to defer. */
+  readonly #canDefer: boolean;
 
-  /**
-   * `apply` is one commit's body; `afterCommit` runs once after each group's commit (the change
-   * feed reads the new rows then).
-   */
+  /** `apply` is one commit's body. */
   constructor(
     db: Database.Database,
     apply: (args: A) => R,
-    private readonly afterCommit: () => void,
+    private readonly hooks: GroupCommitHooks,
   ) {
+    this.#db = db;
+    this.#synchronous = Number(db.pragma('synchronous', { simple: true }));
+    this.#canDefer = this.#synchronous >= 2;
     const savepoint = db.transaction(apply);
     this.#group =
       // IMMEDIATE takes the write lock up front, so each commit's checks and writes see the same
@@ -50,10 +73,14 @@ export class GroupCommit<A, R> {
       ).immediate;
   }
 
-  /** Resolves with `apply`'s result once the group holding this commit is on disk. */
-  commit(args: A): Promise<R> {
+  /**
+   * Resolves with `apply`'s result once the group holding this commit has committed: on disk,
+   * or with `durable: false` (where the connection syncs at all) as soon as it is applied,
+   * durable only once a later durable group has committed.
+   */
+  commit(args: A, durable = true): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#pending.push({ args, resolve, reject });
+      this.#pending.push({ args, durable, resolve, reject });
       this.#schedule();
     });
   }
@@ -69,18 +96,32 @@ export class GroupCommit<A, R> {
     this.#scheduled = false;
     const batch = this.#pending.splice(0, MAX_GROUP);
     if (this.#pending.length > 0) this.#schedule();
+    const durable = !this.#canDefer || batch.some((item) => item.durable);
     let outcomes: Array<Outcome<R>>;
     try {
-      outcomes = this.#group(batch);
+      outcomes = durable ? this.#group(batch) : this.#deferred(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
     }
     this.groups += 1;
-    this.afterCommit();
+    if (durable) this.durableGroups += 1;
+    this.hooks.afterCommit(durable);
     outcomes.forEach((outcome, i) => {
       if (outcome.ok) batch[i]!.resolve(outcome.value);
       else batch[i]!.reject(outcome.error);
     });
+  }
+
+  /** The group committed without waiting for the disk; the connection syncs again after it. */
+  #deferred(batch: Array<Pending<A, R>>): Array<Outcome<R>> {
+    this.hooks.beforeDeferred();
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      return this.#group(batch);
+    } finally {
+      // A number read from SQLite itself, not user input.
+      this.#db.pragma(`synchronous = ${this.#synchronous}`);
+    }
   }
 }

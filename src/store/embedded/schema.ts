@@ -144,6 +144,9 @@ const MIGRATIONS: readonly string[] = [
   `,
   // 5: per-project automatic indexes (1 on, 0 off, NULL = the server's default).
   `ALTER TABLE projects ADD COLUMN auto_indexes INTEGER;`,
+  // 6: one row a durable barrier rewrites after deferred commits (groupCommit.ts): a commit that
+  // writes nothing would not sync the WAL.
+  `CREATE TABLE sync_marks (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);`,
 ];
 
 /** The schema version a fully migrated database reports. */

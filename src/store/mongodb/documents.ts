@@ -131,6 +131,7 @@ export class MongoDocuments implements DocumentRepository {
     return stored ? fromStored(stored) : null;
   }
 
+  /** Every commit is acknowledged by the majority with its journal: `durable: false` changes nothing. */
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     assertContiguous(writes);
     const documents = this.#documents(scope, collection);
@@ -151,6 +152,9 @@ export class MongoDocuments implements DocumentRepository {
       }
     }
   }
+
+  /** Nothing is ever deferred here (see `commit`). */
+  async sync(): Promise<void> {}
 
   /** A declared unique index refused the commit: name it and the document holding the value. */
   async #uniqueConflict(
