@@ -1,5 +1,6 @@
 /**
- * Crash: `folio serve` killed with SIGKILL under concurrent write load, restarted on the same
+ * Crash: `folio serve` killed with SIGKILL under concurrent write load (single writes and bulk
+ * requests, whose operations share one sync), restarted on the same
  * data directory, must hold every write it answered 2xx, at its version and with its content;
  * every document's versions are contiguous from 1; the change log holds every version once,
  * its sequence without a gap; every acknowledged write's webhook delivery arrives (at least
@@ -81,6 +82,7 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
       acked.set(id, list);
     };
     let ackedWrites = 0;
+    let bulkAcked = 0;
 
     for (let round = 0; round < KILLS; round++) {
       const running = server as FolioProcess;
@@ -110,7 +112,28 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
           }
         }
       };
-      const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+      // One more writer sends bulk requests: their operations commit without a sync each, and
+      // the request's one sync must still cover every operation it answers 2xx for.
+      const bulkWriter = async () => {
+        for (let n = 0; !stop; n++) {
+          const bodies = Array.from({ length: 5 }, (_, i) => ({ round, bulk: n, i }));
+          try {
+            const res = await call(running.url, 'POST', '/crash/items/_bulk', key, {
+              operations: bodies.map((body) => ({ method: 'POST', body })),
+            });
+            if (res.status !== 207) continue;
+            res.body.results.forEach((result: { ok: boolean; _id: string }, i: number) => {
+              if (!result.ok) return;
+              ack({ _id: result._id, $version: 1, ...bodies[i] });
+              ackedWrites += 1;
+              bulkAcked += 1;
+            });
+          } catch {
+            return; // the server died under this request
+          }
+        }
+      };
+      const writers = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), bulkWriter()];
       await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
       await stopFolio(running, 'SIGKILL');
       stop = true;
@@ -118,6 +141,7 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
       server = await serveFolio(env());
     }
     expect(ackedWrites).to.be.greaterThan(KILLS * 10);
+    expect(bulkAcked, 'bulk operations acknowledged').to.be.greaterThan(KILLS * 5);
 
     const url = (server as FolioProcess).url;
     const serving = server as FolioProcess;
