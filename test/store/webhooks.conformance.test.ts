@@ -111,6 +111,15 @@ for (const factory of factories) {
       expect(active.map((w) => w.id)).to.deep.equal([created.id]);
     });
 
+    it('lists a collection’s first webhook as active at once, after a look-up found none', async () => {
+      const scope = newScope();
+      expect(await store.webhooks.listActive(scope, 'orders', 'document.created')).to.deep.equal([]);
+      const first = webhook(scope, { events: ['document.created'] });
+      await store.webhooks.create(first, 100);
+      const active = await store.webhooks.listActive(scope, 'orders', 'document.created');
+      expect(active.map((w) => w.id)).to.deep.equal([first.id]);
+    });
+
     it('updates only the given fields and deletes a webhook with its deliveries', async () => {
       const scope = newScope();
       const w = webhook(scope);

@@ -11,7 +11,16 @@ import {
   type WebhookRepository,
   type WebhookStatus,
 } from '../port.js';
+import { feedKey } from './changeLog.js';
 import { scopeKeyOf } from './scopeKey.js';
+
+/**
+ * Collections known to have no webhook, so the dispatcher's look-up per change costs a Set
+ * probe. Only `create` can add a webhook, and this process is the data directory's only writer
+ * of webhooks (the lock keeps other servers out; operator commands write accounts and keys), so
+ * dropping the key there keeps the set true. Bounded: emptied when it reaches this size.
+ */
+const NONE_MAX_ENTRIES = 10_000;
 
 interface WebhookRow {
   id: string;
@@ -99,6 +108,8 @@ export class EmbeddedWebhooks implements WebhookRepository {
     changes: WebhookChanges,
   ) => WebhookRow | null;
   readonly #deleteTx: (scope: DataScope, collection: string, id: string) => boolean;
+  /** Fan-out keys of collections whose last look-up found no webhook (see NONE_MAX_ENTRIES). */
+  readonly #none = new Set<string>();
 
   constructor(
     db: Database.Database,
@@ -147,6 +158,8 @@ export class EmbeddedWebhooks implements WebhookRepository {
   }
 
   async create(webhook: WebhookRecord, maxPerCollection: number): Promise<boolean> {
+    // Before the insert: a listActive between the two then reads the table again.
+    this.#none.delete(feedKey(scopeKeyOf(webhook.scope), webhook.collection));
     try {
       return this.#insert.run({ ...toRow(webhook), max: maxPerCollection }).changes === 1;
     } catch (error) {
@@ -171,10 +184,17 @@ export class EmbeddedWebhooks implements WebhookRepository {
   }
 
   async listActive(scope: DataScope, collection: string, event: string): Promise<WebhookRecord[]> {
+    // The dispatcher asks for every change; most collections have no webhook at all.
+    const key = feedKey(scopeKeyOf(scope), collection);
+    if (this.#none.has(key)) return [];
+    const all = this.#list.all(scopeKeyOf(scope), collection);
+    if (all.length === 0) {
+      if (this.#none.size >= NONE_MAX_ENTRIES) this.#none.clear();
+      this.#none.add(key);
+      return [];
+    }
     // A collection has a handful of webhooks (a plan limit): filter them here.
-    return (await this.list(scope, collection)).filter(
-      (w) => w.status === 'active' && w.events.includes(event),
-    );
+    return all.map(toRecord).filter((w) => w.status === 'active' && w.events.includes(event));
   }
 
   async update(
