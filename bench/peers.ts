@@ -725,6 +725,12 @@ ${oneShot.join('\n')}
   commit runs each write of a group in a savepoint and keeps the savepoint journal in memory
   (\`temp_store=MEMORY\`: 3 write syscalls and 6 KiB per create instead of 25 and 51 KiB); WAL
   checkpoints run in a worker thread, so no commit waits for one.
+- **Bulk** commits each operation without a sync and syncs once before it answers (events are
+  published once on disk), so a request of 100 operations pays one sync, not 100: 108 → 35 ms
+  measured side by side on one slow day.
+- **Filtered list**: the page query binds LIMIT and OFFSET as \`CAST(? AS INTEGER)\`. A bare
+  parameter there makes SQLite (3.47 and later) prepare the statement again on every run: 60 µs
+  per page in SQLite instead of 22.
 `;
 }
 
