@@ -698,7 +698,7 @@ ${oneShot.join('\n')}
 - **The load generator shares the machine.** On two cores autocannon and the measured server
   compete, and a slower server costs the generator more per request (it answers in smaller
   batches, and each response wakes the generator). Measured with the processes' own CPU time
-  (\`/proc/<pid>/stat\`, not by this bench) on the machine of this report: bare Koa about
+  (\`/proc/<pid>/stat\`, not by this bench) on a quieter day of this machine (2026-11-24): bare Koa about
   16 µs of CPU per GET and 23 µs per POST, Koa + duties 24 µs per GET, Folio about 34 µs per
   GET and 90 µs per POST. About 8 µs of every request, in each of them, is the kernel's loopback
   send, which wakes the generator.
@@ -712,7 +712,7 @@ ${oneShot.join('\n')}
   re-serialisation per read), and keeps that text for documents read recently (the document
   cache, \`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB\`; every write evicts what it writes). Building
   the text was the largest single cost of a GET after the socket, about 7 µs: the cache took
-  GET from about 0.36 to about 0.5 × bare Koa here. What remains is spread thin (\`perf\` and
+  GET from about 0.36 to about 0.5 × bare Koa that day. What remains is spread thin (\`perf\` and
   \`--cpu-prof\` of Folio's process under the GET load): the router's path matching about 3 %,
   the access log about 3 %, Koa and its header handling a few per cent, key authentication
   (SHA-256 of the key, then the cached look-up) about 2 %, the cache look-up about 1 %.
