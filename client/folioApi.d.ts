@@ -1226,7 +1226,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description One result per operation, in order */
+        /** @description One result per operation, in order; every successful one is on disk when this answers */
         207: {
           headers: {
             "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2417,7 +2417,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description One result per operation, in order */
+        /** @description One result per operation, in order; every successful one is on disk when this answers */
         207: {
           headers: {
             "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -569,7 +569,13 @@ export const PATHS: ZodOpenApiPathsObject = {
       summary: 'Several document operations, each alone and in order',
       requestParams: { path: collectionPath },
       requestBody: { required: true, content: json(bulkEnvelopeSchema) },
-      ok: { '207': { description: 'One result per operation, in order', content: json(bulkResultSchema) } },
+      ok: {
+        '207': {
+          description:
+            'One result per operation, in order; every successful one is on disk when this answers',
+          content: json(bulkResultSchema),
+        },
+      },
       errors: [400, 403, 413, 415],
     }),
   },
