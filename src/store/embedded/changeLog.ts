@@ -135,6 +135,11 @@ export class ChangeLog {
     if (this.#heldFrom === NOT_HELD) this.#heldFrom = this.lastIssued() + 1;
   }
 
+  /** Whether rows are held back: a deferred commit landed and no durable one since. */
+  get holding(): boolean {
+    return this.#heldFrom !== NOT_HELD;
+  }
+
   /** Everything appended so far is on disk. */
   release(): void {
     this.#heldFrom = NOT_HELD;

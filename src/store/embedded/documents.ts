@@ -86,8 +86,6 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
   readonly #syncMark: Database.Statement<[number]>;
-  /** A deferred group has committed since the last durable one: `sync()` must write a barrier. */
-  #deferredOwed = false;
 
   readonly #indexes: EmbeddedIndexes;
   readonly #db: Database.Database;
@@ -165,24 +163,18 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
         'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
-    // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
-    // the feed's tail reads the new change-log rows.
     this.#syncMark = db.prepare(
       'INSERT INTO sync_marks (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
     );
+    // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
+    // the feed's tail reads the new change-log rows (after a deferred group, it holds them back).
     this.#commits = new GroupCommit(
       db,
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
       {
-        beforeDeferred: () => {
-          this.#deferredOwed = true;
-          this.#feed.held();
-        },
-        afterCommit: (durable) => {
-          if (durable) this.#deferredOwed = false;
-          this.#feed.committed(durable);
-        },
+        beforeDeferred: () => this.#feed.held(),
+        afterCommit: (durable) => this.#feed.committed(durable),
       },
     );
   }
@@ -224,8 +216,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async sync(): Promise<void> {
-    // A durable group since the last deferred one has already carried it to the disk.
-    if (!this.#deferredOwed) return;
+    // The log holds rows back from the first deferred group until a durable one lands; none
+    // held: every commit so far is on disk already.
+    if (!this.#log.holding) return;
     await this.#commits.commit(SYNC, true);
   }
 

@@ -46,8 +46,6 @@ export class GroupCommit<A, R> {
   readonly #db: Database.Database;
   /** The connection's `synchronous` level (2 FULL, 3 EXTRA sync on commit; 1 NORMAL does not). */
   readonly #synchronous: number;
-  /** False when the connection never syncs on commit (`synchronous=NORMAL`): nothing to defer. */
-  readonly #canDefer: boolean;
 
   /** `apply` is one commit's body. */
   constructor(
@@ -57,7 +55,6 @@ export class GroupCommit<A, R> {
   ) {
     this.#db = db;
     this.#synchronous = Number(db.pragma('synchronous', { simple: true }));
-    this.#canDefer = this.#synchronous >= 2;
     const savepoint = db.transaction(apply);
     this.#group =
       // IMMEDIATE takes the write lock up front, so each commit's checks and writes see the same
@@ -96,7 +93,8 @@ export class GroupCommit<A, R> {
     this.#scheduled = false;
     const batch = this.#pending.splice(0, MAX_GROUP);
     if (this.#pending.length > 0) this.#schedule();
-    const durable = !this.#canDefer || batch.some((item) => item.durable);
+    // A connection that never syncs on commit has nothing to defer.
+    const durable = this.#synchronous < 2 || batch.some((item) => item.durable);
     let outcomes: Array<Outcome<R>>;
     try {
       outcomes = durable ? this.#group(batch) : this.#deferred(batch);

@@ -185,9 +185,10 @@ export class EmbeddedWebhooks implements WebhookRepository {
 
   async listActive(scope: DataScope, collection: string, event: string): Promise<WebhookRecord[]> {
     // The dispatcher asks for every change; most collections have no webhook at all.
-    const key = feedKey(scopeKeyOf(scope), collection);
+    const scopeKey = scopeKeyOf(scope);
+    const key = feedKey(scopeKey, collection);
     if (this.#none.has(key)) return [];
-    const all = this.#list.all(scopeKeyOf(scope), collection);
+    const all = this.#list.all(scopeKey, collection);
     if (all.length === 0) {
       if (this.#none.size >= NONE_MAX_ENTRIES) this.#none.clear();
       this.#none.add(key);
