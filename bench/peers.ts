@@ -73,6 +73,11 @@ export interface RoundResult {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU time the server's process (all its threads) spent per answered request, in µs; NaN where
+   * /proc is not there. Steadier than req/s when the load generator shares a busy machine.
+   */
+  cpuMicrosPerRequest: number;
 }
 
 /** Start `args` with node; resolves once its output (kept in `logFile`) shows a URL. */
@@ -184,15 +189,42 @@ function cycle<T>(items: readonly T[]): () => T {
   return () => items[i++ % items.length] as T;
 }
 
-async function measure(target: Target, seconds: number): Promise<RoundResult> {
+async function measure(target: Target, seconds: number, pid: number | undefined): Promise<RoundResult> {
+  const cpuBefore = await processCpuMicros(pid);
   const result = await autocannon({ ...target.options, connections: CONNECTIONS, duration: seconds });
+  const cpu = (await processCpuMicros(pid)) - cpuBefore;
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    cpuMicrosPerRequest: cpu / result.requests.total,
   };
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on every Linux build Node runs on. */
+const USER_HZ = 100;
+
+/** User plus system CPU time of a process and all its threads, in µs (Linux /proc). */
+async function processCpuMicros(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    return ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The process serving `url`, among the servers started for this run. */
+function serverPid(servers: readonly Server[], url: string | undefined): number | undefined {
+  if (!url || !URL.canParse(url)) return undefined;
+  const port = new URL(url).port;
+  return servers.find((s) => new URL(s.url).port === port)?.child.pid;
 }
 
 export function machine(): string {
@@ -499,14 +531,15 @@ export async function runPeerBench(folioSide: FolioSide = {}): Promise<void> {
     );
     const targets = allTargets.filter((t) => !ONLY || ONLY.has(t.name));
 
-    for (const target of targets) await measure(target, WARMUP_SECONDS);
+    const pid = (target: Target) => serverPid(servers, target.options.url);
+    for (const target of targets) await measure(target, WARMUP_SECONDS, pid(target));
     const rounds = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
-        const result = await measure(target, SECONDS);
+        const result = await measure(target, SECONDS, pid(target));
         rounds.get(target.name)?.push(result);
         process.stdout.write(
-          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
+          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMicrosPerRequest.toFixed(1)} µs/req${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
         );
       }
     }
@@ -533,6 +566,7 @@ async function report(
       requestsPerSecond: median(results.map((r) => r.requestsPerSecond)),
       p50Ms: median(results.map((r) => r.p50Ms)),
       p99Ms: median(results.map((r) => r.p99Ms)),
+      cpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
       non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
       errors: results.reduce((sum, r) => sum + r.errors, 0),
       rounds: results,
@@ -556,11 +590,11 @@ async function report(
   const rps = (system: string, workload: string) =>
     rows.find((r) => r.system === system && r.workload === workload)?.requestsPerSecond ?? Number.NaN;
   const lines = [
-    '| system | workload | req/s (median) | × bare Koa | p50 ms | p99 ms | non-2xx |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| system | workload | req/s (median) | × bare Koa | server CPU µs/req | p50 ms | p99 ms | non-2xx |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.system} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
+        `| ${r.system} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
     ),
   ];
   // Folio's throughput over each other system's, workload by workload ("n/a": no equivalent).

@@ -4,7 +4,7 @@
  */
 import { badRequest, payloadTooLarge } from '../errors.js';
 import { defineField, fieldNameProblem, printableName } from '../fieldNames.js';
-import { storedBsonSize } from '../store/documentSize.js';
+import { storedBsonSize, storedBsonSizeBound } from '../store/documentSize.js';
 import type { FolioDocument, JsonObject, JsonValue } from '../store/port.js';
 import { isMetaField, RESERVED_FIELD } from '../store/storedForm.js';
 
@@ -128,6 +128,9 @@ export function assertDocumentSize(doc: FolioDocument, limits: DocumentSizeLimit
       max: limits.maxBytes,
     });
   }
+  // Most documents are far below the stored limit even at BSON's worst growth over JSON: measuring
+  // them again as BSON was about 3 % of a create's CPU.
+  if (storedBsonSizeBound(bytes) <= limits.maxBsonBytes) return;
   const bsonBytes = storedBsonSize(doc);
   if (bsonBytes > limits.maxBsonBytes) {
     throw payloadTooLarge(

@@ -27,3 +27,20 @@ export const MAX_BSON_BYTES_CEILING = Math.floor((MONGODB_MAX_BSON_BYTES - CHANG
 export function storedBsonSize(document: FolioDocument): number {
   return calculateObjectSize(toStored(document));
 }
+
+/**
+ * An upper bound on `storedBsonSize` of a document whose `JSON.stringify` takes `jsonBytes`
+ * bytes (UTF-8), so a document far below the limit need not be measured again as BSON.
+ *
+ * Why it holds: BSON never spends more than JSON on a string, an object key, `true`, `false`
+ * or `null`. It spends more on small values: an array element costs a type byte, its index as
+ * a string and a terminating zero, and a small number or an empty string, object or array costs
+ * 4 to 8 bytes, against 2 to 4 bytes of JSON with its comma. Indexes are below `jsonBytes`, so
+ * have at most `digits(jsonBytes)` digits: the worst case, an array of one-digit numbers, grows
+ * `(6 + digits) / 2` times. `4 + digits` times covers it and every nesting of empty containers;
+ * the constant covers the top-level document and the metadata moved under `_folio`.
+ */
+export function storedBsonSizeBound(jsonBytes: number): number {
+  const digits = String(Math.max(jsonBytes, 1)).length;
+  return jsonBytes * (4 + digits) + 256;
+}
