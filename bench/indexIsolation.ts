@@ -24,11 +24,16 @@ async function createsPerSecond(pathsElsewhere: number): Promise<number> {
   try {
     const elsewhere = { projectId: newId('prj'), env: 'test' as const };
     for (let i = 0; i < pathsElsewhere; i++) {
-      await store.indexes.create(elsewhere, 'other', {
-        name: `f${i}_1`,
-        fields: [{ path: `f${i}`, order: 1 }],
-        unique: false,
-      });
+      await store.indexes.create(
+        elsewhere,
+        'other',
+        {
+          name: `f${i}_1`,
+          fields: [{ path: `f${i}`, order: 1 }],
+          unique: false,
+        },
+        100,
+      );
     }
     const scope = { projectId: newId('prj'), env: 'test' as const };
     const started = performance.now();

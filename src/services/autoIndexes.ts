@@ -153,12 +153,13 @@ export class AutoIndexer {
     const size = await this.store.documents.count(scope, collection, {}, this.policy.minDocuments);
     if (size < this.policy.minDocuments) return;
     const name = `${AUTO_PREFIX}${field}_1`.slice(0, 64);
-    const built = await this.store.indexes.create(scope, collection, {
-      name,
-      fields: [{ path: field, order: 1 }],
-      unique: false,
-    });
-    if (built.state === 'ready') this.#autos.set(key, { scope, collection, name, lastUsedMs: this.now() });
+    const built = await this.store.indexes.create(
+      scope,
+      collection,
+      { name, fields: [{ path: field, order: 1 }], unique: false },
+      maxIndexes,
+    );
+    if (built?.state === 'ready') this.#autos.set(key, { scope, collection, name, lastUsedMs: this.now() });
   }
 
   #sweep(now: number): void {

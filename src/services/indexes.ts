@@ -59,11 +59,14 @@ export class IndexService {
     const definition = definitionOf(input);
     const existing = await this.store.indexes.list(ctx.scope, collection);
     const max = ctx.limits.maxIndexes;
+    // Answered here for the common case; the store counts again as it creates (racing requests).
     if (existing.length >= max) throw planLimitExceeded('indexes per collection', max, ctx.plan);
     const same = existing.find((i) => sameKeys(i, definition));
     if (same) throw conflict(`The index '${same.name}' has these fields already.`, { index: same.name });
     try {
-      return { ...(await this.store.indexes.create(ctx.scope, collection, definition)), auto: false };
+      const created = await this.store.indexes.create(ctx.scope, collection, definition, max);
+      if (!created) throw planLimitExceeded('indexes per collection', max, ctx.plan);
+      return { ...created, auto: false };
     } catch (error) {
       if (error instanceof DuplicateError) {
         throw conflict(`The collection has an index named '${definition.name}' already.`, {

@@ -649,10 +649,17 @@ export interface IndexRepository {
   list(scope: DataScope, collection: string): Promise<IndexRecord[]>;
   /**
    * Record the index as `building`, build it, and return it `ready`, or `failed` (kept, with the
-   * reason) when the data forbids it (duplicates under a unique index). Throws
+   * reason) when the data forbids it (duplicates under a unique index). Null, creating nothing,
+   * when the collection has `maxIndexes` indexes already: counting and creating are one step, so
+   * racing creates never pass the maximum together (indexes still building count). Throws
    * DuplicateError('name') when the collection already has an index of that name.
    */
-  create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord>;
+  create(
+    scope: DataScope,
+    collection: string,
+    index: IndexDefinition,
+    maxIndexes: number,
+  ): Promise<IndexRecord | null>;
   /** Remove the index; false when there was none of that name. */
   drop(scope: DataScope, collection: string, name: string): Promise<boolean>;
 }

@@ -77,6 +77,18 @@ forEachStore(
       );
     });
 
+    it('racing declarations never pass the maximum: of 8 at once on an empty collection, exactly 3 are created', async () => {
+      const answers = await Promise.all(
+        ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((path) =>
+          call('POST', at('raced', '/_indexes'), { fields: [{ path }] }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).to.deep.equal([201, 201, 201, 403, 403, 403, 403, 403]);
+      const listed = await call('GET', at('raced', '/_indexes'));
+      expect(listed.body.data).to.have.length(3);
+    });
+
     it('a unique index refuses a repeated value with 409 naming the index and the document holding it', async () => {
       const first = await call('POST', at('users'), { email: 'a@x.io' });
       await call('POST', at('users'), { note: 'no email' });

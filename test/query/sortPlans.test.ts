@@ -47,7 +47,12 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
     })();
     indexes = new EmbeddedIndexes(db);
     for (const path of ['price', 'n']) {
-      await indexes.create(scope, 'c', { name: `${path}_1`, fields: [{ path, order: 1 }], unique: false });
+      await indexes.create(
+        scope,
+        'c',
+        { name: `${path}_1`, fields: [{ path, order: 1 }], unique: false },
+        100,
+      );
     }
   });
   after(() => db.close());

@@ -123,6 +123,55 @@ for (const factory of factories) {
       });
     });
 
+    describe('declared indexes: the maximum is counted as they are created', () => {
+      const declaration = (path: string) => ({
+        name: `${path}_1`,
+        fields: [{ path, order: 1 as const }],
+        unique: false,
+      });
+
+      it('creates while fewer than the maximum exist, then answers null and creates nothing', async () => {
+        const scope = newScope();
+        expect(await store.indexes.create(scope, 'limited', declaration('a'), 2)).to.include({
+          state: 'ready',
+        });
+        expect(await store.indexes.create(scope, 'limited', declaration('b'), 2)).to.include({
+          state: 'ready',
+        });
+        expect(await store.indexes.create(scope, 'limited', declaration('c'), 2)).to.equal(null);
+        expect((await store.indexes.list(scope, 'limited')).map((i) => i.name).sort()).to.deep.equal([
+          'a_1',
+          'b_1',
+        ]);
+        // Per collection and per scope.
+        expect(await store.indexes.create(scope, 'other', declaration('c'), 2)).to.not.equal(null);
+        expect(await store.indexes.create(newScope(), 'limited', declaration('c'), 2)).to.not.equal(null);
+      });
+
+      it('a taken name is DuplicateError, below the maximum or at it', async () => {
+        const scope = newScope();
+        await store.indexes.create(scope, 'named', declaration('a'), 2);
+        for (const max of [2, 1]) {
+          let error: unknown;
+          await store.indexes.create(scope, 'named', declaration('a'), max).catch((e) => {
+            error = e;
+          });
+          expect(error, `max ${max}`).to.be.instanceOf(DuplicateError);
+        }
+      });
+
+      it('racing creates never pass the maximum together', async () => {
+        const scope = newScope();
+        const created = await Promise.all(
+          ['a', 'b', 'c', 'd', 'e', 'f'].map((path) =>
+            store.indexes.create(scope, 'raced', declaration(path), 3),
+          ),
+        );
+        expect(created.filter((c) => c !== null)).to.have.length(3);
+        expect(await store.indexes.list(scope, 'raced')).to.have.length(3);
+      });
+    });
+
     describe('documents: writes and conditions', () => {
       it('creates a document with expectedVersion 0 and returns it unchanged from get', async () => {
         const scope = newScope();

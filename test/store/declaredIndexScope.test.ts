@@ -57,11 +57,16 @@ describe('embedded store: declared indexes cover their own collection only', () 
 
   /** `price` declared on collection a; 3 documents in a and 5 in b of the same project. */
   const declarePriceWithDocuments = async () => {
-    await store.indexes.create(scope, 'a', {
-      name: 'price_1',
-      fields: [{ path: 'price', order: 1 }],
-      unique: false,
-    });
+    await store.indexes.create(
+      scope,
+      'a',
+      {
+        name: 'price_1',
+        fields: [{ path: 'price', order: 1 }],
+        unique: false,
+      },
+      100,
+    );
     await put(scope, 'a', 3);
     await put(scope, 'b', 5);
   };
@@ -73,11 +78,16 @@ describe('embedded store: declared indexes cover their own collection only', () 
     expect(rows.size, 'high, low and sort').to.equal(3);
     for (const [name, count] of rows) expect(count, name).to.equal(3);
     // The same path declared in another collection: indexes of its own.
-    await store.indexes.create(scope, 'b', {
-      name: 'price_1',
-      fields: [{ path: 'price', order: 1 }],
-      unique: false,
-    });
+    await store.indexes.create(
+      scope,
+      'b',
+      {
+        name: 'price_1',
+        fields: [{ path: 'price', order: 1 }],
+        unique: false,
+      },
+      100,
+    );
     const both = pathIndexRows(store.db);
     expect(both.size).to.equal(6);
     expect([...both.values()].sort()).to.deep.equal([3, 3, 3, 5, 5, 5]);
@@ -94,14 +104,19 @@ describe('embedded store: declared indexes cover their own collection only', () 
   });
 
   it('walks a two-field declaration’s compound sort index for equality on the first field and a sort on the second', async () => {
-    await store.indexes.create(scope, 'a', {
-      name: 'category_1_price_1',
-      fields: [
-        { path: 'category', order: 1 },
-        { path: 'price', order: 1 },
-      ],
-      unique: false,
-    });
+    await store.indexes.create(
+      scope,
+      'a',
+      {
+        name: 'category_1_price_1',
+        fields: [
+          { path: 'category', order: 1 },
+          { path: 'price', order: 1 },
+        ],
+        unique: false,
+      },
+      100,
+    );
     await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
         store.documents.commit(scope, 'a', [

@@ -34,7 +34,12 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
       );
     }
     indexes = new EmbeddedIndexes(db);
-    await indexes.create(scope, 'c', { name: 'age_1', fields: [{ path: 'age', order: 1 }], unique: false });
+    await indexes.create(
+      scope,
+      'c',
+      { name: 'age_1', fields: [{ path: 'age', order: 1 }], unique: false },
+      100,
+    );
   });
   after(() => db.close());
 

@@ -3,16 +3,21 @@
  * reading, the duplicate-key classification and the duplicates pipeline (run by mingo).
  */
 import { expect } from 'chai';
-import { aggregate } from 'mingo';
+import { aggregate, find } from 'mingo';
 import { MongoServerError } from 'mongodb';
 import {
   conflictingIndexName,
+  countedIndexNames,
   duplicatesPipeline,
   fromMongoIndex,
   planOfExplain,
+  reservationId,
+  reservationRange,
   toMongoIndex,
 } from '../../src/store/mongodb/declaredIndexes.js';
+import { guardId } from '../../src/store/mongodb/guards.js';
 import { DOCUMENT_INDEXES, indexServesSort } from '../../src/store/mongodb/indexes.js';
+import type { DataScope } from '../../src/store/port.js';
 
 describe('MongoDB declared indexes (pure parts)', () => {
   it('creates an index with the declared name, paths and directions', () => {
@@ -148,5 +153,60 @@ describe('MongoDB declared indexes (pure parts)', () => {
       queryPlanner: { winningPlan: { stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: '_id_' } } },
     });
     expect(byId).to.include({ index: null, scan: false, documentsExamined: 0 });
+  });
+});
+
+describe('MongoDB declared indexes: the maximum counted with builds in progress (pure parts)', () => {
+  const scope: DataScope = { projectId: 'prj_1', env: 'test' };
+  const NOW = '2026-11-25T12:00:00.000Z';
+  const LATER = '2026-11-25T12:15:00.000Z';
+  const EARLIER = '2026-11-25T11:59:59.999Z';
+
+  it('the reservation range holds the collection’s reservations and no other set’s', () => {
+    const mine = ['a_1', 'b_1', 'zz'].map((name) => reservationId(scope, 'orders', name));
+    const others = [
+      reservationId(scope, 'orders2', 'a_1'),
+      reservationId(scope, 'order', 'a_1'),
+      reservationId({ ...scope, env: 'live' }, 'orders', 'a_1'),
+      reservationId({ ...scope, projectId: 'prj_10' }, 'orders', 'a_1'),
+      guardId({ kind: 'indexes', scope, collection: 'orders' }),
+      guardId({ kind: 'webhooks', scope, collection: 'orders' }),
+    ];
+    const docs = [...mine, ...others].map((_id) => ({ _id, value: LATER }));
+    const matched = find(docs, { _id: reservationRange(scope, 'orders') })
+      .all()
+      .map((d) => (d as { _id: string })._id);
+    expect(matched.sort()).to.deep.equal([...mine].sort());
+  });
+
+  it('counts the catalogue and live reservations once each by name; a lapsed reservation is not counted', () => {
+    const counted = countedIndexNames(
+      scope,
+      'orders',
+      ['a_1', 'b_1'],
+      [
+        // Its build finished: in the catalogue and still reserved, counted once.
+        { _id: reservationId(scope, 'orders', 'b_1'), value: LATER },
+        { _id: reservationId(scope, 'orders', 'c_1'), value: LATER },
+        // An instance that died mid-build an age ago.
+        { _id: reservationId(scope, 'orders', 'd_1'), value: EARLIER },
+        // Lapses exactly now: no longer counted.
+        { _id: reservationId(scope, 'orders', 'e_1'), value: NOW },
+        // Another collection's (never in the range, ignored all the same).
+        { _id: reservationId(scope, 'orders2', 'f_1'), value: LATER },
+      ],
+      NOW,
+    );
+    expect([...counted].sort()).to.deep.equal(['a_1', 'b_1', 'c_1']);
+  });
+
+  it('the index guard of a collection is its own: not the webhook guard, not another collection’s', () => {
+    const ids = [
+      guardId({ kind: 'indexes', scope, collection: 'orders' }),
+      guardId({ kind: 'indexes', scope, collection: 'orders2' }),
+      guardId({ kind: 'indexes', scope: { ...scope, env: 'live' }, collection: 'orders' }),
+      guardId({ kind: 'webhooks', scope, collection: 'orders' }),
+    ];
+    expect(new Set(ids).size).to.equal(ids.length);
   });
 });

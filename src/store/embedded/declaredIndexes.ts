@@ -306,8 +306,17 @@ export class EmbeddedIndexes implements IndexRepository {
     return this.#uniqueByName.get(sqlName);
   }
 
-  async create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
+  async create(
+    scope: DataScope,
+    collection: string,
+    index: IndexDefinition,
+    maxIndexes: number,
+  ): Promise<IndexRecord | null> {
     const scopeKey = scopeKeyOf(scope);
+    // Counted and recorded in one synchronous step: no other create comes between.
+    const declared = this.declared(scopeKey, collection);
+    if (declared.some((i) => i.name === index.name)) throw new DuplicateError('name');
+    if (declared.length >= maxIndexes) return null;
     const record: IndexRecord = { ...index, state: 'building', createdAt: new Date().toISOString() };
     try {
       this.db

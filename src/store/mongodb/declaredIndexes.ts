@@ -10,7 +10,9 @@
  * as the embedded store does; arrays are multikey there (each element unique).
  */
 import {
+  type Collection,
   type CreateIndexesOptions,
+  type Db,
   type Document,
   type IndexDescriptionInfo,
   type IndexSpecification,
@@ -27,9 +29,11 @@ import {
   type SortDirection,
 } from '../port.js';
 import type { CollectionRegistry } from './collections.js';
+import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { DOCUMENT_INDEXES } from './indexes.js';
-import { assertCollectionName, projectDbName } from './naming.js';
+import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
 import { DUPLICATE_KEY } from './serverErrors.js';
+import { inTransaction, type WriteLimits } from './transactions.js';
 
 /** The name of MongoDB's own index on `_id`, never a declared one. */
 const ID_INDEX = '_id_';
@@ -84,6 +88,50 @@ export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
   };
 }
 
+/**
+ * Reservations: `listIndexes` shows an index only once its build finished, so a create first
+ * records the name it is building in the settings collection (`value`: when the reservation
+ * lapses, should the instance die before removing it), in the same transaction that counts the
+ * collection's indexes under its guard document (guards.ts). A racing create then counts the
+ * build in progress too. Ids are the collection's prefix plus the index name.
+ */
+export const RESERVATION_TTL_MS = 15 * 60_000;
+
+function reservationPrefix(scope: DataScope, collection: string): string {
+  return `${['indexReservation', scope.projectId, scope.env, collection].join('\u0000')}\u0000`;
+}
+
+export function reservationId(scope: DataScope, collection: string, name: string): string {
+  return reservationPrefix(scope, collection) + name;
+}
+
+/** The `_id` range holding exactly the collection's reservations (ids are its prefix plus a name). */
+export function reservationRange(scope: DataScope, collection: string): { $gte: string; $lt: string } {
+  const prefix = reservationPrefix(scope, collection);
+  // The prefix ends with NUL: the same text ending with \u0001 sorts after every id it starts.
+  return { $gte: prefix, $lt: `${prefix.slice(0, -1)}\u0001` };
+}
+
+/**
+ * The index names a collection counts against its maximum: those in MongoDB's catalogue, and
+ * those reserved by a build still running (a lapsed reservation is an instance that died).
+ */
+export function countedIndexNames(
+  scope: DataScope,
+  collection: string,
+  catalogue: readonly string[],
+  reservations: readonly GuardDoc[],
+  nowIso: string,
+): Set<string> {
+  const names = new Set(catalogue);
+  const prefix = reservationPrefix(scope, collection);
+  for (const reservation of reservations) {
+    if (!reservation._id.startsWith(prefix) || reservation.value <= nowIso) continue;
+    names.add(reservation._id.slice(prefix.length));
+  }
+  return names;
+}
+
 /** The declared index a duplicate-key error is about (null: not one, or `_id`). */
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
@@ -106,11 +154,17 @@ export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[
 }
 
 export class MongoIndexes implements IndexRepository {
+  readonly #settings: Collection<GuardDoc>;
+
   constructor(
     private readonly client: MongoClient,
     private readonly dbPrefix: string,
     private readonly collections: CollectionRegistry,
-  ) {}
+    system: Db,
+    private readonly limits: WriteLimits,
+  ) {
+    this.#settings = system.collection<GuardDoc>(SYSTEM_COLLECTIONS.settings);
+  }
 
   #collection(scope: DataScope, collection: string) {
     assertCollectionName(collection);
@@ -128,9 +182,53 @@ export class MongoIndexes implements IndexRepository {
     }
   }
 
-  async create(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
-    if ((await this.list(scope, collection)).some((i) => i.name === index.name))
-      throw new DuplicateError('name');
+  async create(
+    scope: DataScope,
+    collection: string,
+    index: IndexDefinition,
+    maxIndexes: number,
+  ): Promise<IndexRecord | null> {
+    const reservation = reservationId(scope, collection, index.name);
+    const { result: reserved } = await inTransaction(this.client, this.limits, (session) =>
+      insertWhileBelow(
+        session,
+        {
+          settings: this.#settings,
+          id: guardId({ kind: 'indexes', scope, collection }),
+          writer: reservation,
+        },
+        maxIndexes,
+        async () => {
+          const nowIso = new Date().toISOString();
+          const counted = countedIndexNames(
+            scope,
+            collection,
+            // The catalogue is not part of the transaction; builds in progress are, by reservation.
+            (await this.list(scope, collection)).map((i) => i.name),
+            await this.#settings.find({ _id: reservationRange(scope, collection) }, { session }).toArray(),
+            nowIso,
+          );
+          if (counted.has(index.name)) throw new DuplicateError('name');
+          return counted.size;
+        },
+        () =>
+          this.#settings.updateOne(
+            { _id: reservation },
+            { $set: { value: new Date(Date.now() + RESERVATION_TTL_MS).toISOString() } },
+            { upsert: true, session },
+          ),
+      ),
+    );
+    if (!reserved) return null;
+    try {
+      return await this.#build(scope, collection, index);
+    } finally {
+      // Built (now in the catalogue) or failed: either way the reservation has served.
+      await this.#settings.deleteOne({ _id: reservation }).catch(() => {});
+    }
+  }
+
+  async #build(scope: DataScope, collection: string, index: IndexDefinition): Promise<IndexRecord> {
     const createdAt = new Date().toISOString();
     const { key, options } = toMongoIndex(index);
     const target = this.#collection(scope, collection);

@@ -17,12 +17,19 @@ export interface GuardDoc {
  * collection name holds, so two sets never share a guard.
  */
 export function guardId(
-  of: { kind: 'webhooks'; scope: DataScope; collection: string } | { kind: 'activeKeys'; projectId: string },
+  of:
+    | { kind: 'webhooks' | 'indexes'; scope: DataScope; collection: string }
+    | { kind: 'activeKeys'; projectId: string },
 ): string {
   const parts =
-    of.kind === 'webhooks'
-      ? ['webhookGuard', of.scope.projectId, of.scope.env, of.collection]
-      : ['activeKeyGuard', of.projectId];
+    of.kind === 'activeKeys'
+      ? ['activeKeyGuard', of.projectId]
+      : [
+          `${of.kind === 'webhooks' ? 'webhook' : 'index'}Guard`,
+          of.scope.projectId,
+          of.scope.env,
+          of.collection,
+        ];
   return parts.join('\u0000');
 }
 

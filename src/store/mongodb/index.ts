@@ -126,7 +126,10 @@ class MongoStoreImpl implements MongoStore {
       new MongoDocuments(this.client, this.dbPrefix, collections, this.#clock, this.#limits),
       translate,
     );
-    this.indexes = translatingFailures(new MongoIndexes(this.client, this.dbPrefix, collections), translate);
+    this.indexes = translatingFailures(
+      new MongoIndexes(this.client, this.dbPrefix, collections, this.#system, this.#limits),
+      translate,
+    );
     this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock, undefined, (db, collection) =>
       collections.forget(db, collection),
     );
