@@ -407,8 +407,10 @@ export class EmbeddedDocuments implements DocumentRepository {
           write.apiKeyHint,
           json,
         );
-        // Versions are contiguous, so "all but the newest keepVersions" is a version bound.
-        this.#pruneVersions.run(scopeKey, collection, doc._id, doc.$version - write.keepVersions);
+        // Versions are contiguous, so "all but the newest keepVersions" is a version bound; none
+        // to prune while the document has no more versions than it keeps (every create).
+        const pruneThrough = doc.$version - write.keepVersions;
+        if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
         this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
       } else {
