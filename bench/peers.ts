@@ -731,11 +731,26 @@ ${oneShot.join('\n')}
   json-server and pouchdb-server figures make none.
 - **The load generator shares the machine.** On two cores autocannon and the measured server
   compete, and a slower server costs the generator more per request (it answers in smaller
-  batches, and each response wakes the generator). Measured with the processes' own CPU time
-  (\`/proc/<pid>/stat\`, not by this bench) on a quieter day of this machine (2026-11-24): bare Koa about
-  16 µs of CPU per GET and 23 µs per POST, Koa + duties 24 µs per GET, Folio about 34 µs per
-  GET and 90 µs per POST. About 8 µs of every request, in each of them, is the kernel's loopback
-  send, which wakes the generator.
+  batches, and each response wakes the generator). The column *server CPU µs/req* is the
+  server process's own CPU time (all its threads, \`/proc/<pid>/stat\`) per answered request,
+  median of the rounds. It does not count time the server waited for a core, but it still
+  moves with the machine: on 2026-11-25 bare Koa took between 50 and 115 µs per POST across
+  the rounds of one run, against about 23 µs on a quieter day (2026-11-24, when Koa + duties
+  took 24 µs per GET, Folio about 34 µs per GET and 90 µs per POST). About a third of every
+  request's time, in each server, is the kernel's loopback send, which wakes the generator.
+- **A store that costs nothing would not reach the targets.** On 2026-11-25 Folio ran the POST
+  workload with its embedded commit replaced by a no-op (an experiment on a scratch copy, not
+  code in the repository), alternating with the real one: about 196 µs of CPU per create
+  without the write against 208 µs with it, bare Koa about 57 µs. The write, with its sync, is
+  about a tenth of a create's CPU; without it POST measures about 0.29 × bare Koa, still below
+  0.35. The rest is the HTTP side every create must do: read and parse the body, authenticate
+  and count the key, check field names, depth and size, make the id and timestamps, log, and
+  answer 201 with its headers. A GET's store share is smaller still: the cached text, about
+  2 % of the server's profile samples. CPU profiles of the three servers in one run put a
+  GET's time, as shares of each process's busy samples: bare Koa 57 % socket send, 24 % Node's
+  HTTP code, 8 % Koa; Koa + duties 39 % send, 28 % Node's HTTP code, 11 % logging, 10 % Koa;
+  Folio 35 % send, 22 % Node's HTTP code, 13 % Folio's own code (key, rate limit, origin, cache,
+  route), 10 % Koa, 8 % logging, 6 % routing.
 - **What the duties cost, and what is left for Folio.** Koa + duties answers GET at about
   0.65 × bare Koa: a server that does nothing but authenticate a key, count it, log the
   request and send its headers already spends a third of the HTTP ceiling. A GET at 0.6 × bare
