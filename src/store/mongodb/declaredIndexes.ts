@@ -93,7 +93,8 @@ export function fromMongoIndex(info: IndexDescriptionInfo): IndexRecord | null {
  * records the name it is building in the settings collection (`value`: when the reservation
  * lapses, should the instance die before removing it), in the same transaction that counts the
  * collection's indexes under its guard document (guards.ts). A racing create then counts the
- * build in progress too. Ids are the collection's prefix plus the index name.
+ * build in progress too. Ids are the collection's prefix plus the index name. A build that
+ * outlasts the reservation (a very large collection) is counted again once it is listed.
  */
 export const RESERVATION_TTL_MS = 15 * 60_000;
 
