@@ -123,6 +123,39 @@ for (const factory of factories) {
       });
     });
 
+    describe('declared indexes: queries see each write', () => {
+      it('an array written into an indexed path is filtered and sorted as an array by the next query', async () => {
+        const scope = newScope();
+        const at = (prices: Array<number | number[]>) =>
+          prices.map((price, i) => putWrite(firstVersion({ price }, `doc_${i}`)));
+        await store.indexes.create(
+          scope,
+          COLLECTION,
+          { name: 'price_1', fields: [{ path: 'price', order: 1 }], unique: false },
+          10,
+        );
+        await mustCommit(store, scope, at([60, 70, 80]));
+        const query = {
+          filter: { price: { $gt: 50 } },
+          sort: [
+            ['price', 1],
+            ['_id', 1],
+          ] as Array<[string, 1 | -1]>,
+          skip: 0,
+          limit: 10,
+        };
+        const ids = async () => (await store.documents.find(scope, COLLECTION, query)).map((d) => d._id);
+        const count = () => store.documents.count(scope, COLLECTION, query.filter);
+        // Read once with no array anywhere in the path (the embedded store remembers that).
+        expect(await ids()).to.deep.equal(['doc_0', 'doc_1', 'doc_2']);
+        expect(await count()).to.equal(3);
+        // MongoDB's rules for arrays: a filter matches on any element, an ascending sort uses the least.
+        await mustCommit(store, scope, [putWrite(firstVersion({ price: [10, 100] }, 'doc_9'))]);
+        expect(await ids()).to.deep.equal(['doc_9', 'doc_0', 'doc_1', 'doc_2']);
+        expect(await count()).to.equal(4);
+      });
+    });
+
     describe('declared indexes: the maximum is counted as they are created', () => {
       const declaration = (path: string) => ({
         name: `${path}_1`,

@@ -51,6 +51,8 @@ import { withSortsOnDisk } from './tempStore.js';
 const MAX_REPORTED_IDS = 20;
 /** Prepared array probes kept (one per collection and path), least recently used out first. */
 const MAX_CACHED_PROBES = 256;
+/** Collections whose array probe answers are kept (each a few paths). */
+const MAX_ARRAY_FREE_COLLECTIONS = 10_000;
 
 interface Row {
   name: string;
@@ -165,6 +167,13 @@ export class EmbeddedIndexes implements IndexRepository {
   readonly #uniqueByName = new Map<string, { collection: string; scopeKey: string; index: IndexRecord }>();
   /** Array probes by SQL text (one per indexed path). */
   readonly #arrayProbes: StatementCache;
+  /**
+   * What the array probes found, per `scopeKey\0collection` and path (true: no array), kept
+   * until the next write to the collection (`documentsWritten`). A probe was about a fifth of a
+   * filtered, sorted list's time in the store; a collection read more often than written now
+   * probes once per write.
+   */
+  readonly #arrayFreeKnown = new Map<string, Map<string, boolean>>();
 
   constructor(private readonly db: Database.Database) {
     this.#arrayProbes = new StatementCache(db, MAX_CACHED_PROBES);
@@ -289,14 +298,38 @@ export class EmbeddedIndexes implements IndexRepository {
    */
   arrayFree(scopeKey: string, collection: string, paths: Iterable<string>): ReadonlySet<string> {
     const free = new Set<string>();
+    const key = `${scopeKey}\0${collection}`;
+    let known = this.#arrayFreeKnown.get(key);
     for (const path of paths) {
-      // The collection as literals: the `high` index is partial (see the header).
-      const sql =
-        `SELECT EXISTS (SELECT 1 FROM documents WHERE ${collectionCondition(scopeKey, collection)} AND ` +
-        `${indexKeySql(path, 'high', 'body')} = ${ARRAY_MARKER.high}) AS arrays`;
-      if (this.#arrayProbes.get<{ arrays: number }>(sql).get()?.arrays === 0) free.add(path);
+      let pathFree = known?.get(path);
+      if (pathFree === undefined) {
+        // The collection as literals: the `high` index is partial (see the header).
+        const sql =
+          `SELECT EXISTS (SELECT 1 FROM documents WHERE ${collectionCondition(scopeKey, collection)} AND ` +
+          `${indexKeySql(path, 'high', 'body')} = ${ARRAY_MARKER.high}) AS arrays`;
+        pathFree = this.#arrayProbes.get<{ arrays: number }>(sql).get()?.arrays === 0;
+        if (!known) {
+          // Bounded: past the limit, the collection known longest is forgotten.
+          if (this.#arrayFreeKnown.size >= MAX_ARRAY_FREE_COLLECTIONS) {
+            const oldest = this.#arrayFreeKnown.keys().next().value;
+            if (oldest !== undefined) this.#arrayFreeKnown.delete(oldest);
+          }
+          known = new Map();
+          this.#arrayFreeKnown.set(key, known);
+        }
+        known.set(path, pathFree);
+      }
+      if (pathFree) free.add(path);
     }
     return free;
+  }
+
+  /**
+   * Documents of the collection are about to be written (called before the write, in the same
+   * synchronous step): what `arrayFree` knew of it may no longer hold.
+   */
+  documentsWritten(scopeKey: string, collection: string): void {
+    if (this.#arrayFreeKnown.size > 0) this.#arrayFreeKnown.delete(`${scopeKey}\0${collection}`);
   }
 
   /** The declaration behind a unique SQL index a write violated, if it is one of ours. */

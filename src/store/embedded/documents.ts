@@ -378,6 +378,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     if (conflicts.length > 0) return { ok: false, conflicts };
 
     const timestamp = new Date().toISOString();
+    this.#indexes.documentsWritten(scopeKey, collection);
     for (const write of writes) {
       // Before the write: should the group's commit fail, the next read goes to the database.
       this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
