@@ -34,6 +34,8 @@ export const configSchema = z.strictObject({
     synchronous: z.enum(['full', 'normal']),
     /** MiB of documents' API text kept in memory for GET by id; 0 turns the cache off. */
     documentCacheMb: nonNegativeInt,
+    /** MiB of database pages SQLite keeps in memory (its `cache_size`). */
+    pageCacheMb: positiveInt,
   }),
   mongodbUri: z.string(),
   /** `auto`: MongoDB when `mongodbUri` is set, else embedded. */

@@ -5,9 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { loadConfig } from '../../src/config/load.js';
 import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
+import { openStore } from '../../src/store/open.js';
 import type { DataScope, FolioDocument } from '../../src/store/port.js';
 import { rejection } from '../support/timeout.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
@@ -42,9 +44,22 @@ describe('embedded store: database file and schema', () => {
       expect(store.db.pragma('foreign_keys', { simple: true })).to.equal(1);
       expect(store.db.pragma('busy_timeout', { simple: true })).to.be.greaterThan(0);
       expect(store.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
+      // 64 MiB of pages, not SQLite's 2 MiB (negative: KiB).
+      expect(store.db.pragma('cache_size', { simple: true })).to.equal(-65_536);
     } finally {
       await store.close();
     }
+  });
+
+  it('keeps the page cache FOLIO_EMBEDDED_PAGE_CACHE_MB gives it; 0 is refused', async () => {
+    const config = loadConfig({ FOLIO_EMBEDDED_PAGE_CACHE_MB: '8', FOLIO_DATA_DIR: dataDir });
+    const opened = await openStore(config);
+    try {
+      expect((opened.store as EmbeddedStore).db.pragma('cache_size', { simple: true })).to.equal(-8192);
+    } finally {
+      await opened.stop();
+    }
+    expect(() => loadConfig({ FOLIO_EMBEDDED_PAGE_CACHE_MB: '0' })).to.throw(/FOLIO_EMBEDDED_PAGE_CACHE_MB/);
   });
 
   it('gives the documents table exactly the columns and indexes the query compiler relies on', async () => {
