@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { DocumentJsonCache, sizeOf } from '../../src/store/embedded/documentCache.js';
+import { readBackText } from '../../src/store/embedded/documents.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
-import type { DataScope, FolioDocument } from '../../src/store/port.js';
+import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
+import { type DataScope, type FolioDocument, UniqueIndexConflictError } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { firstVersion, nextVersion, putWrite } from './fixtures.js';
 
@@ -130,6 +132,84 @@ describe('document cache: through the embedded store', () => {
       { numRuns: 60 },
     );
     expect(store.documents.cache.hits).to.be.greaterThan(0);
+  });
+
+  /** The text the database holds for `id`, read past the cache. */
+  async function fromDatabase(collection: string, id: string) {
+    store.documents.cache.evict(scopeKeyOf(scope), collection, id);
+    const misses = store.documents.cache.misses;
+    const read = await store.documents.getJson(scope, collection, id);
+    expect(store.documents.cache.misses).to.equal(misses + 1);
+    return read;
+  }
+
+  it('keeps what a commit wrote: the next read is a hit, the same text the database gives', async () => {
+    const doc = firstVersion({ n: 1, nested: { list: [1, 'two', null] } });
+    await store.documents.commit(scope, 'written', [putWrite(doc)]);
+    const { hits, misses } = store.documents.cache;
+    const read = await store.documents.getJson(scope, 'written', doc._id);
+    expect([store.documents.cache.hits, store.documents.cache.misses]).to.deep.equal([hits + 1, misses]);
+    expect(read).to.deep.equal({ json: JSON.stringify(doc), version: 1 });
+    expect(await fromDatabase('written', doc._id)).to.deep.equal(read);
+    // `get` (what PATCH and PUT read) is the same document, from the same text.
+    expect(await store.documents.get(scope, 'written', doc._id)).to.deep.equal(doc);
+  });
+
+  it('within one group: the last write of a document wins, a delete leaves nothing, a refused write nothing', async () => {
+    const kept = firstVersion({ n: 1 });
+    const gone = firstVersion({ n: 1 });
+    await store.documents.commit(scope, 'grouped', [putWrite(gone)]);
+    const keptNext = nextVersion(kept, { n: 2 });
+    // Not awaited one by one: they commit in one group, in this order.
+    const results = await Promise.all([
+      store.documents.commit(scope, 'grouped', [putWrite(kept)]),
+      store.documents.commit(scope, 'grouped', [putWrite(keptNext)]),
+      store.documents.commit(scope, 'grouped', [putWrite(nextVersion(gone, { n: 2 }))]),
+      store.documents.commit(scope, 'grouped', [{ kind: 'delete', id: gone._id, expectedVersion: 2 }]),
+      // Stale: refused, so never cached.
+      store.documents.commit(scope, 'grouped', [
+        putWrite({ ...firstVersion({ n: 9 }, 'stale'), $version: 2 }),
+      ]),
+    ]);
+    expect(results.map((r) => r.ok)).to.deep.equal([true, true, true, true, false]);
+    expect(await store.documents.getJson(scope, 'grouped', kept._id)).to.deep.equal({
+      json: JSON.stringify(keptNext),
+      version: 2,
+    });
+    expect(await store.documents.getJson(scope, 'grouped', gone._id)).to.equal(null);
+    expect(await store.documents.getJson(scope, 'grouped', 'stale')).to.equal(null);
+  });
+
+  it('a write refused by a unique index inside a group leaves no text behind', async () => {
+    await store.indexes.create(
+      scope,
+      'unique',
+      { name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true },
+      10,
+    );
+    const first = firstVersion({ email: 'a@x.io' });
+    const second = firstVersion({ email: 'a@x.io' });
+    const [a, b] = await Promise.allSettled([
+      store.documents.commit(scope, 'unique', [putWrite(first)]),
+      store.documents.commit(scope, 'unique', [putWrite(second)]),
+    ]);
+    expect(a.status).to.equal('fulfilled');
+    expect(b.status === 'rejected' && b.reason).to.be.instanceOf(UniqueIndexConflictError);
+    expect(await store.documents.getJson(scope, 'unique', second._id)).to.equal(null);
+    expect((await store.documents.getJson(scope, 'unique', first._id))?.json).to.equal(JSON.stringify(first));
+  });
+
+  it('caches only text in the read-back form (metadata last, in order); other text is read from the database', async () => {
+    const doc = firstVersion({ n: 1 });
+    expect(readBackText(JSON.stringify(doc), doc)).to.equal(JSON.stringify(doc));
+    const { $version, $createdAt, $updatedAt, ...rest } = doc;
+    const reordered = { $version, ...rest, $createdAt, $updatedAt } as FolioDocument;
+    expect(readBackText(JSON.stringify(reordered), reordered)).to.equal(null);
+    await store.documents.commit(scope, 'reordered', [putWrite(reordered)]);
+    const misses = store.documents.cache.misses;
+    const read = await store.documents.getJson(scope, 'reordered', doc._id);
+    expect(store.documents.cache.misses).to.equal(misses + 1);
+    expect(read).to.deep.equal({ json: JSON.stringify(doc), version: 1 });
   });
 
   it('is off with a budget of 0: every read goes to the database', async () => {

@@ -1,11 +1,12 @@
 /**
- * The API text of recently read documents, for GET by id on the embedded store. Building that
- * text from the stored JSONB (json_remove, json_insert, then a string into V8) is the largest
- * single cost of a GET after the socket itself. The embedded store is the only writer of its
- * documents (the data directory's lock keeps a second server out; operator commands write
- * accounts and keys only), and every write goes through one place that evicts the documents it
- * writes, so an entry is never stale. Bounded by an approximate byte budget, least recently used
- * out first; a document larger than an eighth of the budget is never kept.
+ * The API text of recently read or written documents, for reads by id on the embedded store.
+ * Building that text from the stored JSONB (json_remove, json_insert, then a string into V8) is
+ * the largest single cost of a GET after the socket itself. The embedded store is the only
+ * writer of its documents (the data directory's lock keeps a second server out; operator
+ * commands write accounts and keys only), and every write goes through one place that evicts
+ * the documents it writes before its commit and puts their new text back once the group has
+ * committed, so an entry is never stale. Bounded by an approximate byte budget, least recently
+ * used out first; a document larger than an eighth of the budget is never kept.
  */
 import type { DocumentJson } from '../port.js';
 

@@ -58,6 +58,26 @@ interface CommitArgs {
   writes: DocumentWrite[];
 }
 
+/** A document a commit wrote (its API text and version), or deleted (null). */
+interface WrittenEntry {
+  scopeKey: string;
+  collection: string;
+  id: string;
+  entry: DocumentJson | null;
+}
+
+/**
+ * The text a read of the row would build (#getJson: the written text with the metadata moved to
+ * the end, in this order), when the written text already is it, as for every document the
+ * services build; null otherwise (the document is then only evicted, not cached).
+ */
+export function readBackText(json: string, doc: FolioDocument): string | null {
+  const tail =
+    `"$createdAt":${JSON.stringify(doc.$createdAt)},"$updatedAt":${JSON.stringify(doc.$updatedAt)},` +
+    `"$version":${doc.$version}}`;
+  return json.endsWith(tail) ? json : null;
+}
+
 export class EmbeddedDocuments implements DocumentRepository {
   readonly #log: ChangeLog;
   readonly #feed: EmbeddedChangeFeed;
@@ -66,7 +86,6 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
   readonly #queries: StatementCache;
 
-  readonly #getBody: Database.Statement<[string, string, string], { body: string }>;
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<
@@ -93,6 +112,8 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** API texts of documents read by id (documentCache.ts); every write evicts what it writes. */
   readonly cache: DocumentJsonCache;
+  /** The current group's writes, for the cache once it commits (#cacheWritten). */
+  readonly #written: WrittenEntry[] = [];
 
   constructor(
     db: Database.Database,
@@ -113,9 +134,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#feed = feed;
     this.#file = db.name;
     this.#queries = new StatementCache(db, 256);
-    this.#getBody = db.prepare(
-      'SELECT json(body) AS body FROM documents WHERE scope = ? AND collection = ? AND id = ?',
-    );
     // The API form built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
     // in fromStored's order, from the columns the same write set. The stored text came from
     // JSON.stringify, so key order and number and string spellings are already its own.
@@ -173,15 +191,24 @@ export class EmbeddedDocuments implements DocumentRepository {
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
       {
+        beforeGroup: () => {
+          this.#written.length = 0;
+        },
         beforeDeferred: () => this.#feed.held(),
-        afterCommit: (durable) => this.#feed.committed(durable),
+        afterCommit: (durable) => {
+          this.#cacheWritten();
+          this.#feed.committed(durable);
+        },
       },
     );
   }
 
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
-    const row = this.#getBody.get(scopeKeyOf(scope), collection, id);
-    return row ? fromStored(JSON.parse(row.body) as JsonObject) : null;
+    // The API text (from the cache when there) is the document in the API form, keys in the
+    // order fromStored gives them: parsing it is the same document, and a PATCH or PUT reads
+    // the one it replaces from memory when it was read or written lately.
+    const entry = await this.getJson(scope, collection, id);
+    return entry ? (JSON.parse(entry.json) as FolioDocument) : null;
   }
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
@@ -376,6 +403,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
     const conflicts = this.#check(scopeKey, collection, writes);
     if (conflicts.length > 0) return { ok: false, conflicts };
+    // What the cache learns once the group commits; recorded last, so a commit that throws
+    // part-way (its savepoint rolled back) records nothing.
+    const written: WrittenEntry[] = [];
 
     const timestamp = new Date().toISOString();
     this.#indexes.documentsWritten(scopeKey, collection);
@@ -414,15 +444,38 @@ export class EmbeddedDocuments implements DocumentRepository {
         if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
         this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
+        const readBack = readBackText(json, doc);
+        written.push({
+          scopeKey,
+          collection,
+          id: doc._id,
+          entry: readBack === null ? null : { json: readBack, version: doc.$version },
+        });
       } else {
         // #check proved the document exists at the expected version.
         const before = this.#getJson.get(scopeKey, collection, write.id)!;
         this.#deleteDoc.run(scopeKey, collection, write.id);
         this.#deleteHistory.run(scopeKey, collection, write.id);
         this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
+        written.push({ scopeKey, collection, id: write.id, entry: null });
       }
     }
+    for (const item of written) this.#written.push(item);
     return { ok: true };
+  }
+
+  /**
+   * After a group's commit: each document it wrote goes into the cache as written (its text is
+   * what a read would build: documentJson tests), a deleted one stays out. In write order, so
+   * the last write of a document in the group wins. A group that failed never gets here, and
+   * the next group starts with an empty list.
+   */
+  #cacheWritten(): void {
+    for (const { scopeKey, collection, id, entry } of this.#written) {
+      if (entry) this.cache.set(scopeKey, collection, id, entry);
+      else this.cache.evict(scopeKey, collection, id);
+    }
+    this.#written.length = 0;
   }
 
   /** Every failing write condition (shared rules: ../writeConditions.ts). */

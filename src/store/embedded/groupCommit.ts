@@ -26,6 +26,8 @@ type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 const MAX_GROUP = 256;
 
 export interface GroupCommitHooks {
+  /** Runs before each group's transaction, whether it then commits or fails. */
+  beforeGroup?(): void;
   /**
    * Runs once after each group's commit; `durable`: the group was synced (and with it every
    * deferred group before it).
@@ -96,6 +98,7 @@ export class GroupCommit<A, R> {
     // A connection that never syncs on commit has nothing to defer.
     const durable = this.#synchronous < 2 || batch.some((item) => item.durable);
     let outcomes: Array<Outcome<R>>;
+    this.hooks.beforeGroup?.();
     try {
       outcomes = durable ? this.#group(batch) : this.#deferred(batch);
     } catch (error) {
