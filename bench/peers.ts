@@ -758,8 +758,9 @@ ${oneShot.join('\n')}
   validating the path, checking the project and origin, reading the document and sending it.
   Folio spends about 10 µs there.
 - **GET by id** answers the text SQLite builds from the stored JSONB (no parse and
-  re-serialisation per read), and keeps that text for documents read recently (the document
-  cache, \`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB\`; every write evicts what it writes). Building
+  re-serialisation per read), and keeps that text for documents read or written recently (the
+  document cache, \`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB\`; a write evicts what it writes and, once
+  committed, keeps the new text, except an import batch's). Building
   the text was the largest single cost of a GET after the socket, about 7 µs: the cache took
   GET from about 0.36 to about 0.5 × bare Koa that day. What remains is spread thin (\`perf\` and
   \`--cpu-prof\` of Folio's process under the GET load): the router's path matching about 3 %,

@@ -155,6 +155,17 @@ describe('document cache: through the embedded store', () => {
     expect(await store.documents.get(scope, 'written', doc._id)).to.deep.equal(doc);
   });
 
+  it('a commit of many documents (an import batch) evicts them and keeps none of their texts', async () => {
+    const hot = firstVersion({ n: 0 });
+    await store.documents.commit(scope, 'batch', [putWrite(hot)]);
+    const hotNext = nextVersion(hot, { n: 1 });
+    const batch = [putWrite(hotNext), putWrite(firstVersion({ n: 2 })), putWrite(firstVersion({ n: 3 }))];
+    const size = store.documents.cache.size;
+    expect((await store.documents.commit(scope, 'batch', batch)).ok).to.equal(true);
+    expect(store.documents.cache.size).to.equal(size - 1);
+    expect(await fromDatabase('batch', hot._id)).to.deep.equal({ json: JSON.stringify(hotNext), version: 2 });
+  });
+
   it('within one group: the last write of a document wins, a delete leaves nothing, a refused write nothing', async () => {
     const kept = firstVersion({ n: 1 });
     const gone = firstVersion({ n: 1 });

@@ -160,6 +160,11 @@ export function collectionMatch(
   return { sql, params: [], literal: sql };
 }
 
+/** The key of one scope's collection in this module's per-collection maps. */
+function collectionKey(scopeKey: string, collection: string): string {
+  return `${scopeKey}\0${collection}`;
+}
+
 export class EmbeddedIndexes implements IndexRepository {
   /** Declarations per `scopeKey\0collection`; the embedded store is the file's only writer. */
   readonly #cache = new Map<string, IndexRecord[]>();
@@ -263,7 +268,7 @@ export class EmbeddedIndexes implements IndexRepository {
 
   /** The declarations of one collection (cached). */
   declared(scopeKey: string, collection: string): IndexRecord[] {
-    const key = `${scopeKey}\0${collection}`;
+    const key = collectionKey(scopeKey, collection);
     let records = this.#cache.get(key);
     if (!records) {
       records = this.db
@@ -298,7 +303,7 @@ export class EmbeddedIndexes implements IndexRepository {
    */
   arrayFree(scopeKey: string, collection: string, paths: Iterable<string>): ReadonlySet<string> {
     const free = new Set<string>();
-    const key = `${scopeKey}\0${collection}`;
+    const key = collectionKey(scopeKey, collection);
     let known = this.#arrayFreeKnown.get(key);
     for (const path of paths) {
       let pathFree = known?.get(path);
@@ -329,7 +334,7 @@ export class EmbeddedIndexes implements IndexRepository {
    * synchronous step): what `arrayFree` knew of it may no longer hold.
    */
   documentsWritten(scopeKey: string, collection: string): void {
-    if (this.#arrayFreeKnown.size > 0) this.#arrayFreeKnown.delete(`${scopeKey}\0${collection}`);
+    if (this.#arrayFreeKnown.size > 0) this.#arrayFreeKnown.delete(collectionKey(scopeKey, collection));
   }
 
   /** The declaration behind a unique SQL index a write violated, if it is one of ours. */
@@ -425,7 +430,7 @@ export class EmbeddedIndexes implements IndexRepository {
   }
 
   #forget(scopeKey: string, collection: string): void {
-    this.#cache.delete(`${scopeKey}\0${collection}`);
+    this.#cache.delete(collectionKey(scopeKey, collection));
   }
 
   /** Build the SQLite indexes of one declaration, in one transaction. */

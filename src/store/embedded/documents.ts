@@ -110,7 +110,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #db: Database.Database;
   #examined = 0;
 
-  /** API texts of documents read by id (documentCache.ts); every write evicts what it writes. */
+  /**
+   * API texts of documents read or written lately (documentCache.ts): a write evicts what it
+   * writes before its commit and puts the new text back once the group has committed.
+   */
   readonly cache: DocumentJsonCache;
   /** The current group's writes, for the cache once it commits (#cacheWritten). */
   readonly #written: WrittenEntry[] = [];
@@ -404,8 +407,10 @@ export class EmbeddedDocuments implements DocumentRepository {
     const conflicts = this.#check(scopeKey, collection, writes);
     if (conflicts.length > 0) return { ok: false, conflicts };
     // What the cache learns once the group commits; recorded last, so a commit that throws
-    // part-way (its savepoint rolled back) records nothing.
+    // part-way (its savepoint rolled back) records nothing. A commit of many documents (an
+    // import batch) only evicts: caching them would push out the documents being read.
     const written: WrittenEntry[] = [];
+    const keepTexts = writes.length === 1;
 
     const timestamp = new Date().toISOString();
     this.#indexes.documentsWritten(scopeKey, collection);
@@ -444,7 +449,7 @@ export class EmbeddedDocuments implements DocumentRepository {
         if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
         this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
-        const readBack = readBackText(json, doc);
+        const readBack = keepTexts ? readBackText(json, doc) : null;
         written.push({
           scopeKey,
           collection,
@@ -465,8 +470,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   /**
-   * After a group's commit: each document it wrote goes into the cache as written (its text is
-   * what a read would build: documentJson tests), a deleted one stays out. In write order, so
+   * After a group's commit: each document a single-document commit wrote goes into the cache as
+   * written (its text is what a read would build: documentJson tests); a deleted one, or one of
+   * a many-document commit, stays out. In write order, so
    * the last write of a document in the group wins. A group that failed never gets here, and
    * the next group starts with an empty list.
    */
