@@ -25,6 +25,7 @@ import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
@@ -314,7 +315,7 @@ const wanted = (prefix: string) => !ONLY || [...ONLY].some((name) => name.starts
  * `folioSide`: Folio's figures from the one-shot benches (bench/run.ts runs them first), shown
  * beside the baselines measured here; without them those cells read "n/a".
  */
-export async function runPeerBench(folioSide: FolioSide = {}): Promise<void> {
+export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: number): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-peers-'));
   const servers: Server[] = [];
   try {
@@ -544,7 +545,7 @@ export async function runPeerBench(folioSide: FolioSide = {}): Promise<void> {
       }
     }
     const baselines = ONLY ? {} : await measureBaselines(raw, pouch);
-    await report(targets, rounds, folioSide, baselines);
+    await report(targets, rounds, folioSide, baselines, benchStartedMs);
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await rm(dir, { recursive: true, force: true });
@@ -556,6 +557,7 @@ async function report(
   rounds: Map<string, RoundResult[]>,
   folioSide: FolioSide,
   baselines: Baselines,
+  benchStartedMs: number | undefined,
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];
@@ -646,7 +648,9 @@ async function report(
     join(ROOT, 'docs/performance.json'),
     `${JSON.stringify({ when, machine: machine(), load: loadAverage(), setup, rows, folioSide, baselines }, null, 2)}\n`,
   );
-  await writeFile(join(ROOT, 'docs/performance.md'), markdown(when, lines, versus, oneShot));
+  // The whole `npm run bench`, from its first workload to this report (its target: ~10 min).
+  const benchMinutes = benchStartedMs === undefined ? null : (performance.now() - benchStartedMs) / 60_000;
+  await writeFile(join(ROOT, 'docs/performance.md'), markdown(when, lines, versus, oneShot, benchMinutes));
 }
 
 /** The machine's load average (1, 5, 15 min) when the report is written: others' work shows here. */
@@ -656,7 +660,15 @@ function loadAverage(): string {
     .join(', ');
 }
 
-function markdown(when: string, table: string[], versus: string[], oneShot: string[]): string {
+function markdown(
+  when: string,
+  table: string[],
+  versus: string[],
+  oneShot: string[],
+  benchMinutes: number | null,
+): string {
+  const took =
+    benchMinutes === null ? '' : ` The whole \`npm run bench\` took ${benchMinutes.toFixed(1)} min.`;
   return `# Performance beside peers
 
 Written by \`npm run bench\` (its last part; \`npm run bench:peers\` runs the throughput part
@@ -666,7 +678,7 @@ over, not the absolute numbers.
 
 **Machine**: ${machine()}. Measured ${when}; load average when the report was written
 ${loadAverage()} (1, 5, 15 min; on a shared machine other work lowers every system alike,
-which is why only ratios of one run are compared).
+which is why only ratios of one run are compared).${took}
 
 **Method**: each system runs in a process of its own; the load comes from a third process
 (autocannon, keep-alive, ${CONNECTIONS} connections). Each target is warmed up for

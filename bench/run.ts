@@ -28,6 +28,7 @@ function rng(seed: number): () => number {
 }
 
 // This table is the cost of queries on fields nobody indexed; bench/indexes.ts measures indexes.
+const benchStartedMs = performance.now();
 const server = await startQueryBenchServer();
 try {
   const tenant = await server.tenant({ plan: 'team' });
@@ -124,4 +125,7 @@ const streams = await runChildBench('bench/streams.ts');
 // Folio beside bare Koa, raw better-sqlite3, json-server and pouchdb-server, each in its own
 // process (bench/peers.ts); writes docs/performance.md with the figures above beside baselines.
 const { runPeerBench } = await import('./peers.js');
-await runPeerBench({ webhooks, transfer, streams });
+await runPeerBench({ webhooks, transfer, streams }, benchStartedMs);
+process.stdout.write(
+  `\nnpm run bench took ${((performance.now() - benchStartedMs) / 60_000).toFixed(1)} min\n`,
+);
