@@ -70,6 +70,11 @@ describe('soak p99 rule (latencyWindows)', () => {
     ]);
   });
 
+  it('refuses to judge against a baseline window with no requests left', () => {
+    const latencies = load(3, 100, () => 5).filter((l) => l.at < 10_000 || l.at >= 20_000);
+    expect(() => judgeWindows(latencyWindows(latencies, [], 30_000, 3), 3, 50)).to.throw(/baseline/);
+  });
+
   it('fails a judged window with no requests left to judge', () => {
     const latencies = load(3, 100, () => 5).filter((l) => l.at < 20_000);
     expect(failing(judgeWindows(latencyWindows(latencies, [], 30_000, 3), 3, 50).verdicts)).to.deep.equal([

@@ -67,6 +67,8 @@ export function judgeWindows(
 ): { baseline: number; verdicts: WindowVerdict[] } {
   if (byWindow.length < 3) throw new Error('at least three windows: warm-up, baseline, one judged');
   const baseline = percentile(byWindow[1] ?? [], 99);
+  // No baseline is no evidence either way: say so, rather than fail every window against NaN.
+  if (Number.isNaN(baseline)) throw new Error('no requests left to judge in the baseline window');
   const bound = Math.max(factor * baseline, baseline + slackMs);
   const verdicts = byWindow.slice(2).map((values, i) => {
     const p99 = percentile(values, 99);

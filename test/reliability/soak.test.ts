@@ -49,16 +49,16 @@ const WINDOWS = Math.max(3, Math.round(SECONDS / 10));
  * snapshots written to the test's temporary folder and deleted); `/metrics` answered right
  * after gives the live heap. 20% of a ~40 MiB live heap is ~8 MiB over the last two thirds
  * (1,400 operations in the long form): a leak of ~6 KiB per operation fails. The 5 s form's
- * first measure is taken during its warm-up (compiled code, caches), so its bound is 1.5.
+ * first measure is taken before its load (code not yet compiled, caches cold), so its bound is 1.5.
  */
 const MEMORY_BOUND = LONG ? 1.2 : 1.5;
 /**
  * The latency window in which the first full collection is forced: the third of six (20–30 s)
  * in the long form, after the warm-up and the baseline window (its paused requests are left out
- * by time, the rest of the window is judged); in the 5 s form's three windows, it is taken in
- * the warm-up (0.8 s in).
+ * by time, the rest of the window is judged). The 5 s form has no window to spare (the pause,
+ * about 2 s, would empty its baseline window), so there it is taken before the load.
  */
-const SNAPSHOT_WINDOW = WINDOWS >= 4 ? 2 : 0;
+const SNAPSHOT_WINDOW: number | null = WINDOWS >= 4 ? 2 : null;
 /**
  * p99: each window ≤ 3 × the first window after warm-up, or ≤ it + 50 ms (long form). One
  * request delayed by another process's burst on a shared 2-core machine is the p99 of a short
@@ -305,11 +305,10 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       }
     })();
 
-    /** Pauses of the server the test caused (heap snapshots), in ms from the load's start. */
+    /** Pauses of the server the test caused during the load (a heap snapshot), in ms from its start. */
     const pauses: Pause[] = [];
     /** Heap used after a full collection: a heap snapshot forces one (then deleted). */
     const collectedHeap = async (): Promise<number> => {
-      const pausedFrom = performance.now() - loadStart;
       const before = (await readdir(diagnostics)).length;
       (server as FolioProcess).child.kill('SIGUSR2');
       const deadline = Date.now() + 30_000;
@@ -320,18 +319,19 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       // The snapshot is written on the server's one thread: this answers once it is done.
       const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
       const heap = gauge(await res.text(), 'nodejs_heap_size_used_bytes');
-      pauses.push({ from: pausedFrom, to: performance.now() - loadStart });
       for (const file of await readdir(diagnostics)) await rm(join(diagnostics, file), { force: true });
       return heap;
     };
 
     // The load: operation i starts at loadStart + i / RATE seconds, answered or not.
     const total = Math.round(SECONDS * RATE);
-    const SNAPSHOT_AT = Math.round((total * (SNAPSHOT_WINDOW + 0.5)) / WINDOWS);
+    const SNAPSHOT_AT =
+      SNAPSHOT_WINDOW === null ? -1 : Math.round((total * (SNAPSHOT_WINDOW + 0.5)) / WINDOWS);
+    const heapBeforeLoad = SNAPSHOT_WINDOW === null ? await collectedHeap() : null;
     const cpuBefore = cpuSeconds(server.child.pid as number);
     const inFlight: Promise<void>[] = [];
     let maxLagMs = 0;
-    let warmHeap: Promise<number> | null = null;
+    let warmHeap: Promise<number> | null = heapBeforeLoad === null ? null : Promise.resolve(heapBeforeLoad);
     loadStart = performance.now();
     for (let i = 0; i < total; i++) {
       const due = loadStart + (i * 1000) / RATE;
@@ -341,7 +341,13 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       inFlight.push(operate(MIX[i % MIX.length] as Operation, COLLECTIONS[i % 2] as Collection, i));
       // After the warm-up: the live heap to compare the end with. The snapshot pauses the server
       // for a second or so; the requests it holds up are left out of the p99 check by time.
-      if (i === SNAPSHOT_AT) warmHeap = collectedHeap();
+      if (i === SNAPSHOT_AT) {
+        const from = performance.now() - loadStart;
+        warmHeap = collectedHeap().then((heap) => {
+          pauses.push({ from, to: performance.now() - loadStart });
+          return heap;
+        });
+      }
     }
     await Promise.all(inFlight);
     const answeredMs = performance.now() - loadStart;
@@ -412,10 +418,10 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       const windows = byWindow.map(
         (ms) => `${percentile(ms, 50).toFixed(1)}/${percentile(ms, 99).toFixed(1)} (${ms.length})`,
       );
-      const paused = pauses.map((p) => `${(p.from / 1000).toFixed(1)}–${(p.to / 1000).toFixed(1)} s`);
-      process.stdout.write(
-        `      soak: p50/p99 ms (requests) by window, less those in flight in a snapshot pause (${paused.join(', ')}): ${windows.join(', ')}\n`,
-      );
+      const paused = pauses.length
+        ? `, less those in flight in a snapshot pause (${pauses.map((p) => `${(p.from / 1000).toFixed(1)}–${(p.to / 1000).toFixed(1)} s`).join(', ')})`
+        : '';
+      process.stdout.write(`      soak: p50/p99 ms (requests) by window${paused}: ${windows.join(', ')}\n`);
       const heapByWindow = Array.from({ length: WINDOWS }, (_, w) =>
         mib(median(memory.filter((m) => windowOf(m.at, loadMs, WINDOWS) === w).map((m) => m.heap))),
       );
