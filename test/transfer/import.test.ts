@@ -259,6 +259,46 @@ forEachStore(
         expect(await api().all('bytes2')).to.have.length(0);
       });
 
+      it(`bytes, chunked (no Content-Length): exactly ${MAX_BYTES} bytes are read, one more is 413 and nothing is written`, async () => {
+        const { request } = await import('node:http');
+        const record = (pad: number) => `{"p":"${'x'.repeat(pad)}"}\n`;
+        const body = (size: number) => {
+          let text = '';
+          while (size - text.length > 600) text += record(300 - 9);
+          return text + record(size - text.length - 9);
+        };
+        // Written in pieces of 1,000 bytes, so the count runs over chunks as the body streams in.
+        const send = (collection: string, text: string) =>
+          new Promise<{ status: number; body: string }>((resolve, reject) => {
+            const url = new URL(`${ctx.server.url}/${ctx.tenant.project}/${collection}/_import`);
+            const req = request(
+              url,
+              {
+                method: 'POST',
+                headers: { Authorization: `Bearer ${ctx.tenant.key}`, 'Content-Type': NDJSON },
+              },
+              (response) => {
+                let answer = '';
+                response.on('data', (chunk: Buffer) => {
+                  answer += chunk.toString();
+                });
+                response.on('end', () => resolve({ status: response.statusCode ?? 0, body: answer }));
+              },
+            );
+            // The server may answer 413 and close before the last piece is written.
+            req.on('error', reject);
+            for (let i = 0; i < text.length; i += 1000) req.write(text.slice(i, i + 1000));
+            req.end();
+          });
+        const at = await send('chunked', body(MAX_BYTES));
+        expect(at.status, at.body).to.equal(200);
+        expect(JSON.parse(at.body).imported).to.be.above(0);
+        const over = await send('chunked2', body(MAX_BYTES + 1));
+        expect(over.status).to.equal(413);
+        expect(JSON.parse(over.body).error.details).to.include({ limit: 'importBytes', max: MAX_BYTES });
+        expect(await api().all('chunked2')).to.have.length(0);
+      });
+
       it('a Content-Length over the plan is refused before the body is sent', async () => {
         const url = new URL(`${ctx.server.url}/${ctx.tenant.project}/early/_import`);
         const { request } = await import('node:http');
