@@ -63,3 +63,52 @@ forEachStore(
   },
   { config: { documents: { maxBsonBytes: LIMIT } } },
 );
+
+/** The JSON size rule (`documents.maxBytes`), at its edge: the document as stored, as JSON. */
+const JSON_LIMIT = Buffer.byteLength(JSON.stringify(asStored('edge', fields)));
+
+forEachStore(
+  'document size as JSON (a limit of exactly one document)',
+  (ctx) => {
+    const path = (id: string) => `/${ctx.tenant.project}/sizes/${id}`;
+    const put = (id: string, body: JsonObject) =>
+      ctx.server.request('PUT', path(id), { key: ctx.tenant.key, body });
+
+    it('accepts a document of exactly documents.maxBytes and refuses one byte more, storing nothing', async () => {
+      expect((await put('edge', fields)).status).to.equal(201);
+      const over = await put('edgf', { ...fields, name: `${fields.name}!` });
+      expect(over.status).to.equal(413);
+      expect(over.body.error.details).to.deep.equal({ bytes: JSON_LIMIT + 1, max: JSON_LIMIT });
+      expect((await ctx.server.request('GET', path('edgf'), { key: ctx.tenant.key })).status).to.equal(404);
+    });
+
+    it('holds a JSON patch copy to the limit as it applies, even when a later operation undoes it', async () => {
+      // A copy of `name` adds `,"<to>":"<name>"` to the document (the document as the client
+      // sees it: the id and metadata of version 1). Sized so that a copy to a two-letter field
+      // lands exactly on the limit, and to a three-letter one a byte past it.
+      const copyAdds = (to: string) => Buffer.byteLength(`,${JSON.stringify(to)}:${JSON.stringify('n')}`);
+      const base = { name: 'n' };
+      const padding = JSON_LIMIT - Buffer.byteLength(JSON.stringify(asStored('copy', base))) - copyAdds('ab');
+      const doc = { name: 'n', pad: 'p'.repeat(padding - Buffer.byteLength(',"pad":""')) };
+      expect(Buffer.byteLength(JSON.stringify(asStored('copy', doc))) + copyAdds('ab')).to.equal(JSON_LIMIT);
+      expect((await put('copy', doc)).status).to.equal(201);
+      const patch = (to: string) =>
+        ctx.server.request('PATCH', path('copy'), {
+          key: ctx.tenant.key,
+          body: [
+            { op: 'copy', from: '/name', path: `/${to}` },
+            { op: 'remove', path: `/${to}` },
+          ],
+          contentType: 'application/json-patch+json',
+        });
+      const at = await patch('ab');
+      expect(at.status, JSON.stringify(at.body)).to.equal(200);
+      const over = await patch('abc');
+      expect(over.status).to.equal(413);
+      expect(over.body.error.details).to.deep.equal({ index: 0, bytes: JSON_LIMIT + 1, max: JSON_LIMIT });
+      const now = await ctx.server.request('GET', path('copy'), { key: ctx.tenant.key });
+      expect(now.body.$version).to.equal(2);
+    });
+  },
+  { config: { documents: { maxBytes: JSON_LIMIT } } },
+);
