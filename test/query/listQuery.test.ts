@@ -331,6 +331,12 @@ describe('list query parameters', () => {
       for (const select of ['', 'a,,b', '$x', '_folio', 'a.$b'])
         invalid(() => parseListQuery({ select }), 'select');
     });
+
+    it('takes at most 50 fields: one more is 400 naming select', () => {
+      const fields = (n: number) => Array.from({ length: n }, (_, i) => `f${i}`).join(',');
+      expect(parseListQuery({ select: fields(50) }).projection).to.have.length(51);
+      invalid(() => parseListQuery({ select: fields(51) }), 'select');
+    });
   });
 
   describe('count', () => {
