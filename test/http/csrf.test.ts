@@ -3,6 +3,7 @@
  * the session's X-CSRF-Token and no foreign Origin; Bearer sessions and reads need neither.
  */
 import { expect } from 'chai';
+import { hashToken } from '../../src/services/secrets.js';
 import type { ApiResponse } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
@@ -46,6 +47,25 @@ forEachStore('session cookie and CSRF protection', (ctx) => {
       headers: { 'X-Forwarded-Proto': 'https' },
     });
     expect(tls.headers.get('set-cookie') ?? '').to.match(/;\s*secure/i);
+  });
+
+  it('a session lives FOLIO_AUTH_SESSION_TTL_HOURS (720 by default): in the store and in the cookie', async () => {
+    const email = `ttl-${Date.now()}@example.test`;
+    const res = await ctx.server.request('POST', '/api/auth/signup', { body: { email, password } });
+    const stored = await ctx.server.running.services.store.accounts.findSession(
+      hashToken(res.body.token),
+      new Date().toISOString(),
+    );
+    expect(stored).to.not.equal(null);
+    const lifetimeMs = Date.parse(stored?.expiresAt ?? '') - Date.parse(stored?.createdAt ?? '');
+    expect(lifetimeMs).to.equal(720 * 3_600_000);
+    // The cookie's expiry is the same lifetime from the answer's own clock (whole seconds).
+    const header = res.headers.get('set-cookie') ?? '';
+    const cookieExpires = Date.parse(/expires=([^;]+)/i.exec(header)?.[1] ?? '');
+    expect(cookieExpires - Date.parse(stored?.createdAt ?? '')).to.be.within(
+      720 * 3_600_000 - 2000,
+      720 * 3_600_000 + 1000,
+    );
   });
 
   it('GET /api/auth/session gives the account and the CSRF token signup gave, never the session token', async () => {
