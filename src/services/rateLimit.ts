@@ -40,10 +40,18 @@ export class RateLimiter {
     );
     const state = { limit, remaining: Math.max(0, limit - count), reset: Math.ceil(resetAtMs / 1000) };
     if (count > limit) {
-      const error = rateLimited(Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)));
+      const error = rateLimited(retryAfterSeconds(resetAtMs, nowMs));
       Object.assign(error.headers ?? {}, rateLimitHeaders(state));
       throw error;
     }
     return state;
   }
+}
+
+/**
+ * `Retry-After` of a 429: whole seconds until the window resets, rounded up so a client that
+ * waits them is never early, and at least 1 (0 would invite an immediate retry).
+ */
+export function retryAfterSeconds(resetAtMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
 }
