@@ -42,6 +42,7 @@ import {
   type IndexRecord,
   type IndexRepository,
 } from '../port.js';
+import { BoundedCache } from './boundedCache.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
@@ -51,7 +52,7 @@ import { withSortsOnDisk } from './tempStore.js';
 const MAX_REPORTED_IDS = 20;
 /** Prepared array probes kept (one per collection and path), least recently used out first. */
 const MAX_CACHED_PROBES = 256;
-/** Collections whose array probe answers are kept (each a few paths). */
+/** Collections whose array probe answers are kept (each a few paths); all forgotten past it. */
 const MAX_ARRAY_FREE_COLLECTIONS = 10_000;
 
 interface Row {
@@ -178,7 +179,7 @@ export class EmbeddedIndexes implements IndexRepository {
    * filtered, sorted list's time in the store; a collection read more often than written now
    * probes once per write.
    */
-  readonly #arrayFreeKnown = new Map<string, Map<string, boolean>>();
+  readonly #arrayFreeKnown = new BoundedCache<Map<string, boolean>>(MAX_ARRAY_FREE_COLLECTIONS);
 
   constructor(private readonly db: Database.Database) {
     this.#arrayProbes = new StatementCache(db, MAX_CACHED_PROBES);
@@ -305,23 +306,18 @@ export class EmbeddedIndexes implements IndexRepository {
     const free = new Set<string>();
     const key = collectionKey(scopeKey, collection);
     let known = this.#arrayFreeKnown.get(key);
+    if (!known) {
+      known = new Map();
+      this.#arrayFreeKnown.set(key, known);
+    }
     for (const path of paths) {
-      let pathFree = known?.get(path);
+      let pathFree = known.get(path);
       if (pathFree === undefined) {
         // The collection as literals: the `high` index is partial (see the header).
         const sql =
           `SELECT EXISTS (SELECT 1 FROM documents WHERE ${collectionCondition(scopeKey, collection)} AND ` +
           `${indexKeySql(path, 'high', 'body')} = ${ARRAY_MARKER.high}) AS arrays`;
         pathFree = this.#arrayProbes.get<{ arrays: number }>(sql).get()?.arrays === 0;
-        if (!known) {
-          // Bounded: past the limit, the collection known longest is forgotten.
-          if (this.#arrayFreeKnown.size >= MAX_ARRAY_FREE_COLLECTIONS) {
-            const oldest = this.#arrayFreeKnown.keys().next().value;
-            if (oldest !== undefined) this.#arrayFreeKnown.delete(oldest);
-          }
-          known = new Map();
-          this.#arrayFreeKnown.set(key, known);
-        }
         known.set(path, pathFree);
       }
       if (pathFree) free.add(path);

@@ -5,8 +5,9 @@
  * writer of its documents (the data directory's lock keeps a second server out; operator
  * commands write accounts and keys only), and every write goes through one place that evicts
  * the documents it writes before its commit and, for a single-document commit, puts their new
- * text back once the group has committed, so an entry is never stale. Bounded by an approximate byte budget, least recently
- * used out first; a document larger than an eighth of the budget is never kept.
+ * text back once the group has committed, so an entry is never stale. Bounded by an approximate
+ * byte budget, least recently used out first; a document larger than an eighth of the budget is
+ * never kept.
  */
 import type { DocumentJson } from '../port.js';
 

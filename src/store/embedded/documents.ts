@@ -472,9 +472,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   /**
    * After a group's commit: each document a single-document commit wrote goes into the cache as
    * written (its text is what a read would build: documentJson tests); a deleted one, or one of
-   * a many-document commit, stays out. In write order, so
-   * the last write of a document in the group wins. A group that failed never gets here, and
-   * the next group starts with an empty list.
+   * a many-document commit, stays out. In write order, so the last write of a document in the
+   * group wins. A group that failed never gets here, and the next group starts with an empty
+   * list.
    */
   #cacheWritten(): void {
     for (const { scopeKey, collection, id, entry } of this.#written) {

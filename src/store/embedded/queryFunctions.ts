@@ -14,6 +14,7 @@
 import type Database from 'better-sqlite3';
 import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../../query/pathValues.js';
 import type { JsonValue } from '../port.js';
+import { BoundedCache } from './boundedCache.js';
 
 export function registerQueryFunctions(db: Database.Database): void {
   const regexes = new BoundedCache<RegExp>(256);
@@ -43,19 +44,6 @@ export function registerQueryFunctions(db: Database.Database): void {
       return sortKey(first, segments, direction === -1 ? -1 : 1);
     },
   );
-}
-
-/** A small map that forgets everything when full: patterns and paths repeat, rarely many. */
-class BoundedCache<T> {
-  readonly #entries = new Map<string, T>();
-  constructor(private readonly capacity: number) {}
-  get(key: string): T | undefined {
-    return this.#entries.get(key);
-  }
-  set(key: string, value: T): void {
-    if (this.#entries.size >= this.capacity) this.#entries.clear();
-    this.#entries.set(key, value);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
