@@ -3,7 +3,8 @@
  * a constant document (BARE_DOC, the same bytes Folio answers) to `GET /docs/:id`,
  * `POST /docs` and `PATCH /docs/:id`, and a constant page (BARE_LIST, the same bytes as
  * Folio's filtered list) or count (BARE_COUNT) to `GET /docs`. No auth, no store, no logging:
- * what Node and Koa cost alone.
+ * what Node and Koa cost alone. With BARE_WORK_US, each request first burns that much CPU: the
+ * calibration of bench/workBudget.ts.
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -13,7 +14,18 @@ import { serveForBench } from './listen.js';
 const doc = process.env.BARE_DOC ?? '{}';
 const list = process.env.BARE_LIST ?? '{"data":[]}';
 const count = process.env.BARE_COUNT ?? '{"count":0}';
+const workMicros = Number(process.env.BARE_WORK_US ?? 0);
 const app = new Koa();
+if (workMicros > 0)
+  app.use((_ctx, next) => {
+    // CPU time, not wall time: a spin the scheduler interrupts still does its full amount.
+    const start = process.cpuUsage();
+    for (;;) {
+      const used = process.cpuUsage(start);
+      if (used.user + used.system >= workMicros) break;
+    }
+    return next();
+  });
 const router = new Router();
 router.get('/docs/:id', (ctx) => {
   ctx.type = 'application/json';

@@ -30,6 +30,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { median } from './stats.js';
+import { equivalentWork, type WorkEstimate } from './workBudget.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { workloadTargets } from './workloads/peerTargets.js';
 import { BODY } from './workloads/rows.js';
@@ -52,6 +53,21 @@ const JSON_SERVER_VERSION = '0.17.4';
 const POUCHDB_SERVER_VERSION = '4.2.0';
 const SEED_DOCS = 1000;
 const KEY_POOL = 100;
+/**
+ * The calibration levels (bench/workBudget.ts): bare Koa burning this many µs more per request,
+ * chosen to bracket each workload's target and Folio on this machine.
+ */
+const WORK_LEVELS_US = {
+  get: microsList(process.env.PEERS_WORK_GET_US ?? '20,60'),
+  post: microsList(process.env.PEERS_WORK_POST_US ?? '100,300'),
+};
+
+function microsList(text: string): number[] {
+  return text
+    .split(',')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+}
 /** Requests per second per key in Folio's Team plan here: high enough never to cap the bench. */
 const RATE_LIMIT = 1_000_000;
 
@@ -63,8 +79,17 @@ export interface Server {
 
 export interface Target {
   name: string;
-  system: 'bare Koa' | 'Koa + duties' | 'Folio' | 'raw better-sqlite3' | 'json-server' | 'pouchdb-server';
+  system:
+    | 'bare Koa'
+    | 'bare Koa + work'
+    | 'Koa + duties'
+    | 'Folio'
+    | 'raw better-sqlite3'
+    | 'json-server'
+    | 'pouchdb-server';
   workload: string;
+  /** Bare Koa + work only: the CPU it burns per request on top of bare Koa, µs. */
+  workMicros?: number;
   options: autocannon.Options;
 }
 
@@ -370,6 +395,20 @@ export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: n
       /listening on (\S+)/,
     );
     servers.push(bare);
+    // The same server burning a fixed amount of CPU per request, at each calibration level.
+    const worked: Array<{ micros: number; url: string }> = [];
+    for (const micros of new Set([...WORK_LEVELS_US.get, ...WORK_LEVELS_US.post])) {
+      if (!wanted(`koa-work${micros}-`)) continue;
+      const server = await startProcess(
+        `bare Koa + ${micros} µs`,
+        ['--import', 'tsx', 'bench/bareKoa.ts'],
+        { BARE_DOC: sample, BARE_WORK_US: String(micros) },
+        join(dir, `bare-work${micros}.log`),
+        /listening on (\S+)/,
+      );
+      servers.push(server);
+      worked.push({ micros, url: server.url });
+    }
     const duties = await startProcess(
       'Koa + duties',
       ['--import', 'tsx', 'bench/dutiesKoa.ts'],
@@ -406,6 +445,30 @@ export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: n
         workload: 'POST create',
         options: { url: `${bare.url}/docs`, method: 'POST', headers: json, body },
       },
+      ...worked.flatMap(({ micros, url }): Target[] => [
+        ...(WORK_LEVELS_US.get.includes(micros)
+          ? [
+              {
+                name: `koa-work${micros}-get`,
+                system: 'bare Koa + work' as const,
+                workload: 'GET by id',
+                workMicros: micros,
+                options: { url: `${url}/docs/1` },
+              },
+            ]
+          : []),
+        ...(WORK_LEVELS_US.post.includes(micros)
+          ? [
+              {
+                name: `koa-work${micros}-post`,
+                system: 'bare Koa + work' as const,
+                workload: 'POST create',
+                workMicros: micros,
+                options: { url: `${url}/docs`, method: 'POST' as const, headers: json, body },
+              },
+            ]
+          : []),
+      ]),
       {
         name: 'duties-get',
         system: 'Koa + duties',
@@ -564,6 +627,7 @@ async function report(
     return {
       name: t.name,
       system: t.system,
+      workMicros: t.workMicros,
       workload: t.workload,
       requestsPerSecond: median(results.map((r) => r.requestsPerSecond)),
       p50Ms: median(results.map((r) => r.p50Ms)),
@@ -578,6 +642,7 @@ async function report(
   const workloadOrder = [...new Set(targets.map((t) => t.workload))];
   const systemOrder = [
     'bare Koa',
+    'bare Koa + work',
     'Koa + duties',
     'raw better-sqlite3',
     'Folio',
@@ -587,8 +652,11 @@ async function report(
   rows.sort(
     (a, b) =>
       workloadOrder.indexOf(a.workload) - workloadOrder.indexOf(b.workload) ||
-      systemOrder.indexOf(a.system) - systemOrder.indexOf(b.system),
+      systemOrder.indexOf(a.system) - systemOrder.indexOf(b.system) ||
+      (a.workMicros ?? 0) - (b.workMicros ?? 0),
   );
+  const systemName = (r: (typeof rows)[number]) =>
+    r.workMicros === undefined ? r.system : `bare Koa + ${r.workMicros} µs of CPU`;
   const rps = (system: string, workload: string) =>
     rows.find((r) => r.system === system && r.workload === workload)?.requestsPerSecond ?? Number.NaN;
   const lines = [
@@ -596,7 +664,7 @@ async function report(
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.system} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
+        `| ${systemName(r)} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
     ),
   ];
   // Folio's throughput over each other system's, workload by workload ("n/a": no equivalent).
@@ -628,12 +696,42 @@ async function report(
       ([name, value, goal]) => `| ${name} | ${value.toFixed(3)} | ${value >= goal ? 'yes' : 'no'} |`,
     ),
   );
+  // What each target ratio stands for in µs of work per request (bench/workBudget.ts).
+  const budgets = goals.slice(0, 2).map(([, , goal], i) => {
+    const workload = i === 0 ? 'GET by id' : 'POST create';
+    const ratioOf = (system: string) => rps(system, workload) / rps('bare Koa', workload);
+    const levels = rows
+      .filter((r) => r.workload === workload && r.workMicros !== undefined)
+      .map((r) => ({
+        workMicros: r.workMicros ?? 0,
+        ratio: r.requestsPerSecond / rps('bare Koa', workload),
+      }));
+    return {
+      workload,
+      levels,
+      targetRatio: goal,
+      allowed: equivalentWork(goal, levels),
+      duties: equivalentWork(ratioOf('Koa + duties'), levels),
+      folio: equivalentWork(ratioOf('Folio'), levels),
+    };
+  });
+  // "≈" marks a figure read beyond the highest level.
+  const micros = ({ micros, extrapolated }: WorkEstimate) =>
+    Number.isFinite(micros) ? `${extrapolated ? '≈ ' : ''}${micros.toFixed(0)}` : 'n/a';
+  const budget = [
+    '| workload | bare Koa + work, × bare Koa | target | work the target allows, µs/req | Koa + duties adds, µs/req | Folio adds, µs/req |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+    ...budgets.map(
+      (b) =>
+        `| ${b.workload} | ${b.levels.map((l) => `${l.workMicros} µs: ${l.ratio.toFixed(3)}`).join(', ') || 'n/a'} | ${b.targetRatio} × | ${micros(b.allowed)} | ${micros(b.duties)} | ${micros(b.folio)} |`,
+    ),
+  ];
   const out = process.stdout;
   out.write(
     `\nFolio beside its peers (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds, median)\n`,
   );
   const oneShot = baselineTable(folioSide, baselines);
-  out.write(`${lines.join('\n')}\n\n${versus.join('\n')}\n\n${oneShot.join('\n')}\n`);
+  out.write(`${lines.join('\n')}\n\n${versus.join('\n')}\n\n${budget.join('\n')}\n\n${oneShot.join('\n')}\n`);
   if (process.env.PEERS_WRITE === '0') return;
   const when = new Date().toISOString();
   const setup = {
@@ -641,16 +739,20 @@ async function report(
     secondsPerRound: SECONDS,
     rounds: ROUNDS,
     warmupSeconds: WARMUP_SECONDS,
+    workLevelsMicros: WORK_LEVELS_US,
     jsonServer: JSON_SERVER_VERSION,
     pouchdbServer: POUCHDB_SERVER_VERSION,
   };
   await writeFile(
     join(ROOT, 'docs/performance.json'),
-    `${JSON.stringify({ when, machine: machine(), load: loadAverage(), setup, rows, folioSide, baselines }, null, 2)}\n`,
+    `${JSON.stringify({ when, machine: machine(), load: loadAverage(), setup, rows, budgets, folioSide, baselines }, null, 2)}\n`,
   );
   // The whole `npm run bench`, from its first workload to this report (its target: ~10 min).
   const benchMinutes = benchStartedMs === undefined ? null : (performance.now() - benchStartedMs) / 60_000;
-  await writeFile(join(ROOT, 'docs/performance.md'), markdown(when, lines, versus, oneShot, benchMinutes));
+  await writeFile(
+    join(ROOT, 'docs/performance.md'),
+    markdown(when, lines, versus, budget, oneShot, benchMinutes),
+  );
 }
 
 /** The machine's load average (1, 5, 15 min) when the report is written: others' work shows here. */
@@ -664,6 +766,7 @@ function markdown(
   when: string,
   table: string[],
   versus: string[],
+  budget: string[],
   oneShot: string[],
   benchMinutes: number | null,
 ): string {
@@ -688,6 +791,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
 - **bare Koa**: Koa with a router and a JSON body parser answering a constant document, the
   same bytes Folio answers for a document (and for the list and count workloads, the same
   bytes Folio answers to them): the HTTP ceiling on this machine.
+- **bare Koa + N µs of CPU**: the same server burning N µs of CPU time per request before it
+  answers (N = ${WORK_LEVELS_US.get.join(' and ')} on GET, ${WORK_LEVELS_US.post.join(' and ')}
+  on POST): the calibration of the section below.
 - **Koa + duties**: bare Koa plus what any multi-tenant store must do per request before it
   touches data, done as cheaply as it can be (\`bench/dutiesKoa.ts\`): a SHA-256 of the API key
   and a Map look-up, a rate-limit count, a request id, one access-log line through pino to a
@@ -723,6 +829,20 @@ all targets (so a noisy moment spreads over all of them); the median round is re
 ${table.join('\n')}
 
 ${versus.join('\n')}
+
+## What the targets mean in microseconds
+
+A ratio against bare Koa is not a budget of CPU: on a machine the load generator shares, each
+µs a server adds per request costs more than a µs of throughput, because a slower server
+wakes the generator for every response and answers in smaller batches. The runs of bare Koa
+burning a fixed amount of CPU per request measure that here. The slowdown 1 / ratio − 1 rises
+with the added work; a ratio between two levels (bare Koa itself is the first, at 0) stands for
+the work between them, read off the line joining them (\`bench/workBudget.ts\`; "≈" marks a
+figure read beyond the highest level). *Work the target allows* is how much a server may add
+to bare Koa per request and still meet the target; the last two columns are what Koa + duties
+and Folio add, read the same way.
+
+${budget.join('\n')}
 
 ## One-shot workloads
 
