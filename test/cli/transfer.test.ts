@@ -76,6 +76,11 @@ forEachStore(
     const env = () => envFor(ctx.server, ctx.tenant.key, ctx.tenant.project);
     const api = () => transferClient(ctx);
     this_timeout();
+    /** Writes `count` rows shaped as csvRows makes them, so each case stands alone (`--grep`). */
+    const seedRows = async (collection: string, count: number) => {
+      for (let i = 0; i < count; i++)
+        await api().req('PUT', `/${collection}/r${i}`, { body: { n: i, name: `name, ${i}` } });
+    };
 
     it('imports a CSV larger than one request allows, in parts; prints one JSON line when not on a terminal', async () => {
       const path = await file('people.csv', csvRows(60));
@@ -144,12 +149,13 @@ forEachStore(
     });
 
     it('exports with filters and sort to a file whose extension picks the format', async () => {
+      await seedRows('exportcsv', 60);
       const out = join(dir, 'odd.csv');
       const res = await runFolio(
         [
           'export',
           '-c',
-          'people',
+          'exportcsv',
           '--filter',
           'n[gte]=50',
           '--filter',
@@ -168,7 +174,10 @@ forEachStore(
     });
 
     it('exports to standard output (summary on stderr), and fails with exit 1 over the plan', async () => {
-      const res = await runFolio(['export', '-c', 'fromnd', '-f', 'ndjson', '--sort', 'i'], env());
+      // Written in another order than they are asked for.
+      for (const i of [...Array(20).keys()].reverse())
+        await api().req('PUT', `/exportnd/d${i}`, { body: { i } });
+      const res = await runFolio(['export', '-c', 'exportnd', '-f', 'ndjson', '--sort', 'i'], env());
       expect(res.code).to.equal(0);
       expect(
         res.out
@@ -177,9 +186,11 @@ forEachStore(
           .map((l) => JSON.parse(l).i),
       ).to.deep.equal([...Array(20).keys()]);
       expect(JSON.parse(res.err)).to.include({ ok: true, documents: 20 });
-      const over = await runFolio(['export', '-c', 'people', '--out', join(dir, 'all.json')], env());
+      // The plan exports 50 documents at most.
+      await seedRows('exportover', 51);
+      const over = await runFolio(['export', '-c', 'exportover', '--out', join(dir, 'all.json')], env());
       expect(over.code).to.equal(1);
-      expect(over.err).to.include('60 documents match');
+      expect(over.err).to.include('51 documents match');
     });
 
     it('a wrong key fails with exit 1 and the server message', async () => {
