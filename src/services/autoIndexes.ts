@@ -8,6 +8,7 @@
  * restart starts the counts again; automatic indexes found in the store are adopted as used at
  * that moment.
  */
+import { BoundedCache } from '../boundedCache.js';
 import type { Config } from '../config/schema.js';
 import type { DataScope, IndexRecord, Store, StoredFilter } from '../store/port.js';
 
@@ -55,7 +56,7 @@ export function candidateFields(
 }
 
 export class AutoIndexer {
-  readonly #usage = new Map<string, Usage>();
+  readonly #usage = new BoundedCache<Usage>(MAX_TRACKED);
   readonly #autos = new Map<string, AutoIndex>();
   /** Collections whose automatic indexes were looked up in the store (adopted after a restart). */
   readonly #adopted = new Set<string>();
@@ -98,7 +99,6 @@ export class AutoIndexer {
       }
       const usage = this.#usage.get(key);
       if (!usage || now - usage.windowStartMs > this.policy.windowMs) {
-        if (this.#usage.size >= MAX_TRACKED) this.#usage.clear();
         this.#usage.set(key, { count: 1, windowStartMs: now });
       } else {
         usage.count++;

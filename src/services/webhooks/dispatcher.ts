@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { BoundedCache } from '../../boundedCache.js';
 import type { DeliveryQueue } from '../../jobs/webhookDelivery.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
 import { deliveryIdFor } from './deliveryIds.js';
@@ -40,7 +41,7 @@ export class WebhookDispatcher {
   #loop: Promise<void> | null = null;
   #subscription: ChangeSubscription | null = null;
   #wake: (() => void) | null = null;
-  readonly #projects = new Map<string, string>();
+  readonly #projects = new BoundedCache<string>(PROJECT_CACHE_LIMIT);
   /** Set after `history_lost`/`invalid_token`: the saved position is useless, start from now. */
   #fromNow = false;
   #leading = false;
@@ -200,7 +201,6 @@ export class WebhookDispatcher {
     if (known !== undefined) return known;
     const project = await this.store.accounts.getProject(projectId);
     const name = project?.name ?? projectId;
-    if (this.#projects.size >= PROJECT_CACHE_LIMIT) this.#projects.clear();
     this.#projects.set(projectId, name);
     return name;
   }

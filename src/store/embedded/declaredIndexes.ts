@@ -35,6 +35,7 @@
  */
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { BoundedCache } from '../../boundedCache.js';
 import {
   type DataScope,
   DuplicateError,
@@ -42,7 +43,6 @@ import {
   type IndexRecord,
   type IndexRepository,
 } from '../port.js';
-import { BoundedCache } from './boundedCache.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';

@@ -12,9 +12,9 @@
  *   needs a new name and a migration that rebuilds those indexes.
  */
 import type Database from 'better-sqlite3';
+import { BoundedCache } from '../../boundedCache.js';
 import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../../query/pathValues.js';
 import type { JsonValue } from '../port.js';
-import { BoundedCache } from './boundedCache.js';
 
 export function registerQueryFunctions(db: Database.Database): void {
   const regexes = new BoundedCache<RegExp>(256);

@@ -2,6 +2,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { BoundedCache } from '../../boundedCache.js';
 import {
   type DataScope,
   DuplicateError,
@@ -109,7 +110,7 @@ export class EmbeddedWebhooks implements WebhookRepository {
   ) => WebhookRow | null;
   readonly #deleteTx: (scope: DataScope, collection: string, id: string) => boolean;
   /** Fan-out keys of collections whose last look-up found no webhook (see NONE_MAX_ENTRIES). */
-  readonly #none = new Set<string>();
+  readonly #none = new BoundedCache<true>(NONE_MAX_ENTRIES);
 
   constructor(
     db: Database.Database,
@@ -190,8 +191,7 @@ export class EmbeddedWebhooks implements WebhookRepository {
     if (this.#none.has(key)) return [];
     const all = this.#list.all(scopeKey, collection);
     if (all.length === 0) {
-      if (this.#none.size >= NONE_MAX_ENTRIES) this.#none.clear();
-      this.#none.add(key);
+      this.#none.set(key, true);
       return [];
     }
     // A collection has a handful of webhooks (a plan limit): filter them here.

@@ -1,7 +1,8 @@
 /**
  * A small map that forgets everything when full: for memos whose keys repeat and are rarely
- * many (regex patterns, sort paths, array probes per collection), where a rare refill is cheaper
- * than keeping an order of use.
+ * many (regex patterns, sort paths, array probes and webhook-less collections, project names,
+ * query counts toward automatic indexes), where a rare refill is cheaper than keeping an order
+ * of use. Keys are Map keys, never properties, so any string is safe as one.
  */
 export class BoundedCache<T> {
   readonly #entries = new Map<string, T>();
@@ -14,6 +15,10 @@ export class BoundedCache<T> {
 
   get(key: string): T | undefined {
     return this.#entries.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
   }
 
   set(key: string, value: T): void {
