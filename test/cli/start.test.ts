@@ -9,10 +9,11 @@ import { runFolio, startFolio, stopFolio as stop } from '../support/cli.js';
 describe('npm start (folio serve)', function () {
   this.timeout(60_000);
   let dataDir: string;
-  before(async () => {
+  // A fresh data directory per test: the first-start test needs a store no other test has touched.
+  beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'folio-start-'));
   });
-  after(async () => {
+  afterEach(async () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 

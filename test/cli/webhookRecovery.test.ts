@@ -72,7 +72,9 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   let key: string;
   let project: string;
 
-  before(async () => {
+  // Each test gets its own store, receiver and running server: the tests stop and kill the
+  // server, so none may rely on the process (or the deliveries) another test left behind.
+  beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'folio-webhooks-'));
     receiver = await startReceiver();
     folio = await startFolio(dataDir);
@@ -85,8 +87,14 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     expect(hook.status).to.equal(201);
   });
 
-  after(async () => {
-    if (folio && folio.child.exitCode === null) folio.child.kill('SIGKILL');
+  afterEach(async () => {
+    if (folio && folio.child.exitCode === null && folio.child.signalCode === null) {
+      const exited = once(folio.child, 'exit');
+      folio.child.kill('SIGKILL');
+      // Gone before its data directory is removed.
+      await exited;
+    }
+    folio = null;
     await receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });

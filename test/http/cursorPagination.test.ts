@@ -22,38 +22,48 @@ const SORTS = ['n', '-n', 's,-n', '-s', 'a.b,n', 'flag,-s', '-$createdAt', 'i'];
 forEachStore(
   'cursor pagination (after=)',
   (ctx) => {
-    const path = () => `/${ctx.tenant.project}/walk`;
-    const get = (query: string) => ctx.server.request('GET', `${path()}${query}`, { key: ctx.tenant.key });
-    const post = async (body: JsonObject): Promise<FolioDocument> => {
-      const res = await ctx.server.request('POST', path(), { key: ctx.tenant.key, body });
+    const path = (collection = 'walk') => `/${ctx.tenant.project}/${collection}`;
+    const get = (query: string, collection?: string) =>
+      ctx.server.request('GET', `${path(collection)}${query}`, { key: ctx.tenant.key });
+    const post = async (body: JsonObject, collection?: string): Promise<FolioDocument> => {
+      const res = await ctx.server.request('POST', path(collection), { key: ctx.tenant.key, body });
       expect(res.status, res.text).to.equal(201);
       return res.body;
     };
-    const initial: FolioDocument[] = [];
-    let inserted = 1000;
+    /** The 36 documents every walk starts from, in a collection of its own. */
+    const seedWalk = async (collection?: string) => {
+      const docs: FolioDocument[] = [];
+      for (let i = 0; i < 36; i++) docs.push(await post(seedDoc(i), collection));
+      return docs;
+    };
 
     before(async () => {
-      for (let i = 0; i < 36; i++) initial.push(await post(seedDoc(i)));
+      await seedWalk();
     });
 
-    for (const sort of SORTS) {
+    SORTS.forEach((sort, walk) => {
       it(`a walk sorted by ${sort} while documents are inserted skips and repeats nothing, in MongoDB's order`, async () => {
+        // Its own collection: each walk doubles what it walks, so walks sharing one would depend
+        // on how many ran before.
+        const collection = `walk${walk}`;
+        const initial = await seedWalk(collection);
+        let inserted = 1000;
         const seen: string[] = [];
         let query = `?sort=${encodeURIComponent(sort)}&limit=5`;
-        for (let pages = 0; pages < 100; pages++) {
-          const res = await get(query);
+        let ended = false;
+        for (let pages = 0; pages < 100 && !ended; pages++) {
+          const res = await get(query, collection);
           expect(res.status, res.text).to.equal(200);
           if (pages > 0) expect(res.body.meta, 'a cursor page has no offset').to.not.have.property('offset');
           seen.push(...res.body.data.map((d: Json) => d._id as string));
           // Writes between pages: new documents land before, inside and after the walk's position.
-          await post(seedDoc(inserted++));
-          await post(seedDoc(inserted++));
-          if (!res.body.meta.hasMore) {
-            expect(res.body.meta.next).to.equal(null);
-            break;
-          }
-          query = `?sort=${encodeURIComponent(sort)}&limit=5&after=${res.body.meta.next}`;
+          await post(seedDoc(inserted++), collection);
+          await post(seedDoc(inserted++), collection);
+          ended = !res.body.meta.hasMore;
+          if (ended) expect(res.body.meta.next).to.equal(null);
+          else query = `?sort=${encodeURIComponent(sort)}&limit=5&after=${res.body.meta.next}`;
         }
+        expect(ended, 'the walk reached its last page').to.equal(true);
         expect(new Set(seen).size, 'no document repeated').to.equal(seen.length);
         const initialIds = new Set(initial.map((d) => d._id));
         const walkedInitial = seen.filter((id) => initialIds.has(id));
@@ -65,7 +75,7 @@ forEachStore(
           expected,
         );
       });
-    }
+    });
 
     it('keeps select: the sort fields it needs for the cursor are not returned', async () => {
       const res = await get('?sort=-n&limit=3&select=i');

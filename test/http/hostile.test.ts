@@ -125,6 +125,8 @@ forEachStore(
     });
 
     it('control characters and __proto__ in body field names are 400 at any depth, nothing written', async () => {
+      // A document of its own, so its version says what this case wrote.
+      expect((await req('PUT', '/ctlmerge/two', { body: { n: 2 } })).status).to.equal(201);
       for (const rawBody of [
         '{"a\\u0000b":1}',
         '{"x":{"a\\u0007":1}}',
@@ -135,31 +137,33 @@ forEachStore(
         expect(res.status, rawBody).to.equal(400);
         expect(res.body.error.code).to.equal('invalid_body');
       }
-      const merge = await req('PATCH', '/proto/two', {
+      const merge = await req('PATCH', '/ctlmerge/two', {
         rawBody: '{"a\\u0000":1}',
         contentType: 'application/merge-patch+json',
       });
       expect(merge.status).to.equal(400);
       const list = await req('GET', '/ctl');
       expect(list.body.meta.total).to.equal(0);
-      expect((await req('GET', '/proto/two')).body.$version).to.equal(1);
+      expect((await req('GET', '/ctlmerge/two')).body.$version).to.equal(1);
     });
 
     it('bodies nested past 64 levels are 400 on every write, patches included, and change nothing', async () => {
+      // A document of its own, so its version says what this case wrote.
+      expect((await req('PUT', '/deepdoc/two', { body: { n: 2 } })).status).to.equal(201);
       const tooDeep = deepText(5000);
       for (const [method, path, rawBody, contentType] of [
         ['POST', '/deep', `{"x":${tooDeep}}`, 'application/json'],
         ['PUT', '/deep/x', `{"x":${tooDeep}}`, 'application/json'],
-        ['PATCH', '/proto/two', `{"x":${tooDeep}}`, 'application/merge-patch+json'],
+        ['PATCH', '/deepdoc/two', `{"x":${tooDeep}}`, 'application/merge-patch+json'],
         [
           'PATCH',
-          '/proto/two',
+          '/deepdoc/two',
           `[{"op":"add","path":"/x","value":${tooDeep}}]`,
           'application/json-patch+json',
         ],
         [
           'PATCH',
-          '/proto/two',
+          '/deepdoc/two',
           `[{"op":"test","path":"/n","value":${tooDeep}}]`,
           'application/json-patch+json',
         ],
@@ -171,17 +175,17 @@ forEachStore(
       expect((await req('GET', '/deep')).body.meta.total).to.equal(0);
       // At the boundary: a patch value of 64 levels is accepted as a field of the document only
       // while the document stays within 64 levels.
-      const edge = await req('PATCH', '/proto/two', {
+      const edge = await req('PATCH', '/deepdoc/two', {
         body: [{ op: 'add', path: '/x', value: deep(63) }],
         contentType: 'application/json-patch+json',
       });
       expect(edge.status, edge.text).to.equal(200);
-      const over = await req('PATCH', '/proto/two', {
+      const over = await req('PATCH', '/deepdoc/two', {
         body: [{ op: 'add', path: '/y', value: deep(64) }],
         contentType: 'application/json-patch+json',
       });
       expect(over.status).to.equal(400);
-      const doc = await req('GET', '/proto/two');
+      const doc = await req('GET', '/deepdoc/two');
       expect(doc.body.$version).to.equal(2);
       expect(doc.body).to.not.have.property('y');
     });
