@@ -71,9 +71,11 @@ function unnamedControls(page: Page): Promise<string[]> {
   // only once every step before it has passed, so one failure does not cascade into the rest,
   // and a step picked alone by `--grep` is skipped with a note instead of failing obscurely.
   let stepsPassed = 0;
+  /** The steps in the order they are written (set at the end of this block). */
+  let steps: Mocha.Test[] = [];
   beforeEach(function () {
     const test = this.currentTest;
-    const step = test?.parent?.tests.indexOf(test) ?? -1;
+    const step = test ? steps.indexOf(test) : -1;
     if (step === stepsPassed) return;
     console.log(
       `      (skipped: "${test?.title}" follows ${step} earlier steps of the journey and only ${stepsPassed} passed; run them all with --grep 'dashboard in Chromium')`,
@@ -496,6 +498,8 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.getByRole('heading', { name: 'Log in to Folio' }).waitFor();
     expect((await browser.context.cookies()).find((c) => c.name === 'folio_session')).to.equal(undefined);
   });
+
+  steps = [...this.tests];
 
   /** A session token for API checks from the test (the browser's own cookie is HttpOnly). */
   async function sessionToken(): Promise<string> {
