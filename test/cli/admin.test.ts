@@ -15,11 +15,13 @@ describe('folio account|project|key create (operator CLI)', function () {
   this.timeout(60_000);
   let dataDir: string;
   let server: RunningServer | undefined;
-  before(async () => {
+  // A store of its own for each test: none may rely on accounts another test created.
+  beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'folio-admin-'));
   });
-  after(async () => {
+  afterEach(async () => {
     await server?.close();
+    server = undefined;
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -68,6 +70,19 @@ describe('folio account|project|key create (operator CLI)', function () {
   });
 
   it('bad input exits non-zero with a message', async () => {
+    // An existing account and project, so the bad --env and the missing --name are what fail.
+    const account = await folio(dataDir, 'account', 'create', '--email', 'ops@example.test');
+    expect(account.code, account.err).to.equal(0);
+    const project = await folio(
+      dataDir,
+      'project',
+      'create',
+      '--email',
+      'ops@example.test',
+      '--name',
+      'shop',
+    );
+    expect(project.code, project.err).to.equal(0);
     const noAccount = await folio(
       dataDir,
       'key',

@@ -87,6 +87,8 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
     for (let round = 0; round < KILLS; round++) {
       const running = server as FolioProcess;
       let stop = false;
+      const writesBefore = ackedWrites;
+      const bulkBefore = bulkAcked;
       const writer = async (w: number) => {
         let current: string | null = null;
         for (let n = 0; !stop; n++) {
@@ -134,6 +136,18 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
         }
       };
       const writers = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), bulkWriter()];
+      // Each round does its share of the acknowledged writes counted after the loop before the
+      // random delay starts: on a loaded machine the first answers can take longer than the
+      // delay, and a kill before them would leave too few writes to check.
+      try {
+        await eventually(async () => {
+          expect(ackedWrites - writesBefore, `round ${round}: writes acknowledged`).to.be.greaterThan(10);
+          expect(bulkAcked - bulkBefore, `round ${round}: bulk operations acknowledged`).to.be.greaterThan(5);
+        }, 15_000);
+      } catch (error) {
+        stop = true;
+        throw error;
+      }
       await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
       await stopFolio(running, 'SIGKILL');
       stop = true;
