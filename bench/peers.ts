@@ -445,30 +445,22 @@ export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: n
         workload: 'POST create',
         options: { url: `${bare.url}/docs`, method: 'POST', headers: json, body },
       },
-      ...worked.flatMap(({ micros, url }): Target[] => [
-        ...(WORK_LEVELS_US.get.includes(micros)
-          ? [
-              {
-                name: `koa-work${micros}-get`,
-                system: 'bare Koa + work' as const,
-                workload: 'GET by id',
-                workMicros: micros,
-                options: { url: `${url}/docs/1` },
-              },
-            ]
-          : []),
-        ...(WORK_LEVELS_US.post.includes(micros)
-          ? [
-              {
-                name: `koa-work${micros}-post`,
-                system: 'bare Koa + work' as const,
-                workload: 'POST create',
-                workMicros: micros,
-                options: { url: `${url}/docs`, method: 'POST' as const, headers: json, body },
-              },
-            ]
-          : []),
-      ]),
+      ...worked.flatMap(({ micros, url }) =>
+        (['get', 'post'] as const)
+          .filter((kind) => WORK_LEVELS_US[kind].includes(micros))
+          .map(
+            (kind): Target => ({
+              name: `koa-work${micros}-${kind}`,
+              system: 'bare Koa + work',
+              workload: kind === 'get' ? 'GET by id' : 'POST create',
+              workMicros: micros,
+              options:
+                kind === 'get'
+                  ? { url: `${url}/docs/1` }
+                  : { url: `${url}/docs`, method: 'POST', headers: json, body },
+            }),
+          ),
+      ),
       {
         name: 'duties-get',
         system: 'Koa + duties',
