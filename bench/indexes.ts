@@ -8,10 +8,9 @@
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
 import { seedDocuments, startQueryBenchServer } from './seed.js';
-import { percentile } from './stats.js';
+import { percentile, QUERY_SAMPLES, sampleSequentially, samplesText } from './stats.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const POSTS = 300;
 
 export async function runIndexBench(): Promise<void> {
@@ -75,9 +74,7 @@ export async function runIndexBench(): Promise<void> {
       const out = new Map<string, { p50: number; p99: number }>();
       for (const [name, url] of queries) {
         for (let i = 0; i < 5; i++) await timed(url());
-        const samples: number[] = [];
-        for (let i = 0; i < REQUESTS; i++) samples.push((await timed(url())).ms);
-        samples.sort((a, b) => a - b);
+        const samples = await sampleSequentially(async () => (await timed(url())).ms, QUERY_SAMPLES);
         out.set(name, { p50: percentile(samples, 50), p99: percentile(samples, 99) });
       }
       return out;
@@ -114,7 +111,7 @@ export async function runIndexBench(): Promise<void> {
 
     const out = process.stdout;
     out.write(
-      `\nDeclared indexes: embedded store, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} requests per query\n`,
+      `\nDeclared indexes: embedded store, ${DOCS.toLocaleString('en')} documents, ${samplesText(QUERY_SAMPLES)}\n`,
     );
     out.write(`index builds (writers wait): ${builds.join(', ')}\n\n`);
     out.write(

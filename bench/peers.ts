@@ -340,7 +340,14 @@ const wanted = (prefix: string) => !ONLY || [...ONLY].some((name) => name.starts
  * `folioSide`: Folio's figures from the one-shot benches (bench/run.ts runs them first), shown
  * beside the baselines measured here; without them those cells read "n/a".
  */
-export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: number): Promise<void> {
+/** The whole `npm run bench` so far: when it started and how long its parts took (ms). */
+export interface BenchTiming {
+  startedMs: number;
+  phases: Array<[string, number]>;
+}
+
+export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTiming): Promise<void> {
+  const setupStartedMs = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'folio-peers-'));
   const servers: Server[] = [];
   try {
@@ -588,6 +595,8 @@ export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: n
     const targets = allTargets.filter((t) => !ONLY || ONLY.has(t.name));
 
     const pid = (target: Target) => serverPid(servers, target.options.url);
+    const measureStartedMs = performance.now();
+    timing?.phases.push(['peers: servers and seeds', measureStartedMs - setupStartedMs]);
     for (const target of targets) await measure(target, WARMUP_SECONDS, pid(target));
     const rounds = new Map<string, RoundResult[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
@@ -600,7 +609,8 @@ export async function runPeerBench(folioSide: FolioSide = {}, benchStartedMs?: n
       }
     }
     const baselines = ONLY ? {} : await measureBaselines(raw, pouch);
-    await report(targets, rounds, folioSide, baselines, benchStartedMs);
+    timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
+    await report(targets, rounds, folioSide, baselines, timing);
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await rm(dir, { recursive: true, force: true });
@@ -612,7 +622,7 @@ async function report(
   rounds: Map<string, RoundResult[]>,
   folioSide: FolioSide,
   baselines: Baselines,
-  benchStartedMs: number | undefined,
+  timing: BenchTiming | undefined,
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];
@@ -740,11 +750,15 @@ async function report(
     `${JSON.stringify({ when, machine: machine(), load: loadAverage(), setup, rows, budgets, folioSide, baselines }, null, 2)}\n`,
   );
   // The whole `npm run bench`, from its first workload to this report (its target: ~10 min).
-  const benchMinutes = benchStartedMs === undefined ? null : (performance.now() - benchStartedMs) / 60_000;
-  await writeFile(
-    join(ROOT, 'docs/performance.md'),
-    markdown(when, lines, versus, budget, oneShot, benchMinutes),
-  );
+  const took = timing === undefined ? '' : tookText(timing);
+  await writeFile(join(ROOT, 'docs/performance.md'), markdown(when, lines, versus, budget, oneShot, took));
+}
+
+/** " The whole `npm run bench` took 10.2 min (queries 1.1, …)." for the report. */
+export function tookText(timing: BenchTiming, nowMs = performance.now()): string {
+  const minutes = (ms: number) => (ms / 60_000).toFixed(1);
+  const parts = timing.phases.map(([name, ms]) => `${name} ${minutes(ms)}`).join(', ');
+  return ` The whole \`npm run bench\` took ${minutes(nowMs - timing.startedMs)} min (${parts}).`;
 }
 
 /** The machine's load average (1, 5, 15 min) when the report is written: others' work shows here. */
@@ -760,10 +774,8 @@ function markdown(
   versus: string[],
   budget: string[],
   oneShot: string[],
-  benchMinutes: number | null,
+  took: string,
 ): string {
-  const took =
-    benchMinutes === null ? '' : ` The whole \`npm run bench\` took ${benchMinutes.toFixed(1)} min.`;
   return `# Performance beside peers
 
 Written by \`npm run bench\` (its last part; \`npm run bench:peers\` runs the throughput part

@@ -6,16 +6,16 @@
  * Koa, raw better-sqlite3, json-server and pouchdb-server (bench/peers.ts, which writes
  * docs/performance.md with the one-shot figures beside their baselines).
  *
- * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (200 per query), BENCH_JSON=1 for a
+ * Options (env): BENCH_DOCS (100000), BENCH_REQUESTS (at most 200 per query),
+ * BENCH_QUERY_BUDGET_MS (5000: a query's requests stop then, once 20 are in), BENCH_JSON=1 for a
  * machine-readable line at the end.
  */
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
 import { seedDocuments, startQueryBenchServer } from './seed.js';
-import { percentile } from './stats.js';
+import { percentile, QUERY_SAMPLES, sampleSequentially, samplesText } from './stats.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const WORDS = ['amber', 'birch', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'haven', 'islet', 'juniper'];
 
 /** Deterministic pseudo-random numbers so every run measures the same data. */
@@ -29,6 +29,14 @@ function rng(seed: number): () => number {
 
 // This table is the cost of queries on fields nobody indexed; bench/indexes.ts measures indexes.
 const benchStartedMs = performance.now();
+/** How long each part of the run took, for the report (its target: the whole in ~10 min). */
+const phases: Array<[string, number]> = [];
+let phaseStartedMs = benchStartedMs;
+const phaseDone = (name: string) => {
+  const now = performance.now();
+  phases.push([name, now - phaseStartedMs]);
+  phaseStartedMs = now;
+};
 const server = await startQueryBenchServer();
 try {
   const tenant = await server.tenant({ plan: 'team' });
@@ -77,9 +85,7 @@ try {
   const rows: Array<{ query: string; p50: number; p99: number; mean: number }> = [];
   for (const [name, path] of queries) {
     for (let i = 0; i < 10; i++) await get(path()); // warm-up
-    const samples: number[] = [];
-    for (let i = 0; i < REQUESTS; i++) samples.push(await get(path()));
-    samples.sort((a, b) => a - b);
+    const samples = await sampleSequentially(() => get(path()), QUERY_SAMPLES);
     rows.push({
       query: name,
       p50: percentile(samples, 50),
@@ -90,7 +96,7 @@ try {
 
   const out = process.stdout;
   out.write(
-    `\nFolio bench: embedded store, no declared or automatic indexes, ${DOCS.toLocaleString('en')} documents, ${REQUESTS} sequential requests per query\n`,
+    `\nFolio bench: embedded store, no declared or automatic indexes, ${DOCS.toLocaleString('en')} documents, ${samplesText(QUERY_SAMPLES)}\n`,
   );
   out.write(
     `seeded in ${(seedMs / 1000).toFixed(1)} s (${Math.round(DOCS / (seedMs / 1000)).toLocaleString('en')} docs/s through the port)\n\n`,
@@ -108,24 +114,30 @@ try {
 } finally {
   await server.close();
 }
+phaseDone('queries');
 
 // Declared indexes before/after, build time and write cost (bench/indexes.ts), on their own server.
 const { runIndexBench } = await import('./indexes.js');
 await runIndexBench();
+phaseDone('indexes');
 const { runIndexIsolationBench } = await import('./indexIsolation.js');
 await runIndexIsolationBench();
+phaseDone('index isolation');
 // The one-shot benches, each in a process of its own; their JSON lines feed the peer report.
 const { runChildBench } = await import('./workloads/childBench.js');
 // Webhook deliveries (bench/webhooks.ts).
 const webhooks = await runChildBench('bench/webhooks.ts');
+phaseDone('webhooks');
 // Import, export and bulk: `folio serve` in a process of its own (bench/transfer.ts).
 const transfer = await runChildBench('bench/transfer.ts');
+phaseDone('import/export/bulk');
 // Change streams: their own server and load-generator process (bench/streams.ts).
 const streams = await runChildBench('bench/streams.ts');
+phaseDone('change streams');
 // Folio beside bare Koa, raw better-sqlite3, json-server and pouchdb-server, each in its own
 // process (bench/peers.ts); writes docs/performance.md with the figures above beside baselines.
 const { runPeerBench } = await import('./peers.js');
-await runPeerBench({ webhooks, transfer, streams }, benchStartedMs);
+await runPeerBench({ webhooks, transfer, streams }, { startedMs: benchStartedMs, phases });
 process.stdout.write(
   `\nnpm run bench took ${((performance.now() - benchStartedMs) / 60_000).toFixed(1)} min\n`,
 );
