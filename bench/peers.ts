@@ -888,13 +888,14 @@ ${oneShot.join('\n')}
   Folio 35 % send, 22 % Node's HTTP code, 13 % Folio's own code (key, rate limit, origin, cache,
   route), 10 % Koa, 8 % logging, 6 % routing.
 - **What the duties cost, and what is left for Folio.** The section *What the targets mean in
-  microseconds* above measures it in each run. On 2026-11-25, in three runs (two of
-  \`npm run bench:peers\` on GET and POST alone, and a whole \`npm run bench\`), 0.6 × bare Koa on GET allowed 20
-  to 45 µs of work per request over bare Koa; Koa + duties alone (authenticate a key, count it,
-  log the request, send its headers) added 11 to 52 µs, and Folio 41 to 75 µs: 1.2 to 2 times
-  the budget. What Folio does beyond the duties (route among its data routes, validate the path,
-  check the project and origin, read the document, send it) has to fit in what the duties
-  leave. On POST, 0.35 × allowed 92 to 146 µs and Folio added 99 to 245 µs (1.1 to 1.7 times).
+  microseconds* above measures it in each run. On 2026-11-25, in four runs (two of
+  \`npm run bench:peers\` on GET and POST alone, two whole \`npm run bench\`), 0.6 × bare Koa on
+  GET allowed 20 to 45 µs of work per request over bare Koa; Koa + duties alone (authenticate a
+  key, count it, log the request, send its headers) added 11 to 52 µs, and Folio 41 to 83 µs:
+  1.2 to 2.1 times the budget. What Folio does beyond the duties (route among its data routes,
+  validate the path, check the project and origin, read the document, send it) has to fit in
+  what the duties leave. On POST, 0.35 × allowed 92 to 146 µs; Koa + duties added 18 to 56 and
+  Folio 99 to 245 µs (1.1 to 1.8 times).
   Moving the commit's sync off the event loop made POST slower, not faster (2,331 against 2,548
   creates per second, alternating runs): while the sync blocks the loop, requests queue and the
   next group commits more of them at once, and the commit, not the sync, is what costs.
