@@ -27,7 +27,6 @@ function rng(seed: number): () => number {
   };
 }
 
-// This table is the cost of queries on fields nobody indexed; bench/indexes.ts measures indexes.
 const benchStartedMs = performance.now();
 /** How long each part of the run took, for the report (its target: the whole in ~10 min). */
 const phases: Array<[string, number]> = [];
@@ -37,6 +36,7 @@ const phaseDone = (name: string) => {
   phases.push([name, now - phaseStartedMs]);
   phaseStartedMs = now;
 };
+// This table is the cost of queries on fields nobody indexed; bench/indexes.ts measures indexes.
 const server = await startQueryBenchServer();
 try {
   const tenant = await server.tenant({ plan: 'team' });
@@ -136,8 +136,7 @@ const streams = await runChildBench('bench/streams.ts');
 phaseDone('change streams');
 // Folio beside bare Koa, raw better-sqlite3, json-server and pouchdb-server, each in its own
 // process (bench/peers.ts); writes docs/performance.md with the figures above beside baselines.
-const { runPeerBench } = await import('./peers.js');
-await runPeerBench({ webhooks, transfer, streams }, { startedMs: benchStartedMs, phases });
-process.stdout.write(
-  `\nnpm run bench took ${((performance.now() - benchStartedMs) / 60_000).toFixed(1)} min\n`,
-);
+const { runPeerBench, tookText } = await import('./peers.js');
+const timing = { startedMs: benchStartedMs, phases };
+await runPeerBench({ webhooks, transfer, streams }, timing);
+process.stdout.write(`\n${tookText(timing).trim()}\n`);
