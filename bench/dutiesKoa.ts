@@ -2,7 +2,8 @@
  * A second ceiling for bench/peers.ts: bare Koa (bareKoa.ts) plus the per-request duties any
  * multi-tenant store serving API keys must do before it touches data, done as cheaply as they can
  * be: a SHA-256 of the bearer key and a Map look-up, a fixed-window rate-limit count, a request id,
- * one access-log line through pino to a file (asynchronous, as Folio's), and the request-id,
+ * one access-log line formatted as Folio formats it and written through pino's asynchronous
+ * destination to a file, and the request-id,
  * rate-limit and ETag headers. No store, no validation. What Folio's GET and POST could reach at
  * best on Koa with its duties kept; the rest of Folio's gap is its own code and its store.
  */
@@ -12,11 +13,13 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import pino from 'pino';
+import { formatAccessLine, processBindings } from '../src/http/accessLine.js';
 import { serveForBench } from './listen.js';
 
 const doc = process.env.BARE_DOC ?? '{}';
 const LIMIT = 1_000_000;
-const logger = pino({ level: 'info' }, pino.destination({ dest: 1, sync: false }));
+const log = pino.destination({ dest: 1, sync: false });
+const bindings = processBindings();
 const keys = new Map<string, string>();
 const windows = new Map<string, { count: number; resetAtMs: number }>();
 const prefix = randomBytes(6).toString('hex');
@@ -30,9 +33,15 @@ app.use(async (ctx, next) => {
   try {
     await next();
   } finally {
-    logger.info(
-      { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: performance.now() - started },
-      'request',
+    log.write(
+      formatAccessLine(bindings, Date.now(), {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: performance.now() - started,
+        key: ctx.state.keyId,
+      }),
     );
   }
 });
@@ -44,6 +53,7 @@ app.use((ctx, next) => {
     id = `key_${keys.size}`;
     keys.set(hash, id);
   }
+  ctx.state.keyId = id;
   const now = Date.now();
   let window = windows.get(id);
   if (!window || now >= window.resetAtMs) {

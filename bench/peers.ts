@@ -806,8 +806,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
   on POST): the calibration of the section below.
 - **Koa + duties**: bare Koa plus what any multi-tenant store must do per request before it
   touches data, done as cheaply as it can be (\`bench/dutiesKoa.ts\`): a SHA-256 of the API key
-  and a Map look-up, a rate-limit count, a request id, one access-log line through pino to a
-  file, and the request-id, rate-limit and ETag headers; no store. The ceiling of Folio's GET
+  and a Map look-up, a rate-limit count, a request id, one access-log line (formatted as
+  Folio's, through pino's asynchronous destination) to a file, and the request-id, rate-limit
+  and ETag headers; no store. The ceiling of Folio's GET
   and POST on Koa with those duties kept.
 - **raw better-sqlite3**: bare Koa over better-sqlite3 on the same rows, WAL and
   \`synchronous=FULL\` as Folio's default: one prepared statement (a transaction for PATCH,

@@ -5,6 +5,7 @@ import { type Logger, pino } from 'pino';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import { answerClientError } from './http/clientErrors.js';
+import type { LineSink } from './http/middleware/accessLog.js';
 import { serverTimeouts } from './http/serverTimeouts.js';
 import { JobRunner } from './jobs/jobRunner.js';
 import { FolioMetrics } from './operations/metrics.js';
@@ -30,10 +31,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(
-  config: Config,
-  logger: Logger = serverLogger(config.logLevel),
-): Promise<RunningServer> {
+/**
+ * `logStream` receives every log line, the access log's included (default: standard output,
+ * written asynchronously); tests pass their own to read them.
+ */
+export async function startServer(config: Config, logStream?: LineSink): Promise<RunningServer> {
+  const { logger, stream } = serverLogging(config.logLevel, logStream);
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
   const store = metrics ? timedStore(opened.store, metrics) : opened.store;
@@ -85,7 +88,12 @@ export async function startServer(
     dispatcher.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
-    const app = createApp(services, logger, { readiness, metrics, metricsToken: config.metrics.token });
+    const app = createApp(
+      services,
+      logger,
+      { readiness, metrics, metricsToken: config.metrics.token },
+      stream,
+    );
     const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
     const { port } = server.address() as AddressInfo;
     readiness.markRunning();
@@ -123,12 +131,17 @@ export async function startServer(
 }
 
 /**
- * Standard output, written asynchronously: log lines are buffered and written off the request
- * path (pino flushes what is left synchronously when the process exits).
+ * The logger and the stream it writes to, which the access log shares: standard output unless
+ * `logStream` is given, written asynchronously (lines are buffered and written off the request
+ * path; pino flushes what is left synchronously when the process exits).
  */
-function serverLogger(level: Config['logLevel']): Logger {
-  if (level === 'silent') return pino({ level });
-  return pino({ level }, pino.destination({ dest: 1, sync: false }));
+function serverLogging(
+  level: Config['logLevel'],
+  logStream: LineSink | undefined,
+): { logger: Logger; stream: LineSink | null } {
+  if (level === 'silent') return { logger: pino({ level }), stream: null };
+  const stream = logStream ?? pino.destination({ dest: 1, sync: false });
+  return { logger: pino({ level }, stream), stream };
 }
 
 function listen(

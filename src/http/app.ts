@@ -13,7 +13,7 @@ import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
-import { accessLog, defineRequestLog } from './middleware/accessLog.js';
+import { accessLog, defineRequestLog, type LineSink } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
@@ -41,6 +41,8 @@ export function createApp(
   services: Services,
   logger: Logger,
   operations: OperationsParts = NO_OPERATIONS,
+  /** Where the access log's lines go (the logger's own stream); none without it. */
+  accessLines: LineSink | null = null,
 ): Koa<FolioState, FolioContext> {
   const app = new Koa<FolioState, FolioContext>({ proxy: true });
   app.context.services = services;
@@ -92,7 +94,7 @@ export function createApp(
   if (operations.metrics) app.use(requestMetrics(operations.metrics));
   // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
   app.use(corsPolicy(services.config.cors.origin));
-  app.use(accessLog(logger));
+  app.use(accessLog(logger, accessLines));
   app.use(errorHandler());
   app.use(async (ctx, next) => {
     await next();

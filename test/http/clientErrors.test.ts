@@ -7,7 +7,6 @@ import { once } from 'node:events';
 import { maxHeaderSize } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
-import pino from 'pino';
 import { clientErrorAnswer, clientErrorResponse } from '../../src/http/clientErrors.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/requestIds.js';
 import { serverTimeouts } from '../../src/http/serverTimeouts.js';
@@ -75,7 +74,7 @@ describe('HTTP: parser errors and request timeouts answer JSON', function () {
   before(async () => {
     server = await startTestServer({
       config: { http: { requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS } },
-      logger: pino({ level: 'info' }, { write: (line: string) => logLines.push(line) }),
+      logStream: { write: (line: string) => logLines.push(line) },
     });
   });
   after(async () => {

@@ -9,7 +9,6 @@ import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import { brotliCompressSync } from 'node:zlib';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
@@ -296,7 +295,7 @@ describe('hostile requests before authentication', () => {
         done();
       },
     });
-    server = await startTestServer({ logger: pino({ level: 'info' }, sink) });
+    server = await startTestServer({ logStream: sink });
   });
   after(() => server.close());
 

@@ -2,7 +2,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('secrets stay secret', () => {
@@ -17,7 +16,7 @@ describe('secrets stay secret', () => {
         done();
       },
     });
-    server = await startTestServer({ logger: pino({ level: 'info' }, sink) });
+    server = await startTestServer({ logStream: sink });
   });
   after(() => server.close());
 

@@ -4,7 +4,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { SEALING_KEY_FILE } from '../../src/store/embedded/webhooks.js';
 import { startReceiver } from '../support/receiver.js';
 import { startTestServer } from '../support/server.js';
@@ -21,8 +20,8 @@ describe('webhook secrets stay secret', () => {
     const receiver = await startReceiver();
     receiver.respond = () => 500;
     const server = await startTestServer({
-      logger: pino({ level: 'debug' }, sink),
-      config: { webhooks: { allowPrivateTargets: true, backoffBaseMs: 10, pollMs: 30 } },
+      logStream: sink,
+      config: { logLevel: 'debug', webhooks: { allowPrivateTargets: true, backoffBaseMs: 10, pollMs: 30 } },
     });
     try {
       const tenant = await server.tenant();

@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
+import type { LineSink } from '../../src/http/middleware/accessLog.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { Env, KeyScope, Plan } from '../../src/store/port.js';
 
@@ -66,8 +66,8 @@ const RELAXED_RATE_LIMITS: ConfigOverrides = {
 export interface TestServerOptions {
   config?: ConfigOverrides;
   realRateLimits?: boolean;
-  /** Receives the server's log lines (default: none). */
-  logger?: Logger;
+  /** Receives the server's log lines at level `info` (default: no logging). */
+  logStream?: LineSink;
   /** Run on this data directory and leave it in place (restart tests); default: a fresh temp dir. */
   dataDir?: string;
 }
@@ -75,11 +75,17 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'folio-test-')));
   const config = loadConfig({}, [
-    { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', bootstrap: false },
+    {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      bootstrap: false,
+      logLevel: options.logStream ? 'info' : 'silent',
+    },
     options.realRateLimits ? {} : RELAXED_RATE_LIMITS,
     options.config ?? {},
   ]);
-  const running = await startServer(config, options.logger);
+  const running = await startServer(config, options.logStream);
 
   async function request<T = Json>(
     method: string,

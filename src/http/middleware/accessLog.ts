@@ -1,17 +1,24 @@
 /**
- * One pino line per request; never the Authorization header, cookies or bodies. Kept cheap on
- * the request path: the line carries the request id itself (no child logger per request; the
- * routes' `ctx.log`, used on rare error paths, is made on first use: defineRequestLog),
- * nothing is built when the level is off, and the logger's destination writes asynchronously
- * (src/server.ts).
+ * One line per request, in pino's format, to the logger's own stream; never the Authorization
+ * header, cookies or bodies. Kept cheap on the request path: the line is formatted directly
+ * (accessLine.ts) rather than through pino's serialiser, it carries the request id itself (no
+ * child logger per request; the routes' `ctx.log`, used on rare error paths, is made on first
+ * use: defineRequestLog), nothing is built when the level is off, and the stream writes
+ * asynchronously (src/server.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { formatAccessLine, processBindings } from '../accessLine.js';
 import { clientErrorStatus } from '../clientErrors.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 const CHILD = Symbol('requestLogger');
+
+/** Where access lines go: the stream the server's logger writes to (pino's destination). */
+export interface LineSink {
+  write(line: string): unknown;
+}
 
 /**
  * `ctx.log`: a child logger carrying the request id, made on first use. Defined once on the
@@ -29,15 +36,16 @@ export function defineRequestLog(context: object, logger: Logger): void {
   });
 }
 
-export function accessLog(logger: Logger): Middleware<FolioState, FolioContext> {
-  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
+export function accessLog(logger: Logger, sink: LineSink | null): Middleware<FolioState, FolioContext> {
+  if (!sink || !logger.isLevelEnabled('info')) return (_ctx, next) => next();
+  const bindings = processBindings();
   return async (ctx, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      logger.info(
-        {
+      sink.write(
+        formatAccessLine(bindings, Date.now(), {
           requestId: ctx.state.requestId,
           method: ctx.method,
           path: ctx.path,
@@ -45,8 +53,7 @@ export function accessLog(logger: Logger): Middleware<FolioState, FolioContext> 
           status: clientErrorStatus(ctx.res) ?? ctx.status,
           ms: performance.now() - started,
           key: ctx.state.key?.key.id,
-        },
-        'request',
+        }),
       );
     }
   };
