@@ -38,6 +38,18 @@ describe('document cache: bounds', () => {
     expect(cache.bytes).to.equal(8 * 256 - 256 + 130);
   });
 
+  it('a hit moves its entry to the end only from the older half of the order (at half, exactly)', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) cache.set('s', 'c', id, entryOf(256));
+    // `e` has 3 entries after it: in the newer half, it stays. `d` has 4 of 8: it moves.
+    expect(cache.get('s', 'c', 'e')).to.not.equal(undefined);
+    expect(cache.get('s', 'c', 'd')).to.not.equal(undefined);
+    // Four more entries push out the four oldest: a, b, c, then e (not d, which moved).
+    for (const id of ['w', 'x', 'y', 'z']) cache.set('s', 'c', id, entryOf(256));
+    const kept = ['a', 'b', 'c', 'd', 'e', 'f'].filter((id) => cache.get('s', 'c', id) !== undefined);
+    expect(kept).to.deep.equal(['d', 'f']);
+  });
+
   it('never keeps an entry larger than an eighth of its budget', () => {
     const cache = new DocumentJsonCache(8 * 256);
     cache.set('s', 'c', 'fits', entryOf(256));

@@ -6,20 +6,28 @@
  * commands write accounts and keys only), and every write goes through one place that evicts
  * the documents it writes before its commit and, for a single-document commit, puts their new
  * text back once the group has committed, so an entry is never stale. Bounded by an approximate
- * byte budget, least recently used out first; a document larger than an eighth of the budget is
- * never kept.
+ * byte budget, least recently used out first (nearly: see `get`); a document larger than an
+ * eighth of the budget is never kept.
  */
 import type { DocumentJson } from '../port.js';
 
 /** The default budget (`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB`, 32). */
 export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 
-/** Per entry beyond its text: the key, the Map slot and the object (approximate). */
+/** Per entry beyond its text: the key, the Map slot and the objects (approximate). */
 const ENTRY_OVERHEAD_BYTES = 128;
 
+interface Slot {
+  entry: DocumentJson;
+  /** When the entry last moved to the end of the order: the count of moves so far. */
+  moved: number;
+}
+
 export class DocumentJsonCache {
-  /** Insertion order is recency: a hit moves its entry to the end. */
-  readonly #entries = new Map<string, DocumentJson>();
+  /** Insertion order is recency: a set, and a hit in the older half, moves its entry to the end. */
+  readonly #entries = new Map<string, Slot>();
+  /** Moves to the end so far: an entry with `moved` ≥ this − n has at most n entries after it. */
+  #moves = 0;
   readonly #maxBytes: number;
   readonly #maxEntryBytes: number;
   #bytes = 0;
@@ -32,17 +40,26 @@ export class DocumentJsonCache {
     this.#maxEntryBytes = Math.floor(maxBytes / 8);
   }
 
+  /**
+   * A hit moves its entry to the end only when the entry is in the older half of the order.
+   * Moving is a delete and an insert, most of a hit's cost, and an entry in the newer half is
+   * far from eviction: it is evicted only after passing through the whole older half unread.
+   */
   get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {
     const key = entryKey(scopeKey, collection, id);
-    const entry = this.#entries.get(key);
-    if (entry === undefined) {
+    const slot = this.#entries.get(key);
+    if (slot === undefined) {
       this.misses += 1;
       return undefined;
     }
     this.hits += 1;
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
-    return entry;
+    if (this.#moves - slot.moved >= this.#entries.size / 2) {
+      this.#entries.delete(key);
+      this.#moves += 1;
+      slot.moved = this.#moves;
+      this.#entries.set(key, slot);
+    }
+    return slot.entry;
   }
 
   set(scopeKey: string, collection: string, id: string, entry: DocumentJson): void {
@@ -50,12 +67,13 @@ export class DocumentJsonCache {
     if (size > this.#maxEntryBytes) return;
     const key = entryKey(scopeKey, collection, id);
     this.#remove(key);
-    this.#entries.set(key, entry);
+    this.#moves += 1;
+    this.#entries.set(key, { entry, moved: this.#moves });
     this.#bytes += size;
     for (const [oldest, old] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
       this.#entries.delete(oldest);
-      this.#bytes -= sizeOf(old);
+      this.#bytes -= sizeOf(old.entry);
     }
   }
 
@@ -76,7 +94,7 @@ export class DocumentJsonCache {
     const old = this.#entries.get(key);
     if (old === undefined) return;
     this.#entries.delete(key);
-    this.#bytes -= sizeOf(old);
+    this.#bytes -= sizeOf(old.entry);
   }
 }
 
