@@ -902,7 +902,11 @@ ${oneShot.join('\n')}
   1.2 to 2.1 times the budget. What Folio does beyond the duties (route among its data routes,
   validate the path, check the project and origin, read the document, send it) has to fit in
   what the duties leave. On POST, 0.35 × allowed 92 to 146 µs; Koa + duties added 18 to 56 and
-  Folio 99 to 245 µs (1.1 to 1.8 times).
+  Folio 99 to 245 µs (1.1 to 1.8 times). Later that day, with the access line formatted
+  directly and the cheaper document-cache hit, two more runs (this report's, and one of
+  \`npm run bench:peers\`) measured GET at 0.51 and 0.50 × bare Koa and POST at 0.31 and 0.27:
+  GET allowed 31 and 47 µs, Folio added 42 and 69; POST allowed 118 and 123, Folio added 145
+  and 181.
   Moving the commit's sync off the event loop made POST slower, not faster (2,331 against 2,548
   creates per second, alternating runs): while the sync blocks the loop, requests queue and the
   next group commits more of them at once, and the commit, not the sync, is what costs.
@@ -915,6 +919,15 @@ ${oneShot.join('\n')}
   \`--cpu-prof\` of Folio's process under the GET load): the router's path matching about 3 %,
   the access log about 3 %, Koa and its header handling a few per cent, key authentication
   (SHA-256 of the key, then the cached look-up) about 2 %, the cache look-up about 1 %.
+- **The access log** cost a GET about 14 µs of CPU on 2026-11-25 (alternating runs with
+  \`FOLIO_LOG_LEVEL\` at \`info\` and at \`warn\`: 84.9 against 70.6 µs per request). Not in its
+  writes: pino's asynchronous destination joins the lines that arrive while it writes, 0.056
+  log writes per request under the GET load (\`/proc/<pid>/io\`), and batching them further as
+  nginx's \`buffer=\` does (tried: at most 100 ms or 16 KiB) cut that to 0.031 with no change
+  measurable here. pino's general serialiser was about half of the logging code's samples (4 of
+  8 µs a line); the line is now formatted directly (\`src/http/accessLine.ts\`, about 2 µs, the
+  same bytes as pino's). The rest is the memory and cache traffic of a line per request.
+  Where a proxy in front already logs every request, \`FOLIO_LOG_LEVEL=warn\` turns it off.
 - **POST create**: about 90 µs of CPU per request, against about 30 µs for Koa + duties with a
   body. The rest is Folio's write: the document rules (names, depth, size), the document, its
   first version and its change event written in one savepoint of the group's transaction, the
