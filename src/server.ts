@@ -1,11 +1,10 @@
 /** Start and stop the whole service: store, services, HTTP server. */
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import { answerClientError } from './http/clientErrors.js';
-import type { LineSink } from './http/middleware/accessLog.js';
 import { serverTimeouts } from './http/serverTimeouts.js';
 import { JobRunner } from './jobs/jobRunner.js';
 import { FolioMetrics } from './operations/metrics.js';
@@ -35,7 +34,7 @@ export interface RunningServer {
  * `logStream` receives every log line, the access log's included (default: standard output,
  * written asynchronously); tests pass their own to read them.
  */
-export async function startServer(config: Config, logStream?: LineSink): Promise<RunningServer> {
+export async function startServer(config: Config, logStream?: DestinationStream): Promise<RunningServer> {
   const { logger, stream } = serverLogging(config.logLevel, logStream);
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
@@ -137,8 +136,8 @@ export async function startServer(config: Config, logStream?: LineSink): Promise
  */
 function serverLogging(
   level: Config['logLevel'],
-  logStream: LineSink | undefined,
-): { logger: Logger; stream: LineSink | null } {
+  logStream: DestinationStream | undefined,
+): { logger: Logger; stream: DestinationStream | null } {
   if (level === 'silent') return { logger: pino({ level }), stream: null };
   const stream = logStream ?? pino.destination({ dest: 1, sync: false });
   return { logger: pino({ level }, stream), stream };

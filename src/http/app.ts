@@ -6,14 +6,14 @@
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { AppError, notFound } from '../errors.js';
 import { Readiness } from '../operations/readiness.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
-import { accessLog, defineRequestLog, type LineSink } from './middleware/accessLog.js';
+import { accessLog, defineRequestLog } from './middleware/accessLog.js';
 import { apiKeyAuth } from './middleware/apiKeyAuth.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
@@ -42,7 +42,7 @@ export function createApp(
   logger: Logger,
   operations: OperationsParts = NO_OPERATIONS,
   /** Where the access log's lines go (the logger's own stream); none without it. */
-  accessLines: LineSink | null = null,
+  accessLines: DestinationStream | null = null,
 ): Koa<FolioState, FolioContext> {
   const app = new Koa<FolioState, FolioContext>({ proxy: true });
   app.context.services = services;

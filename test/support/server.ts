@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DestinationStream } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
-import type { LineSink } from '../../src/http/middleware/accessLog.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { Env, KeyScope, Plan } from '../../src/store/port.js';
 
@@ -67,7 +67,7 @@ export interface TestServerOptions {
   config?: ConfigOverrides;
   realRateLimits?: boolean;
   /** Receives the server's log lines at level `info` (default: no logging). */
-  logStream?: LineSink;
+  logStream?: DestinationStream;
   /** Run on this data directory and leave it in place (restart tests); default: a fresh temp dir. */
   dataDir?: string;
 }

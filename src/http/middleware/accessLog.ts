@@ -8,17 +8,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { formatAccessLine, processBindings } from '../accessLine.js';
 import { clientErrorStatus } from '../clientErrors.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 const CHILD = Symbol('requestLogger');
-
-/** Where access lines go: the stream the server's logger writes to (pino's destination). */
-export interface LineSink {
-  write(line: string): unknown;
-}
 
 /**
  * `ctx.log`: a child logger carrying the request id, made on first use. Defined once on the
@@ -36,7 +31,11 @@ export function defineRequestLog(context: object, logger: Logger): void {
   });
 }
 
-export function accessLog(logger: Logger, sink: LineSink | null): Middleware<FolioState, FolioContext> {
+/** `sink`: the stream the server's logger writes to (pino's destination); no access log without it. */
+export function accessLog(
+  logger: Logger,
+  sink: DestinationStream | null,
+): Middleware<FolioState, FolioContext> {
   if (!sink || !logger.isLevelEnabled('info')) return (_ctx, next) => next();
   const bindings = processBindings();
   return async (ctx, next) => {
