@@ -484,6 +484,8 @@ export interface Store {
   readonly deliveries: DeliveryRepository;
   readonly consumers: FeedConsumerRepository;
   readonly streamSlots: StreamSlotRepository;
+  /** The whole store at one point in time, and written back (backup, restore, migrate). */
+  readonly snapshots: SnapshotRepository;
   /**
    * Agenda's backend on this store's own connection, for background jobs. A job saved with
    * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,
@@ -690,4 +692,57 @@ export interface QueryPlan {
   returned: number;
   /** The store's own plan lines (SQLite's EXPLAIN QUERY PLAN, MongoDB's winning plan stages). */
   detail: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots: every record of a store at one point in time, and written back into an empty one
+// (`folio backup`, `folio restore`, `folio migrate`; the file format is in docs/operations.md).
+
+/** Store-wide settings a snapshot carries: the key that seals webhook secrets, when the store made one. */
+export type SnapshotSettingName = 'webhookSealingKey';
+
+/**
+ * One record of a snapshot, in the port's own shapes (no store layout), so a snapshot of either
+ * store writes back into either. Left out, being tied to a running deployment rather than to
+ * its data: sessions (users sign in again), webhook deliveries, change events and feed
+ * positions, rate-limit counters, stream slots and background jobs.
+ */
+export type SnapshotRecord =
+  | { type: 'setting'; name: SnapshotSettingName; value: string }
+  | { type: 'account'; account: AccountRecord }
+  | { type: 'project'; project: ProjectRecord }
+  | { type: 'key'; key: ApiKeyRecord }
+  | { type: 'webhook'; webhook: WebhookRecord }
+  | { type: 'document'; scope: DataScope; collection: string; document: FolioDocument }
+  | {
+      type: 'version';
+      scope: DataScope;
+      collection: string;
+      id: string;
+      version: VersionInfo;
+      /** The whole document at that version. */
+      document: FolioDocument;
+    }
+  | { type: 'index'; scope: DataScope; collection: string; index: IndexRecord };
+
+export type SnapshotRecordType = SnapshotRecord['type'];
+
+export interface SnapshotRepository {
+  /**
+   * Every record of the store as it was at one point in time, while writers go on (embedded: one
+   * read transaction on a connection of its own, which never blocks writers; MongoDB: a snapshot
+   * session, see docs/operations.md). Order: settings, accounts, projects, keys, webhooks, then
+   * per scope documents, versions and index definitions. Leaving the loop early releases the
+   * snapshot.
+   */
+  read(): AsyncIterable<SnapshotRecord>;
+  /** True when the store holds no account, project, key, webhook, document, version or index. */
+  isEmpty(): Promise<boolean>;
+  /**
+   * Write the records exactly as given: no change events, no plan limits, no version numbering.
+   * Each replaces the record of the same identity, so writing a batch twice (a resumed restore)
+   * leaves what writing it once does. Index records are built over the documents already
+   * written, so they come after them.
+   */
+  write(records: readonly SnapshotRecord[]): Promise<void>;
 }

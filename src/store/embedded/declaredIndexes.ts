@@ -351,7 +351,25 @@ export class EmbeddedIndexes implements IndexRepository {
     const declared = this.declared(scopeKey, collection);
     if (declared.some((i) => i.name === index.name)) throw new DuplicateError('name');
     if (declared.length >= maxIndexes) return null;
-    const record: IndexRecord = { ...index, state: 'building', createdAt: new Date().toISOString() };
+    return this.#declare(scopeKey, collection, index, new Date().toISOString());
+  }
+
+  /**
+   * A declaration read from a snapshot (`SnapshotRepository.write`): recorded with its own
+   * creation time and built over the documents already there, replacing one of the same name.
+   */
+  async restore(scope: DataScope, collection: string, record: IndexRecord): Promise<IndexRecord> {
+    const scopeKey = scopeKeyOf(scope);
+    if (this.declared(scopeKey, collection).some((i) => i.name === record.name)) {
+      await this.drop(scope, collection, record.name);
+    }
+    const { name, fields, unique } = record;
+    return this.#declare(scopeKey, collection, { name, fields, unique }, record.createdAt);
+  }
+
+  /** Record the declaration as building, build it, and record how that went. */
+  #declare(scopeKey: string, collection: string, index: IndexDefinition, createdAt: string): IndexRecord {
+    const record: IndexRecord = { ...index, state: 'building', createdAt };
     try {
       this.db
         .prepare(

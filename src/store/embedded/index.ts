@@ -20,6 +20,7 @@ import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
+import { EmbeddedSnapshots } from './snapshot.js';
 import { EmbeddedStreamSlots } from './streamSlots.js';
 import { keepTemporaryInMemory } from './tempStore.js';
 import { EmbeddedWebhooks } from './webhooks.js';
@@ -72,6 +73,7 @@ interface Parts {
   webhooks: EmbeddedWebhooks;
   deliveries: EmbeddedDeliveries;
   consumers: EmbeddedFeedConsumers;
+  snapshots: EmbeddedSnapshots;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
   checkpoints: BackgroundCheckpoints | null;
@@ -118,6 +120,10 @@ export class EmbeddedStore implements Store {
 
   get consumers(): EmbeddedFeedConsumers {
     return this.#ready().consumers;
+  }
+
+  get snapshots(): EmbeddedSnapshots {
+    return this.#ready().snapshots;
   }
 
   /** The open database, for the embedded Agenda backend and embedded-only tooling. */
@@ -186,6 +192,7 @@ export class EmbeddedStore implements Store {
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),
       consumers: new EmbeddedFeedConsumers(db),
+      snapshots: new EmbeddedSnapshots(db, this.options.dataDir, indexes),
       agenda: null,
       pruneTimer,
       checkpoints,

@@ -35,6 +35,7 @@ import { proveImages } from './startup/imagesProbe.js';
 import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, type Topology } from './startup/serverCheck.js';
+import { MongoSnapshots } from './snapshot.js';
 import { MongoStreamSlots } from './streamSlots.js';
 import { MongoWebhooks } from './webhooks.js';
 
@@ -84,6 +85,7 @@ class MongoStoreImpl implements MongoStore {
   readonly deliveries: MongoDeliveries;
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
+  readonly snapshots: MongoSnapshots;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -145,6 +147,8 @@ class MongoStoreImpl implements MongoStore {
     this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
     this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
+    // Not translated: only the operator commands use it, and they report the driver's own error.
+    this.snapshots = new MongoSnapshots(this.client, this.dbPrefix, collections, this.indexes);
   }
 
   init(): Promise<void> {

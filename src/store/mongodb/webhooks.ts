@@ -25,7 +25,7 @@ export type WebhookDoc = Omit<WebhookRecord, 'id' | 'scope'> & {
 /** A document of the settings collection (guards, the sealed-secret key): an id and a text. */
 type SettingDoc = GuardDoc;
 
-const SEALING_KEY_SETTING = 'webhookSealingKey';
+export const SEALING_KEY_SETTING = 'webhookSealingKey';
 
 export function toWebhookDoc(w: WebhookRecord): WebhookDoc {
   return {

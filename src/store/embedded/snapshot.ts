@@ -1,0 +1,391 @@
+/**
+ * Snapshots of the embedded store (the port's SnapshotRepository).
+ *
+ * Reading: one read transaction on a read-only connection of its own. In WAL mode the
+ * transaction sees the database as it was at its first read, whatever commits after, and never
+ * blocks the server's writers (it only keeps the WAL from being checkpointed past that point
+ * until it ends). better-sqlite3 runs one statement at a time per connection, so the tables are
+ * walked one after the other, each in a fixed order.
+ *
+ * Writing: rows as given, `INSERT OR REPLACE` (a batch written twice is written once), in one
+ * transaction per batch; no change-log row, so nothing is announced to subscribers or webhooks.
+ * Index declarations are built afterwards by EmbeddedIndexes, over the documents written.
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  IndexRecord,
+  JsonObject,
+  ProjectRecord,
+  SnapshotRecord,
+  SnapshotRepository,
+  WebhookRecord,
+  WriteOperation,
+} from '../port.js';
+import type { EmbeddedIndexes } from './declaredIndexes.js';
+import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
+import { SEALING_KEY_FILE } from './webhooks.js';
+
+/** How long the snapshot's first read waits for a connection recovering the WAL. */
+const READER_BUSY_TIMEOUT_MS = 5000;
+/** Rows handed out between two turns of the event loop. */
+const YIELD_EVERY = 256;
+
+/** The API text of a stored document: the same expression as `EmbeddedDocuments.getJson`. */
+const DOCUMENT_JSON_SQL =
+  "json_insert(json_remove(body, '$._folio'), '$.\"$createdAt\"', created_at, " +
+  '\'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
+
+/** The same statement as `EmbeddedDocuments`' upsert: the API text becomes the stored JSONB form. */
+const UPSERT_DOCUMENT_SQL =
+  'INSERT OR REPLACE INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
+  'VALUES (@scope, @collection, @id, @version, @createdAt, @updatedAt, jsonb(json_set(' +
+  "json_remove(@json, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
+  "json_object('version', CAST(@version AS INTEGER), 'createdAt', @createdAt, 'updatedAt', @updatedAt))))";
+
+interface Statements {
+  account: Database.Statement<AccountRecord & { emailKey: string }>;
+  project: Database.Statement<{
+    id: string;
+    accountId: string;
+    name: string;
+    createdAt: string;
+    allowedOrigins: string | null;
+    autoIndexes: number | null;
+  }>;
+  key: Database.Statement<Omit<ApiKeyRecord, 'config'> & { config: string }>;
+  webhook: Database.Statement<
+    Omit<WebhookRecord, 'scope' | 'events'> & {
+      scope: string;
+      projectId: string;
+      env: string;
+      events: string;
+    }
+  >;
+  document: Database.Statement<{
+    scope: string;
+    collection: string;
+    id: string;
+    version: number;
+    createdAt: string;
+    updatedAt: string;
+    json: string;
+  }>;
+  version: Database.Statement<{
+    scope: string;
+    collection: string;
+    id: string;
+    version: number;
+    operation: WriteOperation;
+    timestamp: string;
+    apiKeyHint: string;
+    body: string;
+  }>;
+}
+
+export class EmbeddedSnapshots implements SnapshotRepository {
+  readonly #statements: Statements;
+  readonly #writeTx: (records: readonly SnapshotRecord[]) => void;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly dataDir: string,
+    private readonly indexes: EmbeddedIndexes,
+  ) {
+    this.#statements = {
+      account: db.prepare(
+        'INSERT OR REPLACE INTO accounts (id, email, email_key, password_hash, plan, created_at) ' +
+          'VALUES (@id, @email, @emailKey, @passwordHash, @plan, @createdAt)',
+      ),
+      project: db.prepare(
+        'INSERT OR REPLACE INTO projects (id, account_id, name, created_at, allowed_origins, auto_indexes) ' +
+          'VALUES (@id, @accountId, @name, @createdAt, @allowedOrigins, @autoIndexes)',
+      ),
+      key: db.prepare(
+        'INSERT OR REPLACE INTO api_keys (id, project_id, name, env, scope, config, status, key_hash, hint, ' +
+          'created_at, last_used_at, revoked_at, rotated_from) VALUES (@id, @projectId, @name, @env, @scope, ' +
+          '@config, @status, @keyHash, @hint, @createdAt, @lastUsedAt, @revokedAt, @rotatedFrom)',
+      ),
+      webhook: db.prepare(
+        'INSERT OR REPLACE INTO webhooks (id, scope, project_id, env, collection, url, events, description, ' +
+          'status, sealed_secret, consecutive_failures, created_at, updated_at) VALUES (@id, @scope, @projectId, ' +
+          '@env, @collection, @url, @events, @description, @status, @sealedSecret, @consecutiveFailures, ' +
+          '@createdAt, @updatedAt)',
+      ),
+      document: db.prepare(UPSERT_DOCUMENT_SQL),
+      version: db.prepare(
+        'INSERT OR REPLACE INTO versions (scope, collection, doc_id, version, operation, timestamp, ' +
+          'api_key_hint, body) VALUES (@scope, @collection, @id, @version, @operation, @timestamp, @apiKeyHint, @body)',
+      ),
+    };
+    this.#writeTx = db.transaction((records: readonly SnapshotRecord[]) => {
+      for (const record of records) this.#writeRow(record);
+    });
+  }
+
+  async *read(): AsyncGenerator<SnapshotRecord> {
+    const reader = new Database(this.db.name, {
+      readonly: true,
+      fileMustExist: true,
+      timeout: READER_BUSY_TIMEOUT_MS,
+    });
+    try {
+      reader.exec('BEGIN');
+      // The first read fixes the snapshot; the sealing key (a file, written once) is read after it.
+      const rows = reader.prepare('SELECT * FROM accounts ORDER BY id').all() as Array<
+        Record<string, unknown>
+      >;
+      const key = this.#sealingKey();
+      if (key !== null) yield { type: 'setting', name: 'webhookSealingKey', value: key };
+      for (const r of rows) {
+        yield {
+          type: 'account',
+          account: {
+            id: r.id as string,
+            email: r.email as string,
+            passwordHash: r.password_hash as string,
+            plan: r.plan as AccountRecord['plan'],
+            createdAt: r.created_at as string,
+          },
+        };
+      }
+      let sinceYield = 0;
+      const pace = async () => {
+        if (++sinceYield < YIELD_EVERY) return;
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      for (const r of reader.prepare('SELECT * FROM projects ORDER BY id').iterate() as Iterable<
+        Record<string, unknown>
+      >) {
+        const project: ProjectRecord = {
+          id: r.id as string,
+          accountId: r.account_id as string,
+          name: r.name as string,
+          createdAt: r.created_at as string,
+          allowedOrigins:
+            r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins as string) as string[]),
+          ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
+        };
+        yield { type: 'project', project };
+        await pace();
+      }
+      for (const r of reader.prepare('SELECT * FROM api_keys ORDER BY id').iterate() as Iterable<
+        Record<string, unknown>
+      >) {
+        yield {
+          type: 'key',
+          key: {
+            id: r.id as string,
+            projectId: r.project_id as string,
+            name: r.name as string,
+            env: r.env as ApiKeyRecord['env'],
+            scope: r.scope as ApiKeyRecord['scope'],
+            config: JSON.parse(r.config as string) as JsonObject,
+            status: r.status as ApiKeyRecord['status'],
+            keyHash: r.key_hash as string,
+            hint: r.hint as string,
+            createdAt: r.created_at as string,
+            lastUsedAt: r.last_used_at as string | null,
+            revokedAt: r.revoked_at as string | null,
+            rotatedFrom: r.rotated_from as string | null,
+          },
+        };
+        await pace();
+      }
+      for (const r of reader.prepare('SELECT * FROM webhooks ORDER BY id').iterate() as Iterable<
+        Record<string, unknown>
+      >) {
+        yield {
+          type: 'webhook',
+          webhook: {
+            id: r.id as string,
+            scope: { projectId: r.project_id as string, env: r.env as WebhookRecord['scope']['env'] },
+            collection: r.collection as string,
+            url: r.url as string,
+            events: JSON.parse(r.events as string) as string[],
+            description: r.description as string,
+            status: r.status as WebhookRecord['status'],
+            sealedSecret: r.sealed_secret as string,
+            consecutiveFailures: r.consecutive_failures as number,
+            createdAt: r.created_at as string,
+            updatedAt: r.updated_at as string,
+          },
+        };
+        await pace();
+      }
+      const documents = reader.prepare<[], { scope: string; collection: string; json: string }>(
+        `SELECT scope, collection, ${DOCUMENT_JSON_SQL} AS json FROM documents ORDER BY scope, collection, id`,
+      );
+      for (const r of documents.iterate()) {
+        yield {
+          type: 'document',
+          scope: scopeFromKey(r.scope),
+          collection: r.collection,
+          document: JSON.parse(r.json),
+        };
+        await pace();
+      }
+      const versions = reader.prepare<
+        [],
+        {
+          scope: string;
+          collection: string;
+          doc_id: string;
+          version: number;
+          operation: WriteOperation;
+          timestamp: string;
+          api_key_hint: string;
+          body: string;
+        }
+      >('SELECT * FROM versions ORDER BY scope, collection, doc_id, version');
+      for (const r of versions.iterate()) {
+        yield {
+          type: 'version',
+          scope: scopeFromKey(r.scope),
+          collection: r.collection,
+          id: r.doc_id,
+          version: {
+            version: r.version,
+            operation: r.operation,
+            timestamp: r.timestamp,
+            apiKeyHint: r.api_key_hint,
+          },
+          document: JSON.parse(r.body),
+        };
+        await pace();
+      }
+      const indexes = reader
+        .prepare<
+          [],
+          {
+            scope: string;
+            collection: string;
+            name: string;
+            definition: string;
+            state: IndexRecord['state'];
+            failure: string | null;
+            created_at: string;
+          }
+        >('SELECT * FROM declared_indexes ORDER BY scope, collection, created_at, name')
+        .all();
+      for (const r of indexes) {
+        const definition = JSON.parse(r.definition) as Pick<IndexRecord, 'fields' | 'unique'>;
+        yield {
+          type: 'index',
+          scope: scopeFromKey(r.scope),
+          collection: r.collection,
+          index: {
+            name: r.name,
+            fields: definition.fields,
+            unique: definition.unique,
+            state: r.state,
+            createdAt: r.created_at,
+            ...(r.failure ? { failure: JSON.parse(r.failure) as NonNullable<IndexRecord['failure']> } : {}),
+          },
+        };
+      }
+      reader.exec('COMMIT');
+    } finally {
+      reader.close();
+    }
+  }
+
+  async isEmpty(): Promise<boolean> {
+    const tables = [
+      'accounts',
+      'projects',
+      'api_keys',
+      'webhooks',
+      'documents',
+      'versions',
+      'declared_indexes',
+    ];
+    const sql = `SELECT ${tables.map((t) => `EXISTS (SELECT 1 FROM ${t})`).join(' OR ')} AS any_row`;
+    return (this.db.prepare(sql).get() as { any_row: number }).any_row === 0;
+  }
+
+  async write(records: readonly SnapshotRecord[]): Promise<void> {
+    const rows = records.filter((r) => r.type !== 'index' && r.type !== 'setting');
+    if (rows.length > 0) this.#writeTx(rows);
+    for (const record of records) {
+      if (record.type === 'setting') this.#writeSetting(record.value);
+      else if (record.type === 'index')
+        await this.indexes.restore(record.scope, record.collection, record.index);
+    }
+  }
+
+  #writeRow(record: SnapshotRecord): void {
+    const s = this.#statements;
+    switch (record.type) {
+      case 'account':
+        s.account.run({ ...record.account, emailKey: record.account.email.toLowerCase() });
+        return;
+      case 'project': {
+        const p = record.project;
+        s.project.run({
+          id: p.id,
+          accountId: p.accountId,
+          name: p.name,
+          createdAt: p.createdAt,
+          allowedOrigins: p.allowedOrigins === null ? null : JSON.stringify(p.allowedOrigins),
+          autoIndexes: p.autoIndexes == null ? null : p.autoIndexes ? 1 : 0,
+        });
+        return;
+      }
+      case 'key':
+        s.key.run({ ...record.key, config: JSON.stringify(record.key.config) });
+        return;
+      case 'webhook': {
+        const { scope, events, ...rest } = record.webhook;
+        s.webhook.run({
+          ...rest,
+          scope: scopeKeyOf(scope),
+          projectId: scope.projectId,
+          env: scope.env,
+          events: JSON.stringify(events),
+        });
+        return;
+      }
+      case 'document': {
+        const doc = record.document;
+        s.document.run({
+          scope: scopeKeyOf(record.scope),
+          collection: record.collection,
+          id: doc._id,
+          version: doc.$version,
+          createdAt: doc.$createdAt,
+          updatedAt: doc.$updatedAt,
+          json: JSON.stringify(doc),
+        });
+        return;
+      }
+      case 'version':
+        s.version.run({
+          scope: scopeKeyOf(record.scope),
+          collection: record.collection,
+          id: record.id,
+          ...record.version,
+          body: JSON.stringify(record.document),
+        });
+        return;
+      default:
+        throw new Error(`embedded snapshot: cannot write a ${record.type} record as a row`);
+    }
+  }
+
+  /** The sealing key as the file holds it (base64), or null when the store never made one. */
+  #sealingKey(): string | null {
+    const file = path.join(this.dataDir, SEALING_KEY_FILE);
+    return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
+  }
+
+  #writeSetting(value: string): void {
+    const file = path.join(this.dataDir, SEALING_KEY_FILE);
+    writeFileSync(file, value, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+}

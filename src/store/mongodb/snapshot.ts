@@ -1,0 +1,300 @@
+/**
+ * Snapshots of the MongoDB store (the port's SnapshotRepository). Written against the driver's
+ * documented semantics; no MongoDB server runs in this repository's CI, so the MongoDB suites
+ * exercise it wherever one does (docs/operations.md).
+ *
+ * Reading: one snapshot session (`startSession({snapshot: true})`, MongoDB 5.0+). Its first
+ * read fixes a cluster time and every later find in the session reads at that time, across all
+ * of Folio's databases, while writers go on. The server keeps that point readable for
+ * `minSnapshotHistoryWindowInSeconds` (300 s by default): a snapshot read that takes longer
+ * fails with SnapshotTooOld rather than mixing two points in time. Catalogue reads (the list of
+ * collections and their declared indexes) are not snapshot reads: Folio never drops a
+ * collection, and a collection created after the snapshot's time reads as empty in it.
+ *
+ * Writing: each record replaces the document of the same `_id` (upsert), so a batch written
+ * twice is written once. Documents are written as plain inserts into their collection, outside
+ * any transaction, so a Folio instance watching the deployment would see them as inserts: no
+ * Folio may run on a store being restored (docs/operations.md).
+ */
+import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
+import {
+  DuplicateError,
+  type IndexRecord,
+  type ProjectRecord,
+  type SnapshotRecord,
+  type SnapshotRepository,
+} from '../port.js';
+import { fromStored, type StoredDocument, toStored } from '../storedForm.js';
+import { folioCollectionNames } from './collectionCatalog.js';
+import type { CollectionRegistry } from './collections.js';
+import type { MongoIndexes } from './declaredIndexes.js';
+import {
+  projectDbName,
+  projectDbPattern,
+  SYSTEM_COLLECTIONS,
+  systemDbName,
+  versionsCollectionName,
+} from './naming.js';
+import {
+  type AccountDoc,
+  fromAccountDoc,
+  fromKeyDoc,
+  fromProjectDoc,
+  type KeyDoc,
+  type ProjectDoc,
+  toAccountDoc,
+  toKeyDoc,
+  toProjectDoc,
+} from './systemRecords.js';
+import { fromWebhookDoc, SEALING_KEY_SETTING, toWebhookDoc, type WebhookDoc } from './webhooks.js';
+import type { VersionRecord } from './writePlan.js';
+
+/** Documents a snapshot cursor fetches per round trip. */
+const READ_BATCH_SIZE = 500;
+
+/** The system collections a snapshot reads and writes, in the order the port promises. */
+const SYSTEM_TARGETS = ['settings', 'accounts', 'projects', 'keys', 'webhooks'] as const;
+type SystemTarget = (typeof SYSTEM_TARGETS)[number];
+
+/** One Folio collection's writes: its documents and its version sidecar. */
+export interface CollectionWrites {
+  dbName: string;
+  collection: string;
+  documents: AnyBulkWriteOperation<StoredDocument>[];
+  versions: AnyBulkWriteOperation<VersionRecord>[];
+}
+
+export interface SnapshotWritePlan {
+  system: Record<SystemTarget, AnyBulkWriteOperation<Document>[]>;
+  /** Keyed by `db.collection`, in first-seen order. */
+  collections: Map<string, CollectionWrites>;
+  /** Declarations to build once the documents are in. */
+  indexes: Array<Extract<SnapshotRecord, { type: 'index' }>>;
+}
+
+function replaceById(doc: Document): AnyBulkWriteOperation<Document> {
+  return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+}
+
+/**
+ * The driver operations that write a batch of snapshot records: every one an upsert keyed by
+ * the record's identity (the `_id`, or a version's document and number), so writing the same
+ * batch again changes nothing.
+ */
+export function planSnapshotWrites(dbPrefix: string, records: readonly SnapshotRecord[]): SnapshotWritePlan {
+  const plan: SnapshotWritePlan = {
+    system: { settings: [], accounts: [], projects: [], keys: [], webhooks: [] },
+    collections: new Map(),
+    indexes: [],
+  };
+  const target = (scope: Parameters<typeof projectDbName>[1], collection: string): CollectionWrites => {
+    const dbName = projectDbName(dbPrefix, scope);
+    const key = `${dbName}.${collection}`;
+    let writes = plan.collections.get(key);
+    if (!writes) {
+      writes = { dbName, collection, documents: [], versions: [] };
+      plan.collections.set(key, writes);
+    }
+    return writes;
+  };
+  for (const record of records) {
+    switch (record.type) {
+      case 'setting':
+        plan.system.settings.push(replaceById({ _id: SEALING_KEY_SETTING, value: record.value }));
+        break;
+      case 'account':
+        plan.system.accounts.push(replaceById(toAccountDoc(record.account)));
+        break;
+      case 'project':
+        plan.system.projects.push(replaceById(toProjectDoc(record.project)));
+        break;
+      case 'key':
+        plan.system.keys.push(replaceById(toKeyDoc(record.key)));
+        break;
+      case 'webhook':
+        plan.system.webhooks.push(replaceById(toWebhookDoc(record.webhook)));
+        break;
+      case 'document': {
+        const stored = toStored(record.document);
+        target(record.scope, record.collection).documents.push({
+          replaceOne: { filter: { _id: stored._id }, replacement: stored, upsert: true },
+        });
+        break;
+      }
+      case 'version': {
+        const version: VersionRecord = {
+          docId: record.id,
+          version: record.version.version,
+          operation: record.version.operation,
+          timestamp: record.version.timestamp,
+          apiKeyHint: record.version.apiKeyHint,
+          document: toStored(record.document),
+        };
+        target(record.scope, record.collection).versions.push({
+          replaceOne: {
+            filter: { docId: version.docId, version: version.version },
+            replacement: version,
+            upsert: true,
+          },
+        });
+        break;
+      }
+      case 'index':
+        plan.indexes.push(record);
+        break;
+    }
+  }
+  return plan;
+}
+
+export class MongoSnapshots implements SnapshotRepository {
+  readonly #system: Db;
+
+  constructor(
+    private readonly client: MongoClient,
+    private readonly dbPrefix: string,
+    private readonly collections: CollectionRegistry,
+    private readonly indexes: MongoIndexes,
+  ) {
+    this.#system = client.db(systemDbName(dbPrefix));
+  }
+
+  async *read(): AsyncGenerator<SnapshotRecord> {
+    const session = this.client.startSession({ snapshot: true });
+    try {
+      const find = <T extends Document>(db: Db, name: string, sort: Document) =>
+        db.collection<T>(name).find({}, { session, sort, batchSize: READ_BATCH_SIZE });
+      // The first read fixes the snapshot's time.
+      const settings = await this.#system
+        .collection<{ _id: string; value: string }>(SYSTEM_COLLECTIONS.settings)
+        .find({ _id: SEALING_KEY_SETTING }, { session })
+        .toArray();
+      for (const s of settings) yield { type: 'setting', name: 'webhookSealingKey', value: s.value };
+      for await (const d of find<AccountDoc>(this.#system, SYSTEM_COLLECTIONS.accounts, { _id: 1 })) {
+        yield { type: 'account', account: fromAccountDoc(d) };
+      }
+      // Projects name the databases to read; a deployment has few enough to hold them.
+      const projects: ProjectRecord[] = [];
+      for await (const d of find<ProjectDoc>(this.#system, SYSTEM_COLLECTIONS.projects, { _id: 1 })) {
+        const project = fromProjectDoc(d);
+        projects.push(project);
+        yield { type: 'project', project };
+      }
+      for await (const d of find<KeyDoc>(this.#system, SYSTEM_COLLECTIONS.keys, { _id: 1 })) {
+        yield { type: 'key', key: fromKeyDoc(d) };
+      }
+      for await (const d of find<WebhookDoc>(this.#system, SYSTEM_COLLECTIONS.webhooks, { _id: 1 })) {
+        yield { type: 'webhook', webhook: fromWebhookDoc(d) };
+      }
+      for (const project of projects) {
+        for (const env of ['live', 'test'] as const) {
+          const scope = { projectId: project.id, env };
+          yield* this.#readScope(scope, session);
+        }
+      }
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  async *#readScope(scope: { projectId: string; env: 'live' | 'test' }, session: ClientSession) {
+    const db = this.client.db(projectDbName(this.dbPrefix, scope));
+    const listed = await db.listCollections({}, { nameOnly: true, authorizedCollections: true }).toArray();
+    for (const collection of folioCollectionNames(listed)) {
+      const documents = db
+        .collection<StoredDocument>(collection)
+        .find({}, { session, sort: { _id: 1 }, batchSize: READ_BATCH_SIZE });
+      for await (const stored of documents) {
+        yield { type: 'document', scope, collection, document: fromStored(stored) } satisfies SnapshotRecord;
+      }
+      const versions = db
+        .collection<VersionRecord>(versionsCollectionName(collection))
+        .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
+      for await (const v of versions) {
+        yield {
+          type: 'version',
+          scope,
+          collection,
+          id: v.docId,
+          version: {
+            version: v.version,
+            operation: v.operation,
+            timestamp: v.timestamp,
+            apiKeyHint: v.apiKeyHint,
+          },
+          document: fromStored(v.document),
+        } satisfies SnapshotRecord;
+      }
+      for (const index of await this.indexes.list(scope, collection)) {
+        yield { type: 'index', scope, collection, index } satisfies SnapshotRecord;
+      }
+    }
+  }
+
+  async isEmpty(): Promise<boolean> {
+    for (const name of ['accounts', 'projects', 'keys', 'webhooks'] as const) {
+      const one = await this.#system
+        .collection(SYSTEM_COLLECTIONS[name])
+        .findOne({}, { projection: { _id: 1 } });
+      if (one) return false;
+    }
+    const { databases } = await this.client
+      .db('admin')
+      .admin()
+      .listDatabases({
+        nameOnly: true,
+        filter: { name: { $regex: projectDbPattern(this.dbPrefix) } },
+      });
+    for (const { name } of databases) {
+      const db = this.client.db(name);
+      for (const { name: collection } of await db.listCollections({}, { nameOnly: true }).toArray()) {
+        if (await db.collection(collection).findOne({}, { projection: { _id: 1 } })) return false;
+      }
+    }
+    return true;
+  }
+
+  async write(records: readonly SnapshotRecord[]): Promise<void> {
+    const plan = planSnapshotWrites(this.dbPrefix, records);
+    for (const name of SYSTEM_TARGETS) {
+      const ops = plan.system[name];
+      if (ops.length > 0)
+        await this.#system.collection(SYSTEM_COLLECTIONS[name]).bulkWrite(ops, { ordered: false });
+    }
+    for (const writes of plan.collections.values()) {
+      // Created as a Folio collection (pre- and post-images, metadata indexes, sidecar index).
+      await this.collections.ensure(writes.dbName, writes.collection);
+      const db = this.client.db(writes.dbName);
+      if (writes.documents.length > 0) {
+        await db
+          .collection<StoredDocument>(writes.collection)
+          .bulkWrite(writes.documents, { ordered: false });
+      }
+      if (writes.versions.length > 0) {
+        await db
+          .collection<VersionRecord>(versionsCollectionName(writes.collection))
+          .bulkWrite(writes.versions, { ordered: false });
+      }
+    }
+    for (const { scope, collection, index } of plan.indexes)
+      await this.#restoreIndex(scope, collection, index);
+  }
+
+  /** Build the declaration; one already built (a resumed restore) stays. */
+  async #restoreIndex(
+    scope: { projectId: string; env: 'live' | 'test' },
+    collection: string,
+    index: IndexRecord,
+  ) {
+    try {
+      await this.indexes.create(
+        scope,
+        collection,
+        { name: index.name, fields: index.fields, unique: index.unique },
+        Number.MAX_SAFE_INTEGER,
+      );
+    } catch (error) {
+      if (!(error instanceof DuplicateError)) throw error;
+    }
+  }
+}
