@@ -1,5 +1,14 @@
 /** The `folio` command. */
 import { ADMIN_USAGE, admin } from './admin.js';
+import {
+  BACKUP_HELP,
+  BACKUP_USAGE,
+  backupCommand,
+  MIGRATE_HELP,
+  migrateCommand,
+  RESTORE_HELP,
+  restoreCommand,
+} from './backup/commands.js';
 import { serve } from './serve.js';
 import { startupErrorReport } from './startupErrors.js';
 import { EXPORT_HELP, exportCommand } from './transfer/exportCommand.js';
@@ -14,10 +23,11 @@ Commands:
            Import a JSON, CSV or NDJSON file into a collection over HTTP (folio import --help).
   export   Export a collection as JSON, CSV or NDJSON over HTTP (folio export --help).
 ${ADMIN_USAGE}
+${BACKUP_USAGE}
   help [COMMAND]
            Show this help, or a command's.
 
-serve and the account/project/key commands use the store the environment selects
+serve, backup, restore, migrate and the account/project/key commands use the store the environment selects
 (FOLIO_DATA_DIR, MONGODB_URI, ...); import and export talk to a running Folio
 (FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).
 `;
@@ -25,6 +35,9 @@ serve and the account/project/key commands use the store the environment selects
 const COMMAND_HELP = new Map([
   ['import', IMPORT_HELP],
   ['export', EXPORT_HELP],
+  ['backup', BACKUP_HELP],
+  ['restore', RESTORE_HELP],
+  ['migrate', MIGRATE_HELP],
 ]);
 
 /** Run a transfer command: usage mistakes exit 2, failures 1, both with one line on stderr. */
@@ -55,6 +68,15 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'export':
       process.exitCode = await transfer(() => exportCommand(rest, process.env));
+      return;
+    case 'backup':
+      process.exitCode = await transfer(() => backupCommand(rest));
+      return;
+    case 'restore':
+      process.exitCode = await transfer(() => restoreCommand(rest));
+      return;
+    case 'migrate':
+      process.exitCode = await transfer(() => migrateCommand(rest));
       return;
     case 'account':
     case 'project':

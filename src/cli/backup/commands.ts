@@ -1,0 +1,364 @@
+/**
+ * `folio backup`, `folio restore` and `folio migrate`: a whole deployment written to one file
+ * (format.ts), read back into an empty store, or copied store to store. Each works through the
+ * storage port's SnapshotRepository, so any store kind goes to any other. docs/operations.md
+ * says how to use them and what they guarantee.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { openStore } from '../../store/open.js';
+import { CommandFailure, UsageError } from '../transfer/options.js';
+import { summaryLine } from '../transfer/progress.js';
+import { copyInto, DEFAULT_BATCH_SIZE, notEmptyMessage, restoreEmbedded } from './copy.js';
+import { BackupFileError, type VerifiedBackup, verifyBackup } from './format.js';
+import { writeBackup } from './writer.js';
+
+export const BACKUP_USAGE = `  backup --out FILE [--gzip]
+           Write a consistent snapshot of the store to FILE, while it runs (folio help backup).
+  restore FILE
+           Restore a backup into the store, which must be empty (folio help restore).
+  migrate --to MONGODB_URI|DATA_DIR
+           Copy the whole store into another, empty one; resumable (folio help migrate).`;
+
+export const BACKUP_HELP = `Usage: folio backup --out FILE [--gzip]
+
+Writes every account, project, key (hashes), webhook (secrets sealed as stored), setting,
+document, version and index definition of the store the environment selects (FOLIO_DATA_DIR,
+MONGODB_URI, ...) to FILE, as they were at one point in time. The server may keep running and
+writing. The file is NDJSON with a checksum (docs/operations.md); it holds password and key
+hashes and the webhook sealing key: keep it as safe as the data itself.
+
+Options:
+  --out FILE     where to write (must not exist yet)
+  --gzip         compress (also when FILE ends in .gz)
+`;
+
+export const RESTORE_HELP = `Usage: folio restore FILE [--batch-size N]
+
+Checks the whole backup FILE (format, every record, checksum) and then writes it into the store
+the environment selects, which must be empty; no Folio may run on it meanwhile. A damaged or
+truncated file is refused before anything is written. On the embedded store the restore is all
+or nothing; on MongoDB, see docs/operations.md.
+
+Options:
+  --batch-size N   records per write (default ${DEFAULT_BATCH_SIZE})
+`;
+
+export const MIGRATE_HELP = `Usage: folio migrate --to MONGODB_URI|DATA_DIR [--work DIR] [--batch-size N]
+
+Copies the whole store the environment selects (FOLIO_DATA_DIR, MONGODB_URI, ...) into another,
+empty store: a MongoDB deployment (a mongodb:// or mongodb+srv:// URI; FOLIO_MONGODB_DB_PREFIX
+names its databases) or an embedded data directory. It first takes a snapshot of the source
+into DIR, then copies it in batches, recording its progress in DIR: if interrupted, run the same
+command again and it resumes where it stopped. The copy is the source as it was when the
+snapshot was taken: stop writes first for a cut-over (docs/operations.md).
+
+Options:
+  --to TARGET      the store to copy into
+  --work DIR       where the snapshot and the progress are kept (default ./folio-migrate)
+  --batch-size N   records per write (default ${DEFAULT_BATCH_SIZE})
+`;
+
+/** parseArgs, with its mistakes (an unknown flag, a missing value) as usage errors. */
+function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function batchSizeOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_BATCH_SIZE;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new UsageError('--batch-size must be 1 to 100000');
+  return n;
+}
+
+function interactive(): boolean {
+  return process.stderr.isTTY === true;
+}
+
+/** A bar over records (restore, migrate), on a terminal only. */
+function recordBar(label: string, total: number, start: number) {
+  if (!interactive()) return { update(_n: number) {}, stop() {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: `${label} |{bar}| {percentage}% | {value}/{total} records | ETA {eta_formatted}`,
+      stream: process.stderr,
+      hideCursor: true,
+      etaBuffer: 50,
+      fps: 10,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(Math.max(total, 1), start);
+  return {
+    update: (n: number) => bar.update(n),
+    stop: () => bar.stop(),
+  };
+}
+
+/** A file the commands cannot use: why, and that nothing was written. */
+async function verified(file: string): Promise<VerifiedBackup> {
+  if (!existsSync(file)) throw new CommandFailure(`cannot restore ${file}: no such file`);
+  try {
+    return await verifyBackup(file);
+  } catch (error) {
+    if (error instanceof BackupFileError) {
+      throw new CommandFailure(`cannot restore ${file}: ${error.message}; nothing was written`);
+    }
+    throw error;
+  }
+}
+
+function describeCounts(counts: Record<string, number | undefined>): string {
+  return Object.entries(counts)
+    .map(([type, n]) => `${n} ${type}${n === 1 ? '' : 's'}`)
+    .join(', ');
+}
+
+export async function backupCommand(args: string[]): Promise<number> {
+  const { values } = parse({
+    args,
+    options: { out: { type: 'string' }, gzip: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    process.stdout.write(BACKUP_HELP);
+    return 0;
+  }
+  const out = values.out;
+  if (!out) throw new UsageError('--out FILE is required');
+  if (existsSync(out)) throw new UsageError(`${out} exists: choose another name (a backup never overwrites)`);
+  const config = loadConfig();
+  // No data-directory lock: the backup reads beside a running server.
+  const opened = await openStore(config, { lockDataDir: false });
+  try {
+    const trailer = await writeBackup(opened.store.snapshots.read(), out, {
+      source: opened.store.kind,
+      gzip: values.gzip === true || out.endsWith('.gz'),
+    });
+    const summary = { file: out, records: trailer.records, counts: trailer.counts, sha256: trailer.sha256 };
+    process.stdout.write(
+      summaryLine(
+        summary,
+        interactive(),
+        `Backup of ${opened.description} written to ${out}: ${describeCounts(trailer.counts) || 'no records'}.`,
+      ),
+    );
+    return 0;
+  } finally {
+    await opened.stop();
+  }
+}
+
+export async function restoreCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse({
+    args,
+    allowPositionals: true,
+    options: { 'batch-size': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    process.stdout.write(RESTORE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('give one backup FILE to restore');
+  const file = positionals[0]!;
+  const batchSize = batchSizeOf(values['batch-size']);
+  const backup = await verified(file);
+  const config = loadConfig();
+  const total = backup.trailer.records;
+  const bar = recordBar('restore', total, 0);
+  let written: number;
+  let description: string;
+  try {
+    if (storeKind(config) === 'embedded') {
+      description = `embedded store in ${config.dataDir}`;
+      written = await restoreEmbedded(config, file, { batchSize, onBatch: (n) => bar.update(n) });
+    } else {
+      const opened = await openStore(config);
+      description = opened.description;
+      try {
+        if (!(await opened.store.snapshots.isEmpty())) throw new CommandFailure(notEmptyMessage(description));
+        written = await copyInto(opened.store, file, { batchSize, onBatch: (n) => bar.update(n) });
+      } finally {
+        await opened.stop();
+      }
+    }
+  } finally {
+    bar.stop();
+  }
+  process.stdout.write(
+    summaryLine(
+      { file, restored: written, counts: backup.trailer.counts, into: description },
+      interactive(),
+      `Restored ${file} into ${description}: ${describeCounts(backup.trailer.counts) || 'no records'}.`,
+    ),
+  );
+  return 0;
+}
+
+function storeKind(config: Config): 'embedded' | 'mongodb' | 'mongodb-memory' {
+  return config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
+}
+
+const MONGODB_URI = /^mongodb(\+srv)?:\/\//;
+
+/** The configuration of the store `--to` names: a MongoDB URI, or an embedded data directory. */
+export function targetConfig(config: Config, to: string): Config {
+  if (MONGODB_URI.test(to)) return { ...config, store: 'mongodb', mongodbUri: to };
+  return { ...config, store: 'embedded', mongodbUri: '', dataDir: to };
+}
+
+/** What identifies a store: its kind and place (a MongoDB URI with its database prefix). */
+export function storeIdentity(config: Config): string {
+  const kind = storeKind(config);
+  if (kind === 'embedded') return `embedded:${path.resolve(config.dataDir)}`;
+  return `${kind}:${config.mongodbUri}#${config.mongodb.dbPrefix}`;
+}
+
+/** What a migrate's work directory remembers between runs. */
+interface MigrateProgress {
+  /** SHA-256 of the target's identity (never the URI itself: it may hold credentials). */
+  target: string;
+  /** The snapshot file's checksum (its trailer's). */
+  sha256: string;
+  total: number;
+  /** Records known to be in the target. */
+  written: number;
+}
+
+async function readProgress(file: string): Promise<MigrateProgress | null> {
+  if (!existsSync(file)) return null;
+  return JSON.parse(await readFile(file, 'utf8')) as MigrateProgress;
+}
+
+/** Replaced whole (write, then rename), so a crash leaves the old progress or the new one. */
+async function saveProgress(file: string, progress: MigrateProgress): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify(progress));
+  await rename(`${file}.tmp`, file);
+}
+
+export async function migrateCommand(args: string[]): Promise<number> {
+  const { values } = parse({
+    args,
+    options: {
+      to: { type: 'string' },
+      work: { type: 'string' },
+      'batch-size': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(MIGRATE_HELP);
+    return 0;
+  }
+  if (!values.to) throw new UsageError('--to MONGODB_URI|DATA_DIR is required');
+  const batchSize = batchSizeOf(values['batch-size']);
+  const source = loadConfig();
+  const target = targetConfig(source, values.to);
+  if (storeIdentity(source) === storeIdentity(target)) {
+    throw new UsageError(
+      '--to names the store being copied: give another data directory or MongoDB deployment',
+    );
+  }
+  const targetId = createHash('sha256').update(storeIdentity(target)).digest('hex');
+  const work = values.work ?? 'folio-migrate';
+  const progressFile = path.join(work, 'progress.json');
+  const snapshotFile = path.join(work, 'snapshot.folio-backup');
+  await mkdir(work, { recursive: true });
+
+  let progress = await readProgress(progressFile);
+  if (progress && progress.target !== targetId) {
+    throw new CommandFailure(
+      `${work} holds an unfinished migration to another store: finish it, or remove ${work} (or pass another --work)`,
+    );
+  }
+  // Embedded targets are locked for the whole copy: no server may start on a half-copied store.
+  const opened = await openStore(target);
+  const targetName = opened.description;
+  let stopping = false;
+  const onSignal = () => {
+    stopping = true;
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    if (progress) {
+      const backup = await verified(snapshotFile);
+      if (backup.trailer.sha256 !== progress.sha256) {
+        throw new CommandFailure(
+          `${snapshotFile} is not the snapshot ${progressFile} was recorded for: remove ${work}`,
+        );
+      }
+      process.stderr.write(
+        `Resuming the migration into ${targetName}: ${progress.written} of ${progress.total} records were copied.\n`,
+      );
+    } else {
+      if (!(await opened.store.snapshots.isEmpty())) throw new CommandFailure(notEmptyMessage(targetName));
+      await rm(snapshotFile, { force: true });
+      const from = await openStore(source, { lockDataDir: false });
+      try {
+        process.stderr.write(`Taking a snapshot of ${from.description}...\n`);
+        await writeBackup(from.store.snapshots.read(), snapshotFile, {
+          source: from.store.kind,
+          gzip: false,
+        });
+      } finally {
+        await from.stop();
+      }
+      const backup = await verified(snapshotFile);
+      progress = {
+        target: targetId,
+        sha256: backup.trailer.sha256,
+        total: backup.trailer.records,
+        written: 0,
+      };
+      await saveProgress(progressFile, progress);
+    }
+    const current = progress;
+    const bar = recordBar('migrate', current.total, current.written);
+    try {
+      await copyInto(opened.store, snapshotFile, {
+        batchSize,
+        skip: current.written,
+        onBatch: async (written) => {
+          current.written = written;
+          await saveProgress(progressFile, current);
+          bar.update(written);
+        },
+        stopRequested: () => stopping,
+      });
+    } finally {
+      bar.stop();
+    }
+    if (current.written < current.total) {
+      process.stderr.write(
+        `Interrupted after ${current.written} of ${current.total} records; run the same command again to resume.\n`,
+      );
+      return 130;
+    }
+    // Done: the snapshot holds secrets, and nothing is left to resume.
+    await rm(progressFile, { force: true });
+    await rm(snapshotFile, { force: true });
+    await rmdir(work).catch(() => {});
+    process.stdout.write(
+      summaryLine(
+        { migrated: current.total, into: targetName },
+        interactive(),
+        `Copied ${current.total} records into ${targetName}. Point Folio at it (see README) and start it.`,
+      ),
+    );
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await opened.stop();
+  }
+}
