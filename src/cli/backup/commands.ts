@@ -12,6 +12,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
+import { DATABASE_FILE } from '../../store/embedded/index.js';
 import { openStore } from '../../store/open.js';
 import { CommandFailure, UsageError } from '../transfer/options.js';
 import { summaryLine } from '../transfer/progress.js';
@@ -105,6 +106,16 @@ function recordBar(label: string, total: number, start: number) {
   };
 }
 
+/** Refuse to read an embedded store that is not there (a mistyped FOLIO_DATA_DIR would back up nothing). */
+function assertSourceExists(config: Config): void {
+  if (storeKind(config) !== 'embedded') return;
+  if (!existsSync(path.join(config.dataDir, DATABASE_FILE))) {
+    throw new CommandFailure(
+      `no Folio data in ${path.resolve(config.dataDir)} (FOLIO_DATA_DIR): nothing to copy`,
+    );
+  }
+}
+
 /** A file the commands cannot use: why, and that nothing was written. */
 async function verified(file: string): Promise<VerifiedBackup> {
   if (!existsSync(file)) throw new CommandFailure(`cannot restore ${file}: no such file`);
@@ -137,6 +148,7 @@ export async function backupCommand(args: string[]): Promise<number> {
   if (!out) throw new UsageError('--out FILE is required');
   if (existsSync(out)) throw new UsageError(`${out} exists: choose another name (a backup never overwrites)`);
   const config = loadConfig();
+  assertSourceExists(config);
   // No data-directory lock: the backup reads beside a running server.
   const opened = await openStore(config, { lockDataDir: false });
   try {
@@ -262,6 +274,7 @@ export async function migrateCommand(args: string[]): Promise<number> {
   if (!values.to) throw new UsageError('--to MONGODB_URI|DATA_DIR is required');
   const batchSize = batchSizeOf(values['batch-size']);
   const source = loadConfig();
+  assertSourceExists(source);
   const target = targetConfig(source, values.to);
   if (storeIdentity(source) === storeIdentity(target)) {
     throw new UsageError(

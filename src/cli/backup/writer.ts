@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -73,6 +73,13 @@ export async function writeBackup(
   try {
     if (options.gzip) await pipeline(lines, createGzip(), out);
     else await pipeline(lines, out);
+    // On disk before it takes the name: a crash right after never leaves a half-written backup.
+    const handle = await open(partial, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(partial, file);
   } catch (error) {
     await rm(partial, { force: true });
