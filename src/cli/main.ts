@@ -27,9 +27,9 @@ ${BACKUP_USAGE}
   help [COMMAND]
            Show this help, or a command's.
 
-serve, backup, restore, migrate and the account/project/key commands use the store the environment selects
-(FOLIO_DATA_DIR, MONGODB_URI, ...); import and export talk to a running Folio
-(FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).
+serve, backup, restore, migrate and the account/project/key commands use the store the
+environment selects (FOLIO_DATA_DIR, MONGODB_URI, ...); import and export talk to a running
+Folio (FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).
 `;
 
 const COMMAND_HELP = new Map([
