@@ -30,12 +30,12 @@ import {
   systemDbName,
 } from './naming.js';
 import { unavailability } from './serverErrors.js';
+import { MongoSnapshots } from './snapshot.js';
 import { diagnoseConnectFailure } from './startup/hostProbe.js';
 import { proveImages } from './startup/imagesProbe.js';
 import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, type Topology } from './startup/serverCheck.js';
-import { MongoSnapshots } from './snapshot.js';
 import { MongoStreamSlots } from './streamSlots.js';
 import { MongoWebhooks } from './webhooks.js';
 
