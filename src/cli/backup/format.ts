@@ -14,9 +14,9 @@
  * the file needs a newer one), while changing what an existing record means takes version 2.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { z } from 'zod';
 import type { SnapshotRecord, SnapshotRecordType } from '../../store/port.js';
@@ -242,40 +242,37 @@ async function isGzip(file: string): Promise<boolean> {
   }
 }
 
-/** The file's lines (without their `\n`), gunzipped when it is compressed. */
+/**
+ * The file's lines (without their `\n`), gunzipped when it is compressed; `terminated` is false
+ * only for a last line no `\n` ended. Split by hand over the stream's chunks: stream iteration
+ * rejects on a read or gunzip error, and nothing is kept per line once it is handed out.
+ */
 async function* lines(file: string): AsyncGenerator<{ text: string; terminated: boolean }> {
   const gzip = await isGzip(file);
-  const raw: ReadStream = createReadStream(file);
-  const source = gzip ? raw.pipe(createGunzip()) : raw;
-  // A damaged gzip stream errors on the gunzip, not on the file stream.
-  const failure = new Promise<never>((_, reject) => {
-    source.on('error', (error: Error) =>
-      reject(
-        new BackupFileError(`the file cannot be read (${gzip ? 'damaged gzip data: ' : ''}${error.message})`),
-      ),
-    );
-  });
-  failure.catch(() => {});
-  // Bytes are checked by the checksum: the last line is "terminated" only when a \n followed it.
-  let endsWithNewline = false;
-  source.on('data', (chunk: Buffer) => {
-    if (chunk.length > 0) endsWithNewline = chunk[chunk.length - 1] === 0x0a;
-  });
-  const reader = createInterface({ input: source, crlfDelay: Number.POSITIVE_INFINITY });
-  const iterator = reader[Symbol.asyncIterator]();
+  const raw = createReadStream(file);
+  // pipeline() destroys the gunzip stream with the file's error too, so the loop below sees it.
+  const source: Readable = gzip ? pipeline(raw, createGunzip(), () => {}) : raw;
+  let pending: Buffer[] = [];
   try {
-    let previous: string | undefined;
-    while (true) {
-      const next = await Promise.race([iterator.next(), failure]);
-      if (next.done) break;
-      if (previous !== undefined) yield { text: previous, terminated: true };
-      previous = next.value;
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      let from = 0;
+      for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, from)) {
+        pending.push(chunk.subarray(from, at));
+        const text = Buffer.concat(pending).toString('utf8');
+        pending = [];
+        from = at + 1;
+        yield { text, terminated: true };
+      }
+      if (from < chunk.length) pending.push(chunk.subarray(from));
     }
-    if (previous !== undefined) yield { text: previous, terminated: endsWithNewline };
+  } catch (error) {
+    throw new BackupFileError(
+      `the file cannot be read (${gzip ? 'damaged gzip data: ' : ''}${(error as Error).message})`,
+    );
   } finally {
-    reader.close();
     raw.destroy();
   }
+  if (pending.length > 0) yield { text: Buffer.concat(pending).toString('utf8'), terminated: false };
 }
 
 export interface VerifiedBackup {
