@@ -106,6 +106,27 @@ function recordBar(label: string, total: number, start: number) {
   };
 }
 
+/** A running count while a snapshot is read (its size is unknown until the end), on a terminal only. */
+function countBar(label: string) {
+  if (!interactive()) return { update(_n: number) {}, stop() {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: `${label} {value} records | {duration_formatted}`,
+      stream: process.stderr,
+      hideCursor: true,
+      fps: 5,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(0, 0);
+  return {
+    update: (n: number) => {
+      if (n % 1000 === 0) bar.update(n);
+    },
+    stop: () => bar.stop(),
+  };
+}
+
 /** Refuse to read an embedded store that is not there (a mistyped FOLIO_DATA_DIR would back up nothing). */
 function assertSourceExists(config: Config): void {
   if (storeKind(config) !== 'embedded') return;
@@ -151,11 +172,14 @@ export async function backupCommand(args: string[]): Promise<number> {
   assertSourceExists(config);
   // No data-directory lock: the backup reads beside a running server.
   const opened = await openStore(config, { lockDataDir: false });
+  const bar = countBar('backup');
   try {
     const trailer = await writeBackup(opened.store.snapshots.read(), out, {
       source: opened.store.kind,
       gzip: values.gzip === true || out.endsWith('.gz'),
+      onRecord: (n) => bar.update(n),
     });
+    bar.stop();
     const summary = { file: out, records: trailer.records, counts: trailer.counts, sha256: trailer.sha256 };
     process.stdout.write(
       summaryLine(
@@ -166,6 +190,7 @@ export async function backupCommand(args: string[]): Promise<number> {
     );
     return 0;
   } finally {
+    bar.stop();
     await opened.stop();
   }
 }
@@ -319,10 +344,16 @@ export async function migrateCommand(args: string[]): Promise<number> {
       const from = await openStore(source, { lockDataDir: false });
       try {
         process.stderr.write(`Taking a snapshot of ${from.description}...\n`);
-        await writeBackup(from.store.snapshots.read(), snapshotFile, {
-          source: from.store.kind,
-          gzip: false,
-        });
+        const bar = countBar('snapshot');
+        try {
+          await writeBackup(from.store.snapshots.read(), snapshotFile, {
+            source: from.store.kind,
+            gzip: false,
+            onRecord: (n) => bar.update(n),
+          });
+        } finally {
+          bar.stop();
+        }
       } finally {
         await from.stop();
       }
