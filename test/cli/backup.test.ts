@@ -4,7 +4,9 @@
  * every record, and a server on it answers byte for byte what the original answered. Damaged,
  * truncated and unknown files are refused with nothing written.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -332,6 +334,32 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
     const second = await folio(target, 'restore', file);
     expect(second.err).to.match(/backup format version 2 is not supported/);
     expect(await holdsNoData(target)).to.equal(true);
+  });
+
+  it('a restore killed half-way leaves the data directory without data; the next one cleans up and completes', async () => {
+    const target = join(work, 'killed');
+    const child = spawn(process.execPath, ['bin/folio.js', 'restore', backupFile, '--batch-size', '1'], {
+      env: { ...process.env, FOLIO_DATA_DIR: target, FOLIO_LOG_LEVEL: 'silent' },
+      stdio: 'ignore',
+    });
+    const deadline = Date.now() + 60_000;
+    const staging = async () =>
+      existsSync(target) ? (await readdir(target)).filter((e) => e.startsWith('.restore-')) : [];
+    while ((await staging()).length === 0) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error('the restore never started writing');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGKILL');
+    await once(child, 'close');
+    expect(child.exitCode).to.equal(null);
+    expect(existsSync(join(target, 'folio.db'))).to.equal(false);
+    expect(await staging()).to.have.length(1);
+    const again = await folio(target, 'restore', backupFile);
+    expect(again.code, again.err).to.equal(0);
+    expect(await staging()).to.deep.equal([]);
+    expect(existsSync(join(target, 'folio.db'))).to.equal(true);
   });
 
   it('never overwrites an existing file', async () => {
