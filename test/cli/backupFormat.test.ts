@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { storeIdentity, targetConfig } from '../../src/cli/backup/commands.js';
 import {
   BackupFileError,
   backupBatches,
@@ -17,6 +18,7 @@ import {
   verifyBackup,
 } from '../../src/cli/backup/format.js';
 import { writeBackup } from '../../src/cli/backup/writer.js';
+import { loadConfig } from '../../src/config/load.js';
 import { planSnapshotWrites } from '../../src/store/mongodb/snapshot.js';
 import type { SnapshotRecord } from '../../src/store/port.js';
 
@@ -278,5 +280,28 @@ describe('MongoDB snapshot write plan (pure)', () => {
       version: 1,
     });
     expect(plan.indexes.map((r) => r.index.name)).to.deep.equal(['a_1']);
+  });
+});
+
+describe('folio migrate --to (pure)', () => {
+  const config = loadConfig({}, { dataDir: 'data' });
+
+  it('a mongodb:// or mongodb+srv:// target is MongoDB; anything else is an embedded data directory', () => {
+    for (const uri of ['mongodb://a,b/?replicaSet=rs0', 'mongodb+srv://u:p@cluster.example/']) {
+      expect(targetConfig(config, uri)).to.include({ store: 'mongodb', mongodbUri: uri });
+    }
+    for (const dir of ['./other', 'mongodb', '/srv/mongodb:/x']) {
+      expect(targetConfig(config, dir)).to.include({ store: 'embedded', dataDir: dir, mongodbUri: '' });
+    }
+  });
+
+  it('two stores are the same when their place is: a data directory however spelled, a URI with its prefix', () => {
+    expect(storeIdentity(targetConfig(config, './data'))).to.equal(storeIdentity(config));
+    expect(storeIdentity(targetConfig(config, './data2'))).to.not.equal(storeIdentity(config));
+    const mongo = targetConfig(config, 'mongodb://h/?replicaSet=rs0');
+    expect(storeIdentity(mongo)).to.equal(storeIdentity({ ...mongo }));
+    expect(storeIdentity({ ...mongo, mongodb: { ...mongo.mongodb, dbPrefix: 'other' } })).to.not.equal(
+      storeIdentity(mongo),
+    );
   });
 });
