@@ -727,6 +727,22 @@ export type SnapshotRecord =
 
 export type SnapshotRecordType = SnapshotRecord['type'];
 
+/**
+ * A snapshot read could not stay at its point in time (MongoDB: a collection or index was
+ * created under it, or the point left the server's history). `retryable`: a new read may succeed.
+ * The message says what happened and what to do, in one line.
+ */
+export class SnapshotLostError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SnapshotLostError';
+  }
+}
+
 export interface SnapshotRepository {
   /**
    * Every record of the store as it was at one point in time, while writers go on (embedded: one

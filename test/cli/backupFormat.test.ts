@@ -19,8 +19,8 @@ import {
 } from '../../src/cli/backup/format.js';
 import { writeBackup } from '../../src/cli/backup/writer.js';
 import { loadConfig } from '../../src/config/load.js';
-import { planSnapshotWrites } from '../../src/store/mongodb/snapshot.js';
-import type { SnapshotRecord } from '../../src/store/port.js';
+import { planSnapshotWrites, snapshotLost } from '../../src/store/mongodb/snapshot.js';
+import { SnapshotLostError, type SnapshotRecord } from '../../src/store/port.js';
 
 const scope = { projectId: 'prj_01J0000000000000000000000A', env: 'live' as const };
 const doc = (id: string, version: number) => ({
@@ -280,6 +280,20 @@ describe('MongoDB snapshot write plan (pure)', () => {
       version: 1,
     });
     expect(plan.indexes.map((r) => r.index.name)).to.deep.equal(['a_1']);
+  });
+});
+
+describe('MongoDB snapshot failures (pure)', () => {
+  it('SnapshotUnavailable (246) is a lost snapshot worth reading again; SnapshotTooOld (239) is not; others pass', () => {
+    const unavailable = snapshotLost({ code: 246, message: 'pending collection catalog changes' });
+    expect(unavailable).to.be.instanceOf(SnapshotLostError);
+    expect(unavailable!.retryable).to.equal(true);
+    const tooOld = snapshotLost({ code: 239 });
+    expect(tooOld!.retryable).to.equal(false);
+    expect(tooOld!.message).to.match(/minSnapshotHistoryWindowInSeconds/);
+    for (const other of [{ code: 245 }, { code: 247 }, new Error('x'), null, undefined]) {
+      expect(snapshotLost(other)).to.equal(null);
+    }
   });
 });
 

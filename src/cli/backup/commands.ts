@@ -14,11 +14,12 @@ import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { DATABASE_FILE } from '../../store/embedded/index.js';
 import { openStore } from '../../store/open.js';
+import { SnapshotLostError, type Store } from '../../store/port.js';
 import { CommandFailure, UsageError } from '../transfer/options.js';
 import { summaryLine } from '../transfer/progress.js';
 import { copyInto, DEFAULT_BATCH_SIZE, notEmptyMessage, restoreEmbedded } from './copy.js';
-import { BackupFileError, type VerifiedBackup, verifyBackup } from './format.js';
-import { writeBackup } from './writer.js';
+import { BackupFileError, type BackupTrailer, type VerifiedBackup, verifyBackup } from './format.js';
+import { type WriteBackupOptions, writeBackup } from './writer.js';
 
 export const BACKUP_USAGE = `  backup --out FILE [--gzip]
            Write a consistent snapshot of the store to FILE, while it runs (folio help backup).
@@ -127,6 +128,24 @@ function countBar(label: string) {
   };
 }
 
+/** Snapshot attempts when the store says a new read may succeed (SnapshotLostError.retryable). */
+const SNAPSHOT_ATTEMPTS = 3;
+
+/** Write a snapshot of `store` to `file`, reading again when the store lost the snapshot's point in time. */
+async function snapshotTo(store: Store, file: string, options: WriteBackupOptions): Promise<BackupTrailer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeBackup(store.snapshots.read(), file, options);
+    } catch (error) {
+      if (!(error instanceof SnapshotLostError)) throw error;
+      if (!error.retryable || attempt >= SNAPSHOT_ATTEMPTS) {
+        throw new CommandFailure(`the snapshot failed: ${error.message}`);
+      }
+      process.stderr.write(`The snapshot was interrupted (${error.message}); reading it again.\n`);
+    }
+  }
+}
+
 /** Refuse to read an embedded store that is not there (a mistyped FOLIO_DATA_DIR would back up nothing). */
 function assertSourceExists(config: Config): void {
   if (storeKind(config) !== 'embedded') return;
@@ -174,7 +193,7 @@ export async function backupCommand(args: string[]): Promise<number> {
   const opened = await openStore(config, { lockDataDir: false });
   const bar = countBar('backup');
   try {
-    const trailer = await writeBackup(opened.store.snapshots.read(), out, {
+    const trailer = await snapshotTo(opened.store, out, {
       source: opened.store.kind,
       gzip: values.gzip === true || out.endsWith('.gz'),
       onRecord: (n) => bar.update(n),
@@ -346,7 +365,7 @@ export async function migrateCommand(args: string[]): Promise<number> {
         process.stderr.write(`Taking a snapshot of ${from.description}...\n`);
         const bar = countBar('snapshot');
         try {
-          await writeBackup(from.store.snapshots.read(), snapshotFile, {
+          await snapshotTo(from.store, snapshotFile, {
             source: from.store.kind,
             gzip: false,
             onRecord: (n) => bar.update(n),

@@ -21,6 +21,7 @@ import {
   DuplicateError,
   type IndexRecord,
   type ProjectRecord,
+  SnapshotLostError,
   type SnapshotRecord,
   type SnapshotRepository,
 } from '../port.js';
@@ -147,6 +148,36 @@ export function planSnapshotWrites(dbPrefix: string, records: readonly SnapshotR
   return plan;
 }
 
+/** MongoDB's error codes for a snapshot read that lost its point in time. */
+const SNAPSHOT_TOO_OLD = 239;
+const SNAPSHOT_UNAVAILABLE = 246;
+
+/**
+ * The port's SnapshotLostError for a snapshot read's failure, or null for any other error.
+ * SnapshotUnavailable: the catalogue of a collection changed after the snapshot's time (created,
+ * or an index built), so it cannot be read at that time: a new snapshot reads it. SnapshotTooOld:
+ * the read outlasted the server's snapshot history.
+ */
+export function snapshotLost(error: unknown): SnapshotLostError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === SNAPSHOT_UNAVAILABLE) {
+    return new SnapshotLostError(
+      'a collection or index was created while the snapshot was read, so it cannot be read at the snapshot time',
+      true,
+      { cause: error },
+    );
+  }
+  if (code === SNAPSHOT_TOO_OLD) {
+    return new SnapshotLostError(
+      'the snapshot read took longer than the server keeps history for it (minSnapshotHistoryWindowInSeconds, ' +
+        '300 s by default): raise it for the backup, or back up from a hidden secondary (docs/operations.md)',
+      false,
+      { cause: error },
+    );
+  }
+  return null;
+}
+
 export class MongoSnapshots implements SnapshotRepository {
   readonly #system: Db;
 
@@ -160,6 +191,14 @@ export class MongoSnapshots implements SnapshotRepository {
   }
 
   async *read(): AsyncGenerator<SnapshotRecord> {
+    try {
+      yield* this.#read();
+    } catch (error) {
+      throw snapshotLost(error) ?? error;
+    }
+  }
+
+  async *#read(): AsyncGenerator<SnapshotRecord> {
     const session = this.client.startSession({ snapshot: true });
     try {
       const find = <T extends Document>(db: Db, name: string, sort: Document) =>
