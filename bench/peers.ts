@@ -32,7 +32,9 @@ import autocannon from 'autocannon';
 import { median } from './stats.js';
 import { judgeTargets, type Lookup, spread, verdictLine } from './storageTargets.js';
 import { equivalentWork, type WorkEstimate } from './workBudget.js';
+import { folioLiveLatency, LIVE_SUBSCRIBERS, liveTable, parseLiveLatency } from './workloads/liveQuery.js';
 import {
+  APP_ID,
   PARSE_SERVER_VERSION,
   type ParsePeer,
   parseTargets,
@@ -82,6 +84,15 @@ const BARE_KOA_TARGETS = [
 ] as const;
 /** Set when the Parse Server peer could not run here (PostgreSQL missing), with the reason. */
 let parseSkipped: string | null = null;
+/** The paragraph before the live-query table in the report. */
+function liveText(): string[] {
+  return [
+    `**Live updates beside Parse Server** (\`bench/workloads/liveQuery.ts\`): ${LIVE_SUBSCRIBERS} subscribers on each`,
+    '(Folio: SSE, one per key; Parse: live-query WebSockets on one class), creates paced every 20 ms,',
+    'write-to-event latency over every (write, subscriber) pair, subscribers and writer in the bench process.',
+    '',
+  ];
+}
 /** A spread as a percentage ("n/a" with fewer than two rounds). */
 const percent = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)} %` : 'n/a');
 /** Requests per second per key in Folio's Team plan here: high enough never to cap the bench. */
@@ -651,9 +662,15 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
         );
       }
     }
+    // Write-to-event latency, Folio's SSE beside Parse's live queries, same subscribers and writes.
+    const folioLive = wanted('live')
+      ? await folioLiveLatency(folio.url, tenant.project, tenant.keys, 'live')
+      : null;
+    const parseLive = parse && wanted('live') ? await parseLiveLatency(dir, parse.server.url, APP_ID) : null;
+    const live = liveTable(folioLive, parseLive);
     const baselines = ONLY ? {} : await measureBaselines(raw, pouch);
     timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
-    await report(targets, rounds, folioSide, baselines, timing);
+    await report(targets, rounds, folioSide, baselines, timing, live);
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await parse?.stop();
@@ -667,6 +684,7 @@ async function report(
   folioSide: FolioSide,
   baselines: Baselines,
   timing: BenchTiming | undefined,
+  live: string[],
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];
@@ -780,7 +798,9 @@ async function report(
     `\nFolio beside its peers (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds, median)\n`,
   );
   const oneShot = baselineTable(folioSide, baselines);
-  out.write(`${lines.join('\n')}\n\n${versus.join('\n')}\n\n${budget.join('\n')}\n\n${oneShot.join('\n')}\n`);
+  out.write(
+    `${lines.join('\n')}\n\n${versus.join('\n')}\n\n${budget.join('\n')}\n\n${oneShot.join('\n')}\n\n${live.join('\n')}\n`,
+  );
   if (process.env.PEERS_WRITE === '0') return;
   const when = new Date().toISOString();
   const setup = {
@@ -798,7 +818,10 @@ async function report(
   );
   // The whole `npm run bench`, from its first workload to this report (its target: ~10 min).
   const took = timing === undefined ? '' : tookText(timing);
-  await writeFile(join(ROOT, 'docs/performance.md'), markdown(when, lines, versus, budget, oneShot, took));
+  await writeFile(
+    join(ROOT, 'docs/performance.md'),
+    markdown(when, lines, versus, budget, [...oneShot, '', ...liveText(), ...live], took),
+  );
 }
 
 /** " The whole `npm run bench` took 10.2 min (queries 1.1, …)." for the report. */

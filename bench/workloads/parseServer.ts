@@ -24,7 +24,7 @@ import { BIG_DOCS, BODY, CATEGORIES, PAGE } from './rows.js';
 
 const run = promisify(execFile);
 export const PARSE_SERVER_VERSION = '9';
-const APP_ID = 'bench';
+export const APP_ID = 'bench';
 const MASTER_KEY = 'bench-master-key';
 
 export interface ParsePeer {
@@ -151,7 +151,12 @@ export async function startParsePeer(
         '--serverURL',
         `http://127.0.0.1:${parsePort}/parse`,
       ],
-      { NODE_ENV: 'production', VERBOSE: '' },
+      {
+        NODE_ENV: 'production',
+        // Live queries on Item over the same port (ws://…/parse), for the write-to-event comparison.
+        PARSE_SERVER_START_LIVE_QUERY_SERVER: 'true',
+        PARSE_SERVER_LIVE_QUERY: JSON.stringify({ classNames: ['Item'] }),
+      },
       join(dir, 'parse-server.log'),
       /parse-server running on (\S+)/,
       dir,
