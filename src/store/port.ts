@@ -220,7 +220,13 @@ export type ChangeFeedEnd =
   /** The subscriber fell more than `bufferLimit` events behind. */
   | 'overflow'
   /** The store is shutting down. */
-  | 'store_closed';
+  | 'store_closed'
+  /**
+   * The store's change source failed in a way reopening cannot clear (MongoDB: privileges
+   * revoked, a stream the server refuses), or did not start in time: resume later from the last
+   * token taken, here or on another instance.
+   */
+  | 'unavailable';
 
 export interface WatchOptions {
   /** Resume just after this token (from a ChangeEvent); omitted = from now. */
