@@ -9,6 +9,11 @@ import { expect } from 'chai';
 import { type Document, MongoClient, Timestamp } from 'mongodb';
 import { MongoChangeFeed } from '../../src/store/mongodb/changes.js';
 import { ClusterClock } from '../../src/store/mongodb/clusterClock.js';
+import {
+  conflictingIndexName,
+  failedWriteDocument,
+  sameKeyFilter,
+} from '../../src/store/mongodb/declaredIndexes.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../../src/store/mongodb/limits.js';
 import { projectDbName } from '../../src/store/mongodb/naming.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
@@ -351,6 +356,57 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
       expect(isPoolWaitTimeout(error)).to.equal(true);
       expect(unavailability(error, 1_000)?.reason).to.equal('store_unavailable');
       await holding;
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a unique-index conflict of a bulk write names the index and finds the values the failed write carried', async () => {
+    // The server's reply to a replacement that hit a declared unique index, as MongoDB sends it.
+    const server = await startWireServer((_command, name) => {
+      if (name !== 'update' && name !== 'insert') return undefined;
+      return {
+        ok: 1,
+        n: 0,
+        nModified: 0,
+        writeErrors: [
+          {
+            index: 0,
+            code: 11000,
+            errmsg:
+              'E11000 duplicate key error collection: folio_x.people index: email_unique dup key: { email: "a@b.example", "address.city": "Oslo" }',
+            keyPattern: { email: 1, 'address.city': 1 },
+            keyValue: { email: 'a@b.example', 'address.city': 'Oslo' },
+          },
+        ],
+      };
+    });
+    const client = new MongoClient(server.uri);
+    try {
+      const people = client.db('folio_x').collection<Document>('people');
+      const doc = { _id: 'p2', email: 'a@b.example', address: { city: 'Oslo' }, _folio: { version: 2 } };
+      const error = await people
+        .bulkWrite([{ replaceOne: { filter: { _id: 'p2' }, replacement: doc } }], { ordered: true })
+        .catch((e: unknown) => e);
+      expect((error as Error).name).to.equal('MongoBulkWriteError');
+      // What the review found: the driver's error carries no keyValue to read.
+      expect((error as { keyValue?: unknown }).keyValue).to.equal(undefined);
+      expect(conflictingIndexName(error)).to.equal('email_unique');
+      const written = failedWriteDocument(error);
+      expect(written).to.deep.equal(doc);
+      expect(sameKeyFilter(['email', 'address.city'], written!)).to.deep.equal({
+        email: 'a@b.example',
+        'address.city': 'Oslo',
+      });
+      // An insert's batch entry is the document itself.
+      const inserted = await people
+        .bulkWrite([{ insertOne: { document: { _id: 'p3', email: 'a@b.example' } } }])
+        .catch((e: unknown) => e);
+      expect(failedWriteDocument(inserted)).to.deep.equal({ _id: 'p3', email: 'a@b.example' });
+      // A document without one of the fields is not constrained by the (partial) unique index.
+      expect(sameKeyFilter(['email', 'address.city'], { _id: 'p4', email: 'x' })).to.equal(null);
+      expect(sameKeyFilter(['constructor'], { _id: 'p5' })).to.equal(null);
     } finally {
       await client.close();
       await server.close();

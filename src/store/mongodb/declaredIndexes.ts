@@ -140,6 +140,43 @@ export function conflictingIndexName(error: unknown): string | null {
   return name === null || OWN_INDEXES.has(name) ? null : name;
 }
 
+/**
+ * The document a failed write of a bulk write was writing. A MongoBulkWriteError's write errors
+ * keep only `index/code/errmsg/errInfo/op` (not the server's `keyValue`); `op` is the batch
+ * entry: the document itself for an insert, `{q, u}` for a replacement.
+ */
+export function failedWriteDocument(error: unknown): Document | null {
+  const writeErrors: unknown = (error as { writeErrors?: unknown }).writeErrors;
+  const first: unknown = Array.isArray(writeErrors) ? writeErrors[0] : undefined;
+  if (typeof first !== 'object' || first === null) return null;
+  const withOp = first as { getOperation?: () => unknown; err?: { op?: unknown }; op?: unknown };
+  const op: unknown =
+    typeof withOp.getOperation === 'function' ? withOp.getOperation() : (withOp.err?.op ?? withOp.op);
+  if (typeof op !== 'object' || op === null) return null;
+  const replacement: unknown = (op as { u?: unknown }).u;
+  if (typeof replacement === 'object' && replacement !== null && !Array.isArray(replacement)) {
+    return replacement as Document;
+  }
+  return '_id' in op ? (op as Document) : null;
+}
+
+/**
+ * The filter matching the documents that hold `document`'s values of a unique index's fields
+ * (dotted paths), or null when the document lacks one (then the index does not constrain it).
+ */
+export function sameKeyFilter(fields: readonly string[], document: Document): Document | null {
+  const entries: Array<[string, unknown]> = [];
+  for (const path of fields) {
+    let value: unknown = document;
+    for (const part of path.split('.')) {
+      if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return null;
+      value = (value as Record<string, unknown>)[part];
+    }
+    entries.push([path, value]);
+  }
+  return entries.length > 0 ? Object.fromEntries(entries) : null;
+}
+
 /** The aggregation listing documents that share values of `fields` (a failed unique build). */
 export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[] {
   const group = Object.fromEntries(fields.map((f, i) => [`k${i}`, `$${f.path}`]));
