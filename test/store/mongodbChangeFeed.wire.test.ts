@@ -384,7 +384,7 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     });
     const client = new MongoClient(server.uri);
     try {
-      const people = client.db('folio_x').collection<Document>('people');
+      const people = client.db('folio_x').collection<{ _id: string } & Document>('people');
       const doc = { _id: 'p2', email: 'a@b.example', address: { city: 'Oslo' }, _folio: { version: 2 } };
       const error = await people
         .bulkWrite([{ replaceOne: { filter: { _id: 'p2' }, replacement: doc } }], { ordered: true })

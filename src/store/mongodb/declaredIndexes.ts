@@ -133,6 +133,11 @@ export function countedIndexNames(
   return names;
 }
 
+/** Whether a collection's declared indexes, just after a build, are more than its maximum. */
+export function overIndexLimit(names: readonly string[], maxIndexes: number): boolean {
+  return new Set(names).size > maxIndexes;
+}
+
 /** The declared index a duplicate-key error is about (null: not one, or `_id`). */
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
@@ -259,7 +264,16 @@ export class MongoIndexes implements IndexRepository {
     );
     if (!reserved) return null;
     try {
-      return await this.#build(scope, collection, index);
+      const built = await this.#build(scope, collection, index);
+      if (built.state !== 'ready') return built;
+      // Re-check once built: a reservation that lapsed during a long build, or a create on an
+      // instance whose clock is off, may have let another index in meanwhile.
+      const names = (await this.list(scope, collection)).map((i) => i.name);
+      if (!overIndexLimit(names, maxIndexes)) return built;
+      await this.#collection(scope, collection)
+        .dropIndex(index.name)
+        .catch(() => {});
+      return null;
     } finally {
       // Built (now in the catalogue) or failed: either way the reservation has served.
       await this.#settings.deleteOne({ _id: reservation }).catch(() => {});
