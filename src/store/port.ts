@@ -668,6 +668,27 @@ export interface IndexRepository {
   ): Promise<IndexRecord | null>;
   /** Remove the index; false when there was none of that name. */
   drop(scope: DataScope, collection: string, name: string): Promise<boolean>;
+  /**
+   * Optional, for a store shared by several instances (MongoDB): add each entry's `queries` to
+   * the shared count of queries on that field of the collection, and answer, per entry, the
+   * count within the current window of `windowMs` and when any instance last queried it
+   * (entries with 0 queries only read). Without it, automatic-index usage is per instance.
+   */
+  recordUsage?(entries: readonly IndexUsage[], windowMs: number): Promise<IndexUsageTotal[]>;
+}
+
+/** Queries on one top-level field of a collection (automatic indexes). */
+export interface IndexUsage {
+  scope: DataScope;
+  collection: string;
+  field: string;
+  queries: number;
+}
+
+/** The shared usage of one field: queries in the current window, and the last query's time. */
+export interface IndexUsageTotal extends IndexUsage {
+  /** Epoch ms of the last query by any instance (0: never). */
+  lastUsedMs: number;
 }
 
 /**

@@ -25,12 +25,15 @@ import {
   type IndexDefinition,
   type IndexRecord,
   type IndexRepository,
+  type IndexUsage,
+  type IndexUsageTotal,
   type QueryPlan,
   type SortDirection,
 } from '../port.js';
 import type { CollectionRegistry } from './collections.js';
 import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { DOCUMENT_INDEXES } from './indexes.js';
+import { MongoIndexUsage } from './indexUsage.js';
 import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
 import { DUPLICATE_KEY } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
@@ -198,6 +201,7 @@ export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[
 
 export class MongoIndexes implements IndexRepository {
   readonly #settings: Collection<GuardDoc>;
+  readonly #usage: MongoIndexUsage;
 
   constructor(
     private readonly client: MongoClient,
@@ -207,6 +211,12 @@ export class MongoIndexes implements IndexRepository {
     private readonly limits: WriteLimits,
   ) {
     this.#settings = system.collection<GuardDoc>(SYSTEM_COLLECTIONS.settings);
+    this.#usage = new MongoIndexUsage(system);
+  }
+
+  /** Automatic-index usage, shared by every instance (indexUsage.ts). */
+  recordUsage(entries: readonly IndexUsage[], windowMs: number): Promise<IndexUsageTotal[]> {
+    return this.#usage.record(entries, windowMs);
   }
 
   #collection(scope: DataScope, collection: string) {
