@@ -261,6 +261,14 @@ export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
    */
   take(): ChangeEvent | undefined;
   onQueued(listener: (() => void) | null): void;
+  /**
+   * Optional (MongoDB): a token to resume from although no event came, or null. While the
+   * subscription is live and has handed out everything, the store's shared source moves on
+   * over other collections' writes; resuming from this token loses nothing, so a client on a
+   * quiet collection can move its last event id (an SSE checkpoint) before its old one leaves
+   * the store's history.
+   */
+  checkpoint?(): string | null;
 }
 
 /**

@@ -322,14 +322,13 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     });
     const quiet = r.feed.watch(scope, 'quiet');
     await quiet.ready;
-    const checkpoint = (quiet as unknown as { checkpoint(): string | null }).checkpoint;
-    const first = checkpoint.call(quiet);
+    const first = quiet.checkpoint?.() ?? null;
     await until(() => {
-      const now = checkpoint.call(quiet);
+      const now = quiet.checkpoint?.() ?? null;
       return now !== null && first !== null && now > first;
     });
     // Resuming from a checkpoint is a ring hit: nothing lost, no stream opened.
-    const cp = checkpoint.call(quiet)!;
+    const cp = quiet.checkpoint!()!;
     const before = r.aggregates().length;
     const resumed = r.feed.watch(scope, 'quiet', { after: cp });
     await resumed.ready;
@@ -411,5 +410,29 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
       await client.close();
       await server.close();
     }
+  });
+
+  it('deletes without a pre-image: skipped with one warning a minute and a count, not a warning each', async () => {
+    const deletes = Array.from({ length: 5 }, (_, i) => ({
+      _id: { _data: T(10 + i) },
+      operationType: 'delete',
+      clusterTime: new Timestamp({ t: 2000 + i, i: 1 }),
+      ns: { db, coll: 'notes' },
+      documentKey: { _id: `gone${i}` },
+    }));
+    let sent = false;
+    const r = await rig((_command, name) => {
+      if (name === 'aggregate') return cursorReply(100, [], T(9), true);
+      if (name === 'getMore') {
+        if (sent) return idle(100, T(20));
+        sent = true;
+        return cursorReply(100, [...deletes, insert(20, 'kept')], T(20), false);
+      }
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    expect((await take(sub, 1)).map((e) => e.documentId)).to.deep.equal(['kept']);
+    expect(r.feed.stats.eventsWithoutImage).to.equal(5);
+    expect(r.warnings.filter((w) => w.includes('without its document image'))).to.have.length(1);
   });
 });
