@@ -124,7 +124,13 @@ function readOpMsg(body: Buffer): Document {
   return command;
 }
 
-export async function startWireServer(handler: Handler): Promise<WireServer> {
+export interface WireOptions {
+  /** The `hello` reply (default: a replica-set primary, `helloReply`). */
+  hello?: (port: number) => Document;
+}
+
+export async function startWireServer(handler: Handler, options: WireOptions = {}): Promise<WireServer> {
+  const hello = options.hello ?? helloReply;
   const sockets = new Set<Socket>();
   const commands: Document[] = [];
   let port = 0;
@@ -161,7 +167,7 @@ export async function startWireServer(handler: Handler): Promise<WireServer> {
     const name = Object.keys(command)[0] ?? '';
     let reply: Document | undefined;
     if (name === 'hello' || name === 'isMaster' || name === 'ismaster') {
-      reply = helloReply(port);
+      reply = hello(port);
     } else {
       commands.push(command);
       reply = await handler(command, name);
