@@ -120,49 +120,44 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
   });
 
   it('steps over an event over 16 MB: logs it, counts it, and the feed goes on after it', async () => {
+    const tooLarge = () =>
+      errorReply(
+        10334,
+        'BSONObjectTooLarge',
+        'BSONObj size: 17825792 (0x1100000) is invalid. Size must be between 0 and 16793600(16MB)',
+      );
     let mainGetMores = 0;
     const r = await rig(async (command, name) => {
       if (name === 'aggregate') {
         const stages = command.pipeline as Document[];
+        const after = changeStreamOf(command).startAfter?._data as string | undefined;
         if ('$project' in stages.at(-1)!) {
-          // The probe: the same event with its large fields left out.
-          return cursorReply(
-            900,
-            [
-              {
-                _id: { _data: T(3) },
-                operationType: 'update',
-                ns: { db, coll: 'notes' },
-                documentKey: { _id: 'big' },
-              },
-            ],
-            T(3),
-            true,
-          );
+          // The probe: the next event with its large fields left out.
+          const big = { _id: { _data: T(4) }, operationType: 'update', ns: { db, coll: 'notes' } };
+          return cursorReply(900, [{ ...big, documentKey: { _id: 'big' } }], T(4), true);
         }
-        if (changeStreamOf(command).startAfter?._data === T(3))
-          return cursorReply(200, [insert(4, 'b')], T(4), true);
+        // Closing in, one event per batch: the ordinary event the failed batch held comes first.
+        if (after === T(2)) return cursorReply(150, [insert(3, 'a2')], T(3), true);
+        if (after === T(4)) return cursorReply(200, [insert(5, 'b')], T(5), true);
         return cursorReply(100, [], T(1), true);
       }
       if (name === 'getMore') {
         const id = Number(command.getMore);
         if (id === 100) {
           mainGetMores += 1;
-          if (mainGetMores === 1) return cursorReply(100, [insert(2, 'a')], T(2), false);
-          return errorReply(
-            10334,
-            'BSONObjectTooLarge',
-            'BSONObj size: 17825792 (0x1100000) is invalid. Size must be between 0 and 16793600(16MB)',
-          );
+          // The second batch would hold a2 and the oversized event: the whole getMore fails.
+          return mainGetMores === 1 ? cursorReply(100, [insert(2, 'a')], T(2), false) : tooLarge();
         }
-        return idle(id, T(4));
+        if (id === 150) return tooLarge();
+        return idle(id, T(5));
       }
       return undefined;
     });
     const sub = r.feed.watch(scope, 'notes');
     await sub.ready;
-    const events = await take(sub, 2);
-    expect(events.map((e) => e.documentId)).to.deep.equal(['a', 'b']);
+    const events = await take(sub, 3);
+    // Every ordinary event arrives; only the oversized one is missing.
+    expect(events.map((e) => e.documentId)).to.deep.equal(['a', 'a2', 'b']);
     expect(sub.endedBy).to.equal(null);
     expect(r.feed.stats.skippedEvents).to.equal(1);
     expect(r.feed.failure).to.equal(null);
@@ -170,11 +165,46 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     expect(r.warnings.find((w) => w.includes('skipped')))
       .to.include(`${db}.notes`)
       .and.include('big');
-    // The probe asked for no images, and the stream reopened just after the skipped event.
-    const probe = r.aggregates().find((c) => '$project' in (c.pipeline as Document[]).at(-1)!)!;
-    expect(changeStreamOf(probe).startAfter._data).to.equal(T(2));
+    const aggregates = r.aggregates();
+    // After the first failure: reopened where the last good batch ended, one event per batch.
+    const closingIn = aggregates.find((c) => changeStreamOf(c).startAfter?._data === T(2))!;
+    expect((closingIn.cursor as Document).batchSize).to.equal(1);
+    // The probe starts right before the oversized event and asks for no images.
+    const probe = aggregates.find((c) => '$project' in (c.pipeline as Document[]).at(-1)!)!;
+    expect(changeStreamOf(probe).startAfter._data).to.equal(T(3));
     expect(changeStreamOf(probe).fullDocument).to.equal(undefined);
-    expect(changeStreamOf(r.aggregates().at(-1)!).startAfter._data).to.equal(T(3));
+    // Then the stream goes on after it, in full batches again.
+    const last = aggregates.at(-1)!;
+    expect(changeStreamOf(last).startAfter._data).to.equal(T(4));
+    expect((last.cursor as Document).batchSize).to.equal(undefined);
+  });
+
+  it('closing in on an oversized event that is no longer there: back to full batches, nothing skipped', async () => {
+    let failed = false;
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') {
+        const after = changeStreamOf(command).startAfter?._data as string | undefined;
+        if (after === T(2)) return cursorReply(150, [insert(3, 'a2')], T(3), true);
+        if (after === T(3)) return cursorReply(300, [], T(3), true);
+        return cursorReply(100, [insert(2, 'a')], T(2), true);
+      }
+      if (name === 'getMore') {
+        const id = Number(command.getMore);
+        if (id === 100 && !failed) {
+          failed = true;
+          return errorReply(10334, 'BSONObjectTooLarge', 'BSONObj size is invalid');
+        }
+        // Caught up, one event per batch, without meeting the failure again.
+        return idle(id, T(3));
+      }
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    expect((await take(sub, 2)).map((e) => e.documentId)).to.deep.equal(['a', 'a2']);
+    await until(() => r.aggregates().some((c) => changeStreamOf(c).startAfter?._data === T(3)));
+    const last = r.aggregates().at(-1)!;
+    expect((last.cursor as Document).batchSize).to.equal(undefined);
+    expect(r.feed.stats.skippedEvents).to.equal(0);
   });
 
   it('joins an event the server split, when the server can split', async () => {

@@ -428,10 +428,10 @@ export class MongoChangeFeed implements ChangeFeed {
 
   openStream(start: StreamStart, target: StreamTarget, clientToken: boolean): ReopeningChangeStream {
     return new ReopeningChangeStream({
-      open: (from) =>
+      open: (from, tuning) =>
         this.client.watch<StoredDocument, Change>(
           changeStreamPipeline(target, { splitLargeEvents: this.#splitLargeEvents }),
-          { ...CHANGE_STREAM_OPTIONS, ...from },
+          { ...CHANGE_STREAM_OPTIONS, ...from, ...tuning },
         ),
       // No images: the probe only reads which event is too large (reopeningStream.ts).
       openProbe: (from) => this.client.watch<StoredDocument, Change>(probePipeline(target), { ...from }),

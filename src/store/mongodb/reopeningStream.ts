@@ -10,6 +10,12 @@
  * (`$changeStreamSplitLargeEvent`), and the fragments are joined back here. A resume point that
  * is gone or refused, or an error that reopening cannot clear, ends it with FeedEndError.
  *
+ * The failing batch may hold ordinary events before the oversized one, and the stream's
+ * position is only where the last delivered batch ended: so the first BSONObjectTooLarge
+ * reopens at that position one event per batch, delivering those events until the failure
+ * comes again with nothing between the position and the oversized event. Only then does the
+ * probe read the next event's token, which is that event's.
+ *
  * Reads use `tryNext()`, which returns null after an empty batch: `position` then holds the
  * server's post-batch resume token, so readers learn how far the stream has scanned even while
  * nothing matches.
@@ -30,8 +36,8 @@ export interface StreamStart {
 }
 
 export interface ReopeningOptions {
-  /** Opens the driver stream from `start`. */
-  open(start: StreamStart): DriverStream;
+  /** Opens the driver stream from `start` (`batchSize` 1 while closing in on an oversized event). */
+  open(start: StreamStart, tuning?: { batchSize: number }): DriverStream;
   /** Where the first stream starts. */
   start: StreamStart;
   /** `start` holds a token a client gave (see FailureContext). */
@@ -93,6 +99,8 @@ export class ReopeningChangeStream {
   #split: FragmentJoin | null = null;
   /** The failure that ended the stream, for the owner's log and readiness. */
   lastError: unknown = null;
+  /** Reading one event per batch to find where an oversized event is (see above). */
+  #closingIn = false;
 
   constructor(private readonly options: ReopeningOptions) {
     this.#position = options.start.startAfter ? tokenString(options.start.startAfter) : null;
@@ -136,7 +144,16 @@ export class ReopeningChangeStream {
         this.#remember();
         this.#stream = null;
         await stream.close().catch(() => {});
-        if (failure === 'skip_event' && (await this.#skipOversized())) continue;
+        if (failure === 'skip_event') {
+          if (!this.#closingIn) {
+            this.#closingIn = true;
+            continue;
+          }
+          if (await this.#skipOversized()) {
+            this.#closingIn = false;
+            continue;
+          }
+        }
         if (failure !== 'retry' && failure !== 'skip_event') {
           this.lastError = error;
           throw new FeedEndError(endReasonOf(failure));
@@ -147,7 +164,11 @@ export class ReopeningChangeStream {
         await this.#sleep(delayMs);
         continue;
       }
-      if (!change) return null;
+      if (!change) {
+        // Caught up one event at a time without meeting the failure again: back to full batches.
+        if (this.#closingIn) await this.#endClosingIn(stream);
+        return null;
+      }
       const joined = joinFragment(this.#split, change, this.#position);
       if (joined.kind === 'whole') {
         this.#split = null;
@@ -167,6 +188,13 @@ export class ReopeningChangeStream {
       if (skipped) this.options.onSkip?.(skipped);
     }
     return null;
+  }
+
+  async #endClosingIn(stream: DriverStream): Promise<void> {
+    this.#closingIn = false;
+    this.#remember();
+    this.#stream = null;
+    await stream.close().catch(() => {});
   }
 
   /**
@@ -210,7 +238,7 @@ export class ReopeningChangeStream {
   }
 
   #current(): DriverStream {
-    this.#stream ??= this.options.open(this.#startPoint());
+    this.#stream ??= this.options.open(this.#startPoint(), this.#closingIn ? { batchSize: 1 } : undefined);
     return this.#stream;
   }
 
