@@ -17,6 +17,8 @@ import type { DataScope, IndexRecord, IndexUsage, Store, StoredFilter } from '..
 export const AUTO_PREFIX = 'auto_';
 /** Usage entries kept at most; past this the counts start again (a crafted query stream cannot grow it). */
 const MAX_TRACKED = 10_000;
+/** The background task key of a flush of the shared counts (no field key starts with NUL). */
+const FLUSH_TASK = '\0flush';
 /** A sweep for unused automatic indexes runs at most this often. */
 const SWEEP_EVERY_MS = 1000;
 
@@ -38,6 +40,15 @@ interface AutoIndex {
 /** Whether an automatic index went unused long enough to drop (last use by any instance). */
 export function isUnused(lastUsedMs: number, nowMs: number, unusedAfterMs: number): boolean {
   return nowMs - lastUsedMs > unusedAfterMs;
+}
+
+/**
+ * Shared mode: whether the queries seen here make the shared count reach the threshold, by
+ * the last total this instance read: then they are added at once (a build should not wait for
+ * the next second's flush), otherwise with the others about once a second.
+ */
+export function isFlushDue(knownTotal: number, pendingQueries: number, minQueries: number): boolean {
+  return knownTotal + pendingQueries >= minQueries;
 }
 
 /** Queries seen here since the last flush to the store's shared usage. */
@@ -77,6 +88,9 @@ export class AutoIndexer {
   readonly #busy = new Set<string>();
   /** Shared mode only: queries per field not yet added to the store's counts. */
   readonly #pending = new Map<string, PendingUsage>();
+  /** Shared mode: the last total read per field (what `isFlushDue` compares with). */
+  readonly #known = new BoundedCache<number>(MAX_TRACKED);
+  #flushDue = false;
   #lastSweepMs = 0;
 
   constructor(
@@ -114,7 +128,8 @@ export class AutoIndexer {
       if (shared) {
         // Counted in the store with every instance's queries (an automatic index's too, so the
         // others know it is used).
-        this.#note(key, { scope, collection, field, queries: 1 }, maxIndexes);
+        if (!auto) this.#note(key, { scope, collection, field, queries: 1 }, maxIndexes);
+        else this.#note(key, { scope, collection, field, queries: 1 }, maxIndexes, false);
         continue;
       }
       if (auto) continue;
@@ -129,6 +144,7 @@ export class AutoIndexer {
         this.#background(key, () => this.#build(scope, collection, field, key, maxIndexes));
       }
     }
+    if (this.#flushDue) this.#background(FLUSH_TASK, () => this.#flush());
   }
 
   /** Resolves when every background build or drop started so far has finished (tests, shutdown). */
@@ -194,18 +210,37 @@ export class AutoIndexer {
     return typeof this.store.indexes.recordUsage === 'function';
   }
 
-  #note(key: string, usage: IndexUsage, maxIndexes: number): void {
-    const pending = this.#pending.get(key);
+  /** Count one query here; `candidate` false for a field already indexed (no threshold to reach). */
+  #note(key: string, usage: IndexUsage, maxIndexes: number, candidate = true): void {
+    let pending = this.#pending.get(key);
     if (pending) {
       pending.usage.queries += usage.queries;
       pending.maxIndexes = maxIndexes;
     } else if (this.#pending.size < MAX_TRACKED) {
-      this.#pending.set(key, { usage, maxIndexes });
+      pending = { usage, maxIndexes };
+      this.#pending.set(key, pending);
+    }
+    if (
+      candidate &&
+      pending &&
+      isFlushDue(this.#known.get(key) ?? 0, pending.usage.queries, this.policy.minQueries)
+    ) {
+      this.#flushDue = true;
     }
   }
 
   /** Add the queries seen here to the shared counts; build where all instances reached the threshold. */
   async #flush(): Promise<void> {
+    // Queries noted while a flush runs are added by another round (this task is not restarted
+    // while it runs).
+    while (this.#pending.size > 0) {
+      this.#flushDue = false;
+      await this.#flushOnce();
+      if (!this.#flushDue) break;
+    }
+  }
+
+  async #flushOnce(): Promise<void> {
     const batch = [...this.#pending.entries()];
     this.#pending.clear();
     const totals = await this.store.indexes.recordUsage!(
@@ -214,6 +249,7 @@ export class AutoIndexer {
     );
     totals.forEach((total, i) => {
       const [key, pending] = batch[i]!;
+      this.#known.set(key, total.queries);
       const auto = this.#autos.get(key);
       if (auto) {
         auto.lastUsedMs = Math.max(auto.lastUsedMs, total.lastUsedMs);
@@ -229,7 +265,7 @@ export class AutoIndexer {
     if (now - this.#lastSweepMs < SWEEP_EVERY_MS) return;
     this.#lastSweepMs = now;
     const shared = this.#shared();
-    if (shared && this.#pending.size > 0) this.#background('\0flush', () => this.#flush());
+    if (shared && this.#pending.size > 0) this.#background(FLUSH_TASK, () => this.#flush());
     for (const [key, auto] of this.#autos) {
       if (!isUnused(auto.lastUsedMs, now, this.policy.unusedAfterMs)) continue;
       this.#background(key, async () => {

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { find, updateOne } from 'mingo';
 import type { PipelineStage } from 'mingo/updater';
 import { type Document, Long, MongoClient } from 'mongodb';
-import { AutoIndexer, isUnused } from '../../src/services/autoIndexes.js';
+import { AutoIndexer, isFlushDue, isUnused } from '../../src/services/autoIndexes.js';
 import { EmbeddedStore } from '../../src/store/embedded/index.js';
 import {
   MongoIndexUsage,
@@ -66,6 +66,13 @@ describe('MongoDB automatic-index usage: the shared counts', () => {
     expect(usageTotal(entry, null, 1000, t0)).to.include({ queries: 0, lastUsedMs: 0 });
     expect(isUnused(t0, t0 + 300, 300)).to.equal(false);
     expect(isUnused(t0, t0 + 301, 300)).to.equal(true);
+  });
+
+  it('adds queries at once when they make the last known total reach the threshold', () => {
+    expect(isFlushDue(0, 2, 3)).to.equal(false);
+    expect(isFlushDue(0, 3, 3)).to.equal(true);
+    expect(isFlushDue(2, 1, 3)).to.equal(true);
+    expect(isFlushDue(1, 1, 3)).to.equal(false);
   });
 
   it('keeps fields, collections and scopes apart', () => {
@@ -221,5 +228,42 @@ describe('MongoDB automatic-index usage through the real driver (scripted server
       await settle();
     }
     expect(await names()).to.deep.equal([]);
+  });
+
+  it('one instance builds at exactly minQueries queries, without waiting for the next second', async () => {
+    const policy = {
+      enabled: true,
+      minDocuments: 1,
+      minQueries: 3,
+      windowMs: 60_000,
+      unusedAfterMs: 60_000,
+      maxPerCollection: 1,
+    };
+    const now = Date.now() + 100_000;
+    serverNow = () => new Date(now);
+    const solo = new AutoIndexer(instance(new MongoIndexUsage(client.db('folio_system'))), policy, () => now);
+    const names = async () => (await embedded.indexes.list(scope, 'solo')).map((i) => i.name);
+    await embedded.documents.commit(scope, 'solo', [
+      {
+        kind: 'put',
+        expectedVersion: 0,
+        document: {
+          _id: 's1',
+          size: 1,
+          $version: 1,
+          $createdAt: '2026-01-01T00:00:00.000Z',
+          $updatedAt: '2026-01-01T00:00:00.000Z',
+        },
+        operation: 'create',
+        apiKeyHint: 'k',
+        keepVersions: 10,
+      },
+    ] as never);
+    for (let i = 0; i < 2; i++) solo.observe(scope, 'solo', ['size'], 10);
+    await solo.settled();
+    expect(await names()).to.deep.equal([]);
+    solo.observe(scope, 'solo', ['size'], 10);
+    await solo.settled();
+    expect(await names()).to.deep.equal(['auto_size_1']);
   });
 });
