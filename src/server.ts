@@ -14,6 +14,7 @@ import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
 import { createServices, type Services } from './services/index.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { EmbeddedStore } from './store/embedded/index.js';
+import type { MongoChangeFeed } from './store/mongodb/changes.js';
 import { openStore } from './store/open.js';
 
 export interface RunningServer {
@@ -58,8 +59,11 @@ export async function startServer(config: Config, logStream?: DestinationStream)
     { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
     logger,
   );
+  // The MongoDB change feed says when it cannot read (an error reopening cannot clear): the
+  // instance is then not ready, while /healthz (the store answers) stays up.
+  const feed = opened.store.changes as Partial<Pick<MongoChangeFeed, 'failure' | 'stats'>>;
   const readiness = new Readiness({
-    store: () => store.ping().then(() => true),
+    store: () => store.ping().then(() => !feed.failure),
     jobs: () => jobs.running,
     webhookDispatcher: () => dispatcher.running,
   });
@@ -71,6 +75,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
       documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
       commitGroups: () =>
         opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
+      changeFeed: () => feed.stats ?? null,
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));

@@ -78,7 +78,31 @@ describe('configuration', () => {
       commitTimeoutMs: 10_000,
       writeConcernTimeoutMs: 10_000,
       collectionRecheckMs: 30_000,
+      poolWaitTimeoutMs: 10_000,
+      changeRingBytes: 64 * 1024 * 1024,
+      maxCatchUpStreams: 8,
+      catchUpWaitMs: 5_000,
+      streamReadyTimeoutMs: 15_000,
     });
+    expect(
+      loadConfig({
+        FOLIO_MONGODB_POOL_WAIT_TIMEOUT_MS: '7',
+        FOLIO_MONGODB_CHANGE_RING_BYTES: '0',
+        FOLIO_MONGODB_MAX_CATCH_UP_STREAMS: '2',
+        FOLIO_MONGODB_CATCH_UP_WAIT_MS: '9',
+        FOLIO_MONGODB_STREAM_READY_TIMEOUT_MS: '11',
+      }).mongodb,
+    ).to.include({
+      poolWaitTimeoutMs: 7,
+      changeRingBytes: 0,
+      maxCatchUpStreams: 2,
+      catchUpWaitMs: 9,
+      streamReadyTimeoutMs: 11,
+    });
+    expect(() => loadConfig({ FOLIO_MONGODB_MAX_CATCH_UP_STREAMS: '0' })).to.throw(
+      ConfigError,
+      /MAX_CATCH_UP_STREAMS/,
+    );
     const env = {
       FOLIO_MONGODB_QUERY_TIMEOUT_MS: '1',
       FOLIO_MONGODB_COMMIT_TIMEOUT_MS: '2',

@@ -50,6 +50,16 @@ export const configSchema = z.strictObject({
     writeConcernTimeoutMs: positiveInt,
     /** How often a write re-checks that its collection still records pre- and post-images. */
     collectionRecheckMs: nonNegativeInt,
+    /** How long an operation waits for a pooled connection (`waitQueueTimeoutMS`; 503 past it). */
+    poolWaitTimeoutMs: positiveInt,
+    /** Bytes of recent change events kept in memory to serve stream resumes (0: none). */
+    changeRingBytes: nonNegativeInt,
+    /** Catch-up change streams (resumes older than the ring) open at once per instance. */
+    maxCatchUpStreams: positiveInt,
+    /** How long a resume waits for a catch-up slot before it is refused. */
+    catchUpWaitMs: positiveInt,
+    /** How long a change subscription may take to be ready before it ends `unavailable`. */
+    streamReadyTimeoutMs: positiveInt,
   }),
   bootstrap: z.boolean(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

@@ -17,6 +17,20 @@ export interface MetricSources {
   documentCache(): DocumentCacheCounts | null;
   /** The embedded store's group commits; null on MongoDB. */
   commitGroups(): CommitGroupCounts | null;
+  /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
+  changeFeed?(): ChangeFeedCounts | null;
+}
+
+/** As the MongoDB change feed counts them (src/store/mongodb/changes.ts, FeedStats). */
+export interface ChangeFeedCounts {
+  skippedEvents: number;
+  joinedEvents: number;
+  eventsWithoutImage: number;
+  sourceFailures: number;
+  ringResumes: number;
+  catchUpResumes: number;
+  catchUpRefused: number;
+  readyTimeouts: number;
 }
 
 /** As the embedded store counts them (src/store/embedded/groupCommit.ts). */
@@ -173,6 +187,48 @@ export class FolioMetrics {
         this.set(cache()?.bytes ?? 0);
       },
     });
+    const feed = () => sources()?.changeFeed?.() ?? null;
+    const feedCounted = (name: string, help: string, read: (counts: ChangeFeedCounts) => number) =>
+      total(feed, name, help, read);
+    feedCounted(
+      'folio_mongodb_change_events_skipped_total',
+      'MongoDB: change events stepped over, over 16 MB on a server that cannot split them (each also logged).',
+      (c) => c.skippedEvents,
+    );
+    feedCounted(
+      'folio_mongodb_change_events_joined_total',
+      'MongoDB: change events over 16 MB the server split and the feed joined again.',
+      (c) => c.joinedEvents,
+    );
+    feedCounted(
+      'folio_mongodb_change_events_without_image_total',
+      'MongoDB: updates and deletes skipped because their document image was missing (pre-images expired).',
+      (c) => c.eventsWithoutImage,
+    );
+    feedCounted(
+      'folio_mongodb_change_feed_failures_total',
+      'MongoDB: times the shared change stream stopped on an error reopening cannot clear (instance not ready meanwhile).',
+      (c) => c.sourceFailures,
+    );
+    new Counter({
+      name: 'folio_mongodb_change_resumes_total',
+      help: 'MongoDB: stream resumes by how they were served: ring (memory), catch_up (own stream), refused (no catch-up slot in time).',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = feed();
+        if (!counts) return;
+        this.inc({ source: 'ring' }, counts.ringResumes);
+        this.inc({ source: 'catch_up' }, counts.catchUpResumes);
+        this.inc({ source: 'refused' }, counts.catchUpRefused);
+      },
+    });
+    feedCounted(
+      'folio_mongodb_change_ready_timeouts_total',
+      'MongoDB: change subscriptions ended because they were not ready within mongodb.streamReadyTimeoutMs.',
+      (c) => c.readyTimeouts,
+    );
     new Gauge({
       name: 'folio_sqlite_wal_frames',
       help: 'Embedded store: frames in the WAL at the last background checkpoint.',

@@ -220,7 +220,13 @@ export type ChangeFeedEnd =
   /** The subscriber fell more than `bufferLimit` events behind. */
   | 'overflow'
   /** The store is shutting down. */
-  | 'store_closed';
+  | 'store_closed'
+  /**
+   * The store's change source failed in a way reopening cannot clear (MongoDB: privileges
+   * revoked, a stream the server refuses), or did not start in time: resume later from the last
+   * token taken, here or on another instance.
+   */
+  | 'unavailable';
 
 export interface WatchOptions {
   /** Resume just after this token (from a ChangeEvent); omitted = from now. */
@@ -255,6 +261,14 @@ export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
    */
   take(): ChangeEvent | undefined;
   onQueued(listener: (() => void) | null): void;
+  /**
+   * Optional (MongoDB): a token to resume from although no event came, or null. While the
+   * subscription is live and has handed out everything, the store's shared source moves on
+   * over other collections' writes; resuming from this token loses nothing, so a client on a
+   * quiet collection can move its last event id (an SSE checkpoint) before its old one leaves
+   * the store's history.
+   */
+  checkpoint?(): string | null;
 }
 
 /**
@@ -664,6 +678,27 @@ export interface IndexRepository {
   ): Promise<IndexRecord | null>;
   /** Remove the index; false when there was none of that name. */
   drop(scope: DataScope, collection: string, name: string): Promise<boolean>;
+  /**
+   * Optional, for a store shared by several instances (MongoDB): add each entry's `queries` to
+   * the shared count of queries on that field of the collection, and answer, per entry, the
+   * count within the current window of `windowMs` and when any instance last queried it
+   * (entries with 0 queries only read). Without it, automatic-index usage is per instance.
+   */
+  recordUsage?(entries: readonly IndexUsage[], windowMs: number): Promise<IndexUsageTotal[]>;
+}
+
+/** Queries on one top-level field of a collection (automatic indexes). */
+export interface IndexUsage {
+  scope: DataScope;
+  collection: string;
+  field: string;
+  queries: number;
+}
+
+/** The shared usage of one field: queries in the current window, and the last query's time. */
+export interface IndexUsageTotal extends IndexUsage {
+  /** Epoch ms of the last query by any instance (0: never). */
+  lastUsedMs: number;
 }
 
 /**

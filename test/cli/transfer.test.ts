@@ -190,7 +190,7 @@ forEachStore(
       await seedRows('exportover', 51);
       const over = await runFolio(['export', '-c', 'exportover', '--out', join(dir, 'all.json')], env());
       expect(over.code).to.equal(1);
-      expect(over.err).to.include('51 documents match');
+      expect(over.err).to.include('More than 50 documents match');
     });
 
     it('a wrong key fails with exit 1 and the server message', async () => {

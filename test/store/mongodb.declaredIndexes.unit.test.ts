@@ -10,6 +10,7 @@ import {
   countedIndexNames,
   duplicatesPipeline,
   fromMongoIndex,
+  overIndexLimit,
   planOfExplain,
   reservationId,
   reservationRange,
@@ -161,6 +162,12 @@ describe('MongoDB declared indexes: the maximum counted with builds in progress 
   const NOW = '2026-11-25T12:00:00.000Z';
   const LATER = '2026-11-25T12:15:00.000Z';
   const EARLIER = '2026-11-25T11:59:59.999Z';
+
+  it('re-checked once built: more declared indexes than the maximum drops the new one', () => {
+    expect(overIndexLimit(['a_1', 'b_1', 'c_1'], 3)).to.equal(false);
+    expect(overIndexLimit(['a_1', 'b_1', 'c_1', 'd_1'], 3)).to.equal(true);
+    expect(overIndexLimit(['a_1', 'a_1'], 1)).to.equal(false);
+  });
 
   it('the reservation range holds the collection’s reservations and no other set’s', () => {
     const mine = ['a_1', 'b_1', 'zz'].map((name) => reservationId(scope, 'orders', name));

@@ -39,7 +39,10 @@ export type StreamTarget =
  *    replace events from carrying the document twice over the network (and further from the
  *    16 MB event limit). `_id` (the resume token) is left untouched, as the server requires.
  */
-export function changeStreamPipeline(target: StreamTarget): Document[] {
+export function changeStreamPipeline(
+  target: StreamTarget,
+  options: { splitLargeEvents?: boolean } = {},
+): Document[] {
   const db = target.kind === 'all' ? { $regex: projectDbPattern(target.prefix) } : target.db;
   const coll = target.kind === 'all' ? { $regex: COLLECTION_NAME_PATTERN.source } : target.collection;
   return [
@@ -60,7 +63,80 @@ export function changeStreamPipeline(target: StreamTarget): Document[] {
         },
       },
     },
+    // Must be the last stage; the server refuses it before 6.0.9 (see supportsSplitLargeEvent).
+    ...(options.splitLargeEvents ? [{ $changeStreamSplitLargeEvent: {} }] : []),
   ];
+}
+
+/**
+ * The pipeline of the probe that reads the token of an event too large to send: the same
+ * events, with only the small fields that say which event it was.
+ */
+export function probePipeline(target: StreamTarget): Document[] {
+  return [
+    ...changeStreamPipeline(target),
+    { $project: { _id: 1, operationType: 1, ns: 1, documentKey: 1, clusterTime: 1 } },
+  ];
+}
+
+/** `$changeStreamSplitLargeEvent` exists from MongoDB 7.0, and 6.0.9 on the 6.0 line. */
+export function supportsSplitLargeEvent(version: readonly number[] | null): boolean {
+  if (!version) return false;
+  const [major = 0, minor = 0, patch = 0] = version;
+  if (major !== 6) return major > 6;
+  return minor > 0 || patch >= 9;
+}
+
+/** A split event's fragments read so far (`$changeStreamSplitLargeEvent`). */
+export interface FragmentJoin {
+  /** The stream's position before the first fragment (nothing of the event handed out yet). */
+  before: string | null;
+  parts: Document[];
+  of: number;
+}
+
+export type JoinStep =
+  | { kind: 'whole' }
+  | { kind: 'partial'; join: FragmentJoin }
+  | { kind: 'joined'; change: ChangeStreamDocument<StoredDocument> }
+  /** A fragment that does not continue what was read (resumed half-way through an event). */
+  | { kind: 'broken' };
+
+function splitOf(change: Document): { fragment: number; of: number } | null {
+  const split: unknown = change.splitEvent;
+  if (typeof split !== 'object' || split === null) return null;
+  const { fragment, of } = split as { fragment?: unknown; of?: unknown };
+  return typeof fragment === 'number' && typeof of === 'number' ? { fragment, of } : null;
+}
+
+/**
+ * One more event from a stream that splits large events: a whole event, a fragment to keep, or
+ * the last fragment, which gives the joined event. Fragments hold disjoint top-level fields of
+ * the event; the joined event's `_id` is the last fragment's token, so resuming after it skips
+ * the whole event.
+ */
+export function joinFragment(
+  join: FragmentJoin | null,
+  change: ChangeStreamDocument<StoredDocument>,
+  positionBefore: string | null,
+): JoinStep {
+  const split = splitOf(change as Document);
+  if (!split) return { kind: 'whole' };
+  let current: FragmentJoin;
+  if (split.fragment === 1) {
+    current = { before: positionBefore, parts: [change as Document], of: split.of };
+  } else if (join && join.of === split.of && join.parts.length === split.fragment - 1) {
+    current = { ...join, parts: [...join.parts, change as Document] };
+  } else {
+    return { kind: 'broken' };
+  }
+  if (split.fragment < split.of) return { kind: 'partial', join: current };
+  const merged: Document = {};
+  // Top-level change-event fields named by the server (never a user's field names).
+  for (const part of current.parts) {
+    for (const [name, value] of Object.entries(part)) if (name !== 'splitEvent') merged[name] = value;
+  }
+  return { kind: 'joined', change: merged as ChangeStreamDocument<StoredDocument> };
 }
 
 /** The string form of a resume token (its `_data`), or null when it has another shape. */

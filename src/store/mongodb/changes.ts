@@ -7,9 +7,20 @@
  *
  * - Without a token, a subscription starts "now": see clusterClock.ts for how the stream and
  *   each subscriber agree on that time without a gap (`accepts` drops what committed before).
- * - With a token, the subscription reads history on its own stream, narrowed to its collection,
- *   and hands over to the shared stream (changeFeed/subscription.ts) as soon as that read has
- *   scanned past the shared stream's position: the catch-up stream then closes.
+ * - With a token, the subscription reads what it missed and hands over to the shared stream
+ *   (changeFeed/subscription.ts) as soon as that read has scanned past the shared stream's
+ *   position. A token the in-memory ring of the shared stream still covers (eventRing.ts) is
+ *   served from there, without a stream of its own; an older one reads history on a catch-up
+ *   stream, narrowed to its collection, at most `maxCatchUpStreams` at a time
+ *   (catchUpLimiter.ts), closed as soon as it caught up.
+ * - Faults (streamErrors.ts): transient ones reopen; an event over 16 MB is split on the server
+ *   (6.0.9+) or stepped over with an error log; an error reopening cannot clear ends every
+ *   subscription `unavailable`, marks the feed failed (the instance reports not ready) and
+ *   retries with a growing pause. Every wait for a subscription to be ready is bounded
+ *   (`streamReadyTimeoutMs`).
+ * - Checkpoints: a live subscription with nothing pending may resume from the shared stream's
+ *   position (`checkpoint()`), a post-batch resume token that moves on while its collection is
+ *   quiet, so its client's resume point never ages out of the oplog without an event lost.
  */
 import type { MongoClient, Timestamp } from 'mongodb';
 import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
@@ -22,12 +33,14 @@ import {
 import {
   type ChangeEvent,
   type ChangeFeed,
+  type ChangeFeedEnd,
   type ChangeSubscription,
   type DataScope,
   DEFAULT_BUFFER_LIMIT,
   type WatchOptions,
 } from '../port.js';
 import type { StoredDocument } from '../storedForm.js';
+import { CatchUpLimiter, type Release } from './catchUpLimiter.js';
 import {
   CHANGE_STREAM_OPTIONS,
   type ChangeKind,
@@ -37,34 +50,114 @@ import {
   isWellFormedToken,
   type MappedChange,
   normalizeToken,
+  probePipeline,
   type StreamTarget,
   toChangeEvent,
   tokenFromString,
+  tokenString,
 } from './changeEvents.js';
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
+import { EventRing, eventBytes } from './eventRing.js';
+import { DEFAULT_FEED_LIMITS, type FeedLimits } from './limits.js';
 import { assertCollectionName, projectDbName, scopeFromDbName } from './naming.js';
-import { type Change, ReopeningChangeStream, type StreamStart } from './reopeningStream.js';
+import {
+  type Change,
+  ReopeningChangeStream,
+  type SkippedEvent,
+  type StreamStart,
+} from './reopeningStream.js';
+import { WarningThrottle } from './warningThrottle.js';
 
 /** A clock value older than this is not used to start a stream (it would replay from there). */
 const FRESH_CLOCK_MS = 30_000;
 
+/** At most one warning per this interval for conditions that repeat per event. */
+const REPEATED_WARNING_MS = 60_000;
+
 /** Reports what the feed skips or retries (the store has no logger of its own). */
 export type FeedWarning = (message: string) => void;
+
+/** What the feed counts, for the metrics. */
+export interface FeedStats {
+  /** Events stepped over: too large to send on a server that cannot split them. */
+  skippedEvents: number;
+  /** Events over 16 MB the server split and the feed joined again. */
+  joinedEvents: number;
+  /** Updates and deletes skipped because their document image was missing. */
+  eventsWithoutImage: number;
+  /** Times the shared stream stopped on an error reopening cannot clear. */
+  sourceFailures: number;
+  /** Resumes served from the in-memory ring. */
+  ringResumes: number;
+  /** Resumes that needed a catch-up stream. */
+  catchUpResumes: number;
+  /** Resumes refused: no catch-up slot within the wait. */
+  catchUpRefused: number;
+  /** Subscriptions ended because they were not ready in time. */
+  readyTimeouts: number;
+}
+
+/**
+ * The pause before the shared stream opens again after `failures` consecutive failures that
+ * reopening could not clear: 1 s doubling to at most 60 s. Subscriptions meanwhile wait at most
+ * `streamReadyTimeoutMs`, so a reader that resubscribes at once cannot spin.
+ */
+export function restartDelayMs(failures: number): number {
+  if (failures <= 0) return 0;
+  return Math.min(60_000, 1_000 * 2 ** Math.min(failures - 1, 16));
+}
+
+/**
+ * The token a subscription's client may resume from although it got no event: the shared
+ * stream's published position, once the subscription is live (not catching up) and has handed
+ * out everything it was given. Null otherwise (resuming from there could skip a pending event).
+ */
+export function checkpointToken(state: {
+  closed: boolean;
+  catchingUp: boolean;
+  pending: number;
+  published: string | null;
+}): string | null {
+  if (state.closed || state.catchingUp || state.pending > 0) return null;
+  return state.published;
+}
 
 function keyOf(db: string, collection: string): string {
   // Database names cannot contain `.`: the first dot splits the key again.
   return `${db}.${collection}`;
 }
 
+/** The feed's subscriptions: the shared one plus the checkpoint of the shared stream's position. */
+class MongoSubscription extends FeedSubscription {
+  constructor(
+    settings: ConstructorParameters<typeof FeedSubscription>[0],
+    private readonly published: () => string | null,
+  ) {
+    super(settings);
+  }
+
+  checkpoint(): string | null {
+    return checkpointToken({
+      closed: this.closed,
+      catchingUp: this.catchingUp,
+      pending: this.pending,
+      published: this.published(),
+    });
+  }
+}
+
 /** The shared live stream. */
 class ClusterSource implements ChangeSource {
   #stream: ReopeningChangeStream | null = null;
   #ready: Promise<void> = Promise.resolve();
+  /** Everything up to here was published (the fan-out and the ring have it). */
+  #published: string | null = null;
+  #opening: NodeJS.Timeout | null = null;
 
   constructor(private readonly feed: MongoChangeFeed) {}
 
   get position(): string | null {
-    return this.#stream?.position ?? null;
+    return this.#published;
   }
 
   get ready(): Promise<void> {
@@ -72,23 +165,41 @@ class ClusterSource implements ChangeSource {
   }
 
   start(): void {
+    // A new stream starts from about now: whatever the ring held may be followed by a gap.
+    this.feed.ring.clear();
+    this.#published = null;
+    let markReady!: () => void;
+    this.#ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
+    const delay = this.feed.restartDelay();
+    if (delay === 0) {
+      this.#open(markReady);
+      return;
+    }
+    this.#opening = setTimeout(() => {
+      this.#opening = null;
+      this.#open(markReady);
+    }, delay);
+    this.#opening.unref();
+  }
+
+  stop(): void {
+    if (this.#opening) clearTimeout(this.#opening);
+    this.#opening = null;
+    const stream = this.#stream;
+    this.#stream = null;
+    if (stream) this.feed.track(stream.close());
+  }
+
+  #open(markReady: () => void): void {
     const stream = this.feed.openStream(
       this.feed.liveStart(),
       { kind: 'all', prefix: this.feed.dbPrefix },
       false,
     );
     this.#stream = stream;
-    let markReady!: () => void;
-    this.#ready = new Promise<void>((resolve) => {
-      markReady = resolve;
-    });
     void this.#run(stream, markReady);
-  }
-
-  stop(): void {
-    const stream = this.#stream;
-    this.#stream = null;
-    if (stream) this.feed.track(stream.close());
   }
 
   async #run(stream: ReopeningChangeStream, markReady: () => void): Promise<void> {
@@ -96,14 +207,22 @@ class ClusterSource implements ChangeSource {
       while (!stream.closed) {
         const change = await stream.tryNext();
         if (stream.closed) break;
-        markReady();
         if (change) this.feed.dispatch(change);
+        const position = stream.position;
+        if (position !== null) {
+          this.#published = position;
+          this.feed.ring.advance(position);
+        }
+        this.feed.sourceReads();
+        markReady();
       }
     } catch (error) {
-      // The shared stream's own position is gone (an outage longer than the oplog window):
-      // nobody can be told what they missed.
       if (this.#stream === stream) {
-        this.feed.endAll(error instanceof FeedEndError ? error.reason : 'history_lost');
+        // history_lost: the shared stream's own position is gone (an outage longer than the
+        // oplog window), nobody can be told what they missed; unavailable: it cannot read.
+        const reason: ChangeFeedEnd = error instanceof FeedEndError ? error.reason : 'history_lost';
+        if (reason === 'unavailable') this.feed.sourceFailed(stream.lastError ?? error);
+        this.feed.endAll(reason);
       }
     } finally {
       markReady();
@@ -137,7 +256,86 @@ class StreamCursor implements HistoryCursor {
   }
 }
 
+/**
+ * A resumed subscription's read of what it missed: from the ring while the ring covers its
+ * position, else (or once the ring moved past it) from a catch-up stream of its own.
+ */
+class ResumeCursor implements HistoryCursor {
+  #position: string;
+  #stream: StreamCursor | null = null;
+  #release: Release | null = null;
+  #closed = false;
+  #counted = false;
+
+  constructor(
+    private readonly feed: MongoChangeFeed,
+    private readonly target: StreamTarget,
+    private readonly key: string | null,
+    private readonly clientToken: string,
+  ) {
+    this.#position = clientToken;
+  }
+
+  async read(max: number): Promise<HistoryPage> {
+    if (!this.#stream) {
+      const page = this.feed.ring.read(this.#position, this.key, max);
+      if (page) {
+        this.#count('ring');
+        const events: ChangeEvent[] = [];
+        for (const entry of page.entries) {
+          // A drop of this collection after the token: its subscriptions end.
+          if (!('event' in entry)) throw new FeedEndError('invalidated');
+          events.push(entry.event);
+        }
+        if (page.scannedTo !== null) this.#position = page.scannedTo;
+        return { events, scannedTo: page.scannedTo };
+      }
+      this.#count('catch_up');
+      const release = await this.feed.catchUps.acquire();
+      if (this.#closed) {
+        release?.();
+        return { events: [], scannedTo: null };
+      }
+      if (!release) {
+        this.feed.stats.catchUpRefused += 1;
+        throw new FeedEndError('unavailable');
+      }
+      this.#release = release;
+      this.#stream = this.feed.openCatchUp(this.#position, this.target, this.#position === this.clientToken);
+    }
+    return this.#stream.read(max);
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stream?.close();
+    this.#stream = null;
+    this.#release?.();
+    this.#release = null;
+  }
+
+  #count(source: 'ring' | 'catch_up'): void {
+    if (this.#counted) return;
+    this.#counted = true;
+    if (source === 'ring') this.feed.stats.ringResumes += 1;
+    else this.feed.stats.catchUpResumes += 1;
+  }
+}
+
 export class MongoChangeFeed implements ChangeFeed {
+  readonly stats: FeedStats = {
+    skippedEvents: 0,
+    joinedEvents: 0,
+    eventsWithoutImage: 0,
+    sourceFailures: 0,
+    ringResumes: 0,
+    catchUpResumes: 0,
+    catchUpRefused: 0,
+    readyTimeouts: 0,
+  };
+  readonly ring: EventRing;
+  readonly catchUps: CatchUpLimiter;
+  readonly #limits: FeedLimits;
   readonly #fanOut: ChangeFanOut;
   readonly #source: ClusterSource;
   readonly #cursors = new Map<StreamCursor, ReopeningChangeStream>();
@@ -150,7 +348,13 @@ export class MongoChangeFeed implements ChangeFeed {
   #closed = false;
   /** Every subscription's `onFinish`: one function, not one closure per subscription. */
   readonly #detach = (sub: FeedSubscription) => this.#fanOut.remove(sub.key, sub);
-  #warnedUnknownDb = false;
+  readonly #published = () => this.#source.position;
+  readonly #unknownDb = new WarningThrottle(REPEATED_WARNING_MS);
+  readonly #withoutImage = new WarningThrottle(REPEATED_WARNING_MS);
+  /** Split large events on the server (MongoDB 6.0.9+); set by the store's `init()`. */
+  #splitLargeEvents = false;
+  /** The last failure reopening could not clear, until the shared stream reads again. */
+  #failure: { message: string; atMs: number; count: number } | null = null;
 
   constructor(
     private readonly client: MongoClient,
@@ -159,9 +363,19 @@ export class MongoChangeFeed implements ChangeFeed {
     private readonly warn: FeedWarning = (message) => process.emitWarning(message, 'FolioChangeFeed'),
     /** Told of every dropped or renamed namespace (`collection` null: a whole database). */
     private readonly onDropped: (db: string, collection: string | null) => void = () => {},
+    limits: Partial<FeedLimits> = {},
+    private readonly nowMs: () => number = Date.now,
   ) {
+    this.#limits = { ...DEFAULT_FEED_LIMITS, ...limits };
+    this.ring = new EventRing(this.#limits.changeRingBytes, compareTokens);
+    this.catchUps = new CatchUpLimiter(this.#limits.maxCatchUpStreams, this.#limits.catchUpWaitMs);
     this.#source = new ClusterSource(this);
     this.#fanOut = new ChangeFanOut(this.#source);
+  }
+
+  /** Whether the server splits events over 16 MB (`$changeStreamSplitLargeEvent`). */
+  configure(options: { splitLargeEvents: boolean }): void {
+    this.#splitLargeEvents = options.splitLargeEvents;
   }
 
   /** Change streams shared by all subscriptions: 0 or 1. */
@@ -172,6 +386,14 @@ export class MongoChangeFeed implements ChangeFeed {
   /** Catch-up streams open now (each closes as soon as its subscription caught up). */
   get catchUpCount(): number {
     return this.#cursors.size;
+  }
+
+  /**
+   * Why the shared stream cannot read (an error reopening could not clear), or null when it
+   * reads or is idle: while set, the instance reports not ready.
+   */
+  get failure(): string | null {
+    return this.#failure?.message ?? null;
   }
 
   watch(scope: DataScope, collection: string, options?: WatchOptions): ChangeSubscription {
@@ -194,7 +416,7 @@ export class MongoChangeFeed implements ChangeFeed {
     await Promise.all([...this.#stopping]);
   }
 
-  // --- used by ClusterSource -------------------------------------------------------------
+  // --- used by ClusterSource and ResumeCursor --------------------------------------------
 
   /** Where the shared stream starts: the newest time known to have passed, if fresh. */
   liveStart(): StreamStart {
@@ -206,16 +428,37 @@ export class MongoChangeFeed implements ChangeFeed {
 
   openStream(start: StreamStart, target: StreamTarget, clientToken: boolean): ReopeningChangeStream {
     return new ReopeningChangeStream({
-      open: (from) =>
-        this.client.watch<StoredDocument, Change>(changeStreamPipeline(target), {
-          ...CHANGE_STREAM_OPTIONS,
-          ...from,
-        }),
+      open: (from, tuning) =>
+        this.client.watch<StoredDocument, Change>(
+          changeStreamPipeline(target, { splitLargeEvents: this.#splitLargeEvents }),
+          { ...CHANGE_STREAM_OPTIONS, ...from, ...tuning },
+        ),
+      // No images: the probe only reads which event is too large (reopeningStream.ts).
+      openProbe: (from) => this.client.watch<StoredDocument, Change>(probePipeline(target), { ...from }),
       start,
       clientToken,
       onRetry: (error, delayMs) =>
         this.warn(`change stream failed (${(error as Error).message}); reopening in ${delayMs} ms`),
+      onSkip: (skipped) => this.#skipped(skipped),
+      onJoined: () => {
+        this.stats.joinedEvents += 1;
+      },
     });
+  }
+
+  /** A catch-up stream from `after`, counted in `catchUpCount` until closed. */
+  openCatchUp(after: string, target: StreamTarget, clientToken: boolean): StreamCursor {
+    const stream = this.openStream({ startAfter: tokenFromString(after) }, target, clientToken);
+    const cursor = new StreamCursor(
+      stream,
+      (change) => this.#historyEvent(change, target),
+      (c) => {
+        this.#cursors.delete(c);
+        this.track(stream.close());
+      },
+    );
+    this.#cursors.set(cursor, stream);
+    return cursor;
   }
 
   /** One change from the shared stream: publish it, or end what a drop ends. */
@@ -225,6 +468,8 @@ export class MongoChangeFeed implements ChangeFeed {
       // The next write to a dropped collection re-creates it with its images, at once.
       for (const ns of kind.namespaces) this.onDropped(ns.db, ns.collection);
       this.#fanOut.endKeys((key) => droppedBy(kind, key), 'invalidated');
+      const token = tokenString(change._id);
+      if (token !== null) this.ring.push({ token, ends: (key) => droppedBy(kind, key), bytes: 256 });
       return;
     }
     if (kind.kind !== 'document') return;
@@ -235,16 +480,52 @@ export class MongoChangeFeed implements ChangeFeed {
       this.clock.observe(mapped.clusterTime);
       this.#times.set(mapped.event, mapped.clusterTime);
     }
-    this.#fanOut.publish(keyOf(kind.db, kind.collection), mapped.event);
+    const key = keyOf(kind.db, kind.collection);
+    this.#fanOut.publish(key, mapped.event);
+    if (this.#limits.changeRingBytes > 0) {
+      this.ring.push({
+        token: mapped.event.token,
+        key,
+        event: mapped.event,
+        bytes: eventBytes(mapped.event),
+      });
+    }
   }
 
-  endAll(reason: Parameters<ChangeFanOut['endAll']>[0]): void {
+  endAll(reason: ChangeFeedEnd): void {
     this.#fanOut.endAll(reason);
   }
 
   track(stopping: Promise<void>): void {
     this.#stopping.add(stopping);
     void stopping.finally(() => this.#stopping.delete(stopping));
+  }
+
+  /** How long the shared stream waits before it opens again (after failures; else 0). */
+  restartDelay(): number {
+    if (!this.#failure) return 0;
+    return Math.max(0, this.#failure.atMs + restartDelayMs(this.#failure.count) - this.nowMs());
+  }
+
+  /** The shared stream stopped on an error reopening cannot clear. */
+  sourceFailed(error: unknown): void {
+    const count = (this.#failure?.count ?? 0) + 1;
+    const message = error instanceof Error ? error.message : String(error);
+    this.#failure = { message, atMs: this.nowMs(), count };
+    this.stats.sourceFailures += 1;
+    this.warn(
+      `ERROR: the change feed stopped (${message}); every stream and the webhook dispatcher ` +
+        'were ended with "unavailable", and this instance reports not ready until the change ' +
+        `stream reads again (next attempt in ${restartDelayMs(count)} ms, when something subscribes). ` +
+        'Check the database user’s privileges (changeStream and find on the Folio databases).',
+    );
+  }
+
+  /** The shared stream read a batch: whatever failed before has cleared. */
+  sourceReads(): void {
+    if (!this.#failure) return;
+    this.#failure = null;
+    this.warn('the change feed reads again; this instance is ready');
   }
 
   // ------------------------------------------------------------------------------------------
@@ -257,7 +538,10 @@ export class MongoChangeFeed implements ChangeFeed {
     const bufferLimit = options?.bufferLimit ?? DEFAULT_BUFFER_LIMIT;
     const onFinish = this.#detach;
     if (this.#closed) {
-      const ended = new FeedSubscription({ key, bufferLimit, compare: compareTokens, onFinish });
+      const ended = new MongoSubscription(
+        { key, bufferLimit, compare: compareTokens, onFinish },
+        this.#published,
+      );
       ended.end('store_closed');
       return ended;
     }
@@ -265,18 +549,25 @@ export class MongoChangeFeed implements ChangeFeed {
     if (after === undefined) {
       // Committed at or before `since` means before watch() returned (see clusterClock.ts).
       const since = this.clock.latest;
-      const sub = new FeedSubscription({
-        key,
-        bufferLimit,
-        compare: compareTokens,
-        onFinish,
-        accepts: (event) => isAfterStart(since, this.#times.get(event)),
-      });
+      const sub = new MongoSubscription(
+        {
+          key,
+          bufferLimit,
+          compare: compareTokens,
+          onFinish,
+          accepts: (event) => isAfterStart(since, this.#times.get(event)),
+        },
+        this.#published,
+      );
       this.#fanOut.add(key, sub);
       void this.#source.ready.then(() => sub.markReady());
+      this.#boundReady(sub);
       return sub;
     }
-    const sub = new FeedSubscription({ key, bufferLimit, compare: compareTokens, onFinish });
+    const sub = new MongoSubscription(
+      { key, bufferLimit, compare: compareTokens, onFinish },
+      this.#published,
+    );
     if (!isWellFormedToken(after)) {
       sub.end('invalid_token');
       return sub;
@@ -284,18 +575,33 @@ export class MongoChangeFeed implements ChangeFeed {
     const token = normalizeToken(after);
     // Join the shared stream first: from now on it holds what it carries for the hand-over.
     this.#fanOut.add(key, sub);
-    const stream = this.openStream({ startAfter: tokenFromString(token) }, target, true);
-    const cursor = new StreamCursor(
-      stream,
-      (change) => this.#historyEvent(change, target),
-      (c) => {
-        this.#cursors.delete(c);
-        this.track(stream.close());
-      },
-    );
-    this.#cursors.set(cursor, stream);
-    sub.catchUp(cursor, token, () => this.#source.position);
+    sub.catchUp(new ResumeCursor(this, target, key, token), token, this.#published);
+    this.#boundReady(sub);
     return sub;
+  }
+
+  /** A subscription not ready within `streamReadyTimeoutMs` ends `unavailable`. */
+  #boundReady(sub: FeedSubscription): void {
+    const timer = setTimeout(() => {
+      if (sub.closed) return;
+      this.stats.readyTimeouts += 1;
+      sub.end('unavailable');
+    }, this.#limits.streamReadyTimeoutMs);
+    timer.unref();
+    void sub.ready.then(() => clearTimeout(timer));
+  }
+
+  #skipped(skipped: SkippedEvent): void {
+    this.stats.skippedEvents += 1;
+    const what =
+      skipped.why === 'too_large'
+        ? 'is over MongoDB’s 16 MB limit and this server cannot split it (MongoDB 6.0.9+ can)'
+        : 'was split by the server and its first fragments were not read (resumed half-way)';
+    this.warn(
+      `ERROR: change feed skipped a ${skipped.operationType} event of ${skipped.namespace ?? 'an unknown namespace'}` +
+        `${skipped.documentId === null ? '' : ` (document ${skipped.documentId})`}: it ${what}. ` +
+        'Streams and webhooks do not see this change; the document itself is unaffected.',
+    );
   }
 
   /** A change read by a catch-up stream: its event, null to skip, or the end of a collection. */
@@ -315,17 +621,23 @@ export class MongoChangeFeed implements ChangeFeed {
     const scope = scopeFromDbName(this.dbPrefix, kind.db) ?? this.#scopes.get(kind.db);
     if (!scope) {
       // A hashed (non-canonical) project id nobody here watches: no one can want it by key.
-      if (!this.#warnedUnknownDb) {
-        this.#warnedUnknownDb = true;
+      const note = this.#unknownDb.note();
+      if (note.report) {
         this.warn(`change feed skips events of database ${kind.db}: its project id cannot be read back`);
       }
       return null;
     }
     const mapped = toChangeEvent(change, scope);
     if (!mapped) {
-      this.warn(
-        `change feed skips a ${change.operationType} in ${kind.db}.${kind.collection} without its document image`,
-      );
+      this.stats.eventsWithoutImage += 1;
+      const note = this.#withoutImage.note();
+      if (note.report) {
+        this.warn(
+          `change feed skips a ${change.operationType} in ${kind.db}.${kind.collection} without its document image` +
+            (note.suppressed > 0 ? ` (and ${note.suppressed} more since the last warning)` : '') +
+            '; pre-images expired or were never recorded (see docs/mongodb.md). At most one such warning a minute.',
+        );
+      }
     }
     return mapped;
   }

@@ -6,8 +6,10 @@
  * `watch()` reads this clock synchronously: the stream starts at that time
  * (`startAtOperationTime`) and each subscription drops the events at or before the time it read.
  * Every value fed in is a lower bound of "now": this process's own commits (majority write
- * concern), the cluster times of change events it received, and replica-set members'
- * `lastWrite.majorityOpTime` from the driver's heartbeats (every 10 s by default).
+ * concern), the cluster times of change events it received, and from the driver's heartbeats
+ * (every 10 s by default) replica-set members' `lastWrite.majorityOpTime`, or on a sharded
+ * cluster, whose mongos reports no `lastWrite`, the `$clusterTime` it gossips: the time a
+ * mongos itself starts a "from now" change stream at.
  */
 import { type Document, Timestamp } from 'mongodb';
 
@@ -49,6 +51,18 @@ export function majorityOpTime(hello: Document): Timestamp | null {
   return asTimestamp((opTime as Document).ts);
 }
 
+/**
+ * The time a hello reply vouches for: a replica-set member's majority-commit time, else a
+ * mongos's cluster time (`$clusterTime.clusterTime`); null for anything else.
+ */
+export function helloTime(hello: Document): Timestamp | null {
+  const majority = majorityOpTime(hello);
+  if (majority || hello.msg !== 'isdbgrid') return majority;
+  const gossip: unknown = hello.$clusterTime;
+  if (typeof gossip !== 'object' || gossip === null) return null;
+  return asTimestamp((gossip as Document).clusterTime);
+}
+
 export class ClusterClock {
   #latest: Timestamp | null = null;
   #observedAtMs = Number.NEGATIVE_INFINITY;
@@ -66,7 +80,7 @@ export class ClusterClock {
   }
 
   observeHello(reply: Document): void {
-    this.observe(majorityOpTime(reply));
+    this.observe(helloTime(reply));
   }
 
   /** The newest known time, however old. A lower bound of now: safe for filtering. */

@@ -25,12 +25,15 @@ import {
   type IndexDefinition,
   type IndexRecord,
   type IndexRepository,
+  type IndexUsage,
+  type IndexUsageTotal,
   type QueryPlan,
   type SortDirection,
 } from '../port.js';
 import type { CollectionRegistry } from './collections.js';
 import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { DOCUMENT_INDEXES } from './indexes.js';
+import { MongoIndexUsage } from './indexUsage.js';
 import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
 import { DUPLICATE_KEY } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
@@ -133,11 +136,53 @@ export function countedIndexNames(
   return names;
 }
 
+/** Whether a collection's declared indexes, just after a build, are more than its maximum. */
+export function overIndexLimit(names: readonly string[], maxIndexes: number): boolean {
+  return new Set(names).size > maxIndexes;
+}
+
 /** The declared index a duplicate-key error is about (null: not one, or `_id`). */
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
   const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
   return name === null || OWN_INDEXES.has(name) ? null : name;
+}
+
+/**
+ * The document a failed write of a bulk write was writing. A MongoBulkWriteError's write errors
+ * keep only `index/code/errmsg/errInfo/op` (not the server's `keyValue`); `op` is the batch
+ * entry: the document itself for an insert, `{q, u}` for a replacement.
+ */
+export function failedWriteDocument(error: unknown): Document | null {
+  const writeErrors: unknown = (error as { writeErrors?: unknown }).writeErrors;
+  const first: unknown = Array.isArray(writeErrors) ? writeErrors[0] : undefined;
+  if (typeof first !== 'object' || first === null) return null;
+  const withOp = first as { getOperation?: () => unknown; err?: { op?: unknown }; op?: unknown };
+  const op: unknown =
+    typeof withOp.getOperation === 'function' ? withOp.getOperation() : (withOp.err?.op ?? withOp.op);
+  if (typeof op !== 'object' || op === null) return null;
+  const replacement: unknown = (op as { u?: unknown }).u;
+  if (typeof replacement === 'object' && replacement !== null && !Array.isArray(replacement)) {
+    return replacement as Document;
+  }
+  return '_id' in op ? (op as Document) : null;
+}
+
+/**
+ * The filter matching the documents that hold `document`'s values of a unique index's fields
+ * (dotted paths), or null when the document lacks one (then the index does not constrain it).
+ */
+export function sameKeyFilter(fields: readonly string[], document: Document): Document | null {
+  const entries: Array<[string, unknown]> = [];
+  for (const path of fields) {
+    let value: unknown = document;
+    for (const part of path.split('.')) {
+      if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return null;
+      value = (value as Record<string, unknown>)[part];
+    }
+    entries.push([path, value]);
+  }
+  return entries.length > 0 ? Object.fromEntries(entries) : null;
 }
 
 /** The aggregation listing documents that share values of `fields` (a failed unique build). */
@@ -156,6 +201,7 @@ export function duplicatesPipeline(fields: IndexDefinition['fields']): Document[
 
 export class MongoIndexes implements IndexRepository {
   readonly #settings: Collection<GuardDoc>;
+  readonly #usage: MongoIndexUsage;
 
   constructor(
     private readonly client: MongoClient,
@@ -165,6 +211,12 @@ export class MongoIndexes implements IndexRepository {
     private readonly limits: WriteLimits,
   ) {
     this.#settings = system.collection<GuardDoc>(SYSTEM_COLLECTIONS.settings);
+    this.#usage = new MongoIndexUsage(system);
+  }
+
+  /** Automatic-index usage, shared by every instance (indexUsage.ts). */
+  recordUsage(entries: readonly IndexUsage[], windowMs: number): Promise<IndexUsageTotal[]> {
+    return this.#usage.record(entries, windowMs);
   }
 
   #collection(scope: DataScope, collection: string) {
@@ -222,7 +274,16 @@ export class MongoIndexes implements IndexRepository {
     );
     if (!reserved) return null;
     try {
-      return await this.#build(scope, collection, index);
+      const built = await this.#build(scope, collection, index);
+      if (built.state !== 'ready') return built;
+      // Re-check once built: a reservation that lapsed during a long build, or a create on an
+      // instance whose clock is off, may have let another index in meanwhile.
+      const names = (await this.list(scope, collection)).map((i) => i.name);
+      if (!overIndexLimit(names, maxIndexes)) return built;
+      await this.#collection(scope, collection)
+        .dropIndex(index.name)
+        .catch(() => {});
+      return null;
     } finally {
       // Built (now in the catalogue) or failed: either way the reservation has served.
       await this.#settings.deleteOne({ _id: reservation }).catch(() => {});

@@ -32,7 +32,12 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import type { ClusterClock } from './clusterClock.js';
 import { listFolioCollections } from './collectionCatalog.js';
 import type { CollectionRegistry } from './collections.js';
-import { conflictingIndexName, planOfExplain } from './declaredIndexes.js';
+import {
+  conflictingIndexName,
+  failedWriteDocument,
+  planOfExplain,
+  sameKeyFilter,
+} from './declaredIndexes.js';
 import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
@@ -156,7 +161,11 @@ export class MongoDocuments implements DocumentRepository {
   /** Nothing is ever deferred here (see `commit`). */
   async sync(): Promise<void> {}
 
-  /** A declared unique index refused the commit: name it and the document holding the value. */
+  /**
+   * A declared unique index refused the commit: name it and the document holding the value,
+   * found by the index's fields and the values the failed write carried (the bulk write error
+   * does not carry the server's `keyValue`; see failedWriteDocument).
+   */
   async #uniqueConflict(
     scope: DataScope,
     collection: string,
@@ -164,11 +173,14 @@ export class MongoDocuments implements DocumentRepository {
     error: unknown,
     writes: DocumentWrite[],
   ): Promise<UniqueIndexConflictError> {
-    const keyValue: unknown = (error as { keyValue?: unknown }).keyValue;
-    if (typeof keyValue !== 'object' || keyValue === null) return new UniqueIndexConflictError(index, null);
+    const written = failedWriteDocument(error);
+    const target = this.#queryable(scope, collection);
+    const info = written ? (await target.indexes()).find((i) => i.name === index) : undefined;
+    const filter = written && info ? sameKeyFilter(Object.keys(info.key), written) : null;
+    if (!filter) return new UniqueIndexConflictError(index, null);
     const own = writes.map((w) => (w.kind === 'put' ? w.document._id : w.id));
-    const other = await this.#queryable(scope, collection).findOne(
-      { $and: [keyValue as Document, { _id: { $nin: own } }] },
+    const other = await target.findOne(
+      { $and: [filter, { _id: { $nin: own } }] },
       { projection: { _id: 1 } },
     );
     return new UniqueIndexConflictError(index, other ? String(other._id) : null);

@@ -10,6 +10,7 @@ import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
 import { type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
+import { supportsSplitLargeEvent } from './changeEvents.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
 import { CollectionRegistry } from './collections.js';
@@ -35,7 +36,7 @@ import { diagnoseConnectFailure } from './startup/hostProbe.js';
 import { proveImages } from './startup/imagesProbe.js';
 import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
-import { assertServerUsable, type Topology } from './startup/serverCheck.js';
+import { assertServerUsable, readPreferenceProblem, type Topology } from './startup/serverCheck.js';
 import { MongoStreamSlots } from './streamSlots.js';
 import { MongoWebhooks } from './webhooks.js';
 
@@ -112,6 +113,8 @@ class MongoStoreImpl implements MongoStore {
     this.client = new MongoClient(options.uri, {
       appName: 'folio',
       writeConcern: { w: 'majority', wtimeoutMS: this.#limits.writeConcernTimeoutMs },
+      // A full pool makes an operation wait at most this long, then 503 (serverErrors.ts).
+      waitQueueTimeoutMS: this.#limits.poolWaitTimeoutMs,
       ...options.clientOptions,
     });
     // Heartbeat replies carry replica-set members' majority-commit time: keeps the clock fresh
@@ -132,8 +135,13 @@ class MongoStoreImpl implements MongoStore {
       new MongoIndexes(this.client, this.dbPrefix, collections, this.#system, this.#limits),
       translate,
     );
-    this.changes = new MongoChangeFeed(this.client, this.dbPrefix, this.#clock, undefined, (db, collection) =>
-      collections.forget(db, collection),
+    this.changes = new MongoChangeFeed(
+      this.client,
+      this.dbPrefix,
+      this.#clock,
+      this.#warn,
+      (db, collection) => collections.forget(db, collection),
+      this.#limits,
     );
     this.accounts = translatingFailures(
       new MongoAccounts(this.client, this.#system, this.#limits),
@@ -162,6 +170,8 @@ class MongoStoreImpl implements MongoStore {
   }
 
   async #connect(): Promise<void> {
+    const preference = readPreferenceProblem(this.client.options.readPreference?.mode);
+    if (preference) throw new StoreStartError(preference);
     try {
       await this.client.connect();
     } catch (error) {
@@ -171,8 +181,9 @@ class MongoStoreImpl implements MongoStore {
       });
     }
     const admin = this.client.db('admin');
-    const { hello, topology } = await assertServerUsable(admin);
+    const { hello, topology, version } = await assertServerUsable(admin);
     this.#clock.observeHello(hello);
+    this.changes.configure({ splitLargeEvents: supportsSplitLargeEvent(version) });
     await assertPrivileges(admin, this.#system.databaseName, this.#warn);
     await proveImages(this.#system, admin);
     await ensureSystemIndexes(this.#system, SYSTEM_COLLECTIONS);

@@ -32,6 +32,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   settings: [],
   // Stream-slot leases: a holder's document goes once its last lease expired (see streamSlots.ts).
   streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // Automatic-index usage: a field's count goes once nobody queried it for a day (indexUsage.ts).
+  indexUsage: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

@@ -96,6 +96,11 @@ function hasLabel(error: unknown, label: string): boolean {
   return error instanceof MongoError && error.hasErrorLabel(label);
 }
 
+/** The driver waited `waitQueueTimeoutMS` for a pooled connection (the class is not exported). */
+export function isPoolWaitTimeout(error: unknown): boolean {
+  return error instanceof MongoError && error.name === 'MongoWaitQueueTimeoutError';
+}
+
 function hasWriteConcernError(error: unknown): boolean {
   if (error instanceof MongoWriteConcernError) return true;
   if (error instanceof MongoBulkWriteError) return error.result?.getWriteConcernError() !== undefined;
@@ -109,8 +114,8 @@ function hasWriteConcernError(error: unknown): boolean {
  *   (`UnknownTransactionCommitResult`: `maxCommitTimeMS` or the write-concern timeout passed),
  *   or a write whose majority acknowledgement timed out (`wtimeoutMS`) → `write_unconfirmed`;
  * - a read ran past `maxTimeMS` → `query_timeout`;
- * - no primary could be reached, or transient transaction errors outlasted the retry budget
- *   → `store_unavailable`.
+ * - no primary could be reached, transient transaction errors outlasted the retry budget, or
+ *   no pooled connection came free within `poolWaitTimeoutMs` → `store_unavailable`.
  */
 export function unavailability(error: unknown, queryTimeoutMs: number): StoreUnavailableError | null {
   const fail = (reason: StoreUnavailableError['reason'], message: string) =>
@@ -133,6 +138,7 @@ export function unavailability(error: unknown, queryTimeoutMs: number): StoreUna
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoTopologyClosedError ||
+    isPoolWaitTimeout(error) ||
     hasLabel(error, 'TransientTransactionError') ||
     (error instanceof MongoServerError &&
       typeof error.code === 'number' &&

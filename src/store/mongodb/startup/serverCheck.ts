@@ -12,10 +12,10 @@ import { StoreStartError } from '../../port.js';
 export const MIN_SERVER_VERSION: readonly [major: number, minor: number] = [6, 0];
 
 export type Topology = 'replicaSet' | 'sharded';
-export type ServerProblem = 'standalone' | 'uninitiatedReplicaSet' | 'version';
+export type ServerProblem = 'standalone' | 'uninitiatedReplicaSet' | 'version' | 'notPrimary';
 
 export type ServerCheck =
-  | { ok: true; topology: Topology; version: string }
+  | { ok: true; topology: Topology; version: string; versionArray: number[] | null }
   | { ok: false; problems: ServerProblem[]; message: string };
 
 const WHY_REPLICA_SET =
@@ -83,11 +83,32 @@ export function checkServer(hello: Document, buildInfo: Document): ServerCheck {
     }
   }
 
+  const primary = hello.isWritablePrimary === true || hello.ismaster === true;
+  if (replicaSet && !sharded && !primary) {
+    // The driver sends start-up commands to the primary; a non-primary answers only when the
+    // URI pins one host (directConnection=true), and every write would then fail.
+    problems.push('notPrimary');
+    const host = typeof hello.me === 'string' ? hello.me : 'the host in MONGODB_URI';
+    const role =
+      hello.secondary === true
+        ? 'a secondary'
+        : hello.arbiterOnly === true
+          ? 'an arbiter'
+          : 'not the primary';
+    lines.push(
+      `MONGODB_URI connects directly to ${host}, which is ${role} of replica set ${String(hello.setName)}; ` +
+        'Folio writes, so it must reach the primary, whichever member that is after an election. ' +
+        `Remove directConnection=true and name the set instead: ?replicaSet=${String(hello.setName)} ` +
+        '(listing one or more members is enough; the driver finds the primary).',
+    );
+  }
+
   if (problems.length > 0) return { ok: false, problems, message: lines.join('\n') };
   return {
     ok: true,
     topology: sharded ? 'sharded' : 'replicaSet',
     version: versionText(buildInfo),
+    versionArray: version,
   };
 }
 
@@ -101,13 +122,30 @@ export class UnsupportedServerError extends StoreStartError {
   }
 }
 
+/**
+ * A read preference other than `primary` in the URI: Folio reads its own writes (a document
+ * just written, a version just committed, a key just created), which a secondary may not have
+ * yet. Refused at start-up rather than overridden, so the URI never says one thing while Folio
+ * does another. Null when fine.
+ */
+export function readPreferenceProblem(mode: string | undefined): string | null {
+  if (mode === undefined || mode === 'primary') return null;
+  return (
+    `MONGODB_URI sets readPreference=${mode}, but Folio reads its own writes and needs them from ` +
+    'the primary (a secondary may not have a write yet). Remove readPreference from MONGODB_URI ' +
+    '(or set readPreference=primary); to offload reads, add members for availability instead.'
+  );
+}
+
 /** Run the check against a live server; returns the hello reply for callers that want more. */
-export async function assertServerUsable(admin: Db): Promise<{ hello: Document; topology: Topology }> {
+export async function assertServerUsable(
+  admin: Db,
+): Promise<{ hello: Document; topology: Topology; version: number[] | null }> {
   const buildInfo = await admin.command({ buildInfo: 1 });
   // `hello` exists from 4.4.2 on; older servers answer the legacy `isMaster` with the same
   // fields, so they still get the version message rather than an unknown-command error.
   const hello = await admin.command({ hello: 1 }).catch(() => admin.command({ isMaster: 1 }));
   const verdict = checkServer(hello, buildInfo);
   if (!verdict.ok) throw new UnsupportedServerError(verdict.message, verdict.problems);
-  return { hello, topology: verdict.topology };
+  return { hello, topology: verdict.topology, version: verdict.versionArray };
 }
