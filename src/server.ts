@@ -78,6 +78,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
   // delivery client after Agenda.
   const stopBackground = async () => {
+    await services.trashSweeper.stop();
     await dispatcher.stop();
     await jobs.stop();
     await services.webhookSender.close();
@@ -85,6 +86,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   try {
     await jobs.start();
     dispatcher.start();
+    services.trashSweeper.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(

@@ -23,6 +23,8 @@ export const planLimitsSchema = z.strictObject({
   maxWebhooks: positiveInt,
   /** Declared indexes per collection. */
   maxIndexes: nonNegativeInt,
+  /** Days a deleted document stays in its collection's trash (0: deletes erase at once). */
+  trashRetentionDays: nonNegativeInt,
 });
 
 export const configSchema = z.strictObject({

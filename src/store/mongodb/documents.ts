@@ -37,6 +37,7 @@ import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
+import { applyTrashSteps, trashConflicts, trashSteps } from './trash.js';
 import { batchIds, matchesExpected, planWrites, type VersionRecord } from './writePlan.js';
 
 /** Whole-commit attempts after a duplicate key or a count mismatch (see commit()). */
@@ -181,17 +182,23 @@ export class MongoDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     // The callback may run several times (withTransaction retries transient errors, e.g. a
     // write conflict with a concurrent commit), so it builds everything afresh each time.
+    const steps = trashSteps(writes);
+    const db = this.client.db(documents.dbName);
     const { result, operationTime } = await inTransaction(
       this.client,
       this.limits,
       async (s): Promise<CommitResult> => {
         const current = await this.#currentVersions(documents, batchIds(writes), s);
         const conflicts = findConflicts(writes, (id) => current.get(id) ?? null);
+        for (const c of await trashConflicts(db, documents.collectionName, steps, s))
+          if (!conflicts.some((known) => known.id === c.id)) conflicts.push(c);
         if (conflicts.length > 0) {
           // Nothing was written; aborting by hand makes withTransaction return our result.
           await s.abortTransaction();
           return { ok: false, conflicts };
         }
+        // Before the document writes: what moves to the trash is read in this snapshot.
+        await applyTrashSteps(db, documents.collectionName, versions.collectionName, steps, s);
         const plan = planWrites(writes);
         const written = await documents.bulkWrite(plan.documentOps, { session: s, ordered: true });
         if (!matchesExpected(written, plan.expected)) throw new ConcurrentChange();

@@ -12,6 +12,7 @@ import { type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
+import { MongoSchemas } from './collectionSchemas.js';
 import { CollectionRegistry } from './collections.js';
 import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
@@ -36,6 +37,7 @@ import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, type Topology } from './startup/serverCheck.js';
 import { MongoStreamSlots } from './streamSlots.js';
+import { MongoTrash } from './trash.js';
 import { MongoWebhooks } from './webhooks.js';
 
 export interface MongoStoreOptions {
@@ -84,6 +86,8 @@ class MongoStoreImpl implements MongoStore {
   readonly deliveries: MongoDeliveries;
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
+  readonly schemas: MongoSchemas;
+  readonly trash: MongoTrash;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -145,6 +149,8 @@ class MongoStoreImpl implements MongoStore {
     this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
     this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
+    this.schemas = translatingFailures(new MongoSchemas(this.#system), translate);
+    this.trash = translatingFailures(new MongoTrash(this.client, this.dbPrefix), translate);
   }
 
   init(): Promise<void> {
