@@ -207,11 +207,25 @@ forEachStore('collection schemas (/{ns}/{collection}/_schema)', (ctx) => {
 
   it('describes the collection in the OpenAPI document on request', async () => {
     await setSchema('described', NUMBER_N);
-    const res = await call('GET', `/openapi.json?ns=${ctx.tenant.project}&collection=described`);
+    const res = await call('GET', at('described', '/_openapi'), undefined, readOnly);
     expect(res.status, res.text).to.equal(200);
-    const doc = res.body.components.schemas.DescribedDocument;
-    expect(doc.allOf[0]).to.deep.equal(NUMBER_N);
+    const schemas = res.body.components.schemas;
+    expect(schemas.DescribedDocumentBody).to.deep.include(NUMBER_N);
+    const doc = schemas.DescribedDocument;
+    expect(doc.allOf[0]).to.deep.equal({ $ref: '#/components/schemas/DescribedDocumentBody' });
     expect(doc.allOf[1].properties).to.have.keys('_id', '$createdAt', '$updatedAt', '$version');
+    const path = `/${ctx.tenant.project}/described/{id}`;
+    const read = res.body.paths[path].get.responses['200'];
+    expect(JSON.stringify(read)).to.contain('#/components/schemas/DescribedDocument');
+    const post = res.body.paths[`/${ctx.tenant.project}/described`].post;
+    expect(JSON.stringify(post.requestBody)).to.contain('DescribedDocumentBody');
+    // Only this collection's operations.
+    expect(
+      Object.keys(res.body.paths).every((p) => p.startsWith(`/${ctx.tenant.project}/described`)),
+    ).to.equal(true);
+    // Without a schema, the generic document schema stays.
+    const plain = await call('GET', at('plain', '/_openapi'));
+    expect(plain.body.components.schemas).to.not.have.property('PlainDocument');
   });
 });
 

@@ -5,7 +5,11 @@
  */
 import { putSchemaBody } from '../../services/schemas/index.js';
 import { MAX_SCHEMA_BYTES } from '../../services/schemas/schemaRules.js';
+import type { JsonObject } from '../../store/port.js';
+import { FOLIO_VERSION } from '../../version.js';
 import { JSON_TYPE, jsonBody } from '../middleware/body.js';
+import { collectionOpenApi } from '../openapi/collectionDocument.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
 import { parseBody } from './parseBody.js';
 
@@ -28,6 +32,15 @@ export function registerSchemaRoutes(router: FolioRouter): void {
   router.delete(BASE, async (ctx) => {
     await ctx.services.schemas.remove(keyOf(ctx), param(ctx, 'collection'));
     ctx.status = 204;
+  });
+
+  // The whole API's document, built once; each collection's view is derived from it.
+  let full: JsonObject | undefined;
+  router.get('/:ns/:collection/_openapi', async (ctx) => {
+    full ??= JSON.parse(JSON.stringify(buildOpenApiDocument(FOLIO_VERSION))) as JsonObject;
+    const collection = param(ctx, 'collection');
+    const schema = await ctx.services.schemas.schemaOf(keyOf(ctx), collection);
+    ctx.body = collectionOpenApi(full, param(ctx, 'ns'), collection, schema);
   });
 
   router.get(`${BASE}/violations`, async (ctx) => {
