@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
@@ -223,6 +224,8 @@ forEachStore('collection schemas (/{ns}/{collection}/_schema)', (ctx) => {
     expect(
       Object.keys(res.body.paths).every((p) => p.startsWith(`/${ctx.tenant.project}/described`)),
     ).to.equal(true);
+    const checked = await new Validator().validate(res.body);
+    expect(checked.errors ?? [], String(JSON.stringify(checked.errors)).slice(0, 500)).to.deep.equal([]);
     // Without a schema, the generic document schema stays.
     const plain = await call('GET', at('plain', '/_openapi'));
     expect(plain.body.components.schemas).to.not.have.property('PlainDocument');

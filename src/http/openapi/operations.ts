@@ -42,6 +42,7 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from './components.js';
+import { schemaAndTrashPaths } from './schemasAndTrash.js';
 
 /** Responses by status code. */
 type Responses = Record<string, ZodOpenApiResponseObject>;
@@ -75,7 +76,7 @@ export function errors(statuses: number[], options: { keyed?: boolean } = {}): R
 export const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
 /** An operation on `/{ns}/...`: Bearer API key, rate-limit headers on every answer. */
-function keyed(
+export function keyed(
   op: Omit<ZodOpenApiOperationObject, 'responses'> & { ok: Responses; errors: number[] },
 ): ZodOpenApiOperationObject {
   const { ok, errors: statuses, ...rest } = op;
@@ -364,10 +365,20 @@ export const PATHS: ZodOpenApiPathsObject = {
     }),
     delete: keyed({
       tags: ['documents'],
-      summary: 'Delete a document and its history',
-      requestParams: { path: documentPath, header: ifMatch },
+      summary:
+        'Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once',
+      requestParams: {
+        path: documentPath,
+        header: ifMatch,
+        query: z.object({
+          purge: z
+            .enum(['true', 'false'])
+            .optional()
+            .meta({ description: '`true`: erase the document and every version now, no trash.' }),
+        }),
+      },
       ok: { '204': { description: 'Deleted' } },
-      errors: [403, 404, 412],
+      errors: [400, 403, 404, 412],
     }),
   },
   '/{ns}/{collection}/{id}/versions': {
@@ -604,4 +615,5 @@ export const PATHS: ZodOpenApiPathsObject = {
       errors: [400, 403, 406, 410],
     }),
   },
+  ...schemaAndTrashPaths(),
 };
