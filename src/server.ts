@@ -74,6 +74,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
+    services.schemas.onViolation((mode) => metrics.schemaViolations.inc({ mode }));
   }
   // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
   // delivery client after Agenda.

@@ -175,7 +175,7 @@ forEachStore('collection schemas (/{ns}/{collection}/_schema)', (ctx) => {
       [{ type: 'string', pattern: 'a'.repeat(1025) }, 400, 'maximum is 1024'],
       [nest(33), 400, 'deeper than 32'],
       [{ description: 'x'.repeat(70_000) }, 413, 'maximum is 65536'],
-      [{ type: 'nonsense' }, 400, 'cannot be compiled'],
+      [{ type: 'nonsense' }, 400, 'not valid JSON Schema'],
     ];
     for (const [schema, status, words] of refused) {
       const res = await call('PUT', at('hostile', '/_schema'), { schema });
