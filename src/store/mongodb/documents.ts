@@ -37,7 +37,7 @@ import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
-import { applyTrashSteps, trashConflicts, trashSteps } from './trash.js';
+import { applyTrashSteps, ensureTrashCollections, trashConflicts, trashSteps } from './trash.js';
 import { batchIds, matchesExpected, planWrites, type VersionRecord } from './writePlan.js';
 
 /** Whole-commit attempts after a duplicate key or a count mismatch (see commit()). */
@@ -138,6 +138,9 @@ export class MongoDocuments implements DocumentRepository {
     const documents = this.#documents(scope, collection);
     if (writes.length === 0) return { ok: true };
     await this.collections.ensure(this.#dbName(scope), collection);
+    // Collections made before the trash existed get its sidecars (and their TTL indexes) before
+    // the first document moves in; new collections got them with `ensure`.
+    if (writes.some((w) => w.kind === 'delete' && w.trash)) await this.#trashReady(scope, collection);
     const versions = this.#versions(scope, collection);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -152,6 +155,17 @@ export class MongoDocuments implements DocumentRepository {
         if (!raced || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
       }
     }
+  }
+
+  readonly #trashKnown = new Set<string>();
+
+  async #trashReady(scope: DataScope, collection: string): Promise<void> {
+    const key = `${this.#dbName(scope)}.${collection}`;
+    if (this.#trashKnown.has(key)) return;
+    await ensureTrashCollections(this.client.db(this.#dbName(scope)), collection);
+    // Bounded like any per-collection memo: forgetting only costs an idempotent createIndexes.
+    if (this.#trashKnown.size >= 10_000) this.#trashKnown.clear();
+    this.#trashKnown.add(key);
   }
 
   /** Nothing is ever deferred here (see `commit`). */
