@@ -20,6 +20,7 @@ import { PlanPage } from './pages/plan.js';
 import { ProjectSettingsPage } from './pages/projectSettings.js';
 import { ProjectsPage } from './pages/projects.js';
 import { TransferPage } from './pages/transfer.js';
+import { TrashPage } from './pages/trash.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 
 /**
@@ -44,6 +45,7 @@ function pageFor(route) {
   if (n === 6 && sixth === 'live') return html`<${LivePage} ...${at} />`;
   if (n === 6 && sixth === 'webhooks') return html`<${WebhooksPage} ...${at} />`;
   if (n === 6 && sixth === 'transfer') return html`<${TransferPage} ...${at} />`;
+  if (n === 6 && sixth === 'trash') return html`<${TrashPage} ...${at} />`;
   if (n === 7 && sixth === 'webhooks') return html`<${WebhookPage} ...${at} id=${id} />`;
   return html`<${NotFoundPage} />`;
 }
