@@ -135,7 +135,9 @@ async function isolation(): Promise<void> {
     const perDocument = timeMs(() => {
       for (let i = 0; i < 20; i++) validate(parsed);
     });
-    console.log(`\nValidating one hostile document (${hostileBody.length} bytes): ${(perDocument / 20).toFixed(2)} ms`);
+    console.log(
+      `\nValidating one hostile document (${hostileBody.length} bytes): ${(perDocument / 20).toFixed(2)} ms`,
+    );
     const alone = await latency(server.url, victim.key, victim.project);
     let running = true;
     let refused = 0;

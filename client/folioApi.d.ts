@@ -1464,7 +1464,7 @@ export interface paths {
           /** @description Page size (default 20, plan maximum). */
           limit?: string;
           /** @description The `next` of the previous page. */
-          cursor?: string;
+          after?: string;
         };
         path: {
           ns: components["parameters"]["ns"];
@@ -2995,7 +2995,7 @@ export interface paths {
           /** @description Page size (default 20, plan maximum). */
           limit?: string;
           /** @description The `next` of the previous page. */
-          cursor?: string;
+          after?: string;
         };
         path: {
           /** @description The project environment whose data to use. */
@@ -3400,7 +3400,7 @@ export interface components {
       meta: {
         limit: number;
         hasMore: boolean;
-        /** @description Pass as `cursor` for the next page. */
+        /** @description Pass as `after` for the next page. */
         next: string | null;
       };
     };

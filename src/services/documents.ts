@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
 import type {
   CommitOptions,
+  DeleteWrite,
   DocumentJson,
   FolioDocument,
   JsonObject,
@@ -175,12 +176,10 @@ export class DocumentService {
       if (!current) throw notFound('Document');
       checkPrecondition(precondition, current);
       const trash = options.purge ? undefined : trashStampOf(ctx, this.#nowMs());
-      const result = await this.store.documents.commit(
-        ctx.scope,
-        collection,
-        [{ kind: 'delete', id, expectedVersion: current.$version, ...(trash ? { trash } : {}) }],
-        this.#commitOptions,
-      );
+      const write: DeleteWrite = { kind: 'delete', id, expectedVersion: current.$version };
+      if (trash) write.trash = trash;
+      else if (options.purge) write.erase = true;
+      const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
       if (result.ok) return;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }

@@ -61,10 +61,8 @@ export interface PutWrite {
 }
 
 /**
- * Remove the document. With `trash`, the document and its whole history move to the
- * collection's trash (replacing an older trash entry of the same id); without it they are
- * erased, with any trash entry of the id, and the change log keeps only the id and metadata of
- * its events (the right to be forgotten).
+ * Remove the document and its whole history. With `trash`, both move to the collection's trash
+ * instead (replacing an older trash entry of the same id).
  */
 export interface DeleteWrite {
   kind: 'delete';
@@ -72,6 +70,13 @@ export interface DeleteWrite {
   /** The `$version` the writer read; the delete happens only if it is still current. */
   expectedVersion: number;
   trash?: TrashStamp;
+  /**
+   * Erase for good (the right to be forgotten), not with `trash`: any trash entry of the id goes
+   * too, and the store keeps no copy of the document where it can help it. The embedded store's
+   * change log then keeps only `_id` and metadata of the document's events, this delete's
+   * `deleted` event included.
+   */
+  erase?: boolean;
 }
 
 /** Who deleted a document into the trash, when, and until when the trash keeps it. */

@@ -89,7 +89,7 @@ forEachStore(
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const query: string = cursor ? `?limit=2&cursor=${cursor}` : '?limit=2';
+        const query: string = cursor ? `?limit=2&after=${cursor}` : '?limit=2';
         const page = await call('GET', at('paged', `/_trash${query}`));
         expect(page.status, page.text).to.equal(200);
         expect(page.body.data.length).to.be.at.most(2);
@@ -98,7 +98,7 @@ forEachStore(
         expect(page.body.meta.hasMore).to.equal(cursor !== null);
       } while (cursor);
       expect(seen).to.deep.equal(['p5', 'p4', 'p3', 'p2', 'p1']);
-      expect((await call('GET', at('paged', '/_trash?cursor=nonsense'))).status).to.equal(400);
+      expect((await call('GET', at('paged', '/_trash?after=nonsense'))).status).to.equal(400);
       expect((await call('GET', at('paged', '/_trash?limit=101'))).status).to.equal(400);
       expect((await call('GET', at('paged', '/_trash?other=1'))).status).to.equal(400);
     });

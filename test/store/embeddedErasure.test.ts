@@ -57,11 +57,13 @@ describe('embedded store: erased documents leave no bytes in the file', () => {
     expect(await fileHolds(store, marker)).to.equal(false);
   });
 
-  it('a document deleted with purge (no trash stamp)', async () => {
+  it('a document deleted with purge (an erasing delete)', async () => {
     const marker = `MARKER-${newId('doc')}`;
     const id = await writeMarked(marker);
     expect(await fileHolds(store, marker)).to.equal(true);
-    await store.documents.commit(scope, COLLECTION, [{ kind: 'delete', id, expectedVersion: 2 }]);
+    await store.documents.commit(scope, COLLECTION, [
+      { kind: 'delete', id, expectedVersion: 2, erase: true },
+    ]);
     expect(await fileHolds(store, marker)).to.equal(false);
   });
 

@@ -28,11 +28,12 @@ const STAMP: TrashStamp = {
 };
 
 describe('MongoDB trash (unit)', () => {
-  it('plans the trash steps of a commit: moves in, erasures, moves out', () => {
+  it('plans the trash steps of a commit: moves in, erasures, moves out; a plain delete has none', () => {
     const back = { ...nextVersion(firstVersion({}, 'c'), {}), $version: 4 };
     const writes: DocumentWrite[] = [
       { kind: 'delete', id: 'a', expectedVersion: 2, trash: STAMP },
-      { kind: 'delete', id: 'b', expectedVersion: 1 },
+      { kind: 'delete', id: 'b', expectedVersion: 1, erase: true },
+      { kind: 'delete', id: 'e', expectedVersion: 1 },
       { ...putWrite(back), expectedVersion: 0, fromTrash: true },
       putWrite(firstVersion({}, 'd')),
     ];

@@ -80,7 +80,7 @@ export function TrashPage({ project, env, collection }) {
   const cursor = cursors[cursors.length - 1];
   const page = useLoad(
     () =>
-      api('GET', `${trashPath(at)}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`).then(
+      api('GET', `${trashPath(at)}${cursor ? `?after=${encodeURIComponent(cursor)}` : ''}`).then(
         (r) => r.data,
       ),
     [cursor],

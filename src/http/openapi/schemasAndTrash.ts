@@ -53,7 +53,7 @@ const trashPageSchema = z
     meta: z.object({
       limit: z.int(),
       hasMore: z.boolean(),
-      next: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page.' }),
+      next: z.string().nullable().meta({ description: 'Pass as `after` for the next page.' }),
     }),
   })
   .meta({ id: 'TrashPage' });
@@ -117,7 +117,7 @@ export const schemaAndTrashPaths = (): ZodOpenApiPathsObject => ({
         path: collectionPath,
         query: z.object({
           limit: z.string().optional().meta({ description: 'Page size (default 20, plan maximum).' }),
-          cursor: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
+          after: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
         }),
       },
       ok: { '200': { description: 'A page', content: json(trashPageSchema) } },

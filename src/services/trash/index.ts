@@ -130,7 +130,7 @@ export function decodeCursor(cursor: string): TrashPosition {
   } catch {
     // Answered below.
   }
-  throw invalidQuery('cursor', 'must be the `next` of the previous page');
+  throw invalidQuery('after', 'must be the `next` of the previous page');
 }
 
 function parseListQuery(
@@ -138,7 +138,7 @@ function parseListQuery(
   maxLimit: number,
 ): { limit: number; after: TrashPosition | undefined } {
   for (const name of Object.keys(query)) {
-    if (name !== 'limit' && name !== 'cursor') {
+    if (name !== 'limit' && name !== 'after') {
       throw new AppError(400, 'invalid_query', `Unknown query parameter: ${name.slice(0, 100)}.`, {
         param: name.slice(0, 100),
       });
@@ -152,7 +152,7 @@ function parseListQuery(
     }
     limit = Number(raw);
   }
-  const cursor = query.cursor;
-  if (cursor !== undefined && typeof cursor !== 'string') throw invalidQuery('cursor', 'given twice');
+  const cursor = query.after;
+  if (cursor !== undefined && typeof cursor !== 'string') throw invalidQuery('after', 'given twice');
   return { limit, after: cursor === undefined ? undefined : decodeCursor(cursor) };
 }

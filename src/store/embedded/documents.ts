@@ -473,7 +473,7 @@ export class EmbeddedDocuments implements DocumentRepository {
         this.#deleteHistory.run(scopeKey, collection, write.id);
         this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
         // Erased for good: no trash entry, and the change log keeps only ids and metadata.
-        if (!write.trash) this.#trash?.eraseAll(scopeKey, collection, write.id);
+        if (write.erase) this.#trash?.eraseAll(scopeKey, collection, write.id);
         written.push({ scopeKey, collection, id: write.id, entry: null });
       }
     }

@@ -21,6 +21,7 @@ import type {
   WriteOperation,
 } from '../port.js';
 import { scopeKeyOf } from './scopeKey.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 
 interface EntryRow {
   id: string;
@@ -78,18 +79,20 @@ export class EmbeddedTrash implements TrashRepository {
     this.#get = db.prepare(`${entry} ${where} AND expires_at > ?`);
     this.#first = db.prepare(
       `${entry} WHERE scope = ? AND collection = ? AND expires_at > ? ` +
-        'ORDER BY deleted_at DESC, id DESC LIMIT ?',
+        `ORDER BY deleted_at DESC, id DESC LIMIT ${BOUND_COUNT}`,
     );
     this.#after = db.prepare(
       `${entry} WHERE scope = ? AND collection = ? AND expires_at > ? ` +
-        'AND (deleted_at < ? OR (deleted_at = ? AND id < ?)) ORDER BY deleted_at DESC, id DESC LIMIT ?',
+        `AND (deleted_at < ? OR (deleted_at = ? AND id < ?)) ORDER BY deleted_at DESC, id DESC LIMIT ${BOUND_COUNT}`,
     );
     this.#versions = db.prepare(
       'SELECT v.version, v.operation, v.timestamp, v.api_key_hint FROM trash_versions v ' +
         'JOIN trash t ON t.scope = v.scope AND t.collection = v.collection AND t.id = v.doc_id ' +
         'WHERE v.scope = ? AND v.collection = ? AND v.doc_id = ? AND t.expires_at > ? ORDER BY v.version DESC',
     );
-    this.#expired = db.prepare('SELECT scope, collection, id FROM trash WHERE expires_at <= ? LIMIT ?');
+    this.#expired = db.prepare(
+      `SELECT scope, collection, id FROM trash WHERE expires_at <= ? LIMIT ${BOUND_COUNT}`,
+    );
   }
 
   // -- inside a document commit ---------------------------------------------------------------

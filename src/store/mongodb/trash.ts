@@ -50,7 +50,7 @@ export const TRASH_VERSIONS_INDEXES: readonly IndexDescription[] = [
 export interface TrashSteps {
   /** Deletes with a trash stamp: document and history move in (an older entry of the id goes). */
   moveIn: Array<{ id: string; stamp: TrashStamp }>;
-  /** Deletes without one: the id's trash entry, if any, is erased too. */
+  /** Deletes that erase for good: the id's trash entry, if any, goes too. */
   erase: string[];
   /** Puts from the trash: the entry must hold `trashedVersion`; its history moves back. */
   moveOut: Array<{ id: string; trashedVersion: number }>;
@@ -61,7 +61,7 @@ export function trashSteps(writes: readonly DocumentWrite[]): TrashSteps {
   for (const write of writes) {
     if (write.kind === 'delete') {
       if (write.trash) steps.moveIn.push({ id: write.id, stamp: write.trash });
-      else steps.erase.push(write.id);
+      else if (write.erase) steps.erase.push(write.id);
     } else if (write.fromTrash) {
       steps.moveOut.push({ id: write.document._id, trashedVersion: write.document.$version - 1 });
     }

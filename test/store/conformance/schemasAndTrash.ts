@@ -174,13 +174,17 @@ export function schemaAndTrashConformance(getStore: () => Store): void {
       expect(versions.map((v) => v.version)).to.deep.equal([1]);
     });
 
-    it('a delete without a stamp erases the document, its history and any trash entry of the id; purge erases an entry', async () => {
+    it('an erasing delete removes the document, its history and any trash entry of the id; purge erases an entry', async () => {
       const store = getStore();
       const scope = newScope();
       const doc = await threeVersions(store, scope);
       await ok(store, scope, [{ kind: 'delete', id: doc._id, expectedVersion: 3, trash: stamp(T0, 60_000) }]);
       await ok(store, scope, [putWrite(firstVersion({ second: true }, doc._id))]);
+      // A plain delete (no stamp, no erase) leaves the older trash entry alone.
       await ok(store, scope, [{ kind: 'delete', id: doc._id, expectedVersion: 1 }]);
+      expect(await store.trash.get(scope, COLLECTION, doc._id, isoNow(T0))).to.not.equal(null);
+      await ok(store, scope, [putWrite(firstVersion({ third: true }, doc._id))]);
+      await ok(store, scope, [{ kind: 'delete', id: doc._id, expectedVersion: 1, erase: true }]);
       expect(await store.trash.get(scope, COLLECTION, doc._id, isoNow(T0))).to.equal(null);
       expect(await store.documents.listVersions(scope, COLLECTION, doc._id)).to.deep.equal([]);
 
