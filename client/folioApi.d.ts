@@ -473,6 +473,7 @@ export interface paths {
         409: components["responses"]["KeyedError409"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -555,6 +556,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -639,6 +641,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -773,6 +776,7 @@ export interface paths {
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
         412: components["responses"]["KeyedError412"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -1866,6 +1870,7 @@ export interface paths {
         409: components["responses"]["KeyedError409"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -1958,6 +1963,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -2052,6 +2058,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -2206,6 +2213,7 @@ export interface paths {
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
         412: components["responses"]["KeyedError412"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -3532,6 +3540,17 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
+    /** @description `schema_violation` */
+    KeyedError422: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
     /** @description `not_found` */
     KeyedError404: {
       headers: {
@@ -3578,17 +3597,6 @@ export interface components {
     };
     /** @description `resync_required` */
     KeyedError410: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `schema_violation` */
-    KeyedError422: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];

@@ -319,7 +319,7 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: collectionPath },
       requestBody: { required: true, content: json(documentBodySchema) },
       ok: documentOk(201, 'Created'),
-      errors: [400, 403, 409, 413, 415],
+      errors: [400, 403, 409, 413, 415, 422],
     }),
   },
   '/{ns}/{collection}/{id}': {
@@ -336,7 +336,7 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: documentPath, header: ifMatch },
       requestBody: { required: true, content: json(documentBodySchema) },
       ok: { ...documentOk(200, 'Replaced'), ...documentOk(201, 'Created') },
-      errors: [400, 403, 412, 413, 415],
+      errors: [400, 403, 412, 413, 415, 422],
     }),
     patch: keyed({
       tags: ['documents'],
@@ -361,7 +361,7 @@ export const PATHS: ZodOpenApiPathsObject = {
         },
       },
       ok: documentOk(200, 'Patched'),
-      errors: [400, 403, 404, 409, 412, 413, 415],
+      errors: [400, 403, 404, 409, 412, 413, 415, 422],
     }),
     delete: keyed({
       tags: ['documents'],
@@ -428,7 +428,7 @@ export const PATHS: ZodOpenApiPathsObject = {
           headers: etagHeader.extend({ 'X-Document-Version': z.int() }),
         },
       },
-      errors: [400, 403, 404, 412],
+      errors: [400, 403, 404, 412, 422],
     }),
   },
   '/{ns}/{collection}/_indexes': {
