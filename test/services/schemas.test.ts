@@ -13,6 +13,7 @@ import { SchemaService } from '../../src/services/schemas/index.js';
 import { checkSchema } from '../../src/services/schemas/schemaRules.js';
 import {
   CompiledSchemas,
+  compiledCodeLength,
   compileSchema,
   MAX_COMPILED_SCHEMAS,
 } from '../../src/services/schemas/validators.js';
@@ -31,7 +32,11 @@ describe('collection schemas (service)', () => {
   it('compiles a schema once per revision, however many writes it checks', async () => {
     let now = 0;
     const service = new SchemaService(store, pino({ level: 'silent' }), () => now);
-    const ctx = { scope: { projectId: newId('prj'), env: 'test' } } as KeyContext;
+    const ctx = {
+      plan: 'free',
+      limits: { schemaChangesPerMinute: 10 },
+      scope: { projectId: newId('prj'), env: 'test' },
+    } as KeyContext;
     await service.set(ctx, 'c', { schema: { properties: { n: { type: 'number' } } }, mode: 'enforce' });
     expect(service.compiled.compilations).to.equal(1);
     for (let i = 0; i < 5; i++) {
@@ -46,20 +51,41 @@ describe('collection schemas (service)', () => {
     expect(service.compiled.compilations).to.equal(2);
   });
 
-  it('keeps a bounded number of compiled schemas', () => {
+  it('keeps a bounded number of compiled schemas, least recently used out first', () => {
     const capacity = 3;
     const compiled = new CompiledSchemas(capacity);
     const text = '{"type":"object"}';
     for (let i = 0; i < capacity; i++) compiled.get(`r${i}`, text);
     compiled.get('r0', text);
     expect(compiled.compilations).to.equal(capacity);
-    // One more: the cache empties when full, so the first revision compiles again, the new one not.
-    compiled.get(`r${capacity}`, text);
+    // One more: r1, the least recently used, goes; r0 (used since) and r2 stay.
     compiled.get(`r${capacity}`, text);
     expect(compiled.compilations).to.equal(capacity + 1);
     compiled.get('r0', text);
+    compiled.get('r2', text);
+    expect(compiled.compilations).to.equal(capacity + 1);
+    compiled.get('r1', text);
     expect(compiled.compilations).to.equal(capacity + 2);
     expect(MAX_COMPILED_SCHEMAS).to.equal(500);
+  });
+
+  it('compiles a reference once, not at every use (no inlining blow-up)', () => {
+    const big: Record<string, unknown> = {};
+    for (let i = 0; i < 60; i++) big[`p${i}`] = { type: 'string', minLength: 1 };
+    const uses: Record<string, unknown> = {};
+    for (let i = 0; i < 60; i++) uses[`r${i}`] = { $ref: '#/$defs/big' };
+    const text = JSON.stringify({
+      $defs: { big: { type: 'object', properties: big } },
+      type: 'object',
+      properties: uses,
+    });
+    // Inlined, the definition's code is copied at each of the 60 references (about 60 times
+    // this); each reference is a call instead. (200 by 200 took 20 s and 26 MB of code.)
+    expect(compiledCodeLength(text)).to.be.below(20 * text.length);
+    const validate = compileSchema(text);
+    expect(validate({ r0: { p0: 'x' }, r59: { p1: '' } })).to.deep.equal([
+      { instancePath: '/r59/p1', keyword: 'minLength', message: 'must NOT have fewer than 1 characters' },
+    ]);
   });
 
   it('any generated schema is accepted, or refused with a client error; never a crash', () => {

@@ -95,6 +95,7 @@ export class SchemaService {
 
   async set(ctx: KeyContext, collection: string, body: z.infer<typeof putSchemaBody>): Promise<SchemaView> {
     const text = checkSchema(body.schema);
+    await this.#countChange(ctx);
     const record: CollectionSchemaRecord = {
       schema: text,
       mode: body.mode,
@@ -106,6 +107,30 @@ export class SchemaService {
     await this.store.schemas.put(ctx.scope, collection, record);
     this.#records.delete(rememberKey(ctx, collection));
     return viewOf(record);
+  }
+
+  /**
+   * Compiling costs up to a few hundred milliseconds of the process every tenant shares: a
+   * project compiles at most its plan's `schemaChangesPerMinute` schemas (counted across
+   * instances by the store's counters); past it, 429 until the minute is out.
+   */
+  async #countChange(ctx: KeyContext): Promise<void> {
+    const max = ctx.limits.schemaChangesPerMinute;
+    const now = this.nowMs();
+    const { count, resetAtMs } = await this.store.counters.hit(
+      `schema-changes:${ctx.scope.projectId}`,
+      60_000,
+      now,
+    );
+    if (count <= max) return;
+    const retryAfter = Math.max(1, Math.ceil((resetAtMs - now) / 1000));
+    throw new AppError(
+      429,
+      'rate_limited',
+      `The ${ctx.plan} plan allows ${max} schema changes per minute per project; retry in ${retryAfter} s.`,
+      { limit: 'schemaChangesPerMinute', max, plan: ctx.plan },
+      { 'Retry-After': String(retryAfter) },
+    );
   }
 
   async remove(ctx: KeyContext, collection: string): Promise<void> {
