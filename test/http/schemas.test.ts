@@ -9,6 +9,17 @@ const NUMBER_N = { type: 'object', properties: { n: { type: 'number' } } };
 /** The suite sets many schemas in one project; the per-minute plan bound has a test of its own. */
 const MANY_CHANGES = { plans: { free: { schemaChangesPerMinute: 10_000 } } };
 
+/** A schema of `n` patterns: half `pattern`s, the rest `patternProperties` keys. */
+function patterns(n: number): Json {
+  const properties: Json = {};
+  const patternProperties: Json = {};
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) properties[`p${i}`] = { type: 'string', pattern: `^a${i}$` };
+    else patternProperties[`^b${i}$`] = {};
+  }
+  return { properties, patternProperties };
+}
+
 /** A schema of exactly `n` objects: the root, its `properties` map and n - 2 empty subschemas. */
 function objects(n: number): Json {
   const properties: Json = {};
@@ -189,6 +200,7 @@ forEachStore(
         [{ type: 'string', pattern: 'a'.repeat(1025) }, 400, 'maximum is 1024'],
         [nest(33), 400, 'deeper than 32'],
         [objects(501), 400, 'more than 500 objects'],
+        [patterns(21), 400, 'more than 20 patterns'],
         [{ description: 'x'.repeat(70_000) }, 413, 'maximum is 65536'],
         [{ type: 'nonsense' }, 400, 'not valid JSON Schema'],
       ];
@@ -202,6 +214,7 @@ forEachStore(
       await setSchema('bounds', { type: 'array', uniqueItems: true, maxItems: 1000 });
       await setSchema('bounds', nest(32));
       await setSchema('bounds', objects(500));
+      await setSchema('bounds', patterns(20));
       expect((await call('GET', at('hostile', '/_schema'))).body.schema).to.deep.equal(NUMBER_N);
     });
 
