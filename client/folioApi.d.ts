@@ -1700,6 +1700,7 @@ export interface paths {
                   maxWebhooks: number;
                   maxIndexes: number;
                   trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
                 pro: {
                   requestsPerSecond: number;
@@ -1718,6 +1719,7 @@ export interface paths {
                   maxWebhooks: number;
                   maxIndexes: number;
                   trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
                 team: {
                   requestsPerSecond: number;
@@ -1736,6 +1738,7 @@ export interface paths {
                   maxWebhooks: number;
                   maxIndexes: number;
                   trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
               };
             };
