@@ -473,6 +473,7 @@ export interface paths {
         409: components["responses"]["KeyedError409"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -555,12 +556,17 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
-    /** Delete a document and its history */
+    /** Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once */
     delete: {
       parameters: {
+        query?: {
+          /** @description `true`: erase the document and every version now, no trash. */
+          purge?: "true" | "false";
+        };
         header?: {
           /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
           "If-Match"?: string;
@@ -581,6 +587,7 @@ export interface paths {
           };
           content: never;
         };
+        400: components["responses"]["KeyedError400"];
         401: components["responses"]["KeyedError401"];
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
@@ -634,6 +641,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -768,6 +776,7 @@ export interface paths {
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
         412: components["responses"]["KeyedError412"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -1291,6 +1300,305 @@ export interface paths {
       };
     };
   };
+  "/{ns}/{collection}/_schema": {
+    /** The collection’s JSON Schema (read-only keys may read it) */
+    get: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description The schema */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["CollectionSchema"];
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /** Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) */
+    put: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
+            schema: {
+              [key: string]: unknown;
+            } | boolean;
+            /**
+             * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
+             * @default enforce
+             * @enum {string}
+             */
+            mode?: "enforce" | "warn";
+          };
+        };
+      };
+      responses: {
+        /** @description Set */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["CollectionSchema"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /** Remove the collection’s schema */
+    delete: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description Removed */
+        204: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: never;
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_schema/violations": {
+    /** Existing documents that fail the schema, in `_id` order, a bounded page at a time */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Violating documents per page (default 20). */
+          limit?: string;
+          /** @description The `next` of the previous page. */
+          after?: string;
+        };
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description A page */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["SchemaViolations"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_openapi": {
+    /** The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields */
+    get: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description OpenAPI 3.1 */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": {
+              [key: string]: unknown;
+            };
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_trash": {
+    /** Deleted documents still in the trash, newest deletion first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size (default 20, plan maximum). */
+          limit?: string;
+          /** @description The `next` of the previous page. */
+          after?: string;
+        };
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description A page */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["TrashPage"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_trash/{id}": {
+    /** A trashed document’s last version and its history */
+    get: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description The entry */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": {
+              _id: string;
+              /** Format: date-time */
+              deletedAt: string;
+              /** @description Hint of the key that deleted it. */
+              deletedBy: string;
+              /**
+               * Format: date-time
+               * @description Erased for good from then on.
+               */
+              expiresAt: string;
+              /** @description The `$version` of its last version. */
+              version: number;
+              document: components["schemas"]["Document"];
+              versions: components["schemas"]["VersionRecord"][];
+            };
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /** Erase a trashed document and its history for good, now */
+    delete: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description Erased */
+        204: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: never;
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_trash/{id}/restore": {
+    /** Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again */
+    post: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description Restored */
+        201: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
+            /** @description The new `$version`. */
+            "X-Document-Version": string;
+            Location: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        422: components["responses"]["KeyedError422"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
   "/dashboard": {
     /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
     get: {
@@ -1391,6 +1699,8 @@ export interface paths {
                   storedVersions: number;
                   maxWebhooks: number;
                   maxIndexes: number;
+                  trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
                 pro: {
                   requestsPerSecond: number;
@@ -1408,6 +1718,8 @@ export interface paths {
                   storedVersions: number;
                   maxWebhooks: number;
                   maxIndexes: number;
+                  trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
                 team: {
                   requestsPerSecond: number;
@@ -1425,6 +1737,8 @@ export interface paths {
                   storedVersions: number;
                   maxWebhooks: number;
                   maxIndexes: number;
+                  trashRetentionDays: number;
+                  schemaChangesPerMinute: number;
                 };
               };
             };
@@ -1559,6 +1873,7 @@ export interface paths {
         409: components["responses"]["KeyedError409"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -1651,15 +1966,20 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
     /**
-     * Delete a document and its history (by session)
+     * Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
     delete: {
       parameters: {
+        query?: {
+          /** @description `true`: erase the document and every version now, no trash. */
+          purge?: "true" | "false";
+        };
         header?: {
           /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
           "If-Match"?: string;
@@ -1682,6 +2002,7 @@ export interface paths {
           };
           content: never;
         };
+        400: components["responses"]["KeyedError400"];
         401: components["responses"]["KeyedError401"];
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
@@ -1740,6 +2061,7 @@ export interface paths {
         412: components["responses"]["KeyedError412"];
         413: components["responses"]["KeyedError413"];
         415: components["responses"]["KeyedError415"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -1894,6 +2216,7 @@ export interface paths {
         403: components["responses"]["KeyedError403"];
         404: components["responses"]["KeyedError404"];
         412: components["responses"]["KeyedError412"];
+        422: components["responses"]["KeyedError422"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -2487,6 +2810,350 @@ export interface paths {
       };
     };
   };
+  "/api/data/{env}/{ns}/{collection}/_schema": {
+    /**
+     * The collection’s JSON Schema (read-only keys may read it) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description The schema */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["CollectionSchema"];
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /**
+     * Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    put: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
+            schema: {
+              [key: string]: unknown;
+            } | boolean;
+            /**
+             * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
+             * @default enforce
+             * @enum {string}
+             */
+            mode?: "enforce" | "warn";
+          };
+        };
+      };
+      responses: {
+        /** @description Set */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["CollectionSchema"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        413: components["responses"]["KeyedError413"];
+        415: components["responses"]["KeyedError415"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /**
+     * Remove the collection’s schema (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description Removed */
+        204: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: never;
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_schema/violations": {
+    /**
+     * Existing documents that fail the schema, in `_id` order, a bounded page at a time (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Violating documents per page (default 20). */
+          limit?: string;
+          /** @description The `next` of the previous page. */
+          after?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description A page */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["SchemaViolations"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_openapi": {
+    /**
+     * The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description OpenAPI 3.1 */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": {
+              [key: string]: unknown;
+            };
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_trash": {
+    /**
+     * Deleted documents still in the trash, newest deletion first (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page size (default 20, plan maximum). */
+          limit?: string;
+          /** @description The `next` of the previous page. */
+          after?: string;
+        };
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description A page */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": components["schemas"]["TrashPage"];
+          };
+        };
+        400: components["responses"]["KeyedError400"];
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_trash/{id}": {
+    /**
+     * A trashed document’s last version and its history (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description The entry */
+        200: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: {
+            "application/json": {
+              _id: string;
+              /** Format: date-time */
+              deletedAt: string;
+              /** @description Hint of the key that deleted it. */
+              deletedBy: string;
+              /**
+               * Format: date-time
+               * @description Erased for good from then on.
+               */
+              expiresAt: string;
+              /** @description The `$version` of its last version. */
+              version: number;
+              document: components["schemas"]["Document"];
+              versions: components["schemas"]["VersionRecord"][];
+            };
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+    /**
+     * Erase a trashed document and its history for good, now (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description Erased */
+        204: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          };
+          content: never;
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/api/data/{env}/{ns}/{collection}/_trash/{id}/restore": {
+    /**
+     * Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: {
+      parameters: {
+        path: {
+          /** @description The project environment whose data to use. */
+          env: "live" | "test";
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+          id: components["parameters"]["documentId"];
+        };
+      };
+      responses: {
+        /** @description Restored */
+        201: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            ETag: components["headers"]["ETag"];
+            /** @description The new `$version`. */
+            "X-Document-Version": string;
+            Location: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Document"];
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
+        404: components["responses"]["KeyedError404"];
+        409: components["responses"]["KeyedError409"];
+        413: components["responses"]["KeyedError413"];
+        422: components["responses"]["KeyedError422"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -2710,6 +3377,59 @@ export interface components {
         failed: number;
       };
     };
+    CollectionSchema: {
+      /** @description The JSON Schema (draft 2020-12) as set. */
+      schema: unknown;
+      /** @enum {string} */
+      mode: "enforce" | "warn";
+      /** @description New on every PUT. */
+      revision: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    SchemaViolations: {
+      data: {
+          _id: string;
+          errors: components["schemas"]["SchemaViolation"][];
+        }[];
+      meta: {
+        /** @description Documents read for this page (at most 1000). */
+        scanned: number;
+        hasMore: boolean;
+        /** @description Pass as `after` for the next page. */
+        next: string | null;
+      };
+    };
+    /** @description One error of the validator (Ajv). */
+    SchemaViolation: {
+      instancePath: string;
+      keyword: string;
+      message: string;
+    };
+    TrashPage: {
+      data: components["schemas"]["TrashItem"][];
+      meta: {
+        limit: number;
+        hasMore: boolean;
+        /** @description Pass as `after` for the next page. */
+        next: string | null;
+      };
+    };
+    TrashItem: {
+      _id: string;
+      /** Format: date-time */
+      deletedAt: string;
+      /** @description Hint of the key that deleted it. */
+      deletedBy: string;
+      /**
+       * Format: date-time
+       * @description Erased for good from then on.
+       */
+      expiresAt: string;
+      /** @description The `$version` of its last version. */
+      version: number;
+      document: components["schemas"]["Document"];
+    };
     CollectionInfo: {
       name: string;
       documents: number;
@@ -2728,7 +3448,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request`, `invalid_schema` */
     Error400: {
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2746,7 +3466,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
+    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request`, `invalid_schema` */
     KeyedError400: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2814,6 +3534,17 @@ export interface components {
     };
     /** @description `unsupported_media_type` */
     KeyedError415: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `schema_violation` */
+    KeyedError422: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];

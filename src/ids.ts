@@ -2,7 +2,7 @@
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-export type IdPrefix = 'doc' | 'key' | 'wh' | 'evt' | 'dlv' | 'acc' | 'prj' | 'req';
+export type IdPrefix = 'doc' | 'key' | 'wh' | 'evt' | 'dlv' | 'acc' | 'prj' | 'req' | 'sch';
 
 /**
  * A PRNG for ulid over a pool of cryptographically random bytes, refilled `poolSize` bytes at

@@ -79,10 +79,12 @@ export async function startServer(config: Config, logStream?: DestinationStream)
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
+    services.schemas.onViolation((mode) => metrics.schemaViolations.inc({ mode }));
   }
   // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
   // delivery client after Agenda.
   const stopBackground = async () => {
+    await services.trashSweeper.stop();
     await dispatcher.stop();
     await jobs.stop();
     await services.webhookSender.close();
@@ -90,6 +92,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   try {
     await jobs.start();
     dispatcher.start();
+    services.trashSweeper.start();
     const bootstrap =
       config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(

@@ -23,6 +23,10 @@ export const planLimitsSchema = z.strictObject({
   maxWebhooks: positiveInt,
   /** Declared indexes per collection. */
   maxIndexes: nonNegativeInt,
+  /** Days a deleted document stays in its collection's trash (0: deletes erase at once). */
+  trashRetentionDays: nonNegativeInt,
+  /** Collection schemas a project may set per minute (each is compiled: docs/collections.md). */
+  schemaChangesPerMinute: positiveInt,
 });
 
 export const configSchema = z.strictObject({

@@ -9,6 +9,7 @@ import { onSessionLost, session, setCsrfToken } from './lib/api.js';
 import { html } from './lib/html.js';
 import { navigate, parseHash, useRoute } from './lib/router.js';
 import { SessionContext } from './lib/session.js';
+import { SchemaPage } from './pages/collectionSchema.js';
 import { CollectionsPage } from './pages/collections.js';
 import { DocumentPage } from './pages/document.js';
 import { DocumentsPage } from './pages/documents.js';
@@ -20,6 +21,7 @@ import { PlanPage } from './pages/plan.js';
 import { ProjectSettingsPage } from './pages/projectSettings.js';
 import { ProjectsPage } from './pages/projects.js';
 import { TransferPage } from './pages/transfer.js';
+import { TrashPage } from './pages/trash.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 
 /**
@@ -44,6 +46,8 @@ function pageFor(route) {
   if (n === 6 && sixth === 'live') return html`<${LivePage} ...${at} />`;
   if (n === 6 && sixth === 'webhooks') return html`<${WebhooksPage} ...${at} />`;
   if (n === 6 && sixth === 'transfer') return html`<${TransferPage} ...${at} />`;
+  if (n === 6 && sixth === 'trash') return html`<${TrashPage} ...${at} />`;
+  if (n === 6 && sixth === 'schema') return html`<${SchemaPage} ...${at} />`;
   if (n === 7 && sixth === 'webhooks') return html`<${WebhookPage} ...${at} id=${id} />`;
   return html`<${NotFoundPage} />`;
 }

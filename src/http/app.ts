@@ -27,9 +27,11 @@ import { registerIndexRoutes } from './routes/indexes.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { type OperationsParts, registerOperationRoutes } from './routes/operations.js';
 import { registerPlanRoutes } from './routes/plans.js';
+import { registerSchemaRoutes } from './routes/schemas.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
 import { registerStreamRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
+import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { routeByFirstSegment } from './routing.js';
 import type { FolioContext, FolioState } from './types.js';
@@ -86,6 +88,8 @@ export function createApp(
   registerWebhookRoutes(data);
   registerTransferRoutes(data);
   registerIndexRoutes(data);
+  registerSchemaRoutes(data);
+  registerTrashRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);

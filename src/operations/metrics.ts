@@ -66,6 +66,7 @@ export class FolioMetrics {
   readonly storeDuration: Histogram<'operation' | 'outcome'>;
   readonly deliveryAttempts: Counter<'outcome'>;
   readonly rateLimitRejections: Counter<'reason'>;
+  readonly schemaViolations: Counter<'mode'>;
   #sources: MetricSources | null = null;
 
   constructor() {
@@ -101,6 +102,12 @@ export class FolioMetrics {
       name: 'folio_rate_limit_rejections_total',
       help: 'Requests refused with 429, by reason (rate_limited, too_many_streams).',
       labelNames: ['reason'],
+      registers,
+    });
+    this.schemaViolations = new Counter({
+      name: 'folio_schema_violations_total',
+      help: 'Writes whose document failed its collection schema, by mode: enforce (refused, 422) or warn (let through).',
+      labelNames: ['mode'],
       registers,
     });
     const sources = () => this.#sources;

@@ -15,6 +15,8 @@ const TIMED_REPOSITORIES = new Set([
   'deliveries',
   'consumers',
   'streamSlots',
+  'schemas',
+  'trash',
 ]);
 
 export function timedStore(store: Store, metrics: FolioMetrics): Store {

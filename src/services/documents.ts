@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
 import type {
   CommitOptions,
+  DeleteWrite,
   DocumentJson,
   FolioDocument,
   JsonObject,
@@ -19,6 +20,8 @@ import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, assertDocumentId, isJsonObject, userFields } from './documentRules.js';
 import { buildDocument, newDocumentId, putWrite } from './documentWrites.js';
 import { applyJsonPatch, applyMergePatch } from './patches.js';
+import type { SchemaService } from './schemas/index.js';
+import { trashStampOf } from './trash/retention.js';
 
 /** Above this many lost races in a row the write gives up with a 409 (never silently). */
 export const MAX_ATTEMPTS = 200;
@@ -47,6 +50,8 @@ interface Mutation {
 
 export class DocumentService {
   readonly #commitOptions: CommitOptions;
+  readonly #schemas: SchemaService | null;
+  readonly #nowMs: () => number;
 
   /**
    * `durable: false` (the bulk service's own instance): commits may answer before they reach
@@ -55,9 +60,11 @@ export class DocumentService {
   constructor(
     private readonly store: Store,
     private readonly config: Config,
-    options: { durable?: boolean } = {},
+    options: { durable?: boolean; schemas?: SchemaService; nowMs?: () => number } = {},
   ) {
     this.#commitOptions = { durable: options.durable ?? true };
+    this.#schemas = options.schemas ?? null;
+    this.#nowMs = options.nowMs ?? Date.now;
   }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
@@ -86,6 +93,7 @@ export class DocumentService {
     const { fields, id: bodyId } = userFields(body);
     const id = newDocumentId(bodyId);
     const doc = buildDocument(id, fields, null, this.config.documents);
+    await this.#schemas?.check(ctx, collection, fields);
     const result = await this.store.documents.commit(
       ctx.scope,
       collection,
@@ -152,17 +160,26 @@ export class DocumentService {
     });
   }
 
-  async delete(ctx: KeyContext, collection: string, id: string, precondition?: Precondition): Promise<void> {
+  /**
+   * DELETE: the document and its history move to the collection's trash for the plan's
+   * retention; with `purge` (or a plan keeping no trash) they are erased at once.
+   */
+  async delete(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+    precondition?: Precondition,
+    options: { purge?: boolean } = {},
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.store.documents.get(ctx.scope, collection, id);
       if (!current) throw notFound('Document');
       checkPrecondition(precondition, current);
-      const result = await this.store.documents.commit(
-        ctx.scope,
-        collection,
-        [{ kind: 'delete', id, expectedVersion: current.$version }],
-        this.#commitOptions,
-      );
+      const trash = options.purge ? undefined : trashStampOf(ctx, this.#nowMs());
+      const write: DeleteWrite = { kind: 'delete', id, expectedVersion: current.$version };
+      if (trash) write.trash = trash;
+      else if (options.purge) write.erase = true;
+      const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
       if (result.ok) return;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }
@@ -184,6 +201,8 @@ export class DocumentService {
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
       const doc = buildDocument(id, fields, current, this.config.documents);
+      // The resulting document, whatever the write (replace, either patch, restore).
+      await this.#schemas?.check(ctx, collection, fields);
       const result = await this.store.documents.commit(
         ctx.scope,
         collection,

@@ -15,8 +15,11 @@ import { IndexService } from './indexes.js';
 import { KeyCache } from './keyCache.js';
 import { ListingService } from './listing.js';
 import { RateLimiter } from './rateLimit.js';
+import { SchemaService } from './schemas/index.js';
 import { SessionAccessService } from './sessionAccess.js';
 import { StreamService } from './streams/index.js';
+import { TrashService } from './trash/index.js';
+import { TrashSweeper } from './trash/sweeper.js';
 import { VersionService } from './versions.js';
 import { DeliveryService } from './webhooks/deliveries.js';
 import { WebhookService } from './webhooks/registrations.js';
@@ -44,12 +47,18 @@ export interface Services {
   exports: ExportService;
   bulk: BulkService;
   streams: StreamService;
+  schemas: SchemaService;
+  trash: TrashService;
+  /** Started by the server; erases trash entries past their retention. */
+  trashSweeper: TrashSweeper;
 }
 
 export function createServices(
   store: Store,
   config: Config,
   logger: Logger = pino({ level: 'silent' }),
+  /** The clock of trash retention (tests move it). */
+  nowMs: () => number = Date.now,
 ): Services {
   const keyCache = new KeyCache(config.auth.keyCacheMs);
   const vault = new SecretVault(store, config.webhooks.secretKey);
@@ -58,7 +67,8 @@ export function createServices(
     `Folio-Webhooks/${FOLIO_VERSION}`,
   );
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
-  const documents = new DocumentService(store, config);
+  const schemas = new SchemaService(store, logger);
+  const documents = new DocumentService(store, config, { schemas, nowMs });
   const autoIndexes = new AutoIndexer(store, config.autoIndexes);
   return {
     config,
@@ -76,9 +86,12 @@ export function createServices(
     webhooks: new WebhookService(store, config, vault, deliveries),
     deliveries,
     webhookSender,
-    imports: new ImportService(store, config),
+    imports: new ImportService(store, config, schemas),
     exports: new ExportService(store),
-    bulk: new BulkService(new DocumentService(store, config, { durable: false }), store),
+    bulk: new BulkService(new DocumentService(store, config, { durable: false, schemas, nowMs }), store),
     streams: new StreamService(store, config),
+    schemas,
+    trash: new TrashService(store, config, schemas, nowMs),
+    trashSweeper: new TrashSweeper(store, logger, nowMs),
   };
 }

@@ -51,14 +51,39 @@ export interface PutWrite {
   apiKeyHint: string;
   /** Keep at most this many version records of the document; the oldest go, in the same unit. */
   keepVersions: number;
+  /**
+   * The document comes back from the collection's trash: `expectedVersion` is 0 (no document of
+   * that id may exist), `document.$version` is the trashed version + 1, the trashed history
+   * returns with it (continuous) and the trash entry is gone, in the same unit. A conflict
+   * (`currentVersion` null) when the trash no longer holds the id at `document.$version - 1`.
+   */
+  fromTrash?: boolean;
 }
 
-/** Remove the document and its whole history. */
+/**
+ * Remove the document and its whole history. With `trash`, both move to the collection's trash
+ * instead (replacing an older trash entry of the same id).
+ */
 export interface DeleteWrite {
   kind: 'delete';
   id: string;
   /** The `$version` the writer read; the delete happens only if it is still current. */
   expectedVersion: number;
+  trash?: TrashStamp;
+  /**
+   * Erase for good (the right to be forgotten), not with `trash`: any trash entry of the id goes
+   * too, and the store keeps no copy of the document where it can help it. The embedded store's
+   * change log then keeps only `_id` and metadata of the document's events, this delete's
+   * `deleted` event included.
+   */
+  erase?: boolean;
+}
+
+/** Who deleted a document into the trash, when, and until when the trash keeps it. */
+export interface TrashStamp {
+  deletedAt: string;
+  apiKeyHint: string;
+  expiresAt: string;
 }
 
 export type DocumentWrite = PutWrite | DeleteWrite;
@@ -500,6 +525,10 @@ export interface Store {
   readonly streamSlots: StreamSlotRepository;
   /** The whole store at one point in time, and written back (backup, restore, migrate). */
   readonly snapshots: SnapshotRepository;
+  /** Collection schemas (`/{ns}/{collection}/_schema`). */
+  readonly schemas: SchemaRepository;
+  /** Deleted documents kept for a while (`/{ns}/{collection}/_trash`). */
+  readonly trash: TrashRepository;
   /**
    * Agenda's backend on this store's own connection, for background jobs. A job saved with
    * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,
@@ -796,4 +825,66 @@ export interface SnapshotRepository {
    * written, so they come after them.
    */
   write(records: readonly SnapshotRecord[]): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collection schemas
+
+export type SchemaMode = 'enforce' | 'warn';
+
+/** A collection's JSON Schema as its owner set it. The service checks it; the store keeps it. */
+export interface CollectionSchemaRecord {
+  /** The schema as JSON text, byte for byte as checked (its `$` keys are data, never operators). */
+  schema: string;
+  mode: SchemaMode;
+  /** New on every put: what compiled validators are cached under. */
+  revision: string;
+  updatedAt: string;
+}
+
+export interface SchemaRepository {
+  /** The collection's schema, or null. */
+  get(scope: DataScope, collection: string): Promise<CollectionSchemaRecord | null>;
+  /** Set (replace) the collection's schema. */
+  put(scope: DataScope, collection: string, record: CollectionSchemaRecord): Promise<void>;
+  /** Remove it; false when there was none. */
+  delete(scope: DataScope, collection: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trash: deleted documents with their history, until their `expiresAt` (see DeleteWrite).
+
+export interface TrashEntry extends TrashStamp {
+  id: string;
+  /** The document's last version, as it was when deleted. */
+  document: FolioDocument;
+}
+
+/** A place in the trash's order (newest deletion first, then id descending). */
+export interface TrashPosition {
+  deletedAt: string;
+  id: string;
+}
+
+export interface TrashRepository {
+  /**
+   * Entries of the collection not expired at `now` (ISO), newest deletion first (ties: id
+   * descending), strictly after `after` when given, at most `limit`.
+   */
+  list(
+    scope: DataScope,
+    collection: string,
+    options: { limit: number; now: string; after?: TrashPosition | undefined },
+  ): Promise<TrashEntry[]>;
+  /** The entry, or null when there is none or it expired at `now` (an expired entry is gone to readers at once). */
+  get(scope: DataScope, collection: string, id: string, now: string): Promise<TrashEntry | null>;
+  /** The trashed document's history, newest first; empty when not in the trash (or expired at `now`). */
+  listVersions(scope: DataScope, collection: string, id: string, now: string): Promise<VersionInfo[]>;
+  /** Erase the entry and its history now; false when there was none. */
+  purge(scope: DataScope, collection: string, id: string): Promise<boolean>;
+  /**
+   * Erase entries of every scope expired at `now`, at most `limit` of them; how many. A store may
+   * also drop expired entries on its own (MongoDB's TTL index), never before `expiresAt`.
+   */
+  purgeExpired(now: string, limit: number): Promise<number>;
 }

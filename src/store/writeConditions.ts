@@ -12,6 +12,12 @@ export function writeId(write: DocumentWrite): string {
 /** A caller bug rather than a conflict: versions must stay contiguous. */
 export function assertContiguous(writes: readonly DocumentWrite[]): void {
   for (const write of writes) {
+    // A document back from the trash continues its history (port.ts PutWrite.fromTrash).
+    if (write.kind === 'put' && write.fromTrash) {
+      if (write.expectedVersion !== 0 || write.document.$version < 2)
+        throw new TypeError(`put of ${write.document._id} from the trash: expectedVersion 0, $version > 1`);
+      continue;
+    }
     if (write.kind === 'put' && write.document.$version !== write.expectedVersion + 1) {
       throw new TypeError(
         `put of ${write.document._id}: $version ${write.document.$version} must be expectedVersion + 1 ` +

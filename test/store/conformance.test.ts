@@ -17,6 +17,7 @@ import {
   type Store,
 } from '../../src/store/port.js';
 import { mongoStoreFactories } from '../support/mongodb.js';
+import { schemaAndTrashConformance } from './conformance/schemasAndTrash.js';
 import { embeddedFactory } from './embeddedFactory.js';
 import type { StoreFactory } from './factories.js';
 import { ChangeReader, firstVersion, HINT, nextVersion, putWrite } from './fixtures.js';
@@ -108,6 +109,8 @@ for (const factory of factories) {
     after(async () => {
       if (store) await factory.destroy(store);
     });
+
+    schemaAndTrashConformance(() => store);
 
     describe('health', () => {
       it('ping resolves while the store is open and rejects once it is closed', async () => {

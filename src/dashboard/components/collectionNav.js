@@ -8,6 +8,8 @@ export const COLLECTION_SECTIONS = [
   { id: 'live', label: 'Live changes', path: ['live'] },
   { id: 'webhooks', label: 'Webhooks', path: ['webhooks'] },
   { id: 'transfer', label: 'Import and export', path: ['transfer'] },
+  { id: 'schema', label: 'Schema', path: ['schema'] },
+  { id: 'trash', label: 'Trash', path: ['trash'] },
 ];
 
 export function CollectionNav({ project, env, collection, current }) {

@@ -22,6 +22,8 @@ const LIMITS = new Map([
   ['changeStreams', 'Change streams (live view)'],
   ['versionDiff', 'Version diff'],
   ['storedVersions', 'Stored versions per document'],
+  ['trashRetentionDays', 'Days deleted documents stay in the trash'],
+  ['schemaChangesPerMinute', 'Collection schema changes per minute, per project'],
 ]);
 
 const PLAN_NAMES = new Map([

@@ -263,6 +263,16 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
     'a `Last-Event-ID` that is unknown, malformed or older than the retained events: read the current state, then open a new stream without it',
   ],
   [412, 'version_mismatch', '`If-Match` is not the current version'],
+  [
+    400,
+    'invalid_schema',
+    'a collection schema Folio refuses (remote `$ref`, size, depth, enum, pattern, format); `details.schemaPath`',
+  ],
+  [
+    422,
+    'schema_violation',
+    'a document that fails its collection’s schema; `details.errors: [{instancePath, keyword, message}]`; nothing written',
+  ],
   [413, 'payload_too_large', 'a body or resulting document over the size limit'],
   [415, 'unsupported_media_type', 'a Content-Type or Content-Encoding the route does not take'],
   [429, 'rate_limited', 'over the key’s requests per second; `Retry-After` says when to retry'],

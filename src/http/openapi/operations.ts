@@ -42,6 +42,7 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from './components.js';
+import { schemaAndTrashPaths } from './schemasAndTrash.js';
 
 /** Responses by status code. */
 type Responses = Record<string, ZodOpenApiResponseObject>;
@@ -75,7 +76,7 @@ export function errors(statuses: number[], options: { keyed?: boolean } = {}): R
 export const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
 /** An operation on `/{ns}/...`: Bearer API key, rate-limit headers on every answer. */
-function keyed(
+export function keyed(
   op: Omit<ZodOpenApiOperationObject, 'responses'> & { ok: Responses; errors: number[] },
 ): ZodOpenApiOperationObject {
   const { ok, errors: statuses, ...rest } = op;
@@ -318,7 +319,7 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: collectionPath },
       requestBody: { required: true, content: json(documentBodySchema) },
       ok: documentOk(201, 'Created'),
-      errors: [400, 403, 409, 413, 415],
+      errors: [400, 403, 409, 413, 415, 422],
     }),
   },
   '/{ns}/{collection}/{id}': {
@@ -335,7 +336,7 @@ export const PATHS: ZodOpenApiPathsObject = {
       requestParams: { path: documentPath, header: ifMatch },
       requestBody: { required: true, content: json(documentBodySchema) },
       ok: { ...documentOk(200, 'Replaced'), ...documentOk(201, 'Created') },
-      errors: [400, 403, 412, 413, 415],
+      errors: [400, 403, 412, 413, 415, 422],
     }),
     patch: keyed({
       tags: ['documents'],
@@ -360,14 +361,24 @@ export const PATHS: ZodOpenApiPathsObject = {
         },
       },
       ok: documentOk(200, 'Patched'),
-      errors: [400, 403, 404, 409, 412, 413, 415],
+      errors: [400, 403, 404, 409, 412, 413, 415, 422],
     }),
     delete: keyed({
       tags: ['documents'],
-      summary: 'Delete a document and its history',
-      requestParams: { path: documentPath, header: ifMatch },
+      summary:
+        'Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once',
+      requestParams: {
+        path: documentPath,
+        header: ifMatch,
+        query: z.object({
+          purge: z
+            .enum(['true', 'false'])
+            .optional()
+            .meta({ description: '`true`: erase the document and every version now, no trash.' }),
+        }),
+      },
       ok: { '204': { description: 'Deleted' } },
-      errors: [403, 404, 412],
+      errors: [400, 403, 404, 412],
     }),
   },
   '/{ns}/{collection}/{id}/versions': {
@@ -417,7 +428,7 @@ export const PATHS: ZodOpenApiPathsObject = {
           headers: etagHeader.extend({ 'X-Document-Version': z.int() }),
         },
       },
-      errors: [400, 403, 404, 412],
+      errors: [400, 403, 404, 412, 422],
     }),
   },
   '/{ns}/{collection}/_indexes': {
@@ -604,4 +615,5 @@ export const PATHS: ZodOpenApiPathsObject = {
       errors: [400, 403, 406, 410],
     }),
   },
+  ...schemaAndTrashPaths(),
 };

@@ -3,6 +3,7 @@
  * function and shape the response; auth, rate limits and scope checks ran in middleware.
  */
 import { parseIfMatch } from '../../services/documents.js';
+import { parsePurge } from '../../services/trash/retention.js';
 import { parseVersionNumber } from '../../services/versions.js';
 import type { FolioDocument } from '../../store/port.js';
 import { JSON_PATCH_TYPE, JSON_TYPE, jsonBody, MERGE_PATCH_TYPE } from '../middleware/body.js';
@@ -58,7 +59,9 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   });
 
   router.delete('/:ns/:collection/:id', async (ctx) => {
-    await ctx.services.documents.delete(...documentAt(ctx), ifMatch(ctx));
+    // `?purge=true`: erased at once instead of kept in the trash (docs/collections.md).
+    const purge = parsePurge(ctx.query.purge);
+    await ctx.services.documents.delete(...documentAt(ctx), ifMatch(ctx), { purge });
     ctx.status = 204;
   });
 

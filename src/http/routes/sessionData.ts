@@ -9,8 +9,10 @@ import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
 import { registerIndexRoutes } from './indexes.js';
+import { registerSchemaRoutes } from './schemas.js';
 import { registerStreamRoutes } from './streams.js';
 import { registerTransferRoutes } from './transfer.js';
+import { registerTrashRoutes } from './trash.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
 export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
@@ -24,6 +26,8 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   // read as document ids.
   registerWebhookRoutes(router);
   registerIndexRoutes(router);
+  registerSchemaRoutes(router);
+  registerTrashRoutes(router);
   registerTransferRoutes(router);
   registerStreamRoutes(router);
   registerDocumentRoutes(router, maxDocumentBytes);

@@ -19,6 +19,7 @@ import type { KeyContext } from '../context.js';
 import { assertDocumentSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
+import type { SchemaService } from '../schemas/index.js';
 import {
   decideAction,
   type ImportError,
@@ -66,6 +67,7 @@ export class ImportService {
   constructor(
     private readonly store: Store,
     private readonly config: Config,
+    private readonly schemas: SchemaService | null = null,
   ) {}
 
   /** 413 before reading when the declared length is already over the plan. */
@@ -129,6 +131,8 @@ export class ImportService {
           },
           this.config.documents,
         );
+        // A record the collection's schema refuses is that record's error; the rest go on.
+        await this.schemas?.check(ctx, collection, prepared.fields);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         errors.push(importError(record, error.code, error.message));

@@ -41,6 +41,7 @@ import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
+import type { EmbeddedTrash } from './trash.js';
 
 /** A reader only waits while another connection recovers the WAL; as long as writers wait. */
 const READER_BUSY_TIMEOUT_MS = 5000;
@@ -107,6 +108,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #syncMark: Database.Statement<[number]>;
 
   readonly #indexes: EmbeddedIndexes;
+  /** Where deletes with a trash stamp move documents (trash.ts); null: deletes only erase. */
+  readonly #trash: EmbeddedTrash | null;
   readonly #db: Database.Database;
   #examined = 0;
 
@@ -124,7 +127,9 @@ export class EmbeddedDocuments implements DocumentRepository {
     feed: EmbeddedChangeFeed,
     indexes: EmbeddedIndexes,
     cacheBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
+    trash?: EmbeddedTrash,
   ) {
+    this.#trash = trash ?? null;
     this.cache = new DocumentJsonCache(cacheBytes);
     this.#indexes = indexes;
     this.#db = db;
@@ -419,6 +424,8 @@ export class EmbeddedDocuments implements DocumentRepository {
       this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
       if (write.kind === 'put') {
         const doc = write.document;
+        // #check proved the trash holds the version this one follows.
+        if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
         const json = JSON.stringify(doc);
         const { _id, $version, $createdAt, $updatedAt } = doc;
         this.#upsert.run(
@@ -459,9 +466,14 @@ export class EmbeddedDocuments implements DocumentRepository {
       } else {
         // #check proved the document exists at the expected version.
         const before = this.#getJson.get(scopeKey, collection, write.id)!;
+        if (write.trash) {
+          this.#trash?.moveIn(scopeKey, collection, write.id, before.json, before.version, write.trash);
+        }
         this.#deleteDoc.run(scopeKey, collection, write.id);
         this.#deleteHistory.run(scopeKey, collection, write.id);
         this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
+        // Erased for good: no trash entry, and the change log keeps only ids and metadata.
+        if (write.erase) this.#trash?.eraseAll(scopeKey, collection, write.id);
         written.push({ scopeKey, collection, id: write.id, entry: null });
       }
     }
@@ -487,10 +499,18 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Every failing write condition (shared rules: ../writeConditions.ts). */
   #check(scopeKey: string, collection: string, writes: DocumentWrite[]): WriteConflict[] {
     assertContiguous(writes);
-    return findConflicts(
+    const conflicts = findConflicts(
       writes,
       (id) => this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null,
     );
+    for (const write of writes) {
+      if (write.kind !== 'put' || !write.fromTrash) continue;
+      const id = write.document._id;
+      const trashed = this.#trash?.versionOf(scopeKey, collection, id) ?? null;
+      if (trashed !== write.document.$version - 1 && !conflicts.some((c) => c.id === id))
+        conflicts.push({ id, currentVersion: null });
+    }
+    return conflicts;
   }
 }
 

@@ -10,6 +10,7 @@ import { EmbeddedAccounts } from './accounts.js';
 import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { BackgroundCheckpoints, type CheckpointStats } from './checkpoints.js';
+import { EmbeddedSchemas } from './collectionSchemas.js';
 import { EmbeddedFeedConsumers } from './consumers.js';
 import { EmbeddedCounters } from './counters.js';
 import { asDataDirError, prepareDataDir } from './dataDir.js';
@@ -23,6 +24,7 @@ import { applySchema } from './schema.js';
 import { EmbeddedSnapshots } from './snapshot.js';
 import { EmbeddedStreamSlots } from './streamSlots.js';
 import { keepTemporaryInMemory } from './tempStore.js';
+import { EmbeddedTrash } from './trash.js';
 import { EmbeddedWebhooks } from './webhooks.js';
 
 export interface EmbeddedStoreOptions {
@@ -74,6 +76,8 @@ interface Parts {
   deliveries: EmbeddedDeliveries;
   consumers: EmbeddedFeedConsumers;
   snapshots: EmbeddedSnapshots;
+  schemas: EmbeddedSchemas;
+  trash: EmbeddedTrash;
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
   checkpoints: BackgroundCheckpoints | null;
@@ -126,6 +130,14 @@ export class EmbeddedStore implements Store {
     return this.#ready().snapshots;
   }
 
+  get schemas(): EmbeddedSchemas {
+    return this.#ready().schemas;
+  }
+
+  get trash(): EmbeddedTrash {
+    return this.#ready().trash;
+  }
+
   /** The open database, for the embedded Agenda backend and embedded-only tooling. */
   get db(): Database.Database {
     return this.#ready().db;
@@ -154,6 +166,9 @@ export class EmbeddedStore implements Store {
       db.pragma(`synchronous = ${this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.pragma('foreign_keys = ON');
+      // Freed pages are zeroed: an erased document (trash purge, purge on delete) leaves no
+      // bytes behind in the file once the WAL is checkpointed (docs/collections.md).
+      db.pragma('secure_delete = ON');
       // Negative: a size in KiB, not a number of pages.
       const cacheKib = Math.max(
         1,
@@ -183,11 +198,14 @@ export class EmbeddedStore implements Store {
             synchronous: this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL',
             busyTimeoutMs: BUSY_TIMEOUT_MS,
           });
+    const trash = new EmbeddedTrash(db);
     this.#parts = {
       db,
       changes,
       indexes,
-      documents: new EmbeddedDocuments(db, log, changes, indexes, this.options.documentCacheBytes),
+      trash,
+      schemas: new EmbeddedSchemas(db),
+      documents: new EmbeddedDocuments(db, log, changes, indexes, this.options.documentCacheBytes, trash),
       accounts: new EmbeddedAccounts(db),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

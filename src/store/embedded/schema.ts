@@ -147,6 +147,41 @@ const MIGRATIONS: readonly string[] = [
   // 6: one row a durable barrier rewrites after deferred commits (groupCommit.ts): a commit that
   // writes nothing would not sync the WAL.
   `CREATE TABLE sync_marks (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);`,
+  // 7: collection schemas (collectionSchemas.ts) and the trash (trash.ts): deleted documents and
+  // their history, kept apart from `versions` because a trashed id may be taken again meanwhile.
+  `CREATE TABLE collection_schemas (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    schema TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (scope, collection)
+  );
+  CREATE TABLE trash (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    deleted_at TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, id)
+  );
+  CREATE INDEX trash_newest ON trash (scope, collection, deleted_at, id);
+  CREATE INDEX trash_expiry ON trash (expires_at);
+  CREATE TABLE trash_versions (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    operation TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, doc_id, version)
+  );`,
 ];
 
 /** The schema version a fully migrated database reports. */

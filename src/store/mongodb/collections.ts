@@ -16,6 +16,7 @@ import type { CollectionInfo, Db, MongoClient } from 'mongodb';
 import { DOCUMENT_COLLECTION_OPTIONS, DOCUMENT_INDEXES, ensureIndexes, VERSIONS_INDEXES } from './indexes.js';
 import { versionsCollectionName } from './naming.js';
 import { isNamespaceExistsError } from './serverErrors.js';
+import { ensureTrashCollections } from './trash.js';
 
 export type CollectionRepair = 'create' | 'enableImages' | 'none';
 
@@ -96,6 +97,7 @@ async function ensureCollection(
   }
   // createIndexes creates the sidecar collection itself when it is missing.
   await ensureIndexes(db, versionsCollectionName(collection), VERSIONS_INDEXES);
+  await ensureTrashCollections(db, collection);
   return { repair, refused };
 }
 

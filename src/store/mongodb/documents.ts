@@ -42,6 +42,7 @@ import type { MongoLimits } from './limits.js';
 import { assertCollectionName, projectDbName, versionsCollectionName } from './naming.js';
 import { isDuplicateKeyError, queryRejection } from './serverErrors.js';
 import { inTransaction } from './transactions.js';
+import { applyTrashSteps, ensureTrashCollections, trashConflicts, trashSteps } from './trash.js';
 import { batchIds, matchesExpected, planWrites, type VersionRecord } from './writePlan.js';
 
 /** Whole-commit attempts after a duplicate key or a count mismatch (see commit()). */
@@ -142,6 +143,9 @@ export class MongoDocuments implements DocumentRepository {
     const documents = this.#documents(scope, collection);
     if (writes.length === 0) return { ok: true };
     await this.collections.ensure(this.#dbName(scope), collection);
+    // Collections made before the trash existed get its sidecars (and their TTL indexes) before
+    // the first document moves in; new collections got them with `ensure`.
+    if (writes.some((w) => w.kind === 'delete' && w.trash)) await this.#trashReady(scope, collection);
     const versions = this.#versions(scope, collection);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -156,6 +160,17 @@ export class MongoDocuments implements DocumentRepository {
         if (!raced || attempt >= MAX_COMMIT_ATTEMPTS) throw error;
       }
     }
+  }
+
+  readonly #trashKnown = new Set<string>();
+
+  async #trashReady(scope: DataScope, collection: string): Promise<void> {
+    const key = `${this.#dbName(scope)}.${collection}`;
+    if (this.#trashKnown.has(key)) return;
+    await ensureTrashCollections(this.client.db(this.#dbName(scope)), collection);
+    // Bounded like any per-collection memo: forgetting only costs an idempotent createIndexes.
+    if (this.#trashKnown.size >= 10_000) this.#trashKnown.clear();
+    this.#trashKnown.add(key);
   }
 
   /** Nothing is ever deferred here (see `commit`). */
@@ -193,17 +208,23 @@ export class MongoDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     // The callback may run several times (withTransaction retries transient errors, e.g. a
     // write conflict with a concurrent commit), so it builds everything afresh each time.
+    const steps = trashSteps(writes);
+    const db = this.client.db(documents.dbName);
     const { result, operationTime } = await inTransaction(
       this.client,
       this.limits,
       async (s): Promise<CommitResult> => {
         const current = await this.#currentVersions(documents, batchIds(writes), s);
         const conflicts = findConflicts(writes, (id) => current.get(id) ?? null);
+        for (const c of await trashConflicts(db, documents.collectionName, steps, s))
+          if (!conflicts.some((known) => known.id === c.id)) conflicts.push(c);
         if (conflicts.length > 0) {
           // Nothing was written; aborting by hand makes withTransaction return our result.
           await s.abortTransaction();
           return { ok: false, conflicts };
         }
+        // Before the document writes: what moves to the trash is read in this snapshot.
+        await applyTrashSteps(db, documents.collectionName, versions.collectionName, steps, s);
         const plan = planWrites(writes);
         const written = await documents.bulkWrite(plan.documentOps, { session: s, ordered: true });
         if (!matchesExpected(written, plan.expected)) throw new ConcurrentChange();

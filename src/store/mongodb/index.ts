@@ -13,6 +13,7 @@ import { MongoAccounts } from './accounts.js';
 import { supportsSplitLargeEvent } from './changeEvents.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
+import { MongoSchemas } from './collectionSchemas.js';
 import { CollectionRegistry } from './collections.js';
 import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
@@ -38,6 +39,7 @@ import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, readPreferenceProblem, type Topology } from './startup/serverCheck.js';
 import { MongoStreamSlots } from './streamSlots.js';
+import { MongoTrash } from './trash.js';
 import { MongoWebhooks } from './webhooks.js';
 
 export interface MongoStoreOptions {
@@ -87,6 +89,8 @@ class MongoStoreImpl implements MongoStore {
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
   readonly snapshots: MongoSnapshots;
+  readonly schemas: MongoSchemas;
+  readonly trash: MongoTrash;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -157,6 +161,8 @@ class MongoStoreImpl implements MongoStore {
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
     // Not translated: only the operator commands use it, and they report the driver's own error.
     this.snapshots = new MongoSnapshots(this.client, this.dbPrefix, collections, this.indexes);
+    this.schemas = translatingFailures(new MongoSchemas(this.#system), translate);
+    this.trash = translatingFailures(new MongoTrash(this.client, this.dbPrefix), translate);
   }
 
   init(): Promise<void> {

@@ -34,6 +34,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
   // Automatic-index usage: a field's count goes once nobody queried it for a day (indexUsage.ts).
   indexUsage: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // Collection schemas: looked up by `_id` only (collectionSchemas.ts).
+  collectionSchemas: [],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

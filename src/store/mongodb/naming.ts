@@ -41,6 +41,7 @@ export const SYSTEM_COLLECTIONS = {
   settings: 'settings',
   streamSlots: 'streamSlots',
   indexUsage: 'indexUsage',
+  collectionSchemas: 'collectionSchemas',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;
@@ -112,6 +113,12 @@ export function systemDbName(prefix: string): string {
 export function versionsCollectionName(collection: string): string {
   assertCollectionName(collection);
   return `_folio.versions.${collection}`;
+}
+
+/** The sidecars holding a Folio collection's trash: entries, and their version records. */
+export function trashCollectionNames(collection: string): { entries: string; versions: string } {
+  assertCollectionName(collection);
+  return { entries: `_folio.trash.${collection}`, versions: `_folio.trashVersions.${collection}` };
 }
 
 /** True for names this store manages besides the Folio collections themselves. */

@@ -53,8 +53,9 @@ export function planWrites(writes: readonly DocumentWrite[]): WritePlan {
       documentOps.push({ insertOne: { document: stored } });
       expected.inserted++;
       // A new document has no history. Records left over from a document collection dropped
-      // behind Folio's back (its sidecar survives) would otherwise collide with version 1.
-      versionOps.push({ deleteMany: { filter: { docId: stored._id } } });
+      // behind Folio's back (its sidecar survives) would otherwise collide with version 1. One
+      // back from the trash has its history back already (trash.ts).
+      if (!write.fromTrash) versionOps.push({ deleteMany: { filter: { docId: stored._id } } });
     } else {
       documentOps.push({
         replaceOne: {

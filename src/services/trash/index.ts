@@ -1,0 +1,158 @@
+/**
+ * The collection's trash (`/{ns}/{collection}/_trash`): what DELETE keeps for the plan's
+ * retention (retention.ts), listed newest first, read with its history, restored as a new
+ * version, or erased for good. Restoring writes one commit that puts the document back with its
+ * history (continuous: the next `$version`, a version record of operation `restore`) and takes it
+ * out of the trash; its change event is `document.created`.
+ */
+
+import type { Config } from '../../config/schema.js';
+import { AppError, conflict, invalidQuery, notFound } from '../../errors.js';
+import { isoNow } from '../../ids.js';
+import type { FolioDocument, Store, TrashEntry, TrashPosition, VersionInfo } from '../../store/port.js';
+import type { KeyContext } from '../context.js';
+import { userFields } from '../documentRules.js';
+import { buildDocument, putWrite } from '../documentWrites.js';
+import type { SchemaService } from '../schemas/index.js';
+
+/** Attempts of a restore that keeps meeting a changing trash entry. */
+const MAX_RESTORE_ATTEMPTS = 5;
+
+export interface TrashItem {
+  _id: string;
+  deletedAt: string;
+  /** The hint of the key that deleted it. */
+  deletedBy: string;
+  expiresAt: string;
+  /** The `$version` of its last version. */
+  version: number;
+  document: FolioDocument;
+}
+
+export interface TrashPage {
+  data: TrashItem[];
+  meta: { limit: number; hasMore: boolean; next: string | null };
+}
+
+export class TrashService {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly schemas: SchemaService | null,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  async list(ctx: KeyContext, collection: string, query: Record<string, unknown>): Promise<TrashPage> {
+    const { limit, after } = parseListQuery(query, ctx.limits.maxPageSize);
+    const rows = await this.store.trash.list(ctx.scope, collection, {
+      limit: limit + 1,
+      now: isoNow(this.nowMs()),
+      after,
+    });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const hasMore = rows.length > limit;
+    return {
+      data: page.map(itemOf),
+      meta: {
+        limit,
+        hasMore,
+        next: hasMore && last ? encodeCursor({ deletedAt: last.deletedAt, id: last.id }) : null,
+      },
+    };
+  }
+
+  async get(
+    ctx: KeyContext,
+    collection: string,
+    id: string,
+  ): Promise<TrashItem & { versions: VersionInfo[] }> {
+    const now = isoNow(this.nowMs());
+    const entry = await this.store.trash.get(ctx.scope, collection, id, now);
+    if (!entry) throw notFound('Trashed document');
+    const versions = await this.store.trash.listVersions(ctx.scope, collection, id, now);
+    return { ...itemOf(entry), versions };
+  }
+
+  async restore(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
+    for (let attempt = 1; ; attempt++) {
+      const entry = await this.store.trash.get(ctx.scope, collection, id, isoNow(this.nowMs()));
+      if (!entry) throw notFound('Trashed document');
+      const { fields } = userFields(entry.document);
+      await this.schemas?.check(ctx, collection, fields);
+      const doc = buildDocument(id, fields, entry.document, this.config.documents);
+      const write = { ...putWrite(ctx, doc, 0, 'restore'), fromTrash: true };
+      const result = await this.store.documents.commit(ctx.scope, collection, [write]);
+      if (result.ok) return doc;
+      if (result.conflicts[0]?.currentVersion != null) {
+        throw conflict(
+          `A document with _id "${id}" exists again; delete or rename it before restoring this one from the trash.`,
+          { _id: id },
+        );
+      }
+      // The entry changed in between (deleted again, purged): read it again.
+      if (attempt >= MAX_RESTORE_ATTEMPTS)
+        throw new AppError(409, 'write_conflict', 'The trashed document is changing too fast; retry.');
+    }
+  }
+
+  async purge(ctx: KeyContext, collection: string, id: string): Promise<void> {
+    if (!(await this.store.trash.purge(ctx.scope, collection, id))) throw notFound('Trashed document');
+  }
+}
+
+function itemOf(entry: TrashEntry): TrashItem {
+  return {
+    _id: entry.id,
+    deletedAt: entry.deletedAt,
+    deletedBy: entry.apiKeyHint,
+    expiresAt: entry.expiresAt,
+    version: entry.document.$version,
+    document: entry.document,
+  };
+}
+
+export function encodeCursor(position: TrashPosition): string {
+  return Buffer.from(JSON.stringify([position.deletedAt, position.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): TrashPosition {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[0] === 'string' &&
+      typeof parsed[1] === 'string'
+    ) {
+      return { deletedAt: parsed[0], id: parsed[1] };
+    }
+  } catch {
+    // Answered below.
+  }
+  throw invalidQuery('after', 'must be the `next` of the previous page');
+}
+
+function parseListQuery(
+  query: Record<string, unknown>,
+  maxLimit: number,
+): { limit: number; after: TrashPosition | undefined } {
+  for (const name of Object.keys(query)) {
+    if (name !== 'limit' && name !== 'after') {
+      throw new AppError(400, 'invalid_query', `Unknown query parameter: ${name.slice(0, 100)}.`, {
+        param: name.slice(0, 100),
+      });
+    }
+  }
+  let limit = 20;
+  if (query.limit !== undefined) {
+    const raw = query.limit;
+    if (typeof raw !== 'string' || !/^[1-9]\d{0,5}$/.test(raw) || Number(raw) > maxLimit) {
+      throw invalidQuery('limit', `must be an integer from 1 to ${maxLimit}`);
+    }
+    limit = Number(raw);
+  }
+  const cursor = query.after;
+  if (cursor !== undefined && typeof cursor !== 'string') throw invalidQuery('after', 'given twice');
+  return { limit, after: cursor === undefined ? undefined : decodeCursor(cursor) };
+}
