@@ -1174,6 +1174,8 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+          formulaEscape?: "true" | "false";
         };
         path: {
           ns: components["parameters"]["ns"];
@@ -2358,6 +2360,8 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+          formulaEscape?: "true" | "false";
         };
         path: {
           /** @description The project environment whose data to use. */

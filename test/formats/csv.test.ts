@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { decodeCell, encodeCell } from '../../src/formats/csvCells.js';
+import { decodeCell, encodeCell, escapeFormula } from '../../src/formats/csvCells.js';
 import {
   CsvHeaderError,
   documentToRow,
@@ -44,6 +44,37 @@ describe('CSV cells', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('with the formula escape on, no cell but a number starts with a character a spreadsheet runs', () => {
+    const escape = { formulaEscape: true };
+    fc.assert(
+      fc.property(jsonLeaf, fc.constantFrom('', '=', '+', '-', '@', '\t', '\r'), (value, start) => {
+        const leaf = typeof value === 'string' ? `${start}${value}` : value;
+        const cell = encodeCell(leaf as JsonValue, escape);
+        // A number is typed data (a spreadsheet reads -5 as minus five, never as a formula).
+        if (typeof leaf === 'number') expect(cell).to.match(/^-?\d[\d.e+-]*$/);
+        else expect(cell).not.to.match(/^[=+\-@\t\r]/);
+        // Escaping only prepends: the rest is the cell the escape-off export writes.
+        const plain = encodeCell(leaf as JsonValue);
+        expect(cell === plain || cell === `'${plain}`).to.equal(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('escapes exactly the six OWASP starts, only on text, and numbers never', () => {
+    for (const start of ['=', '+', '-', '@', '\t', '\r'])
+      expect(escapeFormula(`${start}x`)).to.equal(`'${start}x`);
+    for (const start of ["'", ' ', '*', '#', '"', '\n', '(', '%'])
+      expect(escapeFormula(`${start}x`)).to.equal(`${start}x`);
+    expect(escapeFormula('x=1')).to.equal('x=1');
+    const escape = { formulaEscape: true };
+    expect(encodeCell(-5, escape)).to.equal('-5');
+    expect(encodeCell(-(2 ** 60), escape)).to.equal('-1.152921504606847e+18');
+    expect(encodeCell('-5', escape)).to.equal('"-5"');
+    expect(encodeCell('-x', escape)).to.equal("'-x");
+    expect(encodeCell(['=x'], escape)).to.equal('["=x"]');
   });
 
   it('keeps the string "42" apart from the number 42', () => {
