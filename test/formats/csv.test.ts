@@ -47,11 +47,11 @@ describe('CSV cells', () => {
   });
 
   it('with the formula escape on, no cell but a number starts with a character a spreadsheet runs', () => {
-    const escape = { formulaEscape: true };
+    const escaping = { formulaEscape: true };
     fc.assert(
       fc.property(jsonLeaf, fc.constantFrom('', '=', '+', '-', '@', '\t', '\r'), (value, start) => {
         const leaf = typeof value === 'string' ? `${start}${value}` : value;
-        const cell = encodeCell(leaf as JsonValue, escape);
+        const cell = encodeCell(leaf as JsonValue, escaping);
         // A number is typed data (a spreadsheet reads -5 as minus five, never as a formula).
         if (typeof leaf === 'number') expect(cell).to.match(/^-?\d[\d.e+-]*$/);
         else expect(cell).not.to.match(/^[=+\-@\t\r]/);
@@ -69,12 +69,12 @@ describe('CSV cells', () => {
     for (const start of ["'", ' ', '*', '#', '"', '\n', '(', '%'])
       expect(escapeFormula(`${start}x`)).to.equal(`${start}x`);
     expect(escapeFormula('x=1')).to.equal('x=1');
-    const escape = { formulaEscape: true };
-    expect(encodeCell(-5, escape)).to.equal('-5');
-    expect(encodeCell(-(2 ** 60), escape)).to.equal('-1.152921504606847e+18');
-    expect(encodeCell('-5', escape)).to.equal('"-5"');
-    expect(encodeCell('-x', escape)).to.equal("'-x");
-    expect(encodeCell(['=x'], escape)).to.equal('["=x"]');
+    const escaping = { formulaEscape: true };
+    expect(encodeCell(-5, escaping)).to.equal('-5');
+    expect(encodeCell(-(2 ** 60), escaping)).to.equal('-1.152921504606847e+18');
+    expect(encodeCell('-5', escaping)).to.equal('"-5"');
+    expect(encodeCell('-x', escaping)).to.equal("'-x");
+    expect(encodeCell(['=x'], escaping)).to.equal('["=x"]');
   });
 
   it('keeps the string "42" apart from the number 42', () => {

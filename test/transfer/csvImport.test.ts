@@ -90,6 +90,32 @@ forEachStore('CSV import', (ctx) => {
     expect(docs).to.deep.equal([{ a: 1 }, { a: 6, b: 7, c: 8 }, { a: 'x\ny', b: 9 }]);
   });
 
+  it("an unterminated quote is that record's error naming its line, never a silent merge", async () => {
+    const { result, docs } = await importCsv('a,b\n1,2\n"open,3\n4,5\n');
+    expect(result.imported).to.equal(1);
+    expect(result.total).to.equal(2);
+    expect(result.errors).to.have.length(1);
+    expect(result.errors[0]).to.include({ index: 1, line: 3, code: 'invalid_row' });
+    expect(result.errors[0].message).to.include('line 3').and.include('never closed');
+    expect(docs).to.deep.equal([{ a: 1, b: 2 }]);
+    // In the header, nothing can be read: 400 naming the line.
+    const header = await api().importRaw(fresh(), '"a,b\n1,2\n', CSV);
+    expect(header.status).to.equal(400);
+    expect(header.body.error.message).to.include('line 1');
+  });
+
+  it("a row over twice the document size limit is that row's error, not held; the rows after it import", async () => {
+    // documents.maxBytes is 1 MiB in tests as by default: a row may have 2 MiB of characters.
+    const long = 'x'.repeat(2 * 1024 * 1024);
+    const { result, docs } = await importCsv(`a,b\n1,2\n"${long}",3\n4,5\n`);
+    expect(result.errors).to.have.length(1);
+    expect(result.errors[0]).to.include({ index: 1, line: 3, code: 'payload_too_large' });
+    expect(docs).to.deep.equal([
+      { a: 1, b: 2 },
+      { a: 4, b: 5 },
+    ]);
+  });
+
   it('numbers and booleans are coerced; leading zeros, big integers and other text stay strings', async () => {
     const { docs } = await importCsv(
       'i,f,e,neg,t,F,n,zip,big,plus,hex,space,arr,obj,str,quoted\n' +
