@@ -143,6 +143,113 @@ forEachStore('CSV import', (ctx) => {
     ]);
   });
 
+  /**
+   * Each rule of docs/import-export.md's table, with cells just inside and just outside it. Only
+   * numbers and booleans are coerced from what a person would type; null, arrays, `{}` and JSON
+   * string literals are the rules that give every JSON value a cell, so an export reads back.
+   */
+  const RULES: Array<[rule: string, cells: Array<[string, unknown]>]> = [
+    [
+      'empty cell: absent field',
+      [
+        ['', undefined],
+        [' ', ' '],
+      ],
+    ],
+    [
+      'true / false in any letter case: boolean',
+      [
+        ['true', true],
+        ['FALSE', false],
+        ['tRuE', true],
+        ['true ', 'true '],
+        ['yes', 'yes'],
+        ['t', 't'],
+      ],
+    ],
+    [
+      'null (lower case only): null',
+      [
+        ['null', null],
+        ['NULL', 'NULL'],
+        ['Null', 'Null'],
+        ['nil', 'nil'],
+      ],
+    ],
+    [
+      'a JSON number: number',
+      [
+        ['42', 42],
+        ['-7', -7],
+        ['3.5', 3.5],
+        ['1e3', 1000],
+        ['1E-2', 0.01],
+        ['9007199254740991', 9007199254740991],
+        ['9007199254740992', '9007199254740992'],
+        ['1e400', '1e400'],
+        ['007', '007'],
+        ['+1', '+1'],
+        ['.5', '.5'],
+        ['5.', '5.'],
+        ['0x1F', '0x1F'],
+        [' 5', ' 5'],
+        ['1_000', '1_000'],
+        ['Infinity', 'Infinity'],
+        ['NaN', 'NaN'],
+      ],
+    ],
+    [
+      '[...] that is valid JSON: array',
+      [
+        ['[1,"a"]', [1, 'a']],
+        ['[]', []],
+        ['[1,', '[1,'],
+        ['[x]', '[x]'],
+      ],
+    ],
+    [
+      '{} only: empty object',
+      [
+        ['{}', {}],
+        ['{"a":1}', '{"a":1}'],
+        ['{ }', '{ }'],
+      ],
+    ],
+    [
+      'a JSON string literal: that string',
+      [
+        ['"42"', '42'],
+        ['""', ''],
+        ['"\\u0041"', 'A'],
+        ['"a', '"a'],
+        ['"a"b"', '"a"b"'],
+      ],
+    ],
+    [
+      'anything else: the text itself',
+      [
+        ['hello', 'hello'],
+        ["'=1", "'=1"],
+        ['=1+2', '=1+2'],
+      ],
+    ],
+  ];
+
+  for (const [rule, cells] of RULES) {
+    it(`cell rule: ${rule}, and its near misses stay what they are`, async () => {
+      const header = cells.map((_, i) => `c${i}`).join(',');
+      const row = cells
+        .map(([text]) => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text))
+        .join(',');
+      const { docs } = await importCsv(`${header},marker\n${row},m\n`);
+      const expected: Record<string, unknown> = { marker: 'm' };
+      cells.forEach(([, value], i) => {
+        if (value !== undefined) expected[`c${i}`] = value;
+      });
+      expect(docs).to.deep.equal([expected]);
+    });
+  }
+
   it('dot-notation headers rebuild nested objects; a value and an object at one path is the row error', async () => {
     const { docs, result } = await importCsv(
       'name,address.city,address.geo.lat,constructor.x\nAda,Paris,48.8,1\nBob,,,\nEve,Rome,,\n',
