@@ -2783,7 +2783,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `rate_limited`, `too_many_streams` */
+    /** @description `rate_limited`, `too_many_streams`, `too_many_imports` */
     KeyedError429: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
