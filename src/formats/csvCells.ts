@@ -23,6 +23,8 @@ import type { JsonValue } from '../store/port.js';
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const PLAIN_INTEGER = /^-?\d+$/;
+/** In a `u` regular expression a paired surrogate is one code point: this finds unpaired ones. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 const BOOLEANS = new Map([
   ['true', true],
   ['false', false],
@@ -73,7 +75,8 @@ export function encodeCell(
 ): string {
   if (value === undefined) return '';
   if (typeof value === 'string') {
-    if (decodeCell(value) !== value) return JSON.stringify(value);
+    // A lone surrogate has no UTF-8 form (it would arrive as U+FFFD); JSON escapes it (\ud800).
+    if (decodeCell(value) !== value || LONE_SURROGATE.test(value)) return JSON.stringify(value);
     return options.formulaEscape ? escapeFormula(value) : value;
   }
   if (typeof value === 'number') {

@@ -25,6 +25,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 /** JSON values as documents hold them (no -0: JSON has none). */
 const jsonLeaf = fc.oneof(
   fc.string(),
+  fc.string({ unit: 'binary' }),
   fc.constantFrom('', '42', '-0', '1e3', 'true', 'FALSE', 'null', '{}', '[1]', '"x"', '08123', ' 5', '[x'),
   fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
   fc.integer(),
@@ -84,6 +85,10 @@ describe('CSV cells', () => {
     expect(encodeCell(undefined)).to.equal('');
     expect(encodeCell('plain text')).to.equal('plain text');
     expect(encodeCell(2 ** 60)).to.equal('1.152921504606847e+18');
+    // Unpaired surrogates have no UTF-8 form: the cell is the JSON literal that escapes them.
+    expect(encodeCell('a\ud800')).to.equal('"a\\ud800"');
+    expect(decodeCell(encodeCell('a\ud800'))).to.equal('a\ud800');
+    expect(encodeCell('🎉')).to.equal('🎉');
   });
 
   it('reads hand-written cells by the documented rules', () => {
