@@ -76,9 +76,26 @@ export async function* readLines(text: AsyncIterable<string>, maxChars: number):
   }
 }
 
+/**
+ * @streamparser/json (0.0.26) decodes each run of a string's bytes with a TextDecoder that drops
+ * a leading U+FEFF, as if it were a byte order mark, so `"\ufeffx"` (escaped or not) and a
+ * U+FEFF after an escape came out without it. The one decoder its string builder uses is
+ * replaced by one that keeps it. Checked when a parser is made: if the library's insides change,
+ * every JSON import fails loudly (and its tests) rather than losing characters.
+ */
+function keepingByteOrderMarks(parser: JSONParser): JSONParser {
+  const builder = (parser as unknown as { tokenizer?: { bufferedString?: { decoder?: unknown } } }).tokenizer
+    ?.bufferedString;
+  if (!(builder?.decoder instanceof TextDecoder)) {
+    throw new Error('@streamparser/json changed: its string decoder was not found');
+  }
+  builder.decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  return parser;
+}
+
 /** The elements of a top-level JSON array, parsed as they complete. */
 export async function* readJsonArray(text: AsyncIterable<string>): AsyncGenerator<unknown> {
-  const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
+  const parser = keepingByteOrderMarks(new JSONParser({ paths: ['$.*'], keepStack: false }));
   const ready: unknown[] = [];
   parser.onValue = ({ value }) => {
     ready.push(value);
