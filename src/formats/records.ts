@@ -125,7 +125,7 @@ export async function* readJsonArray(text: AsyncIterable<string>): AsyncGenerato
 }
 
 /** Characters of CSV read between two turns given back to the event loop. */
-export const CSV_CHARS_PER_TURN = 256 * 1024;
+export const CSV_CHARS_PER_TURN = 64 * 1024;
 
 /**
  * CSV records (RFC 4180, in papaparse's dialect: see csvTokenizer.ts) in time linear in the
