@@ -340,6 +340,7 @@ export class CsvTokenizer {
       });
     } else this.#out.push({ line: this.#recordLine, cells: this.#cells });
     this.#cells = [];
+    this.#held = '';
     this.#recordChars = 0;
     this.#tooLarge = false;
     this.#state = State.FieldStart;
