@@ -1183,6 +1183,8 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+          formulaEscape?: "true" | "false";
         };
         path: {
           ns: components["parameters"]["ns"];
@@ -2681,6 +2683,8 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+          formulaEscape?: "true" | "false";
         };
         path: {
           /** @description The project environment whose data to use. */
@@ -3499,7 +3503,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `rate_limited`, `too_many_streams` */
+    /** @description `rate_limited`, `too_many_streams`, `too_many_imports` */
     KeyedError429: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -41,6 +41,8 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
   const store = metrics ? timedStore(opened.store, metrics) : opened.store;
   const services = createServices(store, config, logger);
+  const spools = await services.imports.removeLeftoverSpools();
+  if (spools.length > 0) logger.info({ spools }, 'removed import spools left by a stopped process');
   const jobs = new JobRunner(
     store,
     {

@@ -148,8 +148,15 @@ export const configSchema = z.strictObject({
       message:
         'must be at least 16 characters when metrics.enabled is on (metrics are never served unprotected)',
     }),
-  /** Imports commit in batches of at most this many documents and bytes (docs/import-export.md). */
-  imports: z.strictObject({ batchDocuments: positiveInt, batchBytes: positiveInt }),
+  /**
+   * Imports commit in batches of at most this many documents and bytes; one key runs at most
+   * `maxConcurrentPerKey` imports at once, 429 beyond (docs/import-export.md).
+   */
+  imports: z.strictObject({
+    batchDocuments: positiveInt,
+    batchBytes: positiveInt,
+    maxConcurrentPerKey: positiveInt,
+  }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
 });
 

@@ -5,7 +5,7 @@
  * so splitting a column name on dots is unambiguous.
  */
 import type { JsonObject, JsonValue } from '../store/port.js';
-import { decodeCell, encodeCell } from './csvCells.js';
+import { type CellOptions, decodeCell, encodeCell } from './csvCells.js';
 
 /** More columns than this in a header, or in an export's union of columns, is refused. */
 export const MAX_CSV_COLUMNS = 5000;
@@ -122,7 +122,7 @@ export function flattenDocument(doc: JsonObject): Array<[string, JsonValue]> {
 }
 
 /** The row for a document under the given columns. */
-export function documentToRow(columns: readonly string[], doc: JsonObject): string[] {
+export function documentToRow(columns: readonly string[], doc: JsonObject, options?: CellOptions): string[] {
   const values = new Map(flattenDocument(doc));
-  return columns.map((name) => encodeCell(values.get(name)));
+  return columns.map((name) => encodeCell(values.get(name), options));
 }

@@ -3,10 +3,11 @@
  * holds more than the record being read. Shared by the import endpoint and by the CLI (which
  * cuts large files into chunks the plan accepts). Text is UTF-8; a leading BOM is dropped.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import JSONParser from '@streamparser/json/jsonparser.js';
-import Papa from 'papaparse';
+import { type CsvRecord, CsvTokenizer } from './csvTokenizer.js';
+
+export type { CsvRecord } from './csvTokenizer.js';
 
 /** The body is not in the format it claims; nothing of it can be read further. */
 export class MalformedBodyError extends Error {
@@ -75,9 +76,26 @@ export async function* readLines(text: AsyncIterable<string>, maxChars: number):
   }
 }
 
+/**
+ * @streamparser/json (0.0.26) decodes each run of a string's bytes with a TextDecoder that drops
+ * a leading U+FEFF, as if it were a byte order mark, so `"\ufeffx"` (escaped or not) and a
+ * U+FEFF after an escape came out without it. The one decoder its string builder uses is
+ * replaced by one that keeps it. Checked when a parser is made: if the library's insides change,
+ * every JSON import fails loudly (and its tests) rather than losing characters.
+ */
+function keepingByteOrderMarks(parser: JSONParser): JSONParser {
+  const builder = (parser as unknown as { tokenizer?: { bufferedString?: { decoder?: unknown } } }).tokenizer
+    ?.bufferedString;
+  if (!(builder?.decoder instanceof TextDecoder)) {
+    throw new Error('@streamparser/json changed: its string decoder was not found');
+  }
+  builder.decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  return parser;
+}
+
 /** The elements of a top-level JSON array, parsed as they complete. */
 export async function* readJsonArray(text: AsyncIterable<string>): AsyncGenerator<unknown> {
-  const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
+  const parser = keepingByteOrderMarks(new JSONParser({ paths: ['$.*'], keepStack: false }));
   const ready: unknown[] = [];
   parser.onValue = ({ value }) => {
     ready.push(value);
@@ -106,69 +124,35 @@ export async function* readJsonArray(text: AsyncIterable<string>): AsyncGenerato
   yield* ready.splice(0);
 }
 
-/** One CSV record: its cells as written, and the line it starts on (1-based). */
-export interface CsvRecord {
-  cells: string[];
-  line: number;
-}
+/** Characters of CSV read between two turns given back to the event loop. */
+export const CSV_CHARS_PER_TURN = 64 * 1024;
 
 /**
- * CSV records (RFC 4180: `,` between fields, `"` quotes, `""` for a quote inside quotes, line
- * breaks inside quotes) parsed by papaparse. Blank lines, and rows whose cells are all empty,
- * are skipped but counted for line numbers. The line ending is the first one in the text.
+ * CSV records (RFC 4180, in papaparse's dialect: see csvTokenizer.ts) in time linear in the
+ * text. Blank lines, and rows whose cells are all empty, are skipped but counted for line
+ * numbers. A record over `maxRecordChars` and a quoted field never closed come as problem
+ * records, so the reader can report them and go on. Every CSV_CHARS_PER_TURN characters the
+ * event loop gets a turn, so a large body never holds up other requests (a body already
+ * buffered would otherwise be read in one go).
  */
-export async function* readCsv(text: AsyncIterable<string>): AsyncGenerator<CsvRecord> {
-  const source = text[Symbol.asyncIterator]();
-  try {
-    yield* parseCsv(source);
-  } finally {
-    // The loops below pull `source` by hand, so nothing else hands it back when a consumer
-    // stops early (a refused header): without this the request stays bound to an abandoned
-    // reader and cannot be drained. Not awaited: a source waiting for bytes must not hold the
-    // refusal back.
-    Promise.resolve(source.return?.()).catch(() => {});
+export async function* readCsv(
+  text: AsyncIterable<string>,
+  maxRecordChars = Number.POSITIVE_INFINITY,
+): AsyncGenerator<CsvRecord> {
+  const tokenizer = new CsvTokenizer(maxRecordChars);
+  let sinceTurn = 0;
+  for await (const chunk of text) {
+    for (const record of tokenizer.push(chunk)) if (kept(record)) yield record;
+    sinceTurn += chunk.length;
+    if (sinceTurn >= CSV_CHARS_PER_TURN) {
+      sinceTurn = 0;
+      await setImmediate();
+    }
   }
+  for (const record of tokenizer.end()) if (kept(record)) yield record;
 }
 
-async function* parseCsv(source: AsyncIterator<string>): AsyncGenerator<CsvRecord> {
-  // papaparse would guess the line ending from its first chunk, which may end before the first
-  // line does; look far enough to see one.
-  let head = '';
-  // A lone `\r` may be the first half of `\r\n`: read on until the ending is certain.
-  while (!/\n|\r[^\n]/.test(head) && head.length < 1 << 20) {
-    const next = await source.next();
-    if (next.done) break;
-    head += next.value;
-  }
-  if (head === '') return;
-  const newline = /\r\n|\n|\r/.exec(head)?.[0] ?? '\n';
-  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, {
-    delimiter: ',',
-    newline: newline as '\r\n' | '\n' | '\r',
-    quoteChar: '"',
-    escapeChar: '"',
-    header: false,
-    dynamicTyping: false,
-    skipEmptyLines: false,
-  });
-  async function* rest(): AsyncGenerator<string> {
-    yield head;
-    for (let next = await source.next(); !next.done; next = await source.next()) yield next.value;
-  }
-  const feeding = pipeline(Readable.from(rest()), parser);
-  // The first failure wins: the source's (413, bad UTF-8) reaches the loop through the parser.
-  feeding.catch(() => {});
-  let line = 1;
-  for await (const row of parser as AsyncIterable<string[]>) {
-    const start = line;
-    line += 1 + row.reduce((breaks, cell) => breaks + lineBreaks(cell), 0);
-    if (row.every((cell) => cell === '')) continue;
-    yield { cells: row, line: start };
-  }
-  await feeding;
-}
-
-function lineBreaks(cell: string): number {
-  const matches = cell.match(/\r\n|\n|\r/g);
-  return matches ? matches.length : 0;
+/** Problem records, and rows with a non-empty cell. */
+function kept(record: CsvRecord): boolean {
+  return record.cells === undefined || record.cells.some((cell) => cell !== '');
 }

@@ -5,6 +5,7 @@
  */
 import Papa from 'papaparse';
 import type { JsonObject } from '../store/port.js';
+import { type CellOptions, escapeFormula } from './csvCells.js';
 import { documentToRow } from './csvDocument.js';
 import type { TransferFormat } from './formats.js';
 
@@ -45,11 +46,16 @@ function csvLines(rows: string[][]): string {
   return `${Papa.unparse(rows, { newline: CSV_NEWLINE, header: false })}${CSV_NEWLINE}`;
 }
 
-async function* csv(docs: AsyncIterable<JsonObject>, columns: readonly string[]): AsyncGenerator<string> {
-  yield csvLines([[...columns]]);
+async function* csv(
+  docs: AsyncIterable<JsonObject>,
+  columns: readonly string[],
+  options: CellOptions,
+): AsyncGenerator<string> {
+  // Column names are user field names, so a header cell can hold a formula too.
+  yield csvLines([columns.map((name) => (options.formulaEscape ? escapeFormula(name) : name))]);
   let rows: string[][] = [];
   for await (const doc of docs) {
-    rows.push(documentToRow(columns, doc));
+    rows.push(documentToRow(columns, doc, options));
     if (rows.length >= CSV_ROWS_PER_CALL) {
       yield csvLines(rows);
       rows = [];
@@ -60,13 +66,15 @@ async function* csv(docs: AsyncIterable<JsonObject>, columns: readonly string[])
 
 /**
  * The export text of `docs` in `format`, in chunks. CSV needs its columns up front (the union
- * over all documents, see csvDocument.ts); JSON and NDJSON start with the first document.
+ * over all documents, see csvDocument.ts); JSON and NDJSON start with the first document. CSV
+ * cells a spreadsheet would run are neutralised unless `formulaEscape` is false (csvCells.ts).
  */
 export function writeDocuments(
   format: TransferFormat,
   docs: AsyncIterable<JsonObject>,
   columns: readonly string[] = [],
+  options: CellOptions = { formulaEscape: true },
 ): AsyncGenerator<string> {
-  if (format === 'csv') return chunked(csv(docs, columns));
+  if (format === 'csv') return chunked(csv(docs, columns, options));
   return chunked(format === 'json' ? jsonArray(docs) : ndjson(docs));
 }

@@ -193,6 +193,27 @@ forEachStore(
       expect(over.err).to.include('More than 50 documents match');
     });
 
+    it('CSV export escapes formulas unless --no-formula-escape; an unterminated quote is numbered as in the file', async () => {
+      await api().req('PUT', '/formulas/f1', { body: { t: '=1+2', n: -5 } });
+      const escaped = join(dir, 'escaped.csv');
+      const plain = join(dir, 'plain.csv');
+      expect((await runFolio(['export', '-c', 'formulas', '--out', escaped], env())).code).to.equal(0);
+      expect(
+        (await runFolio(['export', '-c', 'formulas', '--out', plain, '--no-formula-escape'], env())).code,
+      ).to.equal(0);
+      expect((await readFile(escaped, 'utf8')).split('\r\n')[1]).to.match(/^f1,'=1\+2,-5,/);
+      expect((await readFile(plain, 'utf8')).split('\r\n')[1]).to.match(/^f1,=1\+2,-5,/);
+      // 20 rows go in parts of 7; the quote opened on line 12 takes the rest of the file.
+      const rows = ['_id,n', ...Array.from({ length: 20 }, (_, i) => `r${i},${i}`)];
+      rows[11] = '"r10,10';
+      const path = await file('open-quote.csv', `${rows.join('\r\n')}\r\n`);
+      const { code, out } = await runFolio(['import', path, '-c', 'openquote'], env());
+      expect(code).to.equal(1);
+      const summary = JSON.parse(out);
+      expect(summary).to.include({ imported: 10, failed: 1, total: 11 });
+      expect(summary.errors[0]).to.include({ index: 10, line: 12, code: 'invalid_row' });
+    });
+
     it('a wrong key fails with exit 1 and the server message', async () => {
       const res = await runFolio(['import', await file('k.csv', csvRows(2)), '-c', 'nokey'], {
         ...env(),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { decodeCell, encodeCell } from '../../src/formats/csvCells.js';
+import { decodeCell, encodeCell, escapeFormula } from '../../src/formats/csvCells.js';
 import {
   CsvHeaderError,
   documentToRow,
@@ -25,6 +25,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 /** JSON values as documents hold them (no -0: JSON has none). */
 const jsonLeaf = fc.oneof(
   fc.string(),
+  fc.string({ unit: 'binary' }),
   fc.constantFrom('', '42', '-0', '1e3', 'true', 'FALSE', 'null', '{}', '[1]', '"x"', '08123', ' 5', '[x'),
   fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
   fc.integer(),
@@ -46,6 +47,37 @@ describe('CSV cells', () => {
     );
   });
 
+  it('with the formula escape on, no cell but a number starts with a character a spreadsheet runs', () => {
+    const escaping = { formulaEscape: true };
+    fc.assert(
+      fc.property(jsonLeaf, fc.constantFrom('', '=', '+', '-', '@', '\t', '\r'), (value, start) => {
+        const leaf = typeof value === 'string' ? `${start}${value}` : value;
+        const cell = encodeCell(leaf as JsonValue, escaping);
+        // A number is typed data (a spreadsheet reads -5 as minus five, never as a formula).
+        if (typeof leaf === 'number') expect(cell).to.match(/^-?\d[\d.e+-]*$/);
+        else expect(cell).not.to.match(/^[=+\-@\t\r]/);
+        // Escaping only prepends: the rest is the cell the escape-off export writes.
+        const plain = encodeCell(leaf as JsonValue);
+        expect(cell === plain || cell === `'${plain}`).to.equal(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('escapes exactly the six OWASP starts, only on text, and numbers never', () => {
+    for (const start of ['=', '+', '-', '@', '\t', '\r'])
+      expect(escapeFormula(`${start}x`)).to.equal(`'${start}x`);
+    for (const start of ["'", ' ', '*', '#', '"', '\n', '(', '%'])
+      expect(escapeFormula(`${start}x`)).to.equal(`${start}x`);
+    expect(escapeFormula('x=1')).to.equal('x=1');
+    const escaping = { formulaEscape: true };
+    expect(encodeCell(-5, escaping)).to.equal('-5');
+    expect(encodeCell(-(2 ** 60), escaping)).to.equal('-1.152921504606847e+18');
+    expect(encodeCell('-5', escaping)).to.equal('"-5"');
+    expect(encodeCell('-x', escaping)).to.equal("'-x");
+    expect(encodeCell(['=x'], escaping)).to.equal('["=x"]');
+  });
+
   it('keeps the string "42" apart from the number 42', () => {
     expect(encodeCell(42)).to.equal('42');
     expect(encodeCell('42')).to.equal('"42"');
@@ -53,6 +85,10 @@ describe('CSV cells', () => {
     expect(encodeCell(undefined)).to.equal('');
     expect(encodeCell('plain text')).to.equal('plain text');
     expect(encodeCell(2 ** 60)).to.equal('1.152921504606847e+18');
+    // Unpaired surrogates have no UTF-8 form: the cell is the JSON literal that escapes them.
+    expect(encodeCell('a\ud800')).to.equal('"a\\ud800"');
+    expect(decodeCell(encodeCell('a\ud800'))).to.equal('a\ud800');
+    expect(encodeCell('🎉')).to.equal('🎉');
   });
 
   it('reads hand-written cells by the documented rules', () => {

@@ -90,6 +90,32 @@ forEachStore('CSV import', (ctx) => {
     expect(docs).to.deep.equal([{ a: 1 }, { a: 6, b: 7, c: 8 }, { a: 'x\ny', b: 9 }]);
   });
 
+  it("an unterminated quote is that record's error naming its line, never a silent merge", async () => {
+    const { result, docs } = await importCsv('a,b\n1,2\n"open,3\n4,5\n');
+    expect(result.imported).to.equal(1);
+    expect(result.total).to.equal(2);
+    expect(result.errors).to.have.length(1);
+    expect(result.errors[0]).to.include({ index: 1, line: 3, code: 'invalid_row' });
+    expect(result.errors[0].message).to.include('line 3').and.include('never closed');
+    expect(docs).to.deep.equal([{ a: 1, b: 2 }]);
+    // In the header, nothing can be read: 400 naming the line.
+    const header = await api().importRaw(fresh(), '"a,b\n1,2\n', CSV);
+    expect(header.status).to.equal(400);
+    expect(header.body.error.message).to.include('line 1');
+  });
+
+  it("a row over twice the document size limit is that row's error, not held; the rows after it import", async () => {
+    // documents.maxBytes is 1 MiB in tests as by default: a row may have 2 MiB of characters.
+    const long = 'x'.repeat(2 * 1024 * 1024);
+    const { result, docs } = await importCsv(`a,b\n1,2\n"${long}",3\n4,5\n`);
+    expect(result.errors).to.have.length(1);
+    expect(result.errors[0]).to.include({ index: 1, line: 3, code: 'payload_too_large' });
+    expect(docs).to.deep.equal([
+      { a: 1, b: 2 },
+      { a: 4, b: 5 },
+    ]);
+  });
+
   it('numbers and booleans are coerced; leading zeros, big integers and other text stay strings', async () => {
     const { docs } = await importCsv(
       'i,f,e,neg,t,F,n,zip,big,plus,hex,space,arr,obj,str,quoted\n' +
@@ -116,6 +142,113 @@ forEachStore('CSV import', (ctx) => {
       },
     ]);
   });
+
+  /**
+   * Each rule of docs/import-export.md's table, with cells just inside and just outside it. Only
+   * numbers and booleans are coerced from what a person would type; null, arrays, `{}` and JSON
+   * string literals are the rules that give every JSON value a cell, so an export reads back.
+   */
+  const RULES: Array<[rule: string, cells: Array<[string, unknown]>]> = [
+    [
+      'empty cell: absent field',
+      [
+        ['', undefined],
+        [' ', ' '],
+      ],
+    ],
+    [
+      'true / false in any letter case: boolean',
+      [
+        ['true', true],
+        ['FALSE', false],
+        ['tRuE', true],
+        ['true ', 'true '],
+        ['yes', 'yes'],
+        ['t', 't'],
+      ],
+    ],
+    [
+      'null (lower case only): null',
+      [
+        ['null', null],
+        ['NULL', 'NULL'],
+        ['Null', 'Null'],
+        ['nil', 'nil'],
+      ],
+    ],
+    [
+      'a JSON number: number',
+      [
+        ['42', 42],
+        ['-7', -7],
+        ['3.5', 3.5],
+        ['1e3', 1000],
+        ['1E-2', 0.01],
+        ['9007199254740991', 9007199254740991],
+        ['9007199254740992', '9007199254740992'],
+        ['1e400', '1e400'],
+        ['007', '007'],
+        ['+1', '+1'],
+        ['.5', '.5'],
+        ['5.', '5.'],
+        ['0x1F', '0x1F'],
+        [' 5', ' 5'],
+        ['1_000', '1_000'],
+        ['Infinity', 'Infinity'],
+        ['NaN', 'NaN'],
+      ],
+    ],
+    [
+      '[...] that is valid JSON: array',
+      [
+        ['[1,"a"]', [1, 'a']],
+        ['[]', []],
+        ['[1,', '[1,'],
+        ['[x]', '[x]'],
+      ],
+    ],
+    [
+      '{} only: empty object',
+      [
+        ['{}', {}],
+        ['{"a":1}', '{"a":1}'],
+        ['{ }', '{ }'],
+      ],
+    ],
+    [
+      'a JSON string literal: that string',
+      [
+        ['"42"', '42'],
+        ['""', ''],
+        ['"\\u0041"', 'A'],
+        ['"a', '"a'],
+        ['"a"b"', '"a"b"'],
+      ],
+    ],
+    [
+      'anything else: the text itself',
+      [
+        ['hello', 'hello'],
+        ["'=1", "'=1"],
+        ['=1+2', '=1+2'],
+      ],
+    ],
+  ];
+
+  for (const [rule, cells] of RULES) {
+    it(`cell rule: ${rule}, and its near misses stay what they are`, async () => {
+      const header = cells.map((_, i) => `c${i}`).join(',');
+      const row = cells
+        .map(([text]) => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text))
+        .join(',');
+      const { docs } = await importCsv(`${header},marker\n${row},m\n`);
+      const expected: Record<string, unknown> = { marker: 'm' };
+      cells.forEach(([, value], i) => {
+        if (value !== undefined) expected[`c${i}`] = value;
+      });
+      expect(docs).to.deep.equal([expected]);
+    });
+  }
 
   it('dot-notation headers rebuild nested objects; a value and an object at one path is the row error', async () => {
     const { docs, result } = await importCsv(

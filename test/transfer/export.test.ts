@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import Papa from 'papaparse';
 import { forEachStore } from '../support/stores.js';
 import { CSV, JSON_TYPE, NDJSON, transferClient, userPart } from './client.js';
 
@@ -155,6 +156,89 @@ forEachStore(
       expect(header.slice(-3)).to.deep.equal(['$createdAt', '$updatedAt', '$version']);
       expect(text).to.include('r1,Ada,36,08123,"""42""","""true""","""""",null');
       expect(text).to.include('"[""a"",""b,c"",""\\""q\\""""]"');
+    });
+
+    describe('CSV formula escape (OWASP)', () => {
+      // One document per leading character: the six a spreadsheet runs, then neighbours it does not.
+      const RUN = ['=HYPERLINK("http://x","y")', '+1+cmd', '-2+3', '@SUM(A1)', '\tx', '\rx'];
+      const INERT = ['*x', "'=x", ' =x', '', '-5'];
+      before(async () => {
+        const docs = [...RUN, ...INERT].map((text, i) => ({ _id: `f${String(i).padStart(2, '0')}`, text }));
+        // Within the plan's 12 exported documents.
+        docs.push({
+          _id: 'n1',
+          text: 'typed',
+          n: -5,
+          neg: -0.5,
+          '=cmd': 'x',
+          '-nested': { '+k': '@v' },
+        } as never);
+        expect((await api().importJson('formulas', docs)).body.imported).to.equal(docs.length);
+      });
+      const rows = async (query = '') => {
+        const res = await exportRaw('formulas', CSV, `${query}${query ? '&' : '?'}sort=_id`);
+        expect(res.status).to.equal(200);
+        const parsed = Papa.parse<string[]>(await res.text(), { newline: '\r\n' });
+        return parsed.data.filter((row) => row.length > 1);
+      };
+
+      it('by default every text cell starting with = + - @ tab or CR gets a leading quote, and only those', async () => {
+        const [header, ...body] = await rows();
+        expect(header!.slice(0, 5)).to.deep.equal(['_id', 'text', 'n', 'neg', "'=cmd"]);
+        expect(header).to.include.members(["'-nested.+k"]);
+        const text = new Map(body.map((row) => [row[0], row[1]]));
+        RUN.forEach((cell, i) => {
+          expect(text.get(`f${String(i).padStart(2, '0')}`), JSON.stringify(cell)).to.equal(`'${cell}`);
+        });
+        // Inert starts stay as they are; strings the import would read as something else are JSON
+        // literals (`"-5"`, `""`), which start with a quote, so they are inert too.
+        const inert = INERT.map((_, i) => text.get(`f${String(i + RUN.length).padStart(2, '0')}`));
+        expect(inert).to.deep.equal(['*x', "'=x", ' =x', '""', '"-5"']);
+        // Numbers are typed data, never text a spreadsheet runs: -5 is written -5.
+        const typed = body.find((row) => row[0] === 'n1')!;
+        expect(typed.slice(1, 4)).to.deep.equal(['typed', '-5', '-0.5']);
+        expect(typed).to.include.members(["'@v", 'x']);
+      });
+
+      it('formulaEscape=false writes cells exactly, and importing that file gives the same documents', async () => {
+        const [header, ...body] = await rows('?formulaEscape=false');
+        expect(header).to.include.members(['=cmd', '-nested.+k']);
+        expect(body.map((row) => row[1])).to.include.members(RUN);
+        const exported = await (await exportRaw('formulas', CSV, '?formulaEscape=false')).text();
+        expect((await api().importRaw('formulasCopy', exported, CSV)).body.errors).to.deep.equal([]);
+        expect((await api().all('formulasCopy')).map(userPart)).to.deep.equal(
+          (await api().all('formulas')).map(userPart),
+        );
+      });
+
+      it('importing an escaped file keeps the quote: the import strips nothing (documented)', async () => {
+        const exported = await (await exportRaw('formulas', CSV, '?formulaEscape=true')).text();
+        const res = await api().importRaw('formulasEscaped', exported, CSV);
+        expect(res.body.errors).to.deep.equal([]);
+        const docs = new Map((await api().all('formulasEscaped')).map((d) => [d._id, d]));
+        expect(docs.get('f00')!.text).to.equal(`'${RUN[0]}`);
+        expect(docs.get('f07')!.text).to.equal("'=x");
+        expect(docs.get('f06')!.text).to.equal('*x');
+        expect(docs.get('n1')!.n).to.equal(-5);
+        expect(docs.get('n1')!["'=cmd"]).to.equal('x');
+        expect(docs.get('n1')!["'-nested"]).to.deep.equal({ '+k': "'@v" });
+      });
+
+      it('formulaEscape takes true or false only, once', async () => {
+        for (const query of [
+          '?formulaEscape=off',
+          '?formulaEscape=1',
+          '?formulaEscape=true&formulaEscape=false',
+        ]) {
+          const res = await exportRaw('formulas', CSV, query);
+          expect(res.status, query).to.equal(400);
+          const body = (await res.json()) as { error: { code: string; details: { param: string } } };
+          expect(body.error.details.param).to.equal('formulaEscape');
+        }
+        // JSON and NDJSON take it too (a client may pass it whatever the format) and are unchanged.
+        const json = await exportRaw('formulas', JSON_TYPE, '?formulaEscape=true');
+        expect(((await json.json()) as Array<{ text: string }>).map((d) => d.text)).to.include(RUN[0]);
+      });
     });
 
     for (const [format, type] of [

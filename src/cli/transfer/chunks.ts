@@ -39,6 +39,12 @@ export async function* fileRecords(
   if (format === 'csv') {
     let first = true;
     for await (const { cells, line } of readCsv(text)) {
+      // A quoted field never closed: sent as such (a lone quote), so the server reports it as
+      // that record's error, numbered as in the file. It is the file's last record.
+      if (!cells) {
+        yield { text: '"', line, fileBytes: bytesRead() };
+        continue;
+      }
       if (first) {
         header(csvRow(cells));
         first = false;

@@ -31,6 +31,9 @@ Options:
   --filter 'FIELD[OP]=V'    keep matching documents; repeatable (AND). OP is one of eq, neq,
                             gt, gte, lt, lte, contains, in, exists; 'FIELD=V' means eq
   --sort=FIELDS             e.g. --sort=-age,name (a leading - sorts descending)
+  --no-formula-escape       CSV: write cells exactly as stored (for programs, and for a file
+                            to import again); by default a text cell starting with = + - @
+                            tab or CR gets a leading ' so a spreadsheet does not run it
   -h, --help                this help
 
 An export larger than the plan allows is refused (403, with the number that match): narrow
@@ -54,6 +57,7 @@ export async function exportCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
     out: { type: 'string', short: 'o' },
     filter: { type: 'string', multiple: true },
     sort: { type: 'string' },
+    'no-formula-escape': { type: 'boolean' },
   });
   if (values.help) {
     process.stdout.write(EXPORT_HELP);
@@ -67,6 +71,7 @@ export async function exportCommand(argv: string[], env: NodeJS.ProcessEnv): Pro
   const query = new URLSearchParams();
   for (const expression of values.filter ?? []) query.append(...filterParam(expression));
   if (values.sort) query.set('sort', values.sort);
+  if (values['no-formula-escape']) query.set('formulaEscape', 'false');
   const path = `/${encodeURIComponent(conn.project)}/${encodeURIComponent(values.collection)}/_export${query.size ? `?${query}` : ''}`;
 
   const interactive = Boolean(process.stderr.isTTY);

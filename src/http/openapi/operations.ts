@@ -10,6 +10,7 @@ import { listParamsSchema } from '../../query/listQuery.js';
 import { credentialsSchema, projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema } from '../../services/apiKeys.js';
 import { bulkEnvelopeSchema } from '../../services/bulk.js';
+import { formulaEscapeSchema } from '../../services/exports/exporter.js';
 import { importQuerySchema } from '../../services/imports/importRules.js';
 import { createIndexSchema } from '../../services/indexes.js';
 import { projectSettingsSchema } from '../../services/projectSettings.js';
@@ -558,7 +559,11 @@ export const PATHS: ZodOpenApiPathsObject = {
         'Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort',
       requestParams: {
         path: collectionPath,
-        query: z.object({ sort: listParamsSchema.shape.sort, filter: filterParamSchema }),
+        query: z.object({
+          sort: listParamsSchema.shape.sort,
+          filter: filterParamSchema,
+          formulaEscape: formulaEscapeSchema,
+        }),
       },
       ok: {
         '200': {

@@ -5,7 +5,9 @@
  * match, never a silently cut file.
  */
 import { Readable } from 'node:stream';
+import { z } from 'zod';
 import { AppError, invalidQuery } from '../../errors.js';
+import type { CellOptions } from '../../formats/csvCells.js';
 import { flattenDocument, MAX_CSV_COLUMNS } from '../../formats/csvDocument.js';
 import { fileExtension, MEDIA_TYPES, type TransferFormat } from '../../formats/formats.js';
 import { writeDocuments } from '../../formats/writers.js';
@@ -20,6 +22,31 @@ export interface ExportResponse {
   filename: string;
   /** How many documents match: what the body holds. */
   count: number;
+}
+
+/**
+ * `formulaEscape`: whether CSV cells a spreadsheet would run get a leading `'` (OWASP). On by
+ * default, since an export is often opened by a person; `false` for a program that reads the
+ * file back (Folio's own import included), which then gets the values exactly.
+ */
+export const FORMULA_ESCAPE_PARAM = 'formulaEscape';
+export const formulaEscapeSchema = z.enum(['true', 'false']).optional().meta({
+  description:
+    "CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents).",
+});
+
+/** `?formulaEscape=`: on unless `false`; anything but true/false is 400. */
+export function parseFormulaEscape(raw: RawQuery): CellOptions {
+  const value = raw[FORMULA_ESCAPE_PARAM];
+  if (value === undefined) return { formulaEscape: true };
+  const parsed = formulaEscapeSchema.safeParse(value);
+  if (!parsed.success) {
+    throw invalidQuery(
+      FORMULA_ESCAPE_PARAM,
+      Array.isArray(value) ? 'given more than once' : `must be true or false, not '${value}'`,
+    );
+  }
+  return { formulaEscape: parsed.data !== 'false' };
 }
 
 /** The metadata columns, after the user's, in a CSV export. */
@@ -66,12 +93,17 @@ export class ExportService {
     format: TransferFormat,
     raw: RawQuery,
   ): Promise<ExportResponse> {
-    for (const key of Object.keys(raw)) {
+    const { [FORMULA_ESCAPE_PARAM]: _escape, ...listing } = raw;
+    for (const key of Object.keys(listing)) {
       if (key !== 'sort' && !isFilterParam(key)) {
-        throw invalidQuery(key, 'unknown parameter; an export takes filter[...] and sort');
+        throw invalidQuery(
+          key,
+          `unknown parameter; an export takes filter[...], sort and ${FORMULA_ESCAPE_PARAM}`,
+        );
       }
     }
-    const parsed = parseListQuery(raw);
+    const cells = parseFormulaEscape(raw);
+    const parsed = parseListQuery(listing);
     checkPlanQueryLimits(
       parsed,
       { maxFilters: ctx.limits.maxFilters, maxLimit: Number.POSITIVE_INFINITY, maxOffset: 0 },
@@ -88,7 +120,7 @@ export class ExportService {
     const query: FindQuery = { filter: parsed.filter, sort: parsed.sort, skip: 0, limit: max + 1 };
     const columns = format === 'csv' ? await this.#columns(ctx, collection, query) : [];
     const scan = await startScan(this.store.documents.scan(ctx.scope, collection, query), max);
-    const body = Readable.from(writeDocuments(format, scan.docs, columns), { objectMode: false });
+    const body = Readable.from(writeDocuments(format, scan.docs, columns, cells), { objectMode: false });
     // However the response ends (done, client gone, error), the cursor is released.
     body.once('close', () => void scan.close());
     return {

@@ -71,7 +71,16 @@ async function* parse(
     }
   } else {
     let columns: ReturnType<typeof parseHeader> | null = null;
-    for await (const { cells, line } of readCsv(text)) {
+    for await (const record of readCsv(text, maxChars)) {
+      const { line } = record;
+      if (record.cells === undefined) {
+        if (!columns)
+          throw new CsvHeaderError(`The header row (line ${line}) cannot be read: ${record.message}`);
+        const code = record.problem === 'too_large' ? 'payload_too_large' : 'invalid_row';
+        yield { line, error: { code, message: record.message } };
+        continue;
+      }
+      const { cells } = record;
       if (!columns) {
         columns = parseHeader(cells);
         continue;

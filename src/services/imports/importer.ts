@@ -28,8 +28,9 @@ import {
   type PreparedRecord,
   prepareRecord,
 } from './importRules.js';
+import { ImportSlots } from './importSlots.js';
 import { importTooLarge, readImportBody } from './importSource.js';
-import { Spool, type SpooledRecord } from './spool.js';
+import { removeLeftoverSpools, Spool, type SpooledRecord } from './spool.js';
 
 export interface ImportResult {
   imported: number;
@@ -64,11 +65,20 @@ export class ImportInterrupted extends AppError {
 }
 
 export class ImportService {
+  readonly #slots: ImportSlots;
+
   constructor(
     private readonly store: Store,
     private readonly config: Config,
     private readonly schemas: SchemaService | null = null,
-  ) {}
+  ) {
+    this.#slots = new ImportSlots(store, config);
+  }
+
+  /** At start-up: the spools of imports a crashed process left behind (see spool.ts). */
+  removeLeftoverSpools(): Promise<string[]> {
+    return removeLeftoverSpools();
+  }
 
   /** 413 before reading when the declared length is already over the plan. */
   assertDeclaredSize(ctx: KeyContext, contentLength: number | undefined): void {
@@ -84,13 +94,17 @@ export class ImportService {
     body: AsyncIterable<Uint8Array>,
     options: ImportOptions,
   ): Promise<ImportResult> {
-    const spool = new Spool();
-    try {
-      const read = await this.#read(ctx, collection, format, body, options, spool);
-      return await this.#write(ctx, collection, options, spool, read);
-    } finally {
-      await spool.dispose();
-    }
+    return this.#slots.run(ctx.key.id, async () => {
+      const spool = new Spool();
+      // However the request ends (answered, refused, failed, the client gone: reading its body
+      // then throws), the spool goes with it.
+      try {
+        const read = await this.#read(ctx, collection, format, body, options, spool);
+        return await this.#write(ctx, collection, options, spool, read);
+      } finally {
+        await spool.dispose();
+      }
+    });
   }
 
   /** Pass 1: everything is read and checked; valid records go to the spool. */
