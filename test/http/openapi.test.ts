@@ -16,6 +16,7 @@ import { createApp } from '../../src/http/app.js';
 import { ERROR_CATALOG } from '../../src/http/openapi/components.js';
 import { routersOf } from '../../src/http/routing.js';
 import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
+import { ContractChecker, contractChecker, violations } from '../support/contract.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,6 +61,49 @@ describe('OpenAPI document and typed client', () => {
     const result = await new Validator().validate(document);
     expect(result.errors ?? [], String(JSON.stringify(result.errors)).slice(0, 1000)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
+  });
+
+  it('the suite’s contract check fails a response whose status, header or body the document lacks', async () => {
+    // A document that lacks the 404 of readDocument, and whose ETag is an integer: the real
+    // server's answers to a test then break it, and the check must say so.
+    const changed = JSON.parse(JSON.stringify(document));
+    const read = changed.paths['/{ns}/{collection}/{id}'].get;
+    delete read.responses['404'];
+    read.responses['200'].headers.ETag = { required: true, schema: { type: 'integer' } };
+    const own = await startTestServer();
+    try {
+      new ContractChecker(changed).watch(own.running.httpServer);
+      const tenant = await own.tenant();
+      const created = await own.request('POST', `/${tenant.project}/notes`, { key: tenant.key, body: {} });
+      await own.request('GET', `/${tenant.project}/notes/${created.body._id}`, { key: tenant.key });
+      await own.request('GET', `/${tenant.project}/notes/missing`, { key: tenant.key });
+    } finally {
+      await own.close();
+    }
+    const found = violations.splice(0);
+    expect(
+      found.some((v) => /GET \/.+\/notes\/missing → 404: status 404 is not among/.test(v)),
+      found.join('\n'),
+    ).to.equal(true);
+    expect(
+      found.some((v) => /→ 200: header ETag: '"1"' .*integer/.test(v)),
+      found.join('\n'),
+    ).to.equal(true);
+    // The document itself: the same answers conform.
+    const ok = contractChecker().check({
+      method: 'GET',
+      url: '/app/notes/missing',
+      status: 404,
+      headers: {
+        'content-type': 'application/json',
+        'x-request-id': 'r',
+        'x-ratelimit-limit': '1',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '1',
+      },
+      body: '{"error":{"code":"not_found","message":"Document not found."}}',
+    });
+    expect(ok).to.deep.equal([]);
   });
 
   it('reserves as project names the first segment of every route that is not a project’s', () => {
@@ -163,7 +207,7 @@ describe('OpenAPI document and typed client', () => {
     expect(read.data?.title).to.equal('typed');
     expect(read.response.headers.get('x-ratelimit-limit')).to.be.a('string');
     const list = await folio.GET('/{ns}/{collection}', {
-      params: { path, query: { limit: '10', filter: { title: 'typed' } } },
+      params: { path, query: { limit: 10, filter: { title: 'typed' } } },
       querySerializer: { object: { style: 'deepObject', explode: true } },
     });
     expect(list.data && 'data' in list.data ? list.data.data.map((d) => d._id) : []).to.deep.equal([id]);
