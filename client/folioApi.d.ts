@@ -1507,19 +1507,15 @@ export interface operations {
         offset?: number;
         /** @description Comma-separated fields to return (`_id` always); at most 50. */
         select?: string;
-        /** @description `true`: answer `{count}` only. */
-        count?: "true" | "false";
         /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
         after?: string;
-        /** @description `true`: answer how the store runs the page query (read-write keys only). */
-        explain?: "true" | "false";
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       path: {
@@ -1537,7 +1533,7 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
         };
         content: {
-          "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
+          "application/json": components["schemas"]["DocumentList"];
         };
       };
       400: components["responses"]["KeyedError400"];
@@ -2334,9 +2330,9 @@ export interface operations {
         sort?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       path: {
@@ -2422,9 +2418,9 @@ export interface operations {
         events?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       header: {
@@ -2575,19 +2571,15 @@ export interface operations {
         offset?: number;
         /** @description Comma-separated fields to return (`_id` always); at most 50. */
         select?: string;
-        /** @description `true`: answer `{count}` only. */
-        count?: "true" | "false";
         /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
         after?: string;
-        /** @description `true`: answer how the store runs the page query (read-write keys only). */
-        explain?: "true" | "false";
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       path: {
@@ -2607,7 +2599,7 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
         };
         content: {
-          "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
+          "application/json": components["schemas"]["DocumentList"];
         };
       };
       400: components["responses"]["KeyedError400"];
@@ -3515,9 +3507,9 @@ export interface operations {
         sort?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       path: {
@@ -3615,9 +3607,9 @@ export interface operations {
         events?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
         filter?: {
-          [key: string]: string | {
-            [key: string]: string;
-          };
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
         };
       };
       header: {
