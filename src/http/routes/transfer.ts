@@ -56,7 +56,8 @@ function bulkBody(): Middleware<FolioState, FolioContext> {
     const max = keyOf(ctx as Ctx).limits.maxImportBytes;
     let parse = parsers.get(max);
     if (!parse) {
-      parse = jsonBody(bodyTypes(bulkDocuments), max);
+      // Each operation stands alone, `__proto__` in one's body included (refused as that one's 400).
+      parse = jsonBody(bodyTypes(bulkDocuments), max, { protoKeys: 'keep' });
       parsers.set(max, parse);
     }
     await parse(ctx, next);
