@@ -694,6 +694,18 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
+    /** @description `not_found` */
+    KeyedError404: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfKeyed"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfKeyed"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitResetIfKeyed"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
     /** @description `not_acceptable` */
     KeyedError406: {
       headers: {
@@ -722,9 +734,9 @@ export interface components {
     /** @description `internal_error` */
     KeyedError500: {
       headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfKeyed"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfKeyed"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitResetIfKeyed"];
         "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
@@ -757,18 +769,6 @@ export interface components {
     };
     /** @description `unsupported_media_type` */
     KeyedError415: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-        "X-Request-Id": components["headers"]["RequestId"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `not_found` */
-    KeyedError404: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -835,6 +835,9 @@ export interface components {
     RateLimitRemaining: number;
     /** @description Unix epoch seconds at which the window ends. */
     RateLimitReset: number;
+    RateLimitLimitIfKeyed: number;
+    RateLimitRemainingIfKeyed: number;
+    RateLimitResetIfKeyed: number;
     /** @description Seconds to wait before retrying. */
     RetryAfter: string;
     ETag: string;
@@ -1539,6 +1542,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -1575,6 +1579,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -1663,6 +1668,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       412: components["responses"]["KeyedError412"];
@@ -1924,6 +1930,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -1973,6 +1980,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -2037,6 +2045,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2077,6 +2086,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       413: components["responses"]["KeyedError413"];
       415: components["responses"]["KeyedError415"];
@@ -2313,6 +2323,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -2362,6 +2373,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2403,6 +2415,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       413: components["responses"]["KeyedError413"];
       415: components["responses"]["KeyedError415"];
@@ -2451,6 +2464,7 @@ export interface operations {
       400: components["responses"]["KeyedError400"];
       401: components["responses"]["KeyedError401"];
       403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
       406: components["responses"]["KeyedError406"];
       410: components["responses"]["KeyedError410"];
       429: components["responses"]["KeyedError429"];
@@ -2502,6 +2516,8 @@ export interface operations {
           "text/html": string;
           "text/javascript": string;
           "text/css": string;
+          "image/svg+xml": string;
+          "image/png": string;
         };
       };
       /** @description Not modified */
@@ -2540,6 +2556,8 @@ export interface operations {
           "text/html": string;
           "text/javascript": string;
           "text/css": string;
+          "image/svg+xml": string;
+          "image/png": string;
         };
       };
       /** @description Not modified */
@@ -2603,9 +2621,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2645,9 +2663,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -2685,9 +2703,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2744,9 +2762,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       412: components["responses"]["KeyedError412"];
@@ -2786,9 +2804,9 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       412: components["responses"]["KeyedError412"];
       429: components["responses"]["KeyedError429"];
@@ -2834,9 +2852,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       412: components["responses"]["KeyedError412"];
@@ -2876,9 +2894,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2918,9 +2936,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -2957,9 +2975,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3002,9 +3020,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       412: components["responses"]["KeyedError412"];
@@ -3041,9 +3059,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3096,9 +3114,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -3134,9 +3152,9 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3171,9 +3189,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3217,9 +3235,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       413: components["responses"]["KeyedError413"];
       415: components["responses"]["KeyedError415"];
@@ -3271,9 +3289,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3306,9 +3324,9 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3354,9 +3372,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       413: components["responses"]["KeyedError413"];
       415: components["responses"]["KeyedError415"];
@@ -3393,9 +3411,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3430,9 +3448,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3484,9 +3502,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       409: components["responses"]["KeyedError409"];
       413: components["responses"]["KeyedError413"];
@@ -3539,9 +3557,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
@@ -3586,9 +3604,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       413: components["responses"]["KeyedError413"];
       415: components["responses"]["KeyedError415"];
@@ -3640,9 +3658,9 @@ export interface operations {
         };
       };
       400: components["responses"]["KeyedError400"];
-      401: components["responses"]["KeyedError401"];
-      403: components["responses"]["KeyedError403"];
-      404: components["responses"]["KeyedError404"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
       406: components["responses"]["KeyedError406"];
       410: components["responses"]["KeyedError410"];
       429: components["responses"]["KeyedError429"];

@@ -4,9 +4,13 @@
  * client generated from it is current and works against a real server.
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { pino } from 'pino';
@@ -61,6 +65,77 @@ describe('OpenAPI document and typed client', () => {
     const result = await new Validator().validate(document);
     expect(result.errors ?? [], String(JSON.stringify(result.errors)).slice(0, 1000)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
+  });
+
+  it('passes swagger-parser’s validation', async () => {
+    // The parser dereferences in place: it gets a copy.
+    await SwaggerParser.validate(JSON.parse(JSON.stringify(document)));
+  });
+
+  it('passes Redocly’s recommended rules with 0 errors', async function () {
+    this.timeout(60_000);
+    const dir = mkdtempSync(join(tmpdir(), 'folio-redocly-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      const redocly = join(ROOT, 'node_modules/.bin/redocly');
+      const { stdout } = await promisify(execFile)(
+        redocly,
+        ['lint', '--extends=recommended', '--format=json', file],
+        { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+      ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+      const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+      const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error');
+      expect(
+        errors.map((p: { ruleId: string; message: string }) => `${p.ruleId}: ${p.message}`),
+      ).to.deep.equal([]);
+      expect(report.totals.errors).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives every operation a unique, stable operationId, and public ones `security: []`', () => {
+    const ids: string[] = [];
+    for (const item of Object.values<Record<string, { operationId?: string; security?: unknown[] }>>(
+      document.paths,
+    )) {
+      for (const op of Object.values(item)) {
+        expect(op.operationId).to.match(/^[a-z][A-Za-z]+$/);
+        ids.push(op.operationId as string);
+        expect(op.security, op.operationId).to.be.an('array');
+      }
+    }
+    expect(new Set(ids).size).to.equal(ids.length);
+    // Names clients were generated with: renaming one breaks them.
+    for (const id of ['listDocuments', 'readDocument', 'createDocument', 'patchDocument', 'health']) {
+      expect(ids).to.include(id);
+    }
+    expect(document.paths['/healthz'].get.security).to.deep.equal([]);
+    expect(document.servers).to.have.length.greaterThan(0);
+  });
+
+  it('types limit, offset and version numbers as integers, and documents the headers Folio sends', () => {
+    const list = document.paths['/{ns}/{collection}'].get;
+    const param = (name: string) => list.parameters.find((p: { name: string }) => p.name === name);
+    expect(param('limit').schema.type).to.equal('integer');
+    expect(param('offset').schema.type).to.equal('integer');
+    const version = document.paths['/{ns}/{collection}/{id}/versions/{version}'].get.parameters.find(
+      (p: { name: string }) => p.name === 'version',
+    );
+    expect(version.schema.type).to.equal('integer');
+    const headers = Object.keys(document.components.headers);
+    for (const id of ['RequestId', 'Location', 'ETag', 'WWWAuthenticate', 'RetryAfter', 'RateLimitLimit']) {
+      expect(headers).to.include(id);
+    }
+    const created = document.paths['/{ns}/{collection}'].post.responses['201'];
+    expect(created.headers).to.include.keys('Location', 'ETag', 'X-Request-Id');
+  });
+
+  it('says truthfully what `select` returns: listed documents require only `_id`', () => {
+    const listed = document.components.schemas.ListedDocument;
+    expect(listed.required).to.deep.equal(['_id']);
+    expect(document.components.schemas.Document.required).to.include.members(['$version', '$createdAt']);
   });
 
   it('the suite’s contract check fails a response whose status, header or body the document lacks', async () => {

@@ -15,8 +15,14 @@ import { FOLIO_VERSION } from '../../src/version.js';
 // biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON walked by key
 type Json = any;
 
-/** Violations not yet reported, as `METHOD path → status: what`. */
-export const violations: string[] = [];
+/**
+ * Violations not yet reported, as `METHOD path → status: what`. Kept on globalThis: mocha loads
+ * the root hooks as CommonJS and the suites as ES modules, two instances of this module.
+ */
+const SHARED = Symbol.for('folio.contractViolations');
+const holder = globalThis as unknown as { [SHARED]?: string[] };
+holder[SHARED] ??= [];
+export const violations: string[] = holder[SHARED];
 
 /** Bodies past this size are not buffered for validation (exports, large imports). */
 const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
@@ -124,12 +130,13 @@ export class ContractChecker {
       .toLowerCase();
     const media = content[type];
     if (!media) return [`Content-Type '${type}' is not among the response's (${Object.keys(content)})`];
-    if (!type.includes('json') || res.body === null || !media.schema) return [];
+    const isJson = type === 'application/json' || type.endsWith('+json');
+    if (!isJson || res.body === null || !media.schema) return [];
     let body: unknown;
     try {
       body = JSON.parse(res.body);
     } catch {
-      return ['the body is not JSON'];
+      return [`the body is not JSON: ${JSON.stringify(res.body.slice(0, 120))}`];
     }
     const validate = this.#validator(media.schema);
     if (validate(body)) return [];
@@ -182,8 +189,11 @@ export class ContractChecker {
         url: req.url ?? '/',
         status: res.statusCode,
         headers: res.getHeaders() as ObservedResponse['headers'],
+        // A response cut off by a closed connection has no whole body to check.
         body:
-          type.includes('json') && size <= MAX_CHECKED_BYTES ? Buffer.concat(chunks).toString('utf8') : null,
+          res.writableFinished && type.includes('json') && size <= MAX_CHECKED_BYTES
+            ? Buffer.concat(chunks).toString('utf8')
+            : null,
       };
       for (const problem of this.check(observed)) {
         violations.push(`${observed.method} ${observed.url.slice(0, 200)} → ${observed.status}: ${problem}`);

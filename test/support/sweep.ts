@@ -20,8 +20,11 @@ export interface SweepStep {
 export interface SweepOptions {
   /** The metrics token the server was started with (metrics enabled). */
   metricsToken: string;
-  /** Skip the event stream's 200 (a proxy that buffers it would wait for its end). */
-  skipOpenStream?: boolean;
+  /**
+   * Through a proxy (Prism): the event stream's 200 is skipped (a proxy that buffers it would
+   * wait for its end), and a redirect is seen followed (Prism's upstream client follows it).
+   */
+  viaProxy?: boolean;
 }
 
 export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<SweepStep[]> {
@@ -72,7 +75,8 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const missingAsset = { params: { path: { file: 'nope.js' } } };
   record('referenceAsset', 404, (await anon.GET('/docs/assets/{file}', missingAsset)).response);
   record('listPlans', 200, (await anon.GET('/api/plans')).response);
-  await raw('dashboardPage', 308, 'GET', '/dashboard');
+  if (options.viaProxy) await raw('dashboardPage', 200, 'GET', '/dashboard');
+  else await raw('dashboardPage', 308, 'GET', '/dashboard');
   await raw('dashboardFile', 404, 'GET', '/dashboard/nope.txt');
   await raw('unknown route', 404, 'GET', '/api/nothing-here');
   await raw('method not allowed', 405, 'PUT', '/api/plans', {
@@ -388,7 +392,7 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   await raw('streamChanges', 400, 'GET', '/sweep/items/_stream?since=now', {
     headers: { ...auth, Accept: 'text/event-stream' },
   });
-  if (!options.skipOpenStream) {
+  if (!options.viaProxy) {
     const controller = new AbortController();
     const stream = await fetch(`${baseUrl}/sweep/items/_stream`, {
       headers: { ...auth, Accept: 'text/event-stream' },

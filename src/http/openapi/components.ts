@@ -233,6 +233,25 @@ export const locationHeader = z.object({
   Location: z.string().meta({ description: 'The path of the resource created.', header: { id: 'Location' } }),
 });
 
+/**
+ * The same headers on answers that can come before the key was checked (a 404 for a path that is
+ * no project's, a 500): present whenever a valid key was.
+ */
+export const rateLimitHeadersIfKeyed = z.object({
+  'X-RateLimit-Limit': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitLimitIfKeyed' } }),
+  'X-RateLimit-Remaining': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitRemainingIfKeyed' } }),
+  'X-RateLimit-Reset': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitResetIfKeyed' } }),
+});
+
 export const etagHeader = z.object({
   ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.', header: { id: 'ETag' } }),
 });

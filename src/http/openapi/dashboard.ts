@@ -24,8 +24,9 @@ function bySession(op: ZodOpenApiOperationObject): ZodOpenApiOperationObject {
       'The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.',
     security: [{ session: [] }, { sessionCookie: [] }],
     requestParams: { ...op.requestParams, path: z.object({ env, ...(path?.shape ?? {}) }) },
-    // An unknown project or environment is a 404; a missing CSRF token a 403.
-    responses: { ...op.responses, ...errors([403, 404], { keyed: true }) },
+    // Refused by the session check (401; 403 without the CSRF token; 404 for a project the
+    // account does not own) before any rate limit was counted: no rate-limit headers then.
+    responses: { ...op.responses, ...errors([401, 403, 404]) },
   };
 }
 
@@ -57,6 +58,8 @@ const dashboardFile = {
       'text/html': { schema: z.string() },
       'text/javascript': { schema: z.string() },
       'text/css': { schema: z.string() },
+      'image/svg+xml': { schema: z.string() },
+      'image/png': { schema: z.string() },
     },
   },
   '304': { description: 'Not modified', headers: fileHeaders },

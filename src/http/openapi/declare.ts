@@ -7,7 +7,13 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiResponseObject } from 'zod-openapi';
-import { errorCodesOf, errorSchema, rateLimitHeaders, requestIdHeader } from './components.js';
+import {
+  errorCodesOf,
+  errorSchema,
+  rateLimitHeaders,
+  rateLimitHeadersIfKeyed,
+  requestIdHeader,
+} from './components.js';
 
 export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 
@@ -56,7 +62,7 @@ export interface OperationDeclaration {
 
 /** The answers besides `ok` every operation of an `auth` can give. */
 const AUTH_ERRORS: Record<Auth, number[]> = {
-  key: [401, 403, 406, 429],
+  key: [401, 403, 404, 406, 429],
   session: [401, 403, 406],
   metrics: [401, 406],
   public: [406],
@@ -87,8 +93,10 @@ export function errors(statuses: number[], options: { keyed?: boolean } = {}): R
       const extra: Record<string, z.ZodType> = {};
       if (status === 401) Object.assign(extra, wwwAuthenticate.shape);
       if (status === 429) Object.assign(extra, retryAfter.shape);
-      // A 401 answers a request without a valid key: there is no key whose rate limit to show.
-      const headers = options.keyed && status !== 401 ? rateLimitHeaders.extend(extra) : null;
+      // A 401 answers a request without a valid key: there is no key whose rate limit to show;
+      // a 404 or 500 may come before the key was checked.
+      const limits = status === 404 || status === 500 ? rateLimitHeadersIfKeyed : rateLimitHeaders;
+      const headers = options.keyed && status !== 401 ? limits.extend(extra) : null;
       response = {
         id,
         description: errorCodesOf(status),
