@@ -2484,6 +2484,15 @@ export interface operations {
           "text/html": string;
         };
       };
+      /** @description Not modified (`/dashboard/`, the page itself) */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+        };
+        content: never;
+      };
       /** @description To /dashboard/ */
       308: {
         headers: {

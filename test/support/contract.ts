@@ -73,11 +73,12 @@ export class ContractChecker {
     // Preflights and HEAD are answered by CORS and Koa for every route alike.
     if (method === 'options' || method === 'head') return [];
     const path = res.url.split('?')[0] ?? '/';
-    const route = this.#routes.find((r) => r.pattern.test(path) && r.item[method]);
-    if (!route) {
+    // The most literal template the path matches is the one it belongs to (`/api/keys/{keyId}`,
+    // not `/{ns}/{collection}/{id}`), whether or not it has this method.
+    const route = this.#routes.find((r) => r.pattern.test(path));
+    if (!route?.item[method]) {
       // No documented operation: an unknown route or method, answered with the error shape.
-      const routeExists = this.#routes.some((r) => r.pattern.test(path));
-      const expected = routeExists ? [405, 501] : [404, 405, 501, 400];
+      const expected = route ? [405, 501] : [404, 405, 501, 400];
       if (!expected.includes(res.status)) return [`undocumented operation answered ${res.status}`];
       return this.#checkBody({ content: { 'application/json': { schema: errorRef() } } }, res);
     }
@@ -189,9 +190,13 @@ export class ContractChecker {
         url: req.url ?? '/',
         status: res.statusCode,
         headers: res.getHeaders() as ObservedResponse['headers'],
-        // A response cut off by a closed connection has no whole body to check.
+        // A response cut off by a closed connection has no whole body to check, nor one whose
+        // request broke off (a framing error answered on the socket by clientErrors.ts).
         body:
-          res.writableFinished && type.includes('json') && size <= MAX_CHECKED_BYTES
+          res.writableFinished &&
+          (req.complete || size > 0) &&
+          type.includes('json') &&
+          size <= MAX_CHECKED_BYTES
             ? Buffer.concat(chunks).toString('utf8')
             : null,
       };

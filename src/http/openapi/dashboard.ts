@@ -80,6 +80,7 @@ export const DASHBOARD_PATHS: ZodOpenApiPathsObject = {
           headers: requestIdHeader,
           content: { 'text/html': { schema: z.string() } },
         },
+        '304': { description: 'Not modified (`/dashboard/`, the page itself)', headers: fileHeaders },
         '308': {
           description: 'To /dashboard/',
           headers: requestIdHeader.extend({ Location: z.literal('/dashboard/') }),
