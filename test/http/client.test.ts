@@ -3,12 +3,18 @@
  * documents (test/support/sweep.ts), with operator filters, both patch types, `select`, count and
  * explain; the suite's contract check validates each answer against the OpenAPI document.
  */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { folioQuerySerializer } from '../../client/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sweepApi } from '../support/sweep.js';
 
 const METRICS_TOKEN = 'sweep-metrics-token';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('typed client', () => {
   let server: TestServer;
@@ -45,5 +51,28 @@ describe('typed client', () => {
     // The session mirror repeats the data routes: one of its operations stands for them all.
     const uncovered = operations.filter((id) => !called.has(id) && !id.endsWith('BySession'));
     expect(uncovered.filter((id) => !['dashboardFolderFile'].includes(id))).to.deep.equal([]);
+  });
+
+  it('the README’s example runs as written (operator filters, a merge patch, count)', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Typed client'));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).to.be.a('string');
+    const tenant = await server.tenant();
+    const script = (code as string)
+      .replace("'./client/index.js'", JSON.stringify(join(ROOT, 'client/index.js')))
+      .replace("'http://localhost:3000'", JSON.stringify(server.url))
+      .replace("ns: 'default'", `ns: ${JSON.stringify(tenant.project)}`)
+      .concat('\nconsole.log(JSON.stringify({ counted, total: page?.meta.total }));\n');
+    const dir = join(ROOT, 'test-output');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `readme-client-${process.pid}.ts`);
+    writeFileSync(file, script);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {
+      cwd: ROOT,
+      env: { ...process.env, FOLIO_API_KEY: tenant.key },
+    }).finally(() => rmSync(file, { force: true }));
+    const last = JSON.parse(stdout.trim().split('\n').at(-1) as string);
+    expect(last).to.deep.equal({ counted: { count: 1 }, total: 1 });
   });
 });
