@@ -2456,6 +2456,10 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           /** @description `no-cache, no-transform` */
           "Cache-Control": string;
+          /** @description Proxies such as nginx must not buffer it. */
+          "X-Accel-Buffering": "no";
+          /** @description The connection ends with the stream. */
+          Connection: "close";
         };
         content: {
           "text/event-stream": string;
@@ -3661,6 +3665,10 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           /** @description `no-cache, no-transform` */
           "Cache-Control": string;
+          /** @description Proxies such as nginx must not buffer it. */
+          "X-Accel-Buffering": "no";
+          /** @description The connection ends with the stream. */
+          Connection: "close";
         };
         content: {
           "text/event-stream": string;

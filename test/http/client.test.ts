@@ -51,6 +51,27 @@ describe('typed client', () => {
     // The session mirror repeats the data routes: one of its operations stands for them all.
     const uncovered = operations.filter((id) => !called.has(id) && !id.endsWith('BySession'));
     expect(uncovered.filter((id) => !['dashboardFolderFile'].includes(id))).to.deep.equal([]);
+    // Every header Folio sent is documented (HTTP's own framing and caching headers aside).
+    const framing = new Set([
+      'content-type',
+      'content-length',
+      'date',
+      'connection',
+      'keep-alive',
+      'transfer-encoding',
+      'vary',
+      'accept-ranges',
+      'last-modified',
+    ]);
+    const text = JSON.stringify(document).toLowerCase();
+    const undocumented = new Set<string>();
+    for (const step of steps) {
+      for (const name of step.headers.keys()) {
+        if (!framing.has(name) && !text.includes(`"${name}"`) && !text.includes(`\`${name}\``))
+          undocumented.add(name);
+      }
+    }
+    expect([...undocumented]).to.deep.equal([]);
   });
 
   it('the README’s example runs as written (operator filters, a merge patch, count)', async () => {

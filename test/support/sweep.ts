@@ -221,6 +221,11 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   await raw('listDocuments', 400, 'GET', '/sweep/items?limits=3', { headers: auth });
   await raw('listDocuments', 406, 'GET', '/sweep/items', { headers: { ...auth, Accept: 'text/csv' } });
   await raw('listDocuments', 401, 'GET', '/sweep/items');
+  // From a browser page: CORS headers on the answer (a read-only key, as pages use).
+  const pageKey = await account.POST('/api/keys', { body: { ...keyBody, name: 'page', scope: 'read-only' } });
+  await raw('listDocuments', 200, 'GET', '/sweep/items', {
+    headers: { Authorization: `Bearer ${pageKey.data?.rawKey}`, Origin: 'https://app.example.test' },
+  });
   const counted = await folio.count(path, { filter: { sku: { in: 'a-1,b-2' } } });
   record('listDocuments (count)', 200, counted.response);
   expect(counted.data?.count).to.equal(2);

@@ -61,6 +61,7 @@ export function buildOpenApiDocument(version: string): ReturnType<typeof createD
       description: [
         'A self-hostable JSON document store.',
         'Errors are `{"error":{"code","message","details"}}`, whatever the route or method; every response carries `X-Request-Id`, and every response to a request with a valid API key carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
+        'A request with an `Origin` (a browser) gets CORS headers besides: `Access-Control-Allow-Origin`, `Access-Control-Allow-Credentials` and `Access-Control-Expose-Headers` (the headers above, `ETag`, `Location`, `Retry-After`, `X-Document-Version`), and a preflight `Access-Control-Allow-Methods`, `Access-Control-Allow-Headers` and `Access-Control-Max-Age`; every answer carries `Vary: Origin`.',
         '',
         errorTable(),
       ].join('\n'),

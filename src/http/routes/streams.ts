@@ -45,7 +45,13 @@ export const streamChanges = declare({
       description:
         'An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events',
       content: { [EVENT_STREAM_TYPE]: { schema: z.string() } },
-      headers: z.object({ 'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }) }),
+      headers: z.object({
+        'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }),
+        'X-Accel-Buffering': z
+          .literal('no')
+          .meta({ description: 'Proxies such as nginx must not buffer it.' }),
+        Connection: z.literal('close').meta({ description: 'The connection ends with the stream.' }),
+      }),
     },
   },
   errors: [400, 403, 410, 503],
