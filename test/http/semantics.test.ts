@@ -56,6 +56,18 @@ describe('HTTP semantics on every route', () => {
     expect(checked.length).to.equal(declaredOperations().length - 1);
   });
 
+  it('the dashboard’s session mirror of the data routes checks the same way', async () => {
+    const base = `/api/data/test/${tenant.project}/things`;
+    const unknown = await server.request('GET', `${base}?zz_unknown=1`, { session: tenant.session });
+    expect(unknown.status).to.equal(400);
+    expect(unknown.body.error.details.params).to.deep.equal(['zz_unknown']);
+    const csv = await server.request('GET', `${base}/x`, {
+      session: tenant.session,
+      headers: { Accept: 'text/csv' },
+    });
+    expect(csv.status).to.equal(406);
+  });
+
   it('takes every parameter a route declares (a declared name is never refused as unknown)', async () => {
     for (const op of declaredOperations()) {
       const { names, families } = queryNames(op);
@@ -131,6 +143,24 @@ describe('HTTP semantics on every route', () => {
     }
     // Nothing reached a prototype.
     expect(({} as Record<string, unknown>).admin).to.equal(undefined);
+  });
+
+  it('a bulk operation whose body nests too deep fails alone; one at exactly 64 levels is written', async () => {
+    // As text: JSON.stringify itself cannot nest 5000 levels deep.
+    const nest = (levels: number) => `${'{"n":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const res = await server.request('POST', `/${tenant.project}/bulkdepth/_bulk`, {
+      key: tenant.key,
+      rawBody: `{"operations":[
+        {"method":"POST","id":"at-limit","body":${nest(64)}},
+        {"method":"POST","id":"one-over","body":${nest(65)}},
+        {"method":"POST","id":"far-over","body":${nest(5000)}},
+        {"method":"POST","id":"plain","body":{"a":1}}
+      ]}`,
+    });
+    expect(res.status, res.text).to.equal(207);
+    expect(res.body.results.map((r: { status: number }) => r.status)).to.deep.equal([201, 400, 400, 201]);
+    expect(res.body.results[1].error.message).to.match(/64 levels/);
+    expect(res.body.results[2].error.message).to.match(/64 levels/);
   });
 
   it('a single write whose body holds __proto__ is still a 400 for the whole request', async () => {

@@ -25,7 +25,8 @@ export interface JsonBodyOptions {
   /**
    * `refuse` (default): a `__proto__` key anywhere makes the whole body a 400, as the JSON parser
    * finds it. `keep`: parsed as an own data property (JSON.parse never sets a prototype), for a
-   * body holding several documents each checked alone (bulk), whose field rules refuse it there.
+   * body holding several documents each checked alone (bulk), whose field rules refuse it there;
+   * the depth too is then each document's to check.
    */
   protoKeys?: 'refuse' | 'keep';
 }
@@ -66,7 +67,9 @@ export function jsonBody(
       const raw = (ctx.request.body as Record<symbol, unknown> | undefined)?.[Symbol.for('unparsedBody')];
       if (typeof raw === 'string' && raw.trim() === '')
         throw badRequest('Request body is empty; send a JSON document.');
-      if (nestsDeeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
+      // Kept bodies hold several documents: each is held to the depth alone (services/bulk.ts),
+      // and JSON.parse and the envelope's parse walk none of them recursively.
+      if (!keep && nestsDeeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
         throw badRequest(`Request body nests deeper than ${MAX_DEPTH} levels.`, { maxDepth: MAX_DEPTH });
       }
       await next();
