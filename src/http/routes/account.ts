@@ -9,7 +9,7 @@ import {
 import { csrfTokenFor } from '../../services/csrf.js';
 import { projectSettingsSchema } from '../../services/projectSettings.js';
 import { jsonBody } from '../middleware/body.js';
-import { SESSION_COOKIE, sessionAuth } from '../middleware/sessionAuth.js';
+import { SESSION_COOKIE } from '../middleware/sessionAuth.js';
 import { accountSchema, projectSchema as projectAnswer } from '../openapi/components.js';
 import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { accountOf, type Ctx, type FolioRouter, param } from '../types.js';
@@ -171,7 +171,6 @@ function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
 
 export function registerAccountRoutes(router: FolioRouter): void {
   const body = jsonBody(bodyTypes(signup), 64 * 1024);
-  const session = sessionAuth();
 
   route(router, signup, body, async (ctx) => {
     const input = bodyOf(ctx, signup);
@@ -189,40 +188,40 @@ export function registerAccountRoutes(router: FolioRouter): void {
 
   // What a page holding only the HttpOnly cookie needs: who is signed in, and the CSRF token
   // its state-changing requests must send.
-  route(router, readSession, session, async (ctx) => {
+  route(router, readSession, async (ctx) => {
     ctx.body = {
       account: publicAccount(accountOf(ctx)),
       csrfToken: csrfTokenFor(ctx.state.sessionToken as string),
     };
   });
 
-  route(router, logout, session, async (ctx) => {
+  route(router, logout, async (ctx) => {
     await ctx.services.accounts.logout(ctx.state.sessionToken as string);
     ctx.cookies.set(SESSION_COOKIE, null);
     ctx.status = 204;
   });
 
-  route(router, readAccount, session, async (ctx) => {
+  route(router, readAccount, async (ctx) => {
     ctx.body = publicAccount(accountOf(ctx));
   });
 
-  route(router, changePlan, session, body, async (ctx) => {
+  route(router, changePlan, body, async (ctx) => {
     const { plan } = bodyOf(ctx, changePlan);
     ctx.body = publicAccount(await ctx.services.accounts.setPlan(accountOf(ctx), plan));
   });
 
-  route(router, createProject, session, body, async (ctx) => {
+  route(router, createProject, body, async (ctx) => {
     const { name } = bodyOf(ctx, createProject);
     ctx.status = 201;
     ctx.body = publicProject(await ctx.services.accounts.createProject(accountOf(ctx), name));
   });
 
-  route(router, listProjects, session, async (ctx) => {
+  route(router, listProjects, async (ctx) => {
     const projects = await ctx.services.accounts.listProjects(accountOf(ctx));
     ctx.body = { projects: projects.map(publicProject) };
   });
 
-  route(router, updateProject, session, body, async (ctx) => {
+  route(router, updateProject, body, async (ctx) => {
     const settings = bodyOf(ctx, updateProject);
     const project = await ctx.services.accounts.updateProjectSettings(
       accountOf(ctx),

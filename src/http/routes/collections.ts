@@ -1,6 +1,5 @@
 /** The collections of a project environment with their document counts (session-authenticated). */
 import { z } from 'zod';
-import { sessionAuth } from '../middleware/sessionAuth.js';
 import { json, type OperationDeclaration } from '../openapi/declare.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
 import { declare, route } from './route.js';
@@ -31,7 +30,7 @@ export const listCollections = declare({
 export const COLLECTION_OPERATIONS: OperationDeclaration[] = [listCollections];
 
 export function registerCollectionRoutes(router: FolioRouter): void {
-  route(router, listCollections, sessionAuth(), async (ctx) => {
+  route(router, listCollections, async (ctx) => {
     const key = await ctx.services.sessionAccess.byProjectId(
       accountOf(ctx),
       ctx.state.sessionToken as string,

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema, publicKey } from '../../services/apiKeys.js';
 import { jsonBody } from '../middleware/body.js';
-import { sessionAuth } from '../middleware/sessionAuth.js';
 import { apiKeySchema, keyWithSecretSchema } from '../openapi/components.js';
 import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
@@ -65,9 +64,8 @@ export const KEY_OPERATIONS: OperationDeclaration[] = [createKey, listKeys, revo
 
 export function registerKeyRoutes(router: FolioRouter): void {
   const body = jsonBody(bodyTypes(createKey), 64 * 1024);
-  const session = sessionAuth();
 
-  route(router, createKey, session, body, async (ctx) => {
+  route(router, createKey, body, async (ctx) => {
     const { project: projectName, ...input } = bodyOf(ctx, createKey);
     const account = accountOf(ctx);
     const project = await ctx.services.accounts.ownProjectByName(account, projectName);
@@ -76,20 +74,20 @@ export function registerKeyRoutes(router: FolioRouter): void {
     ctx.body = { apiKey: publicKey(apiKey, project), rawKey };
   });
 
-  route(router, listKeys, session, async (ctx) => {
+  route(router, listKeys, async (ctx) => {
     const name = requireString(ctx.query.project, 'project');
     const project = await ctx.services.accounts.ownProjectByName(accountOf(ctx), name);
     const keys = await ctx.services.apiKeys.list(project);
     ctx.body = { keys: keys.map((key) => publicKey(key, project)) };
   });
 
-  route(router, revokeKey, session, async (ctx) => {
+  route(router, revokeKey, async (ctx) => {
     const { key } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
     await ctx.services.apiKeys.revoke(key);
     ctx.status = 204;
   });
 
-  route(router, rotateKey, session, async (ctx) => {
+  route(router, rotateKey, async (ctx) => {
     const { key, project } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
     const { apiKey, rawKey } = await ctx.services.apiKeys.rotate(key);
     ctx.status = 201;

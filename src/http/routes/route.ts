@@ -5,7 +5,8 @@
  *   export const readThing = declare({ method: 'get', path: '/api/things/{id}', operationId: 'readThing', ... });
  *   route(router, readThing, async (ctx) => { ... });
  *
- * Before the route's own middleware: 406 when `Accept` allows none of the declared answer types,
+ * A `session` operation gets the session check first (401, or 403 `csrf_failed`). Then, before
+ * the route's own middleware: 406 when `Accept` allows none of the declared answer types,
  * 400 `invalid_query` naming every query parameter the declaration does not list. Just before
  * the handler (after a body parser passed as middleware): the body's schema, when declared with
  * `validate`, with the parsed value left in `ctx.request.body` (read it with `bodyOf`).
@@ -13,6 +14,7 @@
 import type { Next } from 'koa';
 import type { z } from 'zod';
 import { AppError, notAcceptable } from '../../errors.js';
+import { sessionAuth } from '../middleware/sessionAuth.js';
 import { answerTypes, type OperationDeclaration, queryNames, routerPath } from '../openapi/declare.js';
 import type { Ctx, FolioRouter } from '../types.js';
 import { parseBody } from './parseBody.js';
@@ -28,7 +30,13 @@ export function declare<const O extends OperationDeclaration>(op: O): O {
 export function route(router: FolioRouter, op: OperationDeclaration, ...middleware: RouteMiddleware[]): void {
   const handler = middleware.pop();
   if (!handler) throw new Error(`${op.operationId}: no handler`);
-  const chain: RouteMiddleware[] = [requestChecks(op), ...middleware];
+  // Authentication first, as on keyed routes (their router's `ns` param handler runs before any
+  // route middleware): a request without credentials is a 401 whatever else is wrong with it.
+  const chain: RouteMiddleware[] = [
+    ...(op.auth === 'session' ? [sessionAuth() as RouteMiddleware] : []),
+    requestChecks(op),
+    ...middleware,
+  ];
   const schema = op.body?.validate;
   if (schema) {
     chain.push((ctx, next) => {
