@@ -198,6 +198,11 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     headers: { 'Content-Type': 'application/json' },
     body: '{}',
   });
+  const tooBig = JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 1) });
+  await raw('createDocument', 413, 'POST', '/sweep/items', {
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: tooBig,
+  });
   const id = doc.data?._id as string;
   const docPath = { ...path, id };
   // Operator filters and a plain list: the answer is a DocumentList, no type guard.
@@ -225,6 +230,10 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const pageKey = await account.POST('/api/keys', { body: { ...keyBody, name: 'page', scope: 'read-only' } });
   await raw('listDocuments', 200, 'GET', '/sweep/items', {
     headers: { Authorization: `Bearer ${pageKey.data?.rawKey}`, Origin: 'https://app.example.test' },
+  });
+  await raw('createDocument', 403, 'POST', '/sweep/items', {
+    headers: { Authorization: `Bearer ${pageKey.data?.rawKey}`, 'Content-Type': 'application/json' },
+    body: '{}',
   });
   const counted = await folio.count(path, { filter: { sku: { in: 'a-1,b-2' } } });
   record('listDocuments (count)', 200, counted.response);
@@ -397,6 +406,9 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   await raw('streamChanges', 400, 'GET', '/sweep/items/_stream?since=now', {
     headers: { ...auth, Accept: 'text/event-stream' },
   });
+  await raw('streamChanges', 410, 'GET', '/sweep/items/_stream', {
+    headers: { ...auth, Accept: 'text/event-stream', 'Last-Event-ID': 'evt_forged' },
+  });
   if (!options.viaProxy) {
     const controller = new AbortController();
     const stream = await fetch(`${baseUrl}/sweep/items/_stream`, {
@@ -422,6 +434,8 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   );
 
   // --- the end of a session and of a document
+  const staleDelete = { params: { path: docPath, header: { 'If-Match': '"1"' } } };
+  record('deleteDocument', 412, (await folio.DELETE('/{ns}/{collection}/{id}', staleDelete)).response);
   record(
     'deleteDocument',
     204,
