@@ -17,6 +17,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { type SweepStep, sweepApi } from '../support/sweep.js';
 
 const PRISM = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
+/** The Free plan's rate on this server: the sweep's Free key exceeds it. */
+const FREE_RATE = 3;
 const METRICS_TOKEN = 'contract-metrics-token';
 
 interface Violation {
@@ -81,6 +83,7 @@ describe('contract: Prism’s validating proxy in front of Folio', function () {
     server = await startTestServer({
       config: {
         metrics: { enabled: true, token: METRICS_TOKEN },
+        plans: { free: { requestsPerSecond: FREE_RATE } },
         webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
       },
     });
@@ -100,7 +103,11 @@ describe('contract: Prism’s validating proxy in front of Folio', function () {
 
   it('every operation and documented error passes through with 0 response violations', async () => {
     // The event stream's 200 never ends, and Prism buffers a response to validate it.
-    const steps = await sweepApi(prismUrl, { metricsToken: METRICS_TOKEN, viaProxy: true });
+    const steps = await sweepApi(prismUrl, {
+      metricsToken: METRICS_TOKEN,
+      viaProxy: true,
+      freeRequestsPerSecond: FREE_RATE,
+    });
     expect(steps.length).to.be.greaterThan(100);
     const inResponses: string[] = [];
     const inRequests: string[] = [];

@@ -13,6 +13,8 @@ import { folioQuerySerializer } from '../../client/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sweepApi } from '../support/sweep.js';
 
+/** The Free plan's rate on this server: the sweep's Free key exceeds it. */
+const FREE_RATE = 3;
 const METRICS_TOKEN = 'sweep-metrics-token';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -25,6 +27,7 @@ describe('typed client', () => {
     server = await startTestServer({
       config: {
         metrics: { enabled: true, token: METRICS_TOKEN },
+        plans: { free: { requestsPerSecond: FREE_RATE } },
         webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
       },
     });
@@ -42,7 +45,10 @@ describe('typed client', () => {
   });
 
   it('calls every operation of the document and the errors it documents, each answering as typed', async () => {
-    const steps = await sweepApi(server.url, { metricsToken: METRICS_TOKEN });
+    const steps = await sweepApi(server.url, {
+      metricsToken: METRICS_TOKEN,
+      freeRequestsPerSecond: FREE_RATE,
+    });
     const called = new Set(steps.map((s) => s.operation.split(' ')[0]));
     const operations: string[] = [];
     for (const item of Object.values<Record<string, { operationId: string }>>(document.paths)) {
@@ -79,7 +85,8 @@ describe('typed client', () => {
     const section = readme.slice(readme.indexOf('### Typed client'));
     const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     expect(code).to.be.a('string');
-    const tenant = await server.tenant();
+    // Pro: the Free plan's rate is lowered on this server for the sweep's 429.
+    const tenant = await server.tenant({ plan: 'pro' });
     const script = (code as string)
       .replace("'./client/index.js'", JSON.stringify(join(ROOT, 'client/index.js')))
       .replace("'http://localhost:3000'", JSON.stringify(server.url))

@@ -25,6 +25,8 @@ export interface SweepOptions {
    * wait for its end), and a redirect is seen followed (Prism's upstream client follows it).
    */
   viaProxy?: boolean;
+  /** The Free plan's requests per second as the server was configured: a Free key exceeds it (429). */
+  freeRequestsPerSecond: number;
 }
 
 export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<SweepStep[]> {
@@ -432,6 +434,21 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     404,
     (await account.GET('/api/data/{env}/{ns}/{collection}', elsewhere)).response,
   );
+
+  // --- a Free key over its plan's rate: 429 with Retry-After (its own account, on Free)
+  const freeEmail = `free-${email}`;
+  const free = await anon.POST('/api/auth/signup', { body: { email: freeEmail, password } });
+  const freeAccount = createFolioClient(baseUrl, free.data?.token as string);
+  await freeAccount.POST('/api/projects', { body: { name: 'limited' } });
+  const freeKey = await freeAccount.POST('/api/keys', { body: { ...keyBody, project: 'limited' } });
+  const limited = createFolioClient(baseUrl, freeKey.data?.rawKey as string);
+  const limitedPath = { params: { path: { ns: 'limited', collection: 'items' } } };
+  for (let i = 0; i < options.freeRequestsPerSecond; i += 1) {
+    record('listDocuments', 200, (await limited.GET('/{ns}/{collection}', limitedPath)).response);
+  }
+  const over = await limited.GET('/{ns}/{collection}', limitedPath);
+  record('listDocuments', 429, over.response);
+  expect(over.response.headers.get('retry-after')).to.match(/^\d+$/);
 
   // --- the end of a session and of a document
   const staleDelete = { params: { path: docPath, header: { 'If-Match': '"1"' } } };
