@@ -2479,21 +2479,37 @@ export interface operations {
   /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
   dashboardPage: {
     responses: {
-      /** @description HTML */
+      /** @description The page (`/dashboard/`) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: {
           "text/html": string;
         };
       };
-      /** @description Not modified (`/dashboard/`, the page itself) */
+      /** @description Not modified (`/dashboard/`) */
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           ETag: components["headers"]["ETag"];
           "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: never;
       };
@@ -2503,9 +2519,13 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           Location: "/dashboard/";
         };
-        content: never;
+        content: {
+          "text/html": string;
+          "text/plain": string;
+        };
       };
       400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
       500: components["responses"]["Error500"];
     };
   };
@@ -2524,6 +2544,13 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           ETag: components["headers"]["ETag"];
           "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: {
           "text/html": string;
@@ -2539,11 +2566,19 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           ETag: components["headers"]["ETag"];
           "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: never;
       };
       400: components["responses"]["Error400"];
       404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
       500: components["responses"]["Error500"];
     };
   };
@@ -2564,6 +2599,13 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           ETag: components["headers"]["ETag"];
           "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: {
           "text/html": string;
@@ -2579,11 +2621,19 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           ETag: components["headers"]["ETag"];
           "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
         };
         content: never;
       };
       400: components["responses"]["Error400"];
       404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
       500: components["responses"]["Error500"];
     };
   };

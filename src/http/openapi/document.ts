@@ -5,6 +5,7 @@
  */
 
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { DASHBOARD_OPERATIONS } from '../dashboard/routes.js';
 import { ACCOUNT_OPERATIONS } from '../routes/account.js';
 import { API_DOC_OPERATIONS } from '../routes/apiDocs.js';
 import { COLLECTION_OPERATIONS } from '../routes/collections.js';
@@ -17,7 +18,7 @@ import { STREAM_OPERATIONS } from '../routes/streams.js';
 import { TRANSFER_OPERATIONS } from '../routes/transfer.js';
 import { WEBHOOK_OPERATIONS } from '../routes/webhooks.js';
 import { errorTable } from './components.js';
-import { DASHBOARD_PATHS, sessionMirror } from './dashboard.js';
+import { sessionMirror } from './dashboard.js';
 import { type OperationDeclaration, toOperation } from './declare.js';
 import { PATHS as LEGACY_PATHS } from './operations.js';
 
@@ -35,6 +36,7 @@ export function declaredOperations(): OperationDeclaration[] {
     ...WEBHOOK_OPERATIONS,
     ...TRANSFER_OPERATIONS,
     ...STREAM_OPERATIONS,
+    ...DASHBOARD_OPERATIONS,
   ];
 }
 
@@ -75,6 +77,6 @@ export function buildOpenApiDocument(version: string): ReturnType<typeof createD
         metricsToken: { type: 'http', scheme: 'bearer', description: 'The operator token `metrics.token`' },
       },
     },
-    paths: { ...paths, ...DASHBOARD_PATHS, ...sessionMirror(paths) },
+    paths: { ...paths, ...sessionMirror(paths) },
   });
 }
