@@ -207,6 +207,25 @@ describe('OpenAPI document and typed client', () => {
     ).to.deep.equal([]);
   });
 
+  it('registers every route from its declaration: each layer is named by a documented operationId', () => {
+    const app = createApp(server.running.services, pino({ level: 'silent' }));
+    const ids = new Set<string>();
+    for (const item of Object.values<Record<string, { operationId: string }>>(document.paths)) {
+      for (const op of Object.values(item)) ids.add(op.operationId);
+    }
+    const undeclared: string[] = [];
+    for (const router of routersOf(app.middleware)) {
+      for (const layer of router.stack) {
+        if (layer.methods.length === 0) continue; // router.param / use layers
+        if (!layer.name || !ids.has(layer.name)) undeclared.push(`${layer.methods.join(',')} ${layer.path}`);
+      }
+    }
+    expect(
+      undeclared,
+      'register with route(router, declaration, ...): see docs/api.md, "Adding a route"',
+    ).to.deep.equal([]);
+  });
+
   it('names every error code the code can answer with', () => {
     const text = JSON.stringify(document);
     const codes = new Set<string>();
