@@ -11,7 +11,9 @@
  *
  * - Query strings are written in Folio's own syntax (`filter[n][gte]=1`) by `folioQuerySerializer`.
  * - A document PATCH is sent as a merge patch (`application/merge-patch+json`) when its body is an
- *   object and as a JSON patch (`application/json-patch+json`) when it is an array.
+ *   object and as a JSON patch (`application/json-patch+json`) when it is an array; an import's
+ *   body as JSON (an array), NDJSON (a string of `{...}` lines) or CSV (another string), unless
+ *   the call names its Content-Type.
  * - A list answers a `DocumentList`: `count()` and `explain()` are the list's `count=true` and
  *   `explain=true` answers, typed as `Count` and `QueryPlan`.
  */
@@ -26,6 +28,8 @@ type CollectionPath = paths['/{ns}/{collection}']['get']['parameters']['path'];
 
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 export const JSON_PATCH_TYPE = 'application/json-patch+json';
+export const NDJSON_TYPE = 'application/x-ndjson';
+export const CSV_TYPE = 'text/csv';
 
 /**
  * Folio's query syntax: `filter: { a: 'x', n: { gte: 1 } }` → `filter[a]=x&filter[n][gte]=1`;
@@ -57,25 +61,40 @@ export function folioQuerySerializer(query: Record<string, unknown>): string {
   return parts.join('&');
 }
 
-/** A document PATCH carries the patch type its body is (the route takes no plain JSON). */
-const patchType: Middleware = {
+/**
+ * The Content-Type a body is, where the route takes several and the caller named none (the
+ * default is JSON): a document PATCH is a JSON patch (an array) or a merge patch (an object);
+ * an import is a JSON array, NDJSON (a string of `{...}` lines) or CSV (any other string).
+ */
+const bodyType: Middleware = {
   async onRequest({ request, schemaPath }) {
-    if (request.method !== 'PATCH' || !schemaPath.endsWith('/{ns}/{collection}/{id}')) return undefined;
     const type = request.headers.get('Content-Type') ?? '';
     if (!type.startsWith('application/json')) return undefined;
+    const isPatch = request.method === 'PATCH' && schemaPath.endsWith('/{ns}/{collection}/{id}');
+    const isImport = request.method === 'POST' && schemaPath.endsWith('/{ns}/{collection}/_import');
+    if (!isPatch && !isImport) return undefined;
     const body = (await request.clone().text()).trimStart();
-    request.headers.set('Content-Type', body.startsWith('[') ? JSON_PATCH_TYPE : MERGE_PATCH_TYPE);
+    if (isPatch)
+      request.headers.set('Content-Type', body.startsWith('[') ? JSON_PATCH_TYPE : MERGE_PATCH_TYPE);
+    else if (!body.startsWith('['))
+      request.headers.set('Content-Type', body.startsWith('{') ? NDJSON_TYPE : CSV_TYPE);
     return request;
   },
 };
+
+/** Objects and arrays as JSON; a string (a CSV or NDJSON import) as it is. */
+function serializeBody(body: unknown): string {
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
 
 export function createFolioClient(baseUrl: string, bearer?: string) {
   const client = createClient<paths>({
     baseUrl,
     querySerializer: folioQuerySerializer,
+    bodySerializer: serializeBody,
     ...(bearer ? { headers: { Authorization: `Bearer ${bearer}` } } : {}),
   });
-  client.use(patchType);
+  client.use(bodyType);
   // The list's other two answers, by their own names (its `count` and `explain` parameters).
   const listAs = async <T>(path: CollectionPath, query: ListQuery, flag: 'count' | 'explain') => {
     const result = await client.GET('/{ns}/{collection}', {

@@ -356,15 +356,27 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   record('deleteWebhook', 204, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
   record('deleteWebhook', 404, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
 
-  // --- transfer
-  await raw('importDocuments', 200, 'POST', '/sweep/imported/_import', {
-    headers: { ...auth, 'Content-Type': 'text/csv' },
+  // --- transfer (the typed client sends a string body as CSV or NDJSON, an array as JSON)
+  const importPath = { path: { ns: 'sweep', collection: 'imported' } };
+  const csv = await folio.POST('/{ns}/{collection}/_import', {
+    params: importPath,
     body: 'sku,n\nx-1,1\nx-2,2\n',
   });
-  await raw('importDocuments', 200, 'POST', '/sweep/imported/_import?onConflict=skip', {
-    headers: { ...auth, 'Content-Type': 'application/json' },
-    body: '[{"sku":"y-1"}]',
+  record('importDocuments', 200, csv.response);
+  expect(csv.data?.imported).to.equal(2);
+  const ndjson = await folio.POST('/{ns}/{collection}/_import', {
+    params: importPath,
+    body: '{"sku":"z-1"}\n{"sku":"z-2"}\n',
   });
+  record('importDocuments', 200, ndjson.response);
+  expect(ndjson.data?.imported).to.equal(2);
+  const skipped = {
+    params: { ...importPath, query: { onConflict: 'skip' as const } },
+    body: [{ sku: 'y-1' }],
+  };
+  const json = await folio.POST('/{ns}/{collection}/_import', skipped);
+  record('importDocuments', 200, json.response);
+  expect(json.data?.imported).to.equal(1);
   await raw('importDocuments', 415, 'POST', '/sweep/imported/_import', {
     headers: { ...auth, 'Content-Type': 'text/xml' },
     body: '<a/>',
@@ -378,6 +390,13 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     200,
     (await folio.GET('/{ns}/{collection}/_export', { params: { path }, parseAs: 'text' })).response,
   );
+  const exported = await folio.GET('/{ns}/{collection}/_export', {
+    params: { path, query: { filter: { n: { gte: 1 } }, sort: 'sku' } },
+    headers: { Accept: 'text/csv' },
+    parseAs: 'text',
+  });
+  record('exportDocuments', 200, exported.response);
+  expect(exported.data?.split('\n')[0]).to.include('sku');
   await raw('exportDocuments', 200, 'GET', '/sweep/items/_export?filter[n][gte]=1', {
     headers: { ...auth, Accept: 'text/csv' },
   });
