@@ -4,6 +4,8 @@ const named = process.argv.slice(2).some((arg) => !arg.startsWith('-') && /\.tes
 
 module.exports = {
   'node-option': ['import=tsx'],
+  // Every response a test server sends is checked against the OpenAPI document (test/support/contract.ts).
+  require: ['test/support/contractHooks.ts'],
   ...(named ? {} : { spec: ['test/**/*.test.ts'] }),
   timeout: 20000,
   reporter: 'spec',

@@ -7,3156 +7,415 @@
 export interface paths {
   "/healthz": {
     /** Health: 200 while the store answers */
-    get: {
-      responses: {
-        /** @description Healthy */
-        200: {
-          content: {
-            "application/json": {
-              /** @constant */
-              status: "ok";
-              store: string;
-            };
-          };
-        };
-        /** @description The store does not answer */
-        503: {
-          content: {
-            "application/json": {
-              status: string;
-              store: string;
-            };
-          };
-        };
-      };
-    };
+    get: operations["health"];
   };
   "/readyz": {
     /** Readiness: 200 only when started, not stopping, the store answers and background jobs run */
-    get: {
-      responses: {
-        /** @description Ready to take traffic */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "ready" | "unavailable";
-              /** @enum {string} */
-              phase: "starting" | "running" | "stopping";
-              checks: {
-                store: boolean;
-                jobs: boolean;
-                webhookDispatcher: boolean;
-              };
-            };
-          };
-        };
-        /** @description Starting, stopping, or a part is down (see `checks`) */
-        503: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "ready" | "unavailable";
-              /** @enum {string} */
-              phase: "starting" | "running" | "stopping";
-              checks: {
-                store: boolean;
-                jobs: boolean;
-                webhookDispatcher: boolean;
-              };
-            };
-          };
-        };
-      };
-    };
+    get: operations["ready"];
   };
   "/metrics": {
     /** Prometheus metrics (when `metrics.enabled`; the metrics token, never an API key) */
-    get: {
-      responses: {
-        /** @description Prometheus text exposition format */
-        200: {
-          content: {
-            "text/plain": string;
-          };
-        };
-        401: components["responses"]["Error401"];
-        404: components["responses"]["Error404"];
-      };
-    };
+    get: operations["metrics"];
   };
   "/openapi.json": {
     /** This document */
-    get: {
-      responses: {
-        /** @description OpenAPI 3.1 */
-        200: {
-          content: never;
-        };
-      };
-    };
+    get: operations["openApiDocument"];
   };
   "/docs": {
     /** The API reference page */
-    get: {
-      responses: {
-        /** @description HTML */
-        200: {
-          content: never;
-        };
-      };
-    };
+    get: operations["referencePage"];
   };
   "/docs/assets/{file}": {
     /** Files of the reference page */
-    get: {
-      parameters: {
-        path: {
-          file: string;
-        };
-      };
-      responses: {
-        /** @description A file */
-        200: {
-          content: never;
-        };
-        404: components["responses"]["Error404"];
-      };
-    };
+    get: operations["referenceAsset"];
   };
   "/api/auth/signup": {
     /** Create an account (when signup is open) */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            password: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Created; sets the session cookie */
-        201: {
-          content: {
-            "application/json": {
-              account: components["schemas"]["Account"];
-              token: string;
-              csrfToken: string;
-            };
-          };
-        };
-        400: components["responses"]["Error400"];
-        403: components["responses"]["Error403"];
-        409: components["responses"]["Error409"];
-      };
-    };
+    post: operations["signup"];
   };
   "/api/auth/login": {
     /** Log in; sets the session cookie */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            password: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Logged in */
-        200: {
-          content: {
-            "application/json": {
-              token: string;
-              csrfToken: string;
-            };
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-      };
-    };
-  };
-  "/api/auth/logout": {
-    /** End the session */
-    post: {
-      responses: {
-        /** @description Logged out */
-        204: {
-          content: never;
-        };
-        401: components["responses"]["Error401"];
-      };
-    };
-  };
-  "/api/account": {
-    /** The account */
-    get: {
-      responses: {
-        /** @description The account */
-        200: {
-          content: {
-            "application/json": components["schemas"]["Account"];
-          };
-        };
-        401: components["responses"]["Error401"];
-      };
-    };
-    /** Change the plan (free in the pre-release phase) */
-    patch: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @enum {string} */
-            plan: "free" | "pro" | "team";
-          };
-        };
-      };
-      responses: {
-        /** @description The account */
-        200: {
-          content: {
-            "application/json": components["schemas"]["Account"];
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-      };
-    };
-  };
-  "/api/projects": {
-    /** The account’s projects */
-    get: {
-      responses: {
-        /** @description Projects */
-        200: {
-          content: {
-            "application/json": {
-              projects: components["schemas"]["Project"][];
-            };
-          };
-        };
-        401: components["responses"]["Error401"];
-      };
-    };
-    /** Create a project */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            name: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Created */
-        201: {
-          content: {
-            "application/json": components["schemas"]["Project"];
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-        409: components["responses"]["Error409"];
-      };
-    };
-  };
-  "/api/projects/{projectId}": {
-    /** Project settings: allowed browser origins, automatic indexes */
-    patch: {
-      parameters: {
-        path: {
-          projectId: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            allowedOrigins?: string[] | null;
-            /** @description Automatic indexes for the project's collections: true, false, or null for the server's default. */
-            autoIndexes?: boolean | null;
-          };
-        };
-      };
-      responses: {
-        /** @description The project */
-        200: {
-          content: {
-            "application/json": components["schemas"]["Project"];
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-        403: components["responses"]["Error403"];
-        404: components["responses"]["Error404"];
-      };
-    };
-  };
-  "/api/keys": {
-    /** A project’s keys, newest first */
-    get: {
-      parameters: {
-        query: {
-          project: string;
-        };
-      };
-      responses: {
-        /** @description Keys */
-        200: {
-          content: {
-            "application/json": {
-              keys: components["schemas"]["ApiKey"][];
-            };
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-        404: components["responses"]["Error404"];
-      };
-    };
-    /** Create an API key (the raw key is shown once) */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            project: string;
-            name: string;
-            /** @enum {string} */
-            env: "live" | "test";
-            /**
-             * @default read-write
-             * @enum {string}
-             */
-            scope?: "read-write" | "read-only";
-            /** @default {} */
-            config?: {
-              [key: string]: components["schemas"]["__schema0"];
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Created */
-        201: {
-          content: {
-            "application/json": components["schemas"]["ApiKeyWithSecret"];
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-        403: components["responses"]["Error403"];
-        404: components["responses"]["Error404"];
-      };
-    };
-  };
-  "/api/keys/{keyId}": {
-    /** Revoke a key */
-    delete: {
-      parameters: {
-        path: {
-          keyId: string;
-        };
-      };
-      responses: {
-        /** @description Revoked */
-        204: {
-          content: never;
-        };
-        401: components["responses"]["Error401"];
-        404: components["responses"]["Error404"];
-      };
-    };
-  };
-  "/api/keys/{keyId}/rotate": {
-    /** Rotate a key: the old secret stops working at once */
-    post: {
-      parameters: {
-        path: {
-          keyId: string;
-        };
-      };
-      responses: {
-        /** @description The new key */
-        201: {
-          content: {
-            "application/json": components["schemas"]["ApiKeyWithSecret"];
-          };
-        };
-        401: components["responses"]["Error401"];
-        404: components["responses"]["Error404"];
-      };
-    };
-  };
-  "/{ns}/{collection}": {
-    /** List and query documents */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated fields, `-` for descending; at most 5. */
-          sort?: string;
-          /** @description Page size, default 20; at most the plan’s maximum. */
-          limit?: string;
-          /** @description Documents to skip; at most the plan’s maximum. */
-          offset?: string;
-          /** @description Comma-separated fields to return (`_id` always); at most 50. */
-          select?: string;
-          /** @description `true`: answer `{count}` only. */
-          count?: "true" | "false";
-          /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
-          after?: string;
-          /** @description `true`: answer how the store runs the page query (read-write keys only). */
-          explain?: "true" | "false";
-          /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
-          total?: "exact" | "estimate" | "none";
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Create a document */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"];
-        };
-      };
-      responses: {
-        /** @description Created */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/{id}": {
-    /** Read a document */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description The document */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Replace a document (creates it when missing: 201) */
-    put: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"];
-        };
-      };
-      responses: {
-        /** @description Replaced */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        /** @description Created */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        412: components["responses"]["KeyedError412"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once */
-    delete: {
-      parameters: {
-        query?: {
-          /** @description `true`: erase the document and every version now, no trash. */
-          purge?: "true" | "false";
-        };
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        412: components["responses"]["KeyedError412"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch */
-    patch: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/merge-patch+json": components["schemas"]["DocumentBody"];
-          "application/json-patch+json": ({
-              /** @enum {string} */
-              op: "add" | "remove" | "replace" | "move" | "copy" | "test";
-              path: string;
-              from?: string;
-              value?: unknown;
-            })[];
-        };
-      };
-      responses: {
-        /** @description Patched */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        409: components["responses"]["KeyedError409"];
-        412: components["responses"]["KeyedError412"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/{id}/versions": {
-    /** A document’s history, newest first */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Versions */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              versions: components["schemas"]["VersionRecord"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/{id}/versions/diff": {
-    /** What changed between two versions (Pro and Team) */
-    get: {
-      parameters: {
-        query: {
-          from: string;
-          to: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Changes to user fields */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["VersionDiff"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/{id}/versions/{version}": {
-    /** The document as it was at a version */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-          version: string;
-        };
-      };
-      responses: {
-        /** @description That version */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/{id}/versions/{version}/restore": {
-    /** Restore a version as a new version */
-    post: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-          version: string;
-        };
-      };
-      responses: {
-        /** @description The new document version */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-            "X-Document-Version": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        412: components["responses"]["KeyedError412"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_indexes": {
-    /** The collection’s declared indexes and their state (read-only keys may list) */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Indexes */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["Index"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            fields: ({
-                /** @description Field path, dot notation for nested fields. */
-                path: string;
-                /**
-                 * @description 1 ascending (default), -1 descending.
-                 * @default 1
-                 */
-                order?: 1 | -1;
-              })[];
-            /** @default false */
-            unique?: boolean;
-            /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
-            name?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Built (or failed: see `state`) */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Index"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_indexes/{name}": {
-    /** Drop a declared index */
-    delete: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Index name. */
-          name: string;
-        };
-      };
-      responses: {
-        /** @description Dropped */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_webhooks": {
-    /** The collection’s webhooks */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Webhooks */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              webhooks: components["schemas"]["Webhook"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Register a webhook (the only answer besides rotate-secret that shows the secret) */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url: string;
-            events: ("document.created" | "document.updated" | "document.deleted")[];
-            /** @default */
-            description?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Registered */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookWithSecret"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_webhooks/{id}": {
-    /** A webhook and its last deliveries, newest first */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              id: string;
-              project: string;
-              /** @enum {string} */
-              env: "live" | "test";
-              collection: string;
-              url: string;
-              events: string[];
-              description: string;
-              /** @enum {string} */
-              status: "active" | "disabled";
-              consecutiveFailures: number;
-              createdAt: string;
-              updatedAt: string;
-              deliveries: components["schemas"]["Delivery"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Delete a webhook */
-    delete: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Change url, events, description or status (`active` re-enables and resets the failure count) */
-    patch: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url?: string;
-            events?: ("document.created" | "document.updated" | "document.deleted")[];
-            description?: string;
-            /** @enum {string} */
-            status?: "active" | "disabled";
-          };
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_webhooks/{id}/test": {
-    /** Send one `webhook.test` delivery now and answer with its record */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The delivery */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Delivery"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
-    /** Replace the signing secret; the new one is shown once */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The webhook with its new secret */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookWithSecret"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_import": {
-    /** Import documents from a JSON array, CSV (header row) or NDJSON body */
-    post: {
-      parameters: {
-        query?: {
-          /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
-          onConflict?: "fail" | "skip" | "overwrite";
-          /** @description Top-level field holding the document id; default `_id`. */
-          idField?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"][];
-          "text/csv": string;
-          "application/x-ndjson": string;
-        };
-      };
-      responses: {
-        /** @description What was imported, skipped and refused (per record) */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            "X-Import-Max-Documents": number;
-            "X-Import-Max-Bytes": number;
-          };
-          content: {
-            "application/json": components["schemas"]["ImportResult"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-        503: components["responses"]["KeyedError503"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_export": {
-    /** Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated fields, `-` for descending; at most 5. */
-          sort?: string;
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
-          formulaEscape?: "true" | "false";
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description The documents; `Content-Disposition` names a file */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            "Content-Disposition": string;
-            "X-Total-Count": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"][];
-            "text/csv": string;
-            "application/x-ndjson": string;
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        406: components["responses"]["KeyedError406"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_bulk": {
-    /** Several document operations, each alone and in order */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            operations: ({
-                /** @enum {string} */
-                method: "POST" | "PUT" | "PATCH" | "DELETE";
-                id?: string;
-                body?: unknown;
-              })[];
-          };
-        };
-      };
-      responses: {
-        /** @description One result per operation, in order; every successful one is on disk when this answers */
-        207: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["BulkResult"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_stream": {
-    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
-          events?: string;
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-        };
-        header: {
-          Accept: "text/event-stream";
-          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
-          "Last-Event-ID"?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "text/event-stream": string;
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        406: components["responses"]["KeyedError406"];
-        410: components["responses"]["KeyedError410"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_schema": {
-    /** The collection’s JSON Schema (read-only keys may read it) */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description The schema */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["CollectionSchema"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) */
-    put: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
-            schema: {
-              [key: string]: unknown;
-            } | boolean;
-            /**
-             * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
-             * @default enforce
-             * @enum {string}
-             */
-            mode?: "enforce" | "warn";
-          };
-        };
-      };
-      responses: {
-        /** @description Set */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["CollectionSchema"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Remove the collection’s schema */
-    delete: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Removed */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_schema/violations": {
-    /** Existing documents that fail the schema, in `_id` order, a bounded page at a time */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Violating documents per page (default 20). */
-          limit?: string;
-          /** @description The `next` of the previous page. */
-          after?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["SchemaViolations"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_openapi": {
-    /** The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description OpenAPI 3.1 */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              [key: string]: unknown;
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_trash": {
-    /** Deleted documents still in the trash, newest deletion first */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size (default 20, plan maximum). */
-          limit?: string;
-          /** @description The `next` of the previous page. */
-          after?: string;
-        };
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["TrashPage"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_trash/{id}": {
-    /** A trashed document’s last version and its history */
-    get: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description The entry */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              _id: string;
-              /** Format: date-time */
-              deletedAt: string;
-              /** @description Hint of the key that deleted it. */
-              deletedBy: string;
-              /**
-               * Format: date-time
-               * @description Erased for good from then on.
-               */
-              expiresAt: string;
-              /** @description The `$version` of its last version. */
-              version: number;
-              document: components["schemas"]["Document"];
-              versions: components["schemas"]["VersionRecord"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /** Erase a trashed document and its history for good, now */
-    delete: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Erased */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/{ns}/{collection}/_trash/{id}/restore": {
-    /** Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again */
-    post: {
-      parameters: {
-        path: {
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Restored */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-            /** @description The new `$version`. */
-            "X-Document-Version": string;
-            Location: string;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/dashboard": {
-    /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
-    get: {
-      responses: {
-        /** @description HTML */
-        200: {
-          content: never;
-        };
-        /** @description To /dashboard/ */
-        308: {
-          content: never;
-        };
-      };
-    };
-  };
-  "/dashboard/{file}": {
-    /** A file of the dashboard */
-    get: {
-      parameters: {
-        path: {
-          file: string;
-        };
-      };
-      responses: {
-        /** @description The file (ETag; `Cache-Control: no-cache`) */
-        200: {
-          content: never;
-        };
-        /** @description Not modified */
-        304: {
-          content: never;
-        };
-        404: components["responses"]["Error404"];
-      };
-    };
-  };
-  "/dashboard/{folder}/{file}": {
-    /** A file of the dashboard in a folder */
-    get: {
-      parameters: {
-        path: {
-          file: string;
-          folder: string;
-        };
-      };
-      responses: {
-        /** @description The file (ETag; `Cache-Control: no-cache`) */
-        200: {
-          content: never;
-        };
-        /** @description Not modified */
-        304: {
-          content: never;
-        };
-        404: components["responses"]["Error404"];
-      };
-    };
+    post: operations["login"];
   };
   "/api/auth/session": {
     /** The signed-in account and the CSRF token cookie-authenticated writes must send */
-    get: {
-      responses: {
-        /** @description The session */
-        200: {
-          content: {
-            "application/json": {
-              account: components["schemas"]["Account"];
-              csrfToken: string;
-            };
-          };
-        };
-        401: components["responses"]["Error401"];
-      };
-    };
+    get: operations["readSession"];
+  };
+  "/api/auth/logout": {
+    /** End the session */
+    post: operations["logout"];
+  };
+  "/api/account": {
+    /** The account */
+    get: operations["readAccount"];
+    /** Change the plan (free in the pre-release phase) */
+    patch: operations["changePlan"];
+  };
+  "/api/projects": {
+    /** The account’s projects */
+    get: operations["listProjects"];
+    /** Create a project */
+    post: operations["createProject"];
+  };
+  "/api/projects/{projectId}": {
+    /** Project settings: allowed browser origins, automatic indexes */
+    patch: operations["updateProject"];
+  };
+  "/api/keys": {
+    /** A project’s keys, newest first */
+    get: operations["listKeys"];
+    /** Create an API key (the raw key is shown once) */
+    post: operations["createKey"];
+  };
+  "/api/keys/{keyId}": {
+    /** Revoke a key */
+    delete: operations["revokeKey"];
+  };
+  "/api/keys/{keyId}/rotate": {
+    /** Rotate a key: the old secret stops working at once */
+    post: operations["rotateKey"];
   };
   "/api/plans": {
     /** Every plan and its limits, as configured (no session needed) */
-    get: {
-      responses: {
-        /** @description Plans */
-        200: {
-          content: {
-            "application/json": {
-              plans: {
-                free: {
-                  requestsPerSecond: number;
-                  activeKeys: number;
-                  maxFilters: number;
-                  maxPageSize: number;
-                  maxOffset: number;
-                  maxBulkOperations: number;
-                  maxImportBytes: number;
-                  maxImportDocuments: number;
-                  maxExportDocuments: number;
-                  webhookRetries: number;
-                  changeStreams: boolean;
-                  versionDiff: boolean;
-                  storedVersions: number;
-                  maxWebhooks: number;
-                  maxIndexes: number;
-                  trashRetentionDays: number;
-                  schemaChangesPerMinute: number;
-                };
-                pro: {
-                  requestsPerSecond: number;
-                  activeKeys: number;
-                  maxFilters: number;
-                  maxPageSize: number;
-                  maxOffset: number;
-                  maxBulkOperations: number;
-                  maxImportBytes: number;
-                  maxImportDocuments: number;
-                  maxExportDocuments: number;
-                  webhookRetries: number;
-                  changeStreams: boolean;
-                  versionDiff: boolean;
-                  storedVersions: number;
-                  maxWebhooks: number;
-                  maxIndexes: number;
-                  trashRetentionDays: number;
-                  schemaChangesPerMinute: number;
-                };
-                team: {
-                  requestsPerSecond: number;
-                  activeKeys: number;
-                  maxFilters: number;
-                  maxPageSize: number;
-                  maxOffset: number;
-                  maxBulkOperations: number;
-                  maxImportBytes: number;
-                  maxImportDocuments: number;
-                  maxExportDocuments: number;
-                  webhookRetries: number;
-                  changeStreams: boolean;
-                  versionDiff: boolean;
-                  storedVersions: number;
-                  maxWebhooks: number;
-                  maxIndexes: number;
-                  trashRetentionDays: number;
-                  schemaChangesPerMinute: number;
-                };
-              };
-            };
-          };
-        };
-      };
-    };
+    get: operations["listPlans"];
   };
   "/api/projects/{projectId}/collections": {
     /** The collections of a project environment that hold documents, with their counts */
-    get: {
-      parameters: {
-        query: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-        };
-        path: {
-          projectId: string;
-        };
-      };
-      responses: {
-        /** @description Collections by name */
-        200: {
-          content: {
-            "application/json": {
-              /**
-               * @description The project environment whose data to use.
-               * @enum {string}
-               */
-              env: "live" | "test";
-              collections: components["schemas"]["CollectionInfo"][];
-            };
-          };
-        };
-        400: components["responses"]["Error400"];
-        401: components["responses"]["Error401"];
-        403: components["responses"]["Error403"];
-        404: components["responses"]["Error404"];
-      };
-    };
+    get: operations["listCollections"];
+  };
+  "/{ns}/{collection}": {
+    /**
+     * List and query documents
+     * @description A page of documents. With `count=true` the answer is `{count}` (Count) and with `explain=true` `{plan}` (QueryPlan) instead; the typed client has `count()` and `explain()` for them, so its list answer is always a DocumentList.
+     */
+    get: operations["listDocuments"];
+    /** Create a document */
+    post: operations["createDocument"];
+  };
+  "/{ns}/{collection}/{id}": {
+    /** Read a document */
+    get: operations["readDocument"];
+    /** Replace a document (creates it when missing: 201) */
+    put: operations["replaceDocument"];
+    /** Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once */
+    delete: operations["deleteDocument"];
+    /** Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch */
+    patch: operations["patchDocument"];
+  };
+  "/{ns}/{collection}/{id}/versions": {
+    /** A document’s history, newest first */
+    get: operations["listVersions"];
+  };
+  "/{ns}/{collection}/{id}/versions/diff": {
+    /** What changed between two versions (Pro and Team) */
+    get: operations["diffVersions"];
+  };
+  "/{ns}/{collection}/{id}/versions/{version}": {
+    /** The document as it was at a version */
+    get: operations["readVersion"];
+  };
+  "/{ns}/{collection}/{id}/versions/{version}/restore": {
+    /** Restore a version as a new version */
+    post: operations["restoreVersion"];
+  };
+  "/{ns}/{collection}/_indexes": {
+    /** The collection’s declared indexes and their state (read-only keys may list) */
+    get: operations["listIndexes"];
+    /** Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) */
+    post: operations["createIndex"];
+  };
+  "/{ns}/{collection}/_indexes/{name}": {
+    /** Drop a declared index */
+    delete: operations["dropIndex"];
+  };
+  "/{ns}/{collection}/_schema": {
+    /** The collection’s JSON Schema (read-only keys may read it) */
+    get: operations["readSchema"];
+    /** Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) */
+    put: operations["setSchema"];
+    /** Remove the collection’s schema */
+    delete: operations["removeSchema"];
+  };
+  "/{ns}/{collection}/_schema/violations": {
+    /** Existing documents that fail the schema, in `_id` order, a bounded page at a time */
+    get: operations["listSchemaViolations"];
+  };
+  "/{ns}/{collection}/_openapi": {
+    /** The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields */
+    get: operations["collectionOpenApiDocument"];
+  };
+  "/{ns}/{collection}/_trash": {
+    /** Deleted documents still in the trash, newest deletion first */
+    get: operations["listTrash"];
+  };
+  "/{ns}/{collection}/_trash/{id}": {
+    /** A trashed document’s last version and its history */
+    get: operations["readTrashed"];
+    /** Erase a trashed document and its history for good, now */
+    delete: operations["eraseTrashed"];
+  };
+  "/{ns}/{collection}/_trash/{id}/restore": {
+    /** Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again */
+    post: operations["restoreTrashed"];
+  };
+  "/{ns}/{collection}/_webhooks": {
+    /** The collection’s webhooks */
+    get: operations["listWebhooks"];
+    /** Register a webhook (the only answer besides rotate-secret that shows the secret) */
+    post: operations["registerWebhook"];
+  };
+  "/{ns}/{collection}/_webhooks/{id}": {
+    /** A webhook and its last deliveries, newest first */
+    get: operations["readWebhook"];
+    /** Delete a webhook */
+    delete: operations["deleteWebhook"];
+    /** Change url, events, description or status (`active` re-enables and resets the failure count) */
+    patch: operations["updateWebhook"];
+  };
+  "/{ns}/{collection}/_webhooks/{id}/test": {
+    /** Send one `webhook.test` delivery now and answer with its record */
+    post: operations["testWebhook"];
+  };
+  "/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
+    /** Replace the signing secret; the new one is shown once */
+    post: operations["rotateWebhookSecret"];
+  };
+  "/{ns}/{collection}/_import": {
+    /** Import documents from a JSON array, CSV (header row) or NDJSON body */
+    post: operations["importDocuments"];
+  };
+  "/{ns}/{collection}/_export": {
+    /** Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort */
+    get: operations["exportDocuments"];
+  };
+  "/{ns}/{collection}/_bulk": {
+    /** Several document operations, each alone and in order */
+    post: operations["bulkDocuments"];
+  };
+  "/{ns}/{collection}/_stream": {
+    /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+    get: operations["streamChanges"];
+  };
+  "/dashboard": {
+    /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
+    get: operations["dashboardPage"];
+  };
+  "/dashboard/{file}": {
+    /** A file of the dashboard */
+    get: operations["dashboardFile"];
+  };
+  "/dashboard/{folder}/{file}": {
+    /** A file of the dashboard in a folder */
+    get: operations["dashboardFolderFile"];
   };
   "/api/data/{env}/{ns}/{collection}": {
     /**
      * List and query documents (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated fields, `-` for descending; at most 5. */
-          sort?: string;
-          /** @description Page size, default 20; at most the plan’s maximum. */
-          limit?: string;
-          /** @description Documents to skip; at most the plan’s maximum. */
-          offset?: string;
-          /** @description Comma-separated fields to return (`_id` always); at most 50. */
-          select?: string;
-          /** @description `true`: answer `{count}` only. */
-          count?: "true" | "false";
-          /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
-          after?: string;
-          /** @description `true`: answer how the store runs the page query (read-write keys only). */
-          explain?: "true" | "false";
-          /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
-          total?: "exact" | "estimate" | "none";
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["DocumentList"] | components["schemas"]["Count"] | components["schemas"]["QueryPlan"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["listDocumentsBySession"];
     /**
      * Create a document (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"];
-        };
-      };
-      responses: {
-        /** @description Created */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    post: operations["createDocumentBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/{id}": {
     /**
      * Read a document (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description The document */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["readDocumentBySession"];
     /**
      * Replace a document (creates it when missing: 201) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    put: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"];
-        };
-      };
-      responses: {
-        /** @description Replaced */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        /** @description Created */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        412: components["responses"]["KeyedError412"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    put: operations["replaceDocumentBySession"];
     /**
      * Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    delete: {
-      parameters: {
-        query?: {
-          /** @description `true`: erase the document and every version now, no trash. */
-          purge?: "true" | "false";
-        };
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        412: components["responses"]["KeyedError412"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    delete: operations["deleteDocumentBySession"];
     /**
      * Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    patch: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/merge-patch+json": components["schemas"]["DocumentBody"];
-          "application/json-patch+json": ({
-              /** @enum {string} */
-              op: "add" | "remove" | "replace" | "move" | "copy" | "test";
-              path: string;
-              from?: string;
-              value?: unknown;
-            })[];
-        };
-      };
-      responses: {
-        /** @description Patched */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        409: components["responses"]["KeyedError409"];
-        412: components["responses"]["KeyedError412"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    patch: operations["patchDocumentBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/{id}/versions": {
     /**
      * A document’s history, newest first (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Versions */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              versions: components["schemas"]["VersionRecord"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["listVersionsBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/{id}/versions/diff": {
     /**
      * What changed between two versions (Pro and Team) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        query: {
-          from: string;
-          to: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Changes to user fields */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["VersionDiff"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["diffVersionsBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/{id}/versions/{version}": {
     /**
      * The document as it was at a version (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-          version: string;
-        };
-      };
-      responses: {
-        /** @description That version */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["readVersionBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/{id}/versions/{version}/restore": {
     /**
      * Restore a version as a new version (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    post: {
-      parameters: {
-        header?: {
-          /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
-          "If-Match"?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-          version: string;
-        };
-      };
-      responses: {
-        /** @description The new document version */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-            "X-Document-Version": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        412: components["responses"]["KeyedError412"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    post: operations["restoreVersionBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_indexes": {
     /**
      * The collection’s declared indexes and their state (read-only keys may list) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Indexes */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              data: components["schemas"]["Index"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["listIndexesBySession"];
     /**
      * Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            fields: ({
-                /** @description Field path, dot notation for nested fields. */
-                path: string;
-                /**
-                 * @description 1 ascending (default), -1 descending.
-                 * @default 1
-                 */
-                order?: 1 | -1;
-              })[];
-            /** @default false */
-            unique?: boolean;
-            /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
-            name?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Built (or failed: see `state`) */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Index"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    post: operations["createIndexBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_indexes/{name}": {
     /**
      * Drop a declared index (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    delete: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Index name. */
-          name: string;
-        };
-      };
-      responses: {
-        /** @description Dropped */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_webhooks": {
-    /**
-     * The collection’s webhooks (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Webhooks */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              webhooks: components["schemas"]["Webhook"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /**
-     * Register a webhook (the only answer besides rotate-secret that shows the secret) (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url: string;
-            events: ("document.created" | "document.updated" | "document.deleted")[];
-            /** @default */
-            description?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Registered */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookWithSecret"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}": {
-    /**
-     * A webhook and its last deliveries, newest first (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              id: string;
-              project: string;
-              /** @enum {string} */
-              env: "live" | "test";
-              collection: string;
-              url: string;
-              events: string[];
-              description: string;
-              /** @enum {string} */
-              status: "active" | "disabled";
-              consecutiveFailures: number;
-              createdAt: string;
-              updatedAt: string;
-              deliveries: components["schemas"]["Delivery"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /**
-     * Delete a webhook (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    delete: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-    /**
-     * Change url, events, description or status (`active` re-enables and resets the failure count) (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    patch: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            url?: string;
-            events?: ("document.created" | "document.updated" | "document.deleted")[];
-            description?: string;
-            /** @enum {string} */
-            status?: "active" | "disabled";
-          };
-        };
-      };
-      responses: {
-        /** @description The webhook */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Webhook"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/test": {
-    /**
-     * Send one `webhook.test` delivery now and answer with its record (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The delivery */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["Delivery"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
-    /**
-     * Replace the signing secret; the new one is shown once (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          /** @description Webhook id (`wh_...`). */
-          id: string;
-        };
-      };
-      responses: {
-        /** @description The webhook with its new secret */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["WebhookWithSecret"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_import": {
-    /**
-     * Import documents from a JSON array, CSV (header row) or NDJSON body (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    post: {
-      parameters: {
-        query?: {
-          /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
-          onConflict?: "fail" | "skip" | "overwrite";
-          /** @description Top-level field holding the document id; default `_id`. */
-          idField?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": components["schemas"]["DocumentBody"][];
-          "text/csv": string;
-          "application/x-ndjson": string;
-        };
-      };
-      responses: {
-        /** @description What was imported, skipped and refused (per record) */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            "X-Import-Max-Documents": number;
-            "X-Import-Max-Bytes": number;
-          };
-          content: {
-            "application/json": components["schemas"]["ImportResult"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-        503: components["responses"]["KeyedError503"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_export": {
-    /**
-     * Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated fields, `-` for descending; at most 5. */
-          sort?: string;
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-          /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
-          formulaEscape?: "true" | "false";
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description The documents; `Content-Disposition` names a file */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            "Content-Disposition": string;
-            "X-Total-Count": number;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"][];
-            "text/csv": string;
-            "application/x-ndjson": string;
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        406: components["responses"]["KeyedError406"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_bulk": {
-    /**
-     * Several document operations, each alone and in order (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            operations: ({
-                /** @enum {string} */
-                method: "POST" | "PUT" | "PATCH" | "DELETE";
-                id?: string;
-                body?: unknown;
-              })[];
-          };
-        };
-      };
-      responses: {
-        /** @description One result per operation, in order; every successful one is on disk when this answers */
-        207: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["BulkResult"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
-  };
-  "/api/data/{env}/{ns}/{collection}/_stream": {
-    /**
-     * The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID (by session)
-     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
-          events?: string;
-          /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
-          filter?: {
-            [key: string]: string | {
-              [key: string]: string;
-            };
-          };
-        };
-        header: {
-          Accept: "text/event-stream";
-          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
-          "Last-Event-ID"?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "text/event-stream": string;
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        406: components["responses"]["KeyedError406"];
-        410: components["responses"]["KeyedError410"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    delete: operations["dropIndexBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_schema": {
     /**
      * The collection’s JSON Schema (read-only keys may read it) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description The schema */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["CollectionSchema"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["readSchemaBySession"];
     /**
      * Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    put: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
-            schema: {
-              [key: string]: unknown;
-            } | boolean;
-            /**
-             * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
-             * @default enforce
-             * @enum {string}
-             */
-            mode?: "enforce" | "warn";
-          };
-        };
-      };
-      responses: {
-        /** @description Set */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["CollectionSchema"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        413: components["responses"]["KeyedError413"];
-        415: components["responses"]["KeyedError415"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    put: operations["setSchemaBySession"];
     /**
      * Remove the collection’s schema (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    delete: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description Removed */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    delete: operations["removeSchemaBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_schema/violations": {
     /**
      * Existing documents that fail the schema, in `_id` order, a bounded page at a time (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Violating documents per page (default 20). */
-          limit?: string;
-          /** @description The `next` of the previous page. */
-          after?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["SchemaViolations"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["listSchemaViolationsBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_openapi": {
     /**
      * The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description OpenAPI 3.1 */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              [key: string]: unknown;
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["collectionOpenApiDocumentBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_trash": {
     /**
      * Deleted documents still in the trash, newest deletion first (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Page size (default 20, plan maximum). */
-          limit?: string;
-          /** @description The `next` of the previous page. */
-          after?: string;
-        };
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-        };
-      };
-      responses: {
-        /** @description A page */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": components["schemas"]["TrashPage"];
-          };
-        };
-        400: components["responses"]["KeyedError400"];
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["listTrashBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_trash/{id}": {
     /**
      * A trashed document’s last version and its history (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    get: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description The entry */
-        200: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: {
-            "application/json": {
-              _id: string;
-              /** Format: date-time */
-              deletedAt: string;
-              /** @description Hint of the key that deleted it. */
-              deletedBy: string;
-              /**
-               * Format: date-time
-               * @description Erased for good from then on.
-               */
-              expiresAt: string;
-              /** @description The `$version` of its last version. */
-              version: number;
-              document: components["schemas"]["Document"];
-              versions: components["schemas"]["VersionRecord"][];
-            };
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    get: operations["readTrashedBySession"];
     /**
      * Erase a trashed document and its history for good, now (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    delete: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Erased */
-        204: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-          };
-          content: never;
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    delete: operations["eraseTrashedBySession"];
   };
   "/api/data/{env}/{ns}/{collection}/_trash/{id}/restore": {
     /**
      * Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again (by session)
      * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
      */
-    post: {
-      parameters: {
-        path: {
-          /** @description The project environment whose data to use. */
-          env: "live" | "test";
-          ns: components["parameters"]["ns"];
-          collection: components["parameters"]["collection"];
-          id: components["parameters"]["documentId"];
-        };
-      };
-      responses: {
-        /** @description Restored */
-        201: {
-          headers: {
-            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-            ETag: components["headers"]["ETag"];
-            /** @description The new `$version`. */
-            "X-Document-Version": string;
-            Location: string;
-          };
-          content: {
-            "application/json": components["schemas"]["Document"];
-          };
-        };
-        401: components["responses"]["KeyedError401"];
-        403: components["responses"]["KeyedError403"];
-        404: components["responses"]["KeyedError404"];
-        409: components["responses"]["KeyedError409"];
-        413: components["responses"]["KeyedError413"];
-        422: components["responses"]["KeyedError422"];
-        429: components["responses"]["KeyedError429"];
-      };
-    };
+    post: operations["restoreTrashedBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks": {
+    /**
+     * The collection’s webhooks (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: operations["listWebhooksBySession"];
+    /**
+     * Register a webhook (the only answer besides rotate-secret that shows the secret) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: operations["registerWebhookBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}": {
+    /**
+     * A webhook and its last deliveries, newest first (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: operations["readWebhookBySession"];
+    /**
+     * Delete a webhook (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    delete: operations["deleteWebhookBySession"];
+    /**
+     * Change url, events, description or status (`active` re-enables and resets the failure count) (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    patch: operations["updateWebhookBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/test": {
+    /**
+     * Send one `webhook.test` delivery now and answer with its record (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: operations["testWebhookBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_webhooks/{id}/rotate-secret": {
+    /**
+     * Replace the signing secret; the new one is shown once (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: operations["rotateWebhookSecretBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_import": {
+    /**
+     * Import documents from a JSON array, CSV (header row) or NDJSON body (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: operations["importDocumentsBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_export": {
+    /**
+     * Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: operations["exportDocumentsBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_bulk": {
+    /**
+     * Several document operations, each alone and in order (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    post: operations["bulkDocumentsBySession"];
+  };
+  "/api/data/{env}/{ns}/{collection}/_stream": {
+    /**
+     * The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID (by session)
+     * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+     */
+    get: operations["streamChangesBySession"];
   };
 }
 
@@ -3168,6 +427,14 @@ export interface components {
     DocumentBody: {
       [key: string]: unknown;
     };
+    /** @description RFC 6902: operations applied in order, all or none. */
+    JsonPatch: ({
+        /** @enum {string} */
+        op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+        path: string;
+        from?: string;
+        value?: unknown;
+      })[];
     __schema0: string | number | boolean | null | components["schemas"]["__schema0"][] | {
       [key: string]: components["schemas"]["__schema0"];
     };
@@ -3219,8 +486,12 @@ export interface components {
       lastUsedAt: string | null;
       rotatedFrom?: string;
     };
+    CollectionInfo: {
+      name: string;
+      documents: number;
+    };
     DocumentList: {
-      data: components["schemas"]["Document"][];
+      data: components["schemas"]["ListedDocument"][];
       meta: {
         /** @description Matching documents; null with `total=none`. */
         total: number | null;
@@ -3234,15 +505,15 @@ export interface components {
         next: string | null;
       };
     };
-    /** @description User fields plus the four managed fields. */
-    Document: {
+    /** @description A document of a list: user fields and the managed fields, except with `select`, which returns `_id` and the selected fields only (a managed field only when selected). */
+    ListedDocument: {
       /** @example doc_01JD3S8W2Q6N0ZJ1T6Q4K7V8XY */
       _id: string;
       /** Format: date-time */
-      $createdAt: string;
+      $createdAt?: string;
       /** Format: date-time */
-      $updatedAt: string;
-      $version: number;
+      $updatedAt?: string;
+      $version?: number;
       [key: string]: unknown;
     };
     Count: {
@@ -3259,6 +530,17 @@ export interface components {
         /** @description The store’s own plan lines. */
         detail: string[];
       };
+    };
+    /** @description User fields plus the four managed fields. */
+    Document: {
+      /** @example doc_01JD3S8W2Q6N0ZJ1T6Q4K7V8XY */
+      _id: string;
+      /** Format: date-time */
+      $createdAt: string;
+      /** Format: date-time */
+      $updatedAt: string;
+      $version: number;
+      [key: string]: unknown;
     };
     VersionRecord: {
       version: number;
@@ -3299,6 +581,59 @@ export interface components {
         message: string;
         ids: string[];
       };
+    };
+    CollectionSchema: {
+      /** @description The JSON Schema (draft 2020-12) as set. */
+      schema: unknown;
+      /** @enum {string} */
+      mode: "enforce" | "warn";
+      /** @description New on every PUT. */
+      revision: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    SchemaViolations: {
+      data: {
+          _id: string;
+          errors: components["schemas"]["SchemaViolation"][];
+        }[];
+      meta: {
+        /** @description Documents read for this page (at most 1000). */
+        scanned: number;
+        hasMore: boolean;
+        /** @description Pass as `after` for the next page. */
+        next: string | null;
+      };
+    };
+    /** @description One error of the validator (Ajv). */
+    SchemaViolation: {
+      instancePath: string;
+      keyword: string;
+      message: string;
+    };
+    TrashPage: {
+      data: components["schemas"]["TrashItem"][];
+      meta: {
+        limit: number;
+        hasMore: boolean;
+        /** @description Pass as `after` for the next page. */
+        next: string | null;
+      };
+    };
+    TrashItem: {
+      _id: string;
+      /** Format: date-time */
+      deletedAt: string;
+      /** @description Hint of the key that deleted it. */
+      deletedBy: string;
+      /**
+       * Format: date-time
+       * @description Erased for good from then on.
+       */
+      expiresAt: string;
+      /** @description The `$version` of its last version. */
+      version: number;
+      document: components["schemas"]["Document"];
     };
     WebhookWithSecret: {
       id: string;
@@ -3381,91 +716,86 @@ export interface components {
         failed: number;
       };
     };
-    CollectionSchema: {
-      /** @description The JSON Schema (draft 2020-12) as set. */
-      schema: unknown;
-      /** @enum {string} */
-      mode: "enforce" | "warn";
-      /** @description New on every PUT. */
-      revision: string;
-      /** Format: date-time */
-      updatedAt: string;
-    };
-    SchemaViolations: {
-      data: {
-          _id: string;
-          errors: components["schemas"]["SchemaViolation"][];
-        }[];
-      meta: {
-        /** @description Documents read for this page (at most 1000). */
-        scanned: number;
-        hasMore: boolean;
-        /** @description Pass as `after` for the next page. */
-        next: string | null;
-      };
-    };
-    /** @description One error of the validator (Ajv). */
-    SchemaViolation: {
-      instancePath: string;
-      keyword: string;
-      message: string;
-    };
-    TrashPage: {
-      data: components["schemas"]["TrashItem"][];
-      meta: {
-        limit: number;
-        hasMore: boolean;
-        /** @description Pass as `after` for the next page. */
-        next: string | null;
-      };
-    };
-    TrashItem: {
-      _id: string;
-      /** Format: date-time */
-      deletedAt: string;
-      /** @description Hint of the key that deleted it. */
-      deletedBy: string;
-      /**
-       * Format: date-time
-       * @description Erased for good from then on.
-       */
-      expiresAt: string;
-      /** @description The `$version` of its last version. */
-      version: number;
-      document: components["schemas"]["Document"];
-    };
-    CollectionInfo: {
-      name: string;
-      documents: number;
-    };
   };
   responses: {
+    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request`, `invalid_schema` */
+    Error400: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `not_acceptable` */
+    Error406: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `internal_error` */
+    Error500: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
     /** @description `unauthorized` */
     Error401: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+      };
       content: {
         "application/json": components["schemas"]["Error"];
       };
     };
     /** @description `not_found` */
     Error404: {
-      content: {
-        "application/json": components["schemas"]["Error"];
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
       };
-    };
-    /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request`, `invalid_schema` */
-    Error400: {
       content: {
         "application/json": components["schemas"]["Error"];
       };
     };
     /** @description `forbidden`, `read_only_key`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
     Error403: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
       content: {
         "application/json": components["schemas"]["Error"];
       };
     };
     /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
     Error409: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `payload_too_large` */
+    Error413: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `unsupported_media_type` */
+    Error415: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
       content: {
         "application/json": components["schemas"]["Error"];
       };
@@ -3476,6 +806,7 @@ export interface components {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
         "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3484,9 +815,8 @@ export interface components {
     /** @description `unauthorized` */
     KeyedError401: {
       headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+        "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3498,61 +828,7 @@ export interface components {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
         "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `rate_limited`, `too_many_streams`, `too_many_imports` */
-    KeyedError429: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
-    KeyedError409: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `payload_too_large` */
-    KeyedError413: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `unsupported_media_type` */
-    KeyedError415: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `schema_violation` */
-    KeyedError422: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3561,31 +837,10 @@ export interface components {
     /** @description `not_found` */
     KeyedError404: {
       headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `version_mismatch` */
-    KeyedError412: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-      };
-      content: {
-        "application/json": components["schemas"]["Error"];
-      };
-    };
-    /** @description `shutting_down`, `import_interrupted` */
-    KeyedError503: {
-      headers: {
-        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfKeyed"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfKeyed"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitResetIfKeyed"];
+        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3597,6 +852,104 @@ export interface components {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
         "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `rate_limited`, `too_many_streams`, `too_many_imports` */
+    KeyedError429: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "Retry-After": components["headers"]["RetryAfter"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `internal_error` */
+    KeyedError500: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimitIfKeyed"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemainingIfKeyed"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitResetIfKeyed"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `conflict`, `patch_failed`, `unique_violation`, `write_conflict` */
+    KeyedError409: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `payload_too_large` */
+    KeyedError413: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `unsupported_media_type` */
+    KeyedError415: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `schema_violation` */
+    KeyedError422: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `version_mismatch` */
+    KeyedError412: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
+    /** @description `shutting_down`, `import_interrupted` */
+    KeyedError503: {
+      headers: {
+        "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+        "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+        "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3608,6 +961,7 @@ export interface components {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
         "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
         "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -3624,13 +978,23 @@ export interface components {
   };
   requestBodies: never;
   headers: {
+    /** @description The request’s id, as in the server log; echoes a valid `X-Request-Id` the client sent. */
+    RequestId: string;
+    /** @description `Bearer`: the credential to send. */
+    WWWAuthenticate: string;
     /** @description Requests per window (the plan’s per-second rate). */
     RateLimitLimit: number;
     RateLimitRemaining: number;
     /** @description Unix epoch seconds at which the window ends. */
     RateLimitReset: number;
-    /** @description The document’s `$version`, quoted: `"3"`. */
+    RateLimitLimitIfKeyed: number;
+    RateLimitRemainingIfKeyed: number;
+    RateLimitResetIfKeyed: number;
+    /** @description Seconds to wait before retrying. */
+    RetryAfter: string;
     ETag: string;
+    /** @description The path of the resource created. */
+    Location: string;
   };
   pathItems: never;
 }
@@ -3639,4 +1003,3605 @@ export type $defs = Record<string, never>;
 
 export type external = Record<string, never>;
 
-export type operations = Record<string, never>;
+export interface operations {
+
+  /** Health: 200 while the store answers */
+  health: {
+    responses: {
+      /** @description Healthy */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "ok";
+            /** @description The store kind: `embedded` or `mongodb`. */
+            store: string;
+            /** @description This instance’s change streams. */
+            streams: {
+              /** @description Change streams open in this instance. */
+              open: number;
+              /** @description Change sources they share (0 or 1). */
+              changeSources: number;
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+      /** @description The store does not answer */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "unavailable";
+            /** @description The store kind: `embedded` or `mongodb`. */
+            store: string;
+          };
+        };
+      };
+    };
+  };
+  /** Readiness: 200 only when started, not stopping, the store answers and background jobs run */
+  ready: {
+    responses: {
+      /** @description Ready to take traffic */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ready" | "unavailable";
+            /** @enum {string} */
+            phase: "starting" | "running" | "stopping";
+            checks: {
+              store: boolean;
+              jobs: boolean;
+              webhookDispatcher: boolean;
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+      /** @description Starting, stopping, or a part is down (see `checks`) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ready" | "unavailable";
+            /** @enum {string} */
+            phase: "starting" | "running" | "stopping";
+            checks: {
+              store: boolean;
+              jobs: boolean;
+              webhookDispatcher: boolean;
+            };
+          };
+        };
+      };
+    };
+  };
+  /** Prometheus metrics (when `metrics.enabled`; the metrics token, never an API key) */
+  metrics: {
+    responses: {
+      /** @description Prometheus text exposition format */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "Cache-Control": "no-store";
+        };
+        content: {
+          "text/plain": string;
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** This document */
+  openApiDocument: {
+    responses: {
+      /** @description OpenAPI 3.1 */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** The API reference page */
+  referencePage: {
+    responses: {
+      /** @description HTML */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Files of the reference page */
+  referenceAsset: {
+    parameters: {
+      path: {
+        /** @description A file name. */
+        file: string;
+      };
+    };
+    responses: {
+      /** @description A file */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "Cache-Control": string;
+        };
+        content: {
+          "text/css": string;
+          "text/javascript": string;
+          "image/png": string;
+        };
+      };
+      400: components["responses"]["Error400"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Create an account (when signup is open) */
+  signup: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created; sets the session cookie */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `folio_session=...; HttpOnly; SameSite=Lax` */
+          "Set-Cookie": string;
+        };
+        content: {
+          "application/json": {
+            account: components["schemas"]["Account"];
+            token: string;
+            csrfToken: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      409: components["responses"]["Error409"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Log in; sets the session cookie */
+  login: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Logged in */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `folio_session=...; HttpOnly; SameSite=Lax` */
+          "Set-Cookie": string;
+        };
+        content: {
+          "application/json": {
+            token: string;
+            csrfToken: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      406: components["responses"]["Error406"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** The signed-in account and the CSRF token cookie-authenticated writes must send */
+  readSession: {
+    responses: {
+      /** @description The session */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            account: components["schemas"]["Account"];
+            csrfToken: string;
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** End the session */
+  logout: {
+    responses: {
+      /** @description Logged out */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** The account */
+  readAccount: {
+    responses: {
+      /** @description The account */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Account"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Change the plan (free in the pre-release phase) */
+  changePlan: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          plan: "free" | "pro" | "team";
+        };
+      };
+    };
+    responses: {
+      /** @description The account */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Account"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** The account’s projects */
+  listProjects: {
+    responses: {
+      /** @description Projects */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            projects: components["schemas"]["Project"][];
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Create a project */
+  createProject: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Project"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      406: components["responses"]["Error406"];
+      409: components["responses"]["Error409"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Project settings: allowed browser origins, automatic indexes */
+  updateProject: {
+    parameters: {
+      path: {
+        /** @description Project id (`prj_...`). */
+        projectId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          allowedOrigins?: string[] | null;
+          /** @description Automatic indexes for the project's collections: true, false, or null for the server's default. */
+          autoIndexes?: boolean | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The project */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Project"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** A project’s keys, newest first */
+  listKeys: {
+    parameters: {
+      query: {
+        project: string;
+      };
+    };
+    responses: {
+      /** @description Keys */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            keys: components["schemas"]["ApiKey"][];
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Create an API key (the raw key is shown once) */
+  createKey: {
+    requestBody: {
+      content: {
+        "application/json": {
+          project: string;
+          name: string;
+          /** @enum {string} */
+          env: "live" | "test";
+          /**
+           * @default read-write
+           * @enum {string}
+           */
+          scope?: "read-write" | "read-only";
+          /** @default {} */
+          config?: {
+            [key: string]: components["schemas"]["__schema0"];
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyWithSecret"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Revoke a key */
+  revokeKey: {
+    parameters: {
+      path: {
+        /** @description Key id (`key_...`). */
+        keyId: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Rotate a key: the old secret stops working at once */
+  rotateKey: {
+    parameters: {
+      path: {
+        /** @description Key id (`key_...`). */
+        keyId: string;
+      };
+    };
+    responses: {
+      /** @description The new key */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyWithSecret"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** Every plan and its limits, as configured (no session needed) */
+  listPlans: {
+    responses: {
+      /** @description Plans */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            plans: {
+              free: {
+                requestsPerSecond: number;
+                activeKeys: number;
+                maxFilters: number;
+                maxPageSize: number;
+                maxOffset: number;
+                maxBulkOperations: number;
+                maxImportBytes: number;
+                maxImportDocuments: number;
+                maxExportDocuments: number;
+                webhookRetries: number;
+                changeStreams: boolean;
+                versionDiff: boolean;
+                storedVersions: number;
+                maxWebhooks: number;
+                maxIndexes: number;
+                trashRetentionDays: number;
+                schemaChangesPerMinute: number;
+              };
+              pro: {
+                requestsPerSecond: number;
+                activeKeys: number;
+                maxFilters: number;
+                maxPageSize: number;
+                maxOffset: number;
+                maxBulkOperations: number;
+                maxImportBytes: number;
+                maxImportDocuments: number;
+                maxExportDocuments: number;
+                webhookRetries: number;
+                changeStreams: boolean;
+                versionDiff: boolean;
+                storedVersions: number;
+                maxWebhooks: number;
+                maxIndexes: number;
+                trashRetentionDays: number;
+                schemaChangesPerMinute: number;
+              };
+              team: {
+                requestsPerSecond: number;
+                activeKeys: number;
+                maxFilters: number;
+                maxPageSize: number;
+                maxOffset: number;
+                maxBulkOperations: number;
+                maxImportBytes: number;
+                maxImportDocuments: number;
+                maxExportDocuments: number;
+                webhookRetries: number;
+                changeStreams: boolean;
+                versionDiff: boolean;
+                storedVersions: number;
+                maxWebhooks: number;
+                maxIndexes: number;
+                trashRetentionDays: number;
+                schemaChangesPerMinute: number;
+              };
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** The collections of a project environment that hold documents, with their counts */
+  listCollections: {
+    parameters: {
+      query: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+      };
+      path: {
+        /** @description Project id (`prj_...`). */
+        projectId: string;
+      };
+    };
+    responses: {
+      /** @description Collections by name */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /**
+             * @description The project environment whose data to use.
+             * @enum {string}
+             */
+            env: "live" | "test";
+            collections: components["schemas"]["CollectionInfo"][];
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /**
+   * List and query documents
+   * @description A page of documents. With `count=true` the answer is `{count}` (Count) and with `explain=true` `{plan}` (QueryPlan) instead; the typed client has `count()` and `explain()` for them, so its list answer is always a DocumentList.
+   */
+  listDocuments: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated fields, `-` for descending; at most 5. */
+        sort?: string;
+        /** @description Page size, default 20; at most the plan’s maximum. */
+        limit?: number;
+        /** @description Documents to skip; at most the plan’s maximum. */
+        offset?: number;
+        /** @description Comma-separated fields to return (`_id` always); at most 50. */
+        select?: string;
+        /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
+        after?: string;
+        /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
+        total?: "exact" | "estimate" | "none";
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DocumentList"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Create a document */
+  createDocument: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Read a document */
+  readDocument: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description The document */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Replace a document (creates it when missing: 201) */
+  replaceDocument: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"];
+      };
+    };
+    responses: {
+      /** @description Replaced */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once */
+  deleteDocument: {
+    parameters: {
+      query?: {
+        /** @description `true`: erase the document and every version now, no trash. */
+        purge?: "true" | "false";
+      };
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      412: components["responses"]["KeyedError412"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch */
+  patchDocument: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/merge-patch+json": components["schemas"]["DocumentBody"];
+        "application/json-patch+json": components["schemas"]["JsonPatch"];
+      };
+    };
+    responses: {
+      /** @description Patched */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** A document’s history, newest first */
+  listVersions: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Versions */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            versions: components["schemas"]["VersionRecord"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** What changed between two versions (Pro and Team) */
+  diffVersions: {
+    parameters: {
+      query: {
+        /** @description A version number (`$version`). */
+        from: number;
+        /** @description A version number (`$version`). */
+        to: number;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Changes to user fields */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["VersionDiff"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The document as it was at a version */
+  readVersion: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+        /** @description A version number (`$version`). */
+        version: number;
+      };
+    };
+    responses: {
+      /** @description That version */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Restore a version as a new version */
+  restoreVersion: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+        /** @description A version number (`$version`). */
+        version: number;
+      };
+    };
+    responses: {
+      /** @description The new document version */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          /** @description The new `$version`. */
+          "X-Document-Version": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The collection’s declared indexes and their state (read-only keys may list) */
+  listIndexes: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Indexes */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Index"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) */
+  createIndex: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          fields: ({
+              /** @description Field path, dot notation for nested fields. */
+              path: string;
+              /**
+               * @description 1 ascending (default), -1 descending.
+               * @default 1
+               */
+              order?: 1 | -1;
+            })[];
+          /** @default false */
+          unique?: boolean;
+          /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Built (or failed: see `state`) */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["Index"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Drop a declared index */
+  dropIndex: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Index name. */
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Dropped */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The collection’s JSON Schema (read-only keys may read it) */
+  readSchema: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description The schema */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CollectionSchema"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) */
+  setSchema: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
+          schema: {
+            [key: string]: unknown;
+          } | boolean;
+          /**
+           * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
+           * @default enforce
+           * @enum {string}
+           */
+          mode?: "enforce" | "warn";
+        };
+      };
+    };
+    responses: {
+      /** @description Set */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CollectionSchema"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Remove the collection’s schema */
+  removeSchema: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Existing documents that fail the schema, in `_id` order, a bounded page at a time */
+  listSchemaViolations: {
+    parameters: {
+      query?: {
+        /** @description Violating documents per page (default 20). */
+        limit?: number;
+        /** @description The `next` of the previous page. */
+        after?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SchemaViolations"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields */
+  collectionOpenApiDocument: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description OpenAPI 3.1 */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Deleted documents still in the trash, newest deletion first */
+  listTrash: {
+    parameters: {
+      query?: {
+        /** @description Page size (default 20, plan maximum). */
+        limit?: number;
+        /** @description The `next` of the previous page. */
+        after?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["TrashPage"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** A trashed document’s last version and its history */
+  readTrashed: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description The entry */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            _id: string;
+            /** Format: date-time */
+            deletedAt: string;
+            /** @description Hint of the key that deleted it. */
+            deletedBy: string;
+            /**
+             * Format: date-time
+             * @description Erased for good from then on.
+             */
+            expiresAt: string;
+            /** @description The `$version` of its last version. */
+            version: number;
+            document: components["schemas"]["Document"];
+            versions: components["schemas"]["VersionRecord"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Erase a trashed document and its history for good, now */
+  eraseTrashed: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Erased */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again */
+  restoreTrashed: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Restored */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          Location: components["headers"]["Location"];
+          /** @description The new `$version`. */
+          "X-Document-Version": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The collection’s webhooks */
+  listWebhooks: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Webhooks */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            webhooks: components["schemas"]["Webhook"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Register a webhook (the only answer besides rotate-secret that shows the secret) */
+  registerWebhook: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          url: string;
+          events: ("document.created" | "document.updated" | "document.deleted")[];
+          /** @default */
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Registered */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookWithSecret"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** A webhook and its last deliveries, newest first */
+  readWebhook: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            id: string;
+            project: string;
+            /** @enum {string} */
+            env: "live" | "test";
+            collection: string;
+            url: string;
+            events: string[];
+            description: string;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            consecutiveFailures: number;
+            createdAt: string;
+            updatedAt: string;
+            deliveries: components["schemas"]["Delivery"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Delete a webhook */
+  deleteWebhook: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Change url, events, description or status (`active` re-enables and resets the failure count) */
+  updateWebhook: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          url?: string;
+          events?: ("document.created" | "document.updated" | "document.deleted")[];
+          description?: string;
+          /** @enum {string} */
+          status?: "active" | "disabled";
+        };
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Send one `webhook.test` delivery now and answer with its record */
+  testWebhook: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Replace the signing secret; the new one is shown once */
+  rotateWebhookSecret: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The webhook with its new secret */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookWithSecret"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Import documents from a JSON array, CSV (header row) or NDJSON body */
+  importDocuments: {
+    parameters: {
+      query?: {
+        /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
+        onConflict?: "fail" | "skip" | "overwrite";
+        /** @description Top-level field holding the document id; default `_id`. */
+        idField?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"][];
+        "text/csv": string;
+        "application/x-ndjson": string;
+        "application/ndjson": string;
+        "application/jsonl": string;
+      };
+    };
+    responses: {
+      /** @description What was imported, skipped and refused (per record) */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Records one import of this key’s plan takes. */
+          "X-Import-Max-Documents": number;
+          /** @description Bytes one import body of this key’s plan takes. */
+          "X-Import-Max-Bytes": number;
+        };
+        content: {
+          "application/json": components["schemas"]["ImportResult"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+      503: components["responses"]["KeyedError503"];
+    };
+  };
+  /** Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort */
+  exportDocuments: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated fields, `-` for descending; at most 5. */
+        sort?: string;
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+        /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+        formulaEscape?: "true" | "false";
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description The documents; `Content-Disposition` names a file */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `attachment; filename="..."` */
+          "Content-Disposition": string;
+          /** @description Documents in the export. */
+          "X-Total-Count": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"][];
+          "text/csv": string;
+          "application/x-ndjson": string;
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** Several document operations, each alone and in order */
+  bulkDocuments: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          operations: ({
+              /** @enum {string} */
+              method: "POST" | "PUT" | "PATCH" | "DELETE";
+              id?: string;
+              body?: unknown;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description One result per operation, in order; every successful one is on disk when this answers */
+      207: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["BulkResult"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
+  streamChanges: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+        events?: string;
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+      };
+      header: {
+        Accept: "text/event-stream";
+        /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+        "Last-Event-ID"?: string;
+      };
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+          /** @description Proxies such as nginx must not buffer it. */
+          "X-Accel-Buffering": "no";
+          /** @description The connection ends with the stream. */
+          Connection: "close";
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      410: components["responses"]["KeyedError410"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+      503: components["responses"]["KeyedError503"];
+    };
+  };
+  /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
+  dashboardPage: {
+    responses: {
+      /** @description The page (`/dashboard/`) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Not modified (`/dashboard/`) */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: never;
+      };
+      /** @description To /dashboard/ */
+      308: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          Location: "/dashboard/";
+        };
+        content: {
+          "text/html": string;
+          "text/plain": string;
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** A file of the dashboard */
+  dashboardFile: {
+    parameters: {
+      path: {
+        /** @description A file name. */
+        file: string;
+      };
+    };
+    responses: {
+      /** @description The file (ETag; `Cache-Control: no-cache`) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: {
+          "text/html": string;
+          "text/javascript": string;
+          "text/css": string;
+          "image/svg+xml": string;
+          "image/png": string;
+        };
+      };
+      /** @description Not modified */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: never;
+      };
+      400: components["responses"]["Error400"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /** A file of the dashboard in a folder */
+  dashboardFolderFile: {
+    parameters: {
+      path: {
+        /** @description A file name. */
+        file: string;
+        /** @description A folder name. */
+        folder: string;
+      };
+    };
+    responses: {
+      /** @description The file (ETag; `Cache-Control: no-cache`) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: {
+          "text/html": string;
+          "text/javascript": string;
+          "text/css": string;
+          "image/svg+xml": string;
+          "image/png": string;
+        };
+      };
+      /** @description Not modified */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          "Cache-Control": "no-cache";
+          "X-Content-Type-Options": "nosniff";
+          /** @description On pages: a strict policy. */
+          "Content-Security-Policy"?: string;
+          /** @description On pages. */
+          "X-Frame-Options"?: "DENY";
+          /** @description On pages. */
+          "Referrer-Policy"?: "same-origin";
+        };
+        content: never;
+      };
+      400: components["responses"]["Error400"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /**
+   * List and query documents (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listDocumentsBySession: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated fields, `-` for descending; at most 5. */
+        sort?: string;
+        /** @description Page size, default 20; at most the plan’s maximum. */
+        limit?: number;
+        /** @description Documents to skip; at most the plan’s maximum. */
+        offset?: number;
+        /** @description Comma-separated fields to return (`_id` always); at most 50. */
+        select?: string;
+        /** @description Cursor from `meta.next`: the page after that row, in the same sort. Not with `offset`. */
+        after?: string;
+        /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
+        total?: "exact" | "estimate" | "none";
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true` */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DocumentList"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Create a document (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  createDocumentBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Read a document (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  readDocumentBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description The document */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Replace a document (creates it when missing: 201) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  replaceDocumentBySession: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"];
+      };
+    };
+    responses: {
+      /** @description Replaced */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Delete a document: it moves to the collection’s trash with its history (plan retention); `purge=true` erases it for good at once (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  deleteDocumentBySession: {
+    parameters: {
+      query?: {
+        /** @description `true`: erase the document and every version now, no trash. */
+        purge?: "true" | "false";
+      };
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      412: components["responses"]["KeyedError412"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Patch a document: RFC 7396 merge patch or RFC 6902 JSON patch (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  patchDocumentBySession: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/merge-patch+json": components["schemas"]["DocumentBody"];
+        "application/json-patch+json": components["schemas"]["JsonPatch"];
+      };
+    };
+    responses: {
+      /** @description Patched */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * A document’s history, newest first (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listVersionsBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Versions */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            versions: components["schemas"]["VersionRecord"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * What changed between two versions (Pro and Team) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  diffVersionsBySession: {
+    parameters: {
+      query: {
+        /** @description A version number (`$version`). */
+        from: number;
+        /** @description A version number (`$version`). */
+        to: number;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Changes to user fields */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["VersionDiff"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The document as it was at a version (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  readVersionBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+        /** @description A version number (`$version`). */
+        version: number;
+      };
+    };
+    responses: {
+      /** @description That version */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Restore a version as a new version (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  restoreVersionBySession: {
+    parameters: {
+      header?: {
+        /** @description `"<$version>"` (or `*`): write only if it is current; 412 otherwise. */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+        /** @description A version number (`$version`). */
+        version: number;
+      };
+    };
+    responses: {
+      /** @description The new document version */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          /** @description The new `$version`. */
+          "X-Document-Version": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      412: components["responses"]["KeyedError412"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The collection’s declared indexes and their state (read-only keys may list) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listIndexesBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Indexes */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Index"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  createIndexBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          fields: ({
+              /** @description Field path, dot notation for nested fields. */
+              path: string;
+              /**
+               * @description 1 ascending (default), -1 descending.
+               * @default 1
+               */
+              order?: 1 | -1;
+            })[];
+          /** @default false */
+          unique?: boolean;
+          /** @description Default: the fields and orders joined by `_`, e.g. `age_1`. */
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Built (or failed: see `state`) */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["Index"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Drop a declared index (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  dropIndexBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Index name. */
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Dropped */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The collection’s JSON Schema (read-only keys may read it) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  readSchemaBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description The schema */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CollectionSchema"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  setSchemaBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A JSON Schema (draft 2020-12) for the user fields of every document. */
+          schema: {
+            [key: string]: unknown;
+          } | boolean;
+          /**
+           * @description `enforce` refuses violating writes (422); `warn` logs and counts them.
+           * @default enforce
+           * @enum {string}
+           */
+          mode?: "enforce" | "warn";
+        };
+      };
+    };
+    responses: {
+      /** @description Set */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CollectionSchema"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Remove the collection’s schema (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  removeSchemaBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Existing documents that fail the schema, in `_id` order, a bounded page at a time (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listSchemaViolationsBySession: {
+    parameters: {
+      query?: {
+        /** @description Violating documents per page (default 20). */
+        limit?: number;
+        /** @description The `next` of the previous page. */
+        after?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SchemaViolations"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  collectionOpenApiDocumentBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description OpenAPI 3.1 */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            [key: string]: unknown;
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Deleted documents still in the trash, newest deletion first (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listTrashBySession: {
+    parameters: {
+      query?: {
+        /** @description Page size (default 20, plan maximum). */
+        limit?: number;
+        /** @description The `next` of the previous page. */
+        after?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["TrashPage"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * A trashed document’s last version and its history (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  readTrashedBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description The entry */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            _id: string;
+            /** Format: date-time */
+            deletedAt: string;
+            /** @description Hint of the key that deleted it. */
+            deletedBy: string;
+            /**
+             * Format: date-time
+             * @description Erased for good from then on.
+             */
+            expiresAt: string;
+            /** @description The `$version` of its last version. */
+            version: number;
+            document: components["schemas"]["Document"];
+            versions: components["schemas"]["VersionRecord"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Erase a trashed document and its history for good, now (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  eraseTrashedBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Erased */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  restoreTrashedBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        id: components["parameters"]["documentId"];
+      };
+    };
+    responses: {
+      /** @description Restored */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          ETag: components["headers"]["ETag"];
+          Location: components["headers"]["Location"];
+          /** @description The new `$version`. */
+          "X-Document-Version": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      422: components["responses"]["KeyedError422"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The collection’s webhooks (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  listWebhooksBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Webhooks */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            webhooks: components["schemas"]["Webhook"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Register a webhook (the only answer besides rotate-secret that shows the secret) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  registerWebhookBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          url: string;
+          events: ("document.created" | "document.updated" | "document.deleted")[];
+          /** @default */
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Registered */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          Location: components["headers"]["Location"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookWithSecret"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * A webhook and its last deliveries, newest first (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  readWebhookBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            id: string;
+            project: string;
+            /** @enum {string} */
+            env: "live" | "test";
+            collection: string;
+            url: string;
+            events: string[];
+            description: string;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            consecutiveFailures: number;
+            createdAt: string;
+            updatedAt: string;
+            deliveries: components["schemas"]["Delivery"][];
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Delete a webhook (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  deleteWebhookBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Change url, events, description or status (`active` re-enables and resets the failure count) (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  updateWebhookBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          url?: string;
+          events?: ("document.created" | "document.updated" | "document.deleted")[];
+          description?: string;
+          /** @enum {string} */
+          status?: "active" | "disabled";
+        };
+      };
+    };
+    responses: {
+      /** @description The webhook */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Send one `webhook.test` delivery now and answer with its record (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  testWebhookBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Replace the signing secret; the new one is shown once (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  rotateWebhookSecretBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+        /** @description Webhook id (`wh_...`). */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The webhook with its new secret */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookWithSecret"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Import documents from a JSON array, CSV (header row) or NDJSON body (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  importDocumentsBySession: {
+    parameters: {
+      query?: {
+        /** @description What to do with a record whose id exists: `fail` (default, 409, nothing written), `skip`, `overwrite`. */
+        onConflict?: "fail" | "skip" | "overwrite";
+        /** @description Top-level field holding the document id; default `_id`. */
+        idField?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DocumentBody"][];
+        "text/csv": string;
+        "application/x-ndjson": string;
+        "application/ndjson": string;
+        "application/jsonl": string;
+      };
+    };
+    responses: {
+      /** @description What was imported, skipped and refused (per record) */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Records one import of this key’s plan takes. */
+          "X-Import-Max-Documents": number;
+          /** @description Bytes one import body of this key’s plan takes. */
+          "X-Import-Max-Bytes": number;
+        };
+        content: {
+          "application/json": components["schemas"]["ImportResult"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      409: components["responses"]["KeyedError409"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+      503: components["responses"]["KeyedError503"];
+    };
+  };
+  /**
+   * Export documents as JSON, CSV or NDJSON (by Accept), streamed; the listing’s filters and sort (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  exportDocumentsBySession: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated fields, `-` for descending; at most 5. */
+        sort?: string;
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+        /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
+        formulaEscape?: "true" | "false";
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description The documents; `Content-Disposition` names a file */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `attachment; filename="..."` */
+          "Content-Disposition": string;
+          /** @description Documents in the export. */
+          "X-Total-Count": number;
+        };
+        content: {
+          "application/json": components["schemas"]["Document"][];
+          "text/csv": string;
+          "application/x-ndjson": string;
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * Several document operations, each alone and in order (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  bulkDocumentsBySession: {
+    parameters: {
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          operations: ({
+              /** @enum {string} */
+              method: "POST" | "PUT" | "PATCH" | "DELETE";
+              id?: string;
+              body?: unknown;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description One result per operation, in order; every successful one is on disk when this answers */
+      207: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["BulkResult"];
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      413: components["responses"]["KeyedError413"];
+      415: components["responses"]["KeyedError415"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+    };
+  };
+  /**
+   * The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID (by session)
+   * @description The data route of the same path after `/api/data/{env}`, authenticated by the project owner’s session instead of an API key; with the cookie, writes need `X-CSRF-Token`. Counted against the plan’s rate limit per account.
+   */
+  streamChangesBySession: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+        events?: string;
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        filter?: {
+          [key: string]: (string | number | boolean) | ({
+            [key: string]: string | number | boolean;
+          });
+        };
+      };
+      header: {
+        Accept: "text/event-stream";
+        /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+        "Last-Event-ID"?: string;
+      };
+      path: {
+        /** @description The project environment whose data to use. */
+        env: "live" | "test";
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+      200: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+          /** @description Proxies such as nginx must not buffer it. */
+          "X-Accel-Buffering": "no";
+          /** @description The connection ends with the stream. */
+          Connection: "close";
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["KeyedError406"];
+      410: components["responses"]["KeyedError410"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
+      503: components["responses"]["KeyedError503"];
+    };
+  };
+}

@@ -28,6 +28,8 @@ export interface RunningServer {
   readiness: Readiness;
   /** Set when this start created the dev account and key. */
   bootstrap: BootstrapResult | null;
+  /** The HTTP server (tests watch its responses against the OpenAPI document). */
+  httpServer: Server;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
       readiness,
       storeDescription: opened.description,
       bootstrap,
+      httpServer: server,
       close() {
         closing ??= (async () => {
           // Load balancers see 503 on /readyz from here on, while in-flight requests finish.

@@ -53,20 +53,6 @@ export function createApp(
   app.silent = true;
 
   const system = new Router<FolioState, FolioContext>();
-  // For load balancers: 200 only while the store answers, so an instance that lost its
-  // database is taken out of rotation.
-  system.get('/healthz', async (ctx) => {
-    const store = services.store.kind;
-    try {
-      await services.store.ping();
-      // Change streams: open in this instance, over how many change sources (0 or 1).
-      const streams = { open: services.streams.openCount, changeSources: services.store.changes.sourceCount };
-      ctx.body = { status: 'ok', store, streams };
-    } catch {
-      ctx.status = 503;
-      ctx.body = { status: 'unavailable', store };
-    }
-  });
   registerOperationRoutes(system, operations);
   registerAccountRoutes(system);
   registerKeyRoutes(system);

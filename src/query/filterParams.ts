@@ -32,8 +32,10 @@ const existsSchema = z.enum(['true', 'false']);
  * The `filter` family as OpenAPI describes it: a deepObject, `filter[field]=value` or
  * `filter[field][op]=value`. Parsing is parseFilterParams's, which checks every field and operator.
  */
+// A URL value is text; numbers and booleans are how typed clients write them (`{ n: { gte: 1 } }`).
+const urlValueSchema = z.union([z.string(), z.number(), z.boolean()]);
 export const filterParamSchema = z
-  .record(z.string(), z.union([z.string(), z.partialRecord(operatorSchema, z.string())]))
+  .record(z.string(), z.union([urlValueSchema, z.partialRecord(operatorSchema, urlValueSchema)]))
   .optional()
   .meta({
     description: `Filters, combined with AND: \`filter[field]=value\` (equality) or \`filter[field][op]=value\` with op one of ${FILTER_OPERATORS.join(', ')}. Dot notation for nested fields.`,

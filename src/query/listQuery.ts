@@ -68,10 +68,13 @@ export const listParamsSchema = z.object({
       description: `Comma-separated fields, \`-\` for descending; at most ${MAX_SORT_KEYS}.`,
       example: '-$createdAt',
     }),
-  limit: digits
+  // Integers as the document describes them; parseCount reads the URL's digits.
+  limit: z
+    .int()
+    .min(1)
     .optional()
     .meta({ description: `Page size, default ${DEFAULT_LIMIT}; at most the plan’s maximum.` }),
-  offset: digits.optional().meta({ description: 'Documents to skip; at most the plan’s maximum.' }),
+  offset: z.int().min(0).optional().meta({ description: 'Documents to skip; at most the plan’s maximum.' }),
   select: z
     .string()
     .optional()

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';
 import { type JsonObject, type Store, UniqueIndexConflictError } from '../store/port.js';
 import type { KeyContext } from './context.js';
-import { assertBodyIdMatches, isJsonObject } from './documentRules.js';
+import { assertBodyIdMatches, isJsonObject, MAX_DEPTH, nestsDeeperThan } from './documentRules.js';
 import type { DocumentService } from './documents.js';
 
 const operationSchema = z.strictObject({
@@ -94,6 +94,11 @@ export class BulkService {
   /** The same calls and statuses as POST, PUT, PATCH (merge patch) and DELETE on their own. */
   async #apply(ctx: KeyContext, collection: string, op: BulkOperation): Promise<Outcome> {
     const { documents } = this;
+    // The request's body was not held to a depth as a whole (each operation stands alone):
+    // this one's is, before any code walks it.
+    if (nestsDeeperThan(op.body, MAX_DEPTH)) {
+      throw badRequest(`Document nests deeper than ${MAX_DEPTH} levels.`, { maxDepth: MAX_DEPTH });
+    }
     if (op.method === 'POST') {
       const doc = await documents.create(ctx, collection, withId(op.body, op.id));
       return { status: 201, id: doc._id };

@@ -4,9 +4,13 @@
  * client generated from it is current and works against a real server.
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { pino } from 'pino';
@@ -16,6 +20,7 @@ import { createApp } from '../../src/http/app.js';
 import { ERROR_CATALOG } from '../../src/http/openapi/components.js';
 import { routersOf } from '../../src/http/routing.js';
 import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
+import { ContractChecker, contractChecker, violations } from '../support/contract.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -62,6 +67,120 @@ describe('OpenAPI document and typed client', () => {
     expect(result.valid).to.equal(true);
   });
 
+  it('passes swagger-parser’s validation', async () => {
+    // The parser dereferences in place: it gets a copy.
+    await SwaggerParser.validate(JSON.parse(JSON.stringify(document)));
+  });
+
+  it('passes Redocly’s recommended rules with 0 errors', async function () {
+    this.timeout(60_000);
+    const dir = mkdtempSync(join(tmpdir(), 'folio-redocly-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      const redocly = join(ROOT, 'node_modules/.bin/redocly');
+      const { stdout } = await promisify(execFile)(
+        redocly,
+        ['lint', '--extends=recommended', '--format=json', file],
+        { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+      ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+      const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+      const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error');
+      expect(
+        errors.map((p: { ruleId: string; message: string }) => `${p.ruleId}: ${p.message}`),
+      ).to.deep.equal([]);
+      expect(report.totals.errors).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives every operation a unique, stable operationId, and public ones `security: []`', () => {
+    const ids: string[] = [];
+    for (const item of Object.values<Record<string, { operationId?: string; security?: unknown[] }>>(
+      document.paths,
+    )) {
+      for (const op of Object.values(item)) {
+        expect(op.operationId).to.match(/^[a-z][A-Za-z]+$/);
+        ids.push(op.operationId as string);
+        expect(op.security, op.operationId).to.be.an('array');
+      }
+    }
+    expect(new Set(ids).size).to.equal(ids.length);
+    // Names clients were generated with: renaming one breaks them.
+    for (const id of ['listDocuments', 'readDocument', 'createDocument', 'patchDocument', 'health']) {
+      expect(ids).to.include(id);
+    }
+    expect(document.paths['/healthz'].get.security).to.deep.equal([]);
+    expect(document.servers).to.have.length.greaterThan(0);
+  });
+
+  it('types limit, offset and version numbers as integers, and documents the headers Folio sends', () => {
+    const list = document.paths['/{ns}/{collection}'].get;
+    const param = (name: string) => list.parameters.find((p: { name: string }) => p.name === name);
+    expect(param('limit').schema.type).to.equal('integer');
+    expect(param('offset').schema.type).to.equal('integer');
+    const version = document.paths['/{ns}/{collection}/{id}/versions/{version}'].get.parameters.find(
+      (p: { name: string }) => p.name === 'version',
+    );
+    expect(version.schema.type).to.equal('integer');
+    const headers = Object.keys(document.components.headers);
+    for (const id of ['RequestId', 'Location', 'ETag', 'WWWAuthenticate', 'RetryAfter', 'RateLimitLimit']) {
+      expect(headers).to.include(id);
+    }
+    const created = document.paths['/{ns}/{collection}'].post.responses['201'];
+    expect(created.headers).to.include.keys('Location', 'ETag', 'X-Request-Id');
+  });
+
+  it('says truthfully what `select` returns: listed documents require only `_id`', () => {
+    const listed = document.components.schemas.ListedDocument;
+    expect(listed.required).to.deep.equal(['_id']);
+    expect(document.components.schemas.Document.required).to.include.members(['$version', '$createdAt']);
+  });
+
+  it('the suite’s contract check fails a response whose status, header or body the document lacks', async () => {
+    // A document that lacks the 404 of readDocument, and whose ETag is an integer: the real
+    // server's answers to a test then break it, and the check must say so.
+    const changed = JSON.parse(JSON.stringify(document));
+    const read = changed.paths['/{ns}/{collection}/{id}'].get;
+    delete read.responses['404'];
+    read.responses['200'].headers.ETag = { required: true, schema: { type: 'integer' } };
+    const own = await startTestServer();
+    try {
+      new ContractChecker(changed).watch(own.running.httpServer);
+      const tenant = await own.tenant();
+      const created = await own.request('POST', `/${tenant.project}/notes`, { key: tenant.key, body: {} });
+      await own.request('GET', `/${tenant.project}/notes/${created.body._id}`, { key: tenant.key });
+      await own.request('GET', `/${tenant.project}/notes/missing`, { key: tenant.key });
+    } finally {
+      await own.close();
+    }
+    const found = violations.splice(0);
+    expect(
+      found.some((v) => /GET \/.+\/notes\/missing → 404: status 404 is not among/.test(v)),
+      found.join('\n'),
+    ).to.equal(true);
+    expect(
+      found.some((v) => /→ 200: header ETag: '"1"' .*integer/.test(v)),
+      found.join('\n'),
+    ).to.equal(true);
+    // The document itself: the same answers conform.
+    const ok = contractChecker().check({
+      method: 'GET',
+      url: '/app/notes/missing',
+      status: 404,
+      headers: {
+        'content-type': 'application/json',
+        'x-request-id': 'r',
+        'x-ratelimit-limit': '1',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '1',
+      },
+      body: '{"error":{"code":"not_found","message":"Document not found."}}',
+    });
+    expect(ok).to.deep.equal([]);
+  });
+
   it('reserves as project names the first segment of every route that is not a project’s', () => {
     // A project named like a system route would be hidden by it on `GET /{name}`.
     const firsts = new Set(
@@ -88,6 +207,25 @@ describe('OpenAPI document and typed client', () => {
     ).to.deep.equal([]);
   });
 
+  it('registers every route from its declaration: each layer is named by a documented operationId', () => {
+    const app = createApp(server.running.services, pino({ level: 'silent' }));
+    const ids = new Set<string>();
+    for (const item of Object.values<Record<string, { operationId: string }>>(document.paths)) {
+      for (const op of Object.values(item)) ids.add(op.operationId);
+    }
+    const undeclared: string[] = [];
+    for (const router of routersOf(app.middleware)) {
+      for (const layer of router.stack) {
+        if (layer.methods.length === 0) continue; // router.param / use layers
+        if (!layer.name || !ids.has(layer.name)) undeclared.push(`${layer.methods.join(',')} ${layer.path}`);
+      }
+    }
+    expect(
+      undeclared,
+      'register with route(router, declaration, ...): see docs/api.md, "Adding a route"',
+    ).to.deep.equal([]);
+  });
+
   it('names every error code the code can answer with', () => {
     const text = JSON.stringify(document);
     const codes = new Set<string>();
@@ -107,12 +245,13 @@ describe('OpenAPI document and typed client', () => {
     ).to.deep.equal([]);
   });
 
-  it('shows the rate-limit headers on every keyed operation’s responses', () => {
+  it('shows the rate-limit headers on every keyed operation’s responses but the 401 (no key, no limit)', () => {
     const data = document.paths['/{ns}/{collection}/{id}'];
     for (const method of ['get', 'put', 'patch', 'delete']) {
       for (const [status, given] of Object.entries<{ headers?: object; $ref?: string }>(
         data[method].responses,
       )) {
+        if (status === '401') continue;
         // Error responses are shared components, referred to by `$ref`.
         const response = given.$ref
           ? document.components.responses[given.$ref.replace('#/components/responses/', '')]
@@ -162,7 +301,7 @@ describe('OpenAPI document and typed client', () => {
     expect(read.data?.title).to.equal('typed');
     expect(read.response.headers.get('x-ratelimit-limit')).to.be.a('string');
     const list = await folio.GET('/{ns}/{collection}', {
-      params: { path, query: { limit: '10', filter: { title: 'typed' } } },
+      params: { path, query: { limit: 10, filter: { title: 'typed' } } },
       querySerializer: { object: { style: 'deepObject', explode: true } },
     });
     expect(list.data && 'data' in list.data ? list.data.data.map((d) => d._id) : []).to.deep.equal([id]);

@@ -9,6 +9,7 @@ import type { DestinationStream } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { Env, KeyScope, Plan } from '../../src/store/port.js';
+import { contractChecker } from './contract.js';
 
 export interface ApiResponse<T = Json> {
   status: number;
@@ -86,6 +87,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     options.config ?? {},
   ]);
   const running = await startServer(config, options.logStream);
+  // Every response any test receives from this server is checked against the OpenAPI document.
+  contractChecker().watch(running.httpServer);
 
   async function request<T = Json>(
     method: string,

@@ -34,9 +34,27 @@ export const documentBodySchema = z.record(z.string(), z.unknown()).meta({
     'A JSON object of user fields (at most 1 MiB, 64 levels). Names may not be empty, start with `$`, contain `.` or a control character, or be `__proto__`; `_folio` is reserved at the top level. `_id` is optional (must match the path on PUT); managed fields sent back are ignored.',
 });
 
+/**
+ * A listed document: all four managed fields, unless `select` named the fields to return, when
+ * it holds `_id` and the selected fields only (managed fields included only when selected).
+ */
+export const listedDocumentSchema = z
+  .object({
+    _id: metadata._id,
+    $createdAt: metadata.$createdAt.optional(),
+    $updatedAt: metadata.$updatedAt.optional(),
+    $version: metadata.$version.optional(),
+  })
+  .catchall(z.unknown())
+  .meta({
+    id: 'ListedDocument',
+    description:
+      'A document of a list: user fields and the managed fields, except with `select`, which returns `_id` and the selected fields only (a managed field only when selected).',
+  });
+
 export const listResponseSchema = z
   .object({
-    data: z.array(documentSchema),
+    data: z.array(listedDocumentSchema),
     meta: z.object({
       total: z.int().nullable().meta({ description: 'Matching documents; null with `total=none`.' }),
       totalExact: z.boolean().optional().meta({
@@ -203,6 +221,37 @@ export const rateLimitHeaders = z.object({
   }),
 });
 
+/** Every answer carries the request's id (the client's `X-Request-Id` when it sent a valid one). */
+export const requestIdHeader = z.object({
+  'X-Request-Id': z.string().meta({
+    description: 'The request’s id, as in the server log; echoes a valid `X-Request-Id` the client sent.',
+    header: { id: 'RequestId' },
+  }),
+});
+
+export const locationHeader = z.object({
+  Location: z.string().meta({ description: 'The path of the resource created.', header: { id: 'Location' } }),
+});
+
+/**
+ * The same headers on answers that can come before the key was checked (a 404 for a path that is
+ * no project's, a 500): present whenever a valid key was.
+ */
+export const rateLimitHeadersIfKeyed = z.object({
+  'X-RateLimit-Limit': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitLimitIfKeyed' } }),
+  'X-RateLimit-Remaining': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitRemainingIfKeyed' } }),
+  'X-RateLimit-Reset': z
+    .int()
+    .optional()
+    .meta({ header: { id: 'RateLimitResetIfKeyed' } }),
+});
+
 export const etagHeader = z.object({
   ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.', header: { id: 'ETag' } }),
 });
@@ -216,6 +265,20 @@ export const documentId = z
   .string()
   .regex(DOCUMENT_ID_PATTERN)
   .meta({ description: 'Document id.', param: { id: 'documentId' } });
+
+export const collectionPath = z.object({ ns, collection });
+export const documentPath = z.object({ ns, collection, id: documentId });
+export const versionNumber = z.int().min(1).meta({ description: 'A version number (`$version`).' });
+export const versionPath = documentPath.extend({ version: versionNumber });
+export const webhookPath = collectionPath.extend({
+  id: z.string().meta({ description: 'Webhook id (`wh_...`).' }),
+});
+export const ifMatch = z.object({
+  'If-Match': z
+    .string()
+    .optional()
+    .meta({ description: '`"<$version>"` (or `*`): write only if it is current; 412 otherwise.' }),
+});
 
 /** Every error code Folio answers with: `[status, code, when]`. */
 export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [

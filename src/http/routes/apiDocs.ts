@@ -6,10 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { FOLIO_VERSION } from '../../version.js';
+import { json, type OperationDeclaration } from '../openapi/declare.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { type FolioRouter, param } from '../types.js';
+import { declare, route } from './route.js';
 
 const SWAGGER_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -37,20 +40,71 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+const tags = ['system'];
+
+export const openApiDocument = declare({
+  auth: 'public',
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'openApiDocument',
+  tags,
+  summary: 'This document',
+  ok: {
+    '200': {
+      description: 'OpenAPI 3.1',
+      content: json(z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1 document.' })),
+    },
+  },
+  errors: [],
+});
+
+export const referencePage = declare({
+  auth: 'public',
+  method: 'get',
+  path: '/docs',
+  operationId: 'referencePage',
+  tags,
+  summary: 'The API reference page',
+  ok: { '200': { description: 'HTML', content: { 'text/html': { schema: z.string() } } } },
+  errors: [],
+});
+
+export const referenceAsset = declare({
+  auth: 'public',
+  method: 'get',
+  path: '/docs/assets/{file}',
+  operationId: 'referenceAsset',
+  tags,
+  summary: 'Files of the reference page',
+  params: z.object({ file: z.string().meta({ description: 'A file name.' }) }),
+  ok: {
+    '200': {
+      description: 'A file',
+      content: Object.fromEntries(
+        [...new Set(ASSETS.values())].map((type) => [type.split(';')[0]!, { schema: z.string() }]),
+      ),
+      headers: z.object({ 'Cache-Control': z.string() }),
+    },
+  },
+  errors: [404],
+});
+
+export const API_DOC_OPERATIONS: OperationDeclaration[] = [openApiDocument, referencePage, referenceAsset];
+
 export function registerApiDocRoutes(router: FolioRouter): void {
   let document: string | undefined;
-  router.get('/openapi.json', (ctx) => {
+  route(router, openApiDocument, (ctx) => {
     document ??= JSON.stringify(buildOpenApiDocument(FOLIO_VERSION));
     ctx.type = 'application/json';
     ctx.body = document;
   });
 
-  router.get('/docs', (ctx) => {
+  route(router, referencePage, (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = PAGE;
   });
 
-  router.get('/docs/assets/:file', async (ctx) => {
+  route(router, referenceAsset, async (ctx) => {
     const file = param(ctx, 'file');
     const type = ASSETS.get(file);
     if (!type) throw notFound('File');

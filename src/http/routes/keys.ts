@@ -1,16 +1,72 @@
 /** API key management: create, list, revoke, rotate (session-authenticated). */
+import { z } from 'zod';
+import { projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema, publicKey } from '../../services/apiKeys.js';
-import { JSON_TYPE, jsonBody } from '../middleware/body.js';
-import { sessionAuth } from '../middleware/sessionAuth.js';
+import { jsonBody } from '../middleware/body.js';
+import { apiKeySchema, keyWithSecretSchema } from '../openapi/components.js';
+import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
-import { parseBody, requireString } from './parseBody.js';
+import { requireString } from './parseBody.js';
+import { bodyOf, declare, route } from './route.js';
+
+const tags = ['keys'];
+const keyId = z.object({ keyId: z.string().meta({ description: 'Key id (`key_...`).' }) });
+
+export const createKey = declare({
+  auth: 'session',
+  method: 'post',
+  path: '/api/keys',
+  operationId: 'createKey',
+  tags,
+  summary: 'Create an API key (the raw key is shown once)',
+  body: { content: json(createKeySchema), validate: createKeySchema },
+  ok: { '201': { description: 'Created', content: json(keyWithSecretSchema) } },
+  errors: [400, 404, 413, 415],
+});
+
+export const listKeys = declare({
+  auth: 'session',
+  method: 'get',
+  path: '/api/keys',
+  operationId: 'listKeys',
+  tags,
+  summary: 'A project’s keys, newest first',
+  query: z.object({ project: projectNameSchema }),
+  ok: { '200': { description: 'Keys', content: json(z.object({ keys: z.array(apiKeySchema) })) } },
+  errors: [400, 404],
+});
+
+export const revokeKey = declare({
+  auth: 'session',
+  method: 'delete',
+  path: '/api/keys/{keyId}',
+  operationId: 'revokeKey',
+  tags,
+  summary: 'Revoke a key',
+  params: keyId,
+  ok: { '204': { description: 'Revoked' } },
+  errors: [404],
+});
+
+export const rotateKey = declare({
+  auth: 'session',
+  method: 'post',
+  path: '/api/keys/{keyId}/rotate',
+  operationId: 'rotateKey',
+  tags,
+  summary: 'Rotate a key: the old secret stops working at once',
+  params: keyId,
+  ok: { '201': { description: 'The new key', content: json(keyWithSecretSchema) } },
+  errors: [404],
+});
+
+export const KEY_OPERATIONS: OperationDeclaration[] = [createKey, listKeys, revokeKey, rotateKey];
 
 export function registerKeyRoutes(router: FolioRouter): void {
-  const body = jsonBody([JSON_TYPE], 64 * 1024);
-  const session = sessionAuth();
+  const body = jsonBody(bodyTypes(createKey), 64 * 1024);
 
-  router.post('/api/keys', session, body, async (ctx) => {
-    const { project: projectName, ...input } = parseBody(createKeySchema, ctx.request.body);
+  route(router, createKey, body, async (ctx) => {
+    const { project: projectName, ...input } = bodyOf(ctx, createKey);
     const account = accountOf(ctx);
     const project = await ctx.services.accounts.ownProjectByName(account, projectName);
     const { apiKey, rawKey } = await ctx.services.apiKeys.create(account, project, input);
@@ -18,20 +74,20 @@ export function registerKeyRoutes(router: FolioRouter): void {
     ctx.body = { apiKey: publicKey(apiKey, project), rawKey };
   });
 
-  router.get('/api/keys', session, async (ctx) => {
+  route(router, listKeys, async (ctx) => {
     const name = requireString(ctx.query.project, 'project');
     const project = await ctx.services.accounts.ownProjectByName(accountOf(ctx), name);
     const keys = await ctx.services.apiKeys.list(project);
     ctx.body = { keys: keys.map((key) => publicKey(key, project)) };
   });
 
-  router.delete('/api/keys/:keyId', session, async (ctx) => {
+  route(router, revokeKey, async (ctx) => {
     const { key } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
     await ctx.services.apiKeys.revoke(key);
     ctx.status = 204;
   });
 
-  router.post('/api/keys/:keyId/rotate', session, async (ctx) => {
+  route(router, rotateKey, async (ctx) => {
     const { key, project } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
     const { apiKey, rawKey } = await ctx.services.apiKeys.rotate(key);
     ctx.status = 201;

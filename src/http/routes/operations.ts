@@ -1,13 +1,92 @@
 /**
- * Routes for operators: `GET /readyz` (ready to take traffic) and `GET /metrics` (Prometheus).
+ * Routes for operators: `GET /healthz` (the store answers), `GET /readyz` (ready to take traffic) and `GET /metrics` (Prometheus).
  * Metrics answer only when enabled, and only to `Authorization: Bearer <metrics.token>`: they
  * are served on the API port, so a token (never a tenant's key) is what keeps them private.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { notFound, unauthorized } from '../../errors.js';
 import type { FolioMetrics } from '../../operations/metrics.js';
 import type { Readiness } from '../../operations/readiness.js';
+import { json, type OperationDeclaration } from '../openapi/declare.js';
 import type { FolioRouter } from '../types.js';
+import { declare, route } from './route.js';
+
+const tags = ['system'];
+const store = z.string().meta({ description: 'The store kind: `embedded` or `mongodb`.' });
+
+export const health = declare({
+  auth: 'public',
+  method: 'get',
+  path: '/healthz',
+  operationId: 'health',
+  tags,
+  summary: 'Health: 200 while the store answers',
+  ok: {
+    '200': {
+      description: 'Healthy',
+      content: json(
+        z.object({
+          status: z.literal('ok'),
+          store,
+          streams: z
+            .object({
+              open: z.int().min(0).meta({ description: 'Change streams open in this instance.' }),
+              changeSources: z.int().min(0).meta({ description: 'Change sources they share (0 or 1).' }),
+            })
+            .meta({ description: 'This instance’s change streams.' }),
+        }),
+      ),
+    },
+    '503': {
+      description: 'The store does not answer',
+      content: json(z.object({ status: z.literal('unavailable'), store })),
+    },
+  },
+  errors: [],
+});
+
+const readinessSchema = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  phase: z.enum(['starting', 'running', 'stopping']),
+  checks: z.object({ store: z.boolean(), jobs: z.boolean(), webhookDispatcher: z.boolean() }),
+});
+
+export const ready = declare({
+  auth: 'public',
+  method: 'get',
+  path: '/readyz',
+  operationId: 'ready',
+  tags,
+  summary: 'Readiness: 200 only when started, not stopping, the store answers and background jobs run',
+  ok: {
+    '200': { description: 'Ready to take traffic', content: json(readinessSchema) },
+    '503': {
+      description: 'Starting, stopping, or a part is down (see `checks`)',
+      content: json(readinessSchema),
+    },
+  },
+  errors: [],
+});
+
+export const metrics = declare({
+  auth: 'metrics',
+  method: 'get',
+  path: '/metrics',
+  operationId: 'metrics',
+  tags,
+  summary: 'Prometheus metrics (when `metrics.enabled`; the metrics token, never an API key)',
+  ok: {
+    '200': {
+      description: 'Prometheus text exposition format',
+      content: { 'text/plain': { schema: z.string() } },
+      headers: z.object({ 'Cache-Control': z.literal('no-store') }),
+    },
+  },
+  errors: [404],
+});
+
+export const OPERATIONS_OPERATIONS: OperationDeclaration[] = [health, ready, metrics];
 
 export interface OperationsParts {
   readiness: Readiness;
@@ -17,16 +96,31 @@ export interface OperationsParts {
 }
 
 export function registerOperationRoutes(router: FolioRouter, parts: OperationsParts): void {
-  router.get('/readyz', async (ctx) => {
+  // For load balancers: 200 only while the store answers, so an instance that lost its
+  // database is taken out of rotation.
+  route(router, health, async (ctx) => {
+    const { store, streams } = ctx.services;
+    try {
+      await store.ping();
+      // Change streams: open in this instance, over how many change sources (0 or 1).
+      const open = { open: streams.openCount, changeSources: store.changes.sourceCount };
+      ctx.body = { status: 'ok', store: store.kind, streams: open };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { status: 'unavailable', store: store.kind };
+    }
+  });
+
+  route(router, ready, async (ctx) => {
     const report = await parts.readiness.report();
     ctx.status = report.ready ? 200 : 503;
     ctx.body = { status: report.ready ? 'ready' : 'unavailable', phase: report.phase, checks: report.checks };
   });
 
   const expected = digest(parts.metricsToken);
-  router.get('/metrics', async (ctx) => {
-    const { metrics } = parts;
-    if (!metrics) throw notFound('Route');
+  route(router, metrics, async (ctx) => {
+    const { metrics: registry } = parts;
+    if (!registry) throw notFound('Route');
     const header = ctx.get('Authorization');
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     // Digests of equal length, so the comparison takes the same time whatever was sent.
@@ -34,8 +128,8 @@ export function registerOperationRoutes(router: FolioRouter, parts: OperationsPa
       throw unauthorized('The metrics token is required (Authorization: Bearer <metrics.token>).');
     }
     ctx.set('Cache-Control', 'no-store');
-    ctx.type = metrics.contentType();
-    ctx.body = await metrics.render();
+    ctx.type = registry.contentType();
+    ctx.body = await registry.render();
   });
 }
 

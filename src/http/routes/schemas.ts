@@ -3,47 +3,115 @@
  * routes, so `_schema` is never read as a document id (client ids cannot start with `_`).
  * Read-only keys may read it (the key middleware limits them to GET).
  */
+import { z } from 'zod';
 import { putSchemaBody } from '../../services/schemas/index.js';
 import { MAX_SCHEMA_BYTES } from '../../services/schemas/schemaRules.js';
 import type { JsonObject } from '../../store/port.js';
 import { FOLIO_VERSION } from '../../version.js';
-import { JSON_TYPE, jsonBody } from '../middleware/body.js';
+import { jsonBody } from '../middleware/body.js';
 import { collectionOpenApi } from '../openapi/collectionDocument.js';
+import { collectionPath } from '../openapi/components.js';
+import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
+import { schemaViewSchema, violationsPageSchema } from '../openapi/schemasAndTrash.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
-import { parseBody } from './parseBody.js';
+import { bodyOf, declare, route } from './route.js';
 
-const BASE = '/:ns/:collection/_schema';
+const key = { auth: 'key' as const, tags: ['schemas'], params: collectionPath };
+
+export const readSchema = declare({
+  ...key,
+  method: 'get',
+  path: '/{ns}/{collection}/_schema',
+  operationId: 'readSchema',
+  summary: 'The collection’s JSON Schema (read-only keys may read it)',
+  ok: { '200': { description: 'The schema', content: json(schemaViewSchema) } },
+  errors: [403, 404],
+});
+
+export const setSchema = declare({
+  ...key,
+  method: 'put',
+  path: '/{ns}/{collection}/_schema',
+  operationId: 'setSchema',
+  summary:
+    'Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`)',
+  body: { content: json(putSchemaBody), validate: putSchemaBody },
+  ok: { '200': { description: 'Set', content: json(schemaViewSchema) } },
+  errors: [400, 403, 413, 415],
+});
+
+export const removeSchema = declare({
+  ...key,
+  method: 'delete',
+  path: '/{ns}/{collection}/_schema',
+  operationId: 'removeSchema',
+  summary: 'Remove the collection’s schema',
+  ok: { '204': { description: 'Removed' } },
+  errors: [403, 404],
+});
+
+export const listSchemaViolations = declare({
+  ...key,
+  method: 'get',
+  path: '/{ns}/{collection}/_schema/violations',
+  operationId: 'listSchemaViolations',
+  summary: 'Existing documents that fail the schema, in `_id` order, a bounded page at a time',
+  query: z.object({
+    limit: z.int().min(1).optional().meta({ description: 'Violating documents per page (default 20).' }),
+    after: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
+  }),
+  ok: { '200': { description: 'A page', content: json(violationsPageSchema) } },
+  errors: [400, 403, 404],
+});
+
+export const collectionOpenApiDocument = declare({
+  ...key,
+  method: 'get',
+  path: '/{ns}/{collection}/_openapi',
+  operationId: 'collectionOpenApiDocument',
+  summary:
+    'The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields',
+  ok: { '200': { description: 'OpenAPI 3.1', content: json(z.record(z.string(), z.unknown())) } },
+  errors: [403],
+});
+
+export const SCHEMA_OPERATIONS: OperationDeclaration[] = [
+  readSchema,
+  setSchema,
+  removeSchema,
+  listSchemaViolations,
+  collectionOpenApiDocument,
+];
 
 export function registerSchemaRoutes(router: FolioRouter): void {
   // Room for the envelope and for whitespace the stored text drops; the schema itself is
   // measured again as stored (schemaRules.ts).
-  const body = jsonBody([JSON_TYPE], 2 * MAX_SCHEMA_BYTES);
+  const body = jsonBody(bodyTypes(setSchema), 2 * MAX_SCHEMA_BYTES);
 
-  router.get(BASE, async (ctx) => {
+  route(router, readSchema, async (ctx) => {
     ctx.body = await ctx.services.schemas.get(keyOf(ctx), param(ctx, 'collection'));
   });
 
-  router.put(BASE, body, async (ctx) => {
-    const input = parseBody(putSchemaBody, ctx.request.body);
-    ctx.body = await ctx.services.schemas.set(keyOf(ctx), param(ctx, 'collection'), input);
+  route(router, setSchema, body, async (ctx) => {
+    ctx.body = await ctx.services.schemas.set(keyOf(ctx), param(ctx, 'collection'), bodyOf(ctx, setSchema));
   });
 
-  router.delete(BASE, async (ctx) => {
+  route(router, removeSchema, async (ctx) => {
     await ctx.services.schemas.remove(keyOf(ctx), param(ctx, 'collection'));
     ctx.status = 204;
   });
 
   // The whole API's document, built once; each collection's view is derived from it.
   let full: JsonObject | undefined;
-  router.get('/:ns/:collection/_openapi', async (ctx) => {
+  route(router, collectionOpenApiDocument, async (ctx) => {
     full ??= JSON.parse(JSON.stringify(buildOpenApiDocument(FOLIO_VERSION))) as JsonObject;
     const collection = param(ctx, 'collection');
     const schema = await ctx.services.schemas.schemaOf(keyOf(ctx), collection);
     ctx.body = collectionOpenApi(full, param(ctx, 'ns'), collection, schema);
   });
 
-  router.get(`${BASE}/violations`, async (ctx) => {
+  route(router, listSchemaViolations, async (ctx) => {
     ctx.body = await ctx.services.schemas.violations(keyOf(ctx), param(ctx, 'collection'), ctx.query);
   });
 }

@@ -3,8 +3,14 @@
  * before the document routes, so `_stream` is never read as a document id (client ids cannot
  * start with `_`).
  */
+import { z } from 'zod';
 import { notAcceptable } from '../../errors.js';
+import { filterParamSchema } from '../../query/filterParams.js';
+import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
+import { collectionPath } from '../openapi/components.js';
+import type { OperationDeclaration } from '../openapi/declare.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
+import { declare, route } from './route.js';
 
 export const EVENT_STREAM_TYPE = 'text/event-stream';
 
@@ -18,8 +24,43 @@ export function acceptsEventStream(accept: string): boolean {
   });
 }
 
+export const streamChanges = declare({
+  auth: 'key',
+  method: 'get',
+  path: '/{ns}/{collection}/_stream',
+  operationId: 'streamChanges',
+  tags: ['streams'],
+  summary: 'The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID',
+  params: collectionPath,
+  query: z.object({ events: streamEventsParamSchema, filter: filterParamSchema }),
+  headers: z.object({
+    Accept: z.literal(EVENT_STREAM_TYPE),
+    'Last-Event-ID': z
+      .string()
+      .optional()
+      .meta({ description: 'Resume after this event (`evt_...`); events are kept 5 minutes.' }),
+  }),
+  ok: {
+    '200': {
+      description:
+        'An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events',
+      content: { [EVENT_STREAM_TYPE]: { schema: z.string() } },
+      headers: z.object({
+        'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }),
+        'X-Accel-Buffering': z
+          .literal('no')
+          .meta({ description: 'Proxies such as nginx must not buffer it.' }),
+        Connection: z.literal('close').meta({ description: 'The connection ends with the stream.' }),
+      }),
+    },
+  },
+  errors: [400, 403, 410, 503],
+});
+
+export const STREAM_OPERATIONS: OperationDeclaration[] = [streamChanges];
+
 export function registerStreamRoutes(router: FolioRouter): void {
-  router.get('/:ns/:collection/_stream', async (ctx) => {
+  route(router, streamChanges, async (ctx) => {
     if (!acceptsEventStream(ctx.get('Accept'))) throw notAcceptable([EVENT_STREAM_TYPE]);
     const stream = await ctx.services.streams.open(
       keyOf(ctx),

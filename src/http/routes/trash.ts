@@ -3,24 +3,104 @@
  * restore, erase. Registered before the document routes, so `_trash` is never read as a
  * document id (client ids cannot start with `_`). Read-only keys may list and read.
  */
+import { z } from 'zod';
+import {
+  collectionPath,
+  documentSchema,
+  etagHeader,
+  locationHeader,
+  versionRecordSchema,
+} from '../openapi/components.js';
+import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { trashItemSchema, trashPageSchema, trashPath } from '../openapi/schemasAndTrash.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
+import { declare, route } from './route.js';
 
-const BASE = '/:ns/:collection/_trash';
+const key = { auth: 'key' as const, tags: ['trash'] };
+
+export const listTrash = declare({
+  ...key,
+  method: 'get',
+  path: '/{ns}/{collection}/_trash',
+  operationId: 'listTrash',
+  summary: 'Deleted documents still in the trash, newest deletion first',
+  params: collectionPath,
+  query: z.object({
+    limit: z.int().min(1).optional().meta({ description: 'Page size (default 20, plan maximum).' }),
+    after: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
+  }),
+  ok: { '200': { description: 'A page', content: json(trashPageSchema) } },
+  errors: [400, 403],
+});
+
+export const readTrashed = declare({
+  ...key,
+  method: 'get',
+  path: '/{ns}/{collection}/_trash/{id}',
+  operationId: 'readTrashed',
+  summary: 'A trashed document’s last version and its history',
+  params: trashPath,
+  ok: {
+    '200': {
+      description: 'The entry',
+      content: json(trashItemSchema.extend({ versions: z.array(versionRecordSchema) })),
+    },
+  },
+  errors: [403, 404],
+});
+
+export const eraseTrashed = declare({
+  ...key,
+  method: 'delete',
+  path: '/{ns}/{collection}/_trash/{id}',
+  operationId: 'eraseTrashed',
+  summary: 'Erase a trashed document and its history for good, now',
+  params: trashPath,
+  ok: { '204': { description: 'Erased' } },
+  errors: [403, 404],
+});
+
+export const restoreTrashed = declare({
+  ...key,
+  method: 'post',
+  path: '/{ns}/{collection}/_trash/{id}/restore',
+  operationId: 'restoreTrashed',
+  summary:
+    'Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again',
+  params: trashPath,
+  ok: {
+    '201': {
+      description: 'Restored',
+      content: json(documentSchema),
+      headers: etagHeader.extend(locationHeader.shape).extend({
+        'X-Document-Version': z.int().meta({ description: 'The new `$version`.' }),
+      }),
+    },
+  },
+  errors: [403, 404, 409, 413, 422],
+});
+
+export const TRASH_OPERATIONS: OperationDeclaration[] = [
+  listTrash,
+  readTrashed,
+  eraseTrashed,
+  restoreTrashed,
+];
 
 function entryAt(ctx: Ctx) {
   return [keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')] as const;
 }
 
 export function registerTrashRoutes(router: FolioRouter): void {
-  router.get(BASE, async (ctx) => {
+  route(router, listTrash, async (ctx) => {
     ctx.body = await ctx.services.trash.list(keyOf(ctx), param(ctx, 'collection'), ctx.query);
   });
 
-  router.get(`${BASE}/:id`, async (ctx) => {
+  route(router, readTrashed, async (ctx) => {
     ctx.body = await ctx.services.trash.get(...entryAt(ctx));
   });
 
-  router.post(`${BASE}/:id/restore`, async (ctx) => {
+  route(router, restoreTrashed, async (ctx) => {
     const doc = await ctx.services.trash.restore(...entryAt(ctx));
     ctx.status = 201;
     ctx.set('ETag', `"${doc.$version}"`);
@@ -29,7 +109,7 @@ export function registerTrashRoutes(router: FolioRouter): void {
     ctx.body = doc;
   });
 
-  router.delete(`${BASE}/:id`, async (ctx) => {
+  route(router, eraseTrashed, async (ctx) => {
     await ctx.services.trash.purge(...entryAt(ctx));
     ctx.status = 204;
   });

@@ -2,16 +2,129 @@
  * Webhooks of a collection under `/{ns}/{collection}/_webhooks`. Registered before the document
  * routes, so `_webhooks` is never read as a document id (client ids cannot start with `_`).
  */
+import { z } from 'zod';
 import {
   publicWebhook,
   registerWebhookSchema,
   updateWebhookSchema,
 } from '../../services/webhooks/registrations.js';
-import { JSON_TYPE, jsonBody } from '../middleware/body.js';
+import { jsonBody } from '../middleware/body.js';
+import {
+  collectionPath,
+  deliverySchema,
+  locationHeader,
+  webhookPath,
+  webhookSchema,
+  webhookWithSecretSchema,
+} from '../openapi/components.js';
+import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
-import { parseBody } from './parseBody.js';
+import { bodyOf, declare, route } from './route.js';
 
-const BASE = '/:ns/:collection/_webhooks';
+const tags = ['webhooks'];
+
+export const registerWebhook = declare({
+  auth: 'key',
+  method: 'post',
+  path: '/{ns}/{collection}/_webhooks',
+  operationId: 'registerWebhook',
+  tags,
+  summary: 'Register a webhook (the only answer besides rotate-secret that shows the secret)',
+  params: collectionPath,
+  body: { content: json(registerWebhookSchema), validate: registerWebhookSchema },
+  ok: {
+    '201': { description: 'Registered', content: json(webhookWithSecretSchema), headers: locationHeader },
+  },
+  errors: [400, 403, 413, 415],
+});
+
+export const listWebhooks = declare({
+  auth: 'key',
+  method: 'get',
+  path: '/{ns}/{collection}/_webhooks',
+  operationId: 'listWebhooks',
+  tags,
+  summary: 'The collection’s webhooks',
+  params: collectionPath,
+  ok: { '200': { description: 'Webhooks', content: json(z.object({ webhooks: z.array(webhookSchema) })) } },
+  errors: [403],
+});
+
+export const readWebhook = declare({
+  auth: 'key',
+  method: 'get',
+  path: '/{ns}/{collection}/_webhooks/{id}',
+  operationId: 'readWebhook',
+  tags,
+  summary: 'A webhook and its last deliveries, newest first',
+  params: webhookPath,
+  ok: {
+    '200': {
+      description: 'The webhook',
+      content: json(webhookSchema.extend({ deliveries: z.array(deliverySchema) })),
+    },
+  },
+  errors: [403, 404],
+});
+
+export const updateWebhook = declare({
+  auth: 'key',
+  method: 'patch',
+  path: '/{ns}/{collection}/_webhooks/{id}',
+  operationId: 'updateWebhook',
+  tags,
+  summary: 'Change url, events, description or status (`active` re-enables and resets the failure count)',
+  params: webhookPath,
+  body: { content: json(updateWebhookSchema), validate: updateWebhookSchema },
+  ok: { '200': { description: 'The webhook', content: json(webhookSchema) } },
+  errors: [400, 403, 404, 413, 415],
+});
+
+export const deleteWebhook = declare({
+  auth: 'key',
+  method: 'delete',
+  path: '/{ns}/{collection}/_webhooks/{id}',
+  operationId: 'deleteWebhook',
+  tags,
+  summary: 'Delete a webhook',
+  params: webhookPath,
+  ok: { '204': { description: 'Deleted' } },
+  errors: [403, 404],
+});
+
+export const testWebhook = declare({
+  auth: 'key',
+  method: 'post',
+  path: '/{ns}/{collection}/_webhooks/{id}/test',
+  operationId: 'testWebhook',
+  tags,
+  summary: 'Send one `webhook.test` delivery now and answer with its record',
+  params: webhookPath,
+  ok: { '200': { description: 'The delivery', content: json(deliverySchema) } },
+  errors: [403, 404],
+});
+
+export const rotateWebhookSecret = declare({
+  auth: 'key',
+  method: 'post',
+  path: '/{ns}/{collection}/_webhooks/{id}/rotate-secret',
+  operationId: 'rotateWebhookSecret',
+  tags,
+  summary: 'Replace the signing secret; the new one is shown once',
+  params: webhookPath,
+  ok: { '200': { description: 'The webhook with its new secret', content: json(webhookWithSecretSchema) } },
+  errors: [403, 404],
+});
+
+export const WEBHOOK_OPERATIONS: OperationDeclaration[] = [
+  registerWebhook,
+  listWebhooks,
+  readWebhook,
+  updateWebhook,
+  deleteWebhook,
+  testWebhook,
+  rotateWebhookSecret,
+];
 
 /** The caller, collection and webhook id a `.../_webhooks/{id}` route addresses. */
 function webhookAt(ctx: Ctx) {
@@ -19,44 +132,44 @@ function webhookAt(ctx: Ctx) {
 }
 
 export function registerWebhookRoutes(router: FolioRouter): void {
-  const body = jsonBody([JSON_TYPE], 16 * 1024);
+  const body = jsonBody(bodyTypes(registerWebhook), 16 * 1024);
 
-  router.post(BASE, body, async (ctx) => {
+  route(router, registerWebhook, body, async (ctx) => {
     const key = keyOf(ctx);
-    const input = parseBody(registerWebhookSchema, ctx.request.body);
+    const input = bodyOf(ctx, registerWebhook);
     const { webhook, secret } = await ctx.services.webhooks.register(key, param(ctx, 'collection'), input);
     ctx.status = 201;
     ctx.set('Location', `/${param(ctx, 'ns')}/${param(ctx, 'collection')}/_webhooks/${webhook.id}`);
     ctx.body = { ...publicWebhook(webhook, key.project.name), secret };
   });
 
-  router.get(BASE, async (ctx) => {
+  route(router, listWebhooks, async (ctx) => {
     const key = keyOf(ctx);
     const webhooks = await ctx.services.webhooks.list(key, param(ctx, 'collection'));
     ctx.body = { webhooks: webhooks.map((w) => publicWebhook(w, key.project.name)) };
   });
 
-  router.get(`${BASE}/:id`, async (ctx) => {
+  route(router, readWebhook, async (ctx) => {
     const { webhook, deliveries } = await ctx.services.webhooks.getWithDeliveries(...webhookAt(ctx));
     ctx.body = { ...publicWebhook(webhook, keyOf(ctx).project.name), deliveries };
   });
 
-  router.patch(`${BASE}/:id`, body, async (ctx) => {
-    const input = parseBody(updateWebhookSchema, ctx.request.body);
+  route(router, updateWebhook, body, async (ctx) => {
+    const input = bodyOf(ctx, updateWebhook);
     const webhook = await ctx.services.webhooks.update(...webhookAt(ctx), input);
     ctx.body = publicWebhook(webhook, keyOf(ctx).project.name);
   });
 
-  router.delete(`${BASE}/:id`, async (ctx) => {
+  route(router, deleteWebhook, async (ctx) => {
     await ctx.services.webhooks.remove(...webhookAt(ctx));
     ctx.status = 204;
   });
 
-  router.post(`${BASE}/:id/test`, async (ctx) => {
+  route(router, testWebhook, async (ctx) => {
     ctx.body = await ctx.services.webhooks.test(...webhookAt(ctx));
   });
 
-  router.post(`${BASE}/:id/rotate-secret`, async (ctx) => {
+  route(router, rotateWebhookSecret, async (ctx) => {
     const { webhook, secret } = await ctx.services.webhooks.rotateSecret(...webhookAt(ctx));
     ctx.body = { ...publicWebhook(webhook, keyOf(ctx).project.name), secret };
   });

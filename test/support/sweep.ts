@@ -1,0 +1,487 @@
+/**
+ * A sweep of the whole API as an integrator meets it: every operation of the OpenAPI document,
+ * and the errors each documents, called with the typed client where its types allow the call and
+ * with plain fetch where they deliberately do not (wrong Content-Type, Accept, parameters,
+ * credentials). Each step says the status it expects and the sweep fails on another one. Run
+ * directly against a test server (test/http/client.test.ts, where the suite's contract check
+ * validates every answer) and through Prism's validating proxy (test/contract/prism.test.ts).
+ */
+import { expect } from 'chai';
+import { createFolioClient } from '../../client/index.js';
+
+export interface SweepStep {
+  /** The operation called (the document's operationId), or a description for undocumented paths. */
+  operation: string;
+  status: number;
+  /** Response headers, lower-cased (Prism reports violations in `sl-violations`). */
+  headers: Headers;
+}
+
+export interface SweepOptions {
+  /** The metrics token the server was started with (metrics enabled). */
+  metricsToken: string;
+  /**
+   * Through a proxy (Prism): the event stream's 200 is skipped (a proxy that buffers it would
+   * wait for its end), and a redirect is seen followed (Prism's upstream client follows it).
+   */
+  viaProxy?: boolean;
+  /** The Free plan's requests per second as the server was configured: a Free key exceeds it (429). */
+  freeRequestsPerSecond: number;
+}
+
+export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<SweepStep[]> {
+  const steps: SweepStep[] = [];
+  const record = (operation: string, expected: number, response: Response) => {
+    steps.push({ operation, status: response.status, headers: response.headers });
+    expect(response.status, `${operation}: ${response.status}`).to.equal(expected);
+  };
+  const raw = async (
+    operation: string,
+    expected: number,
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: string } = {},
+  ) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: init.headers,
+      body: init.body,
+      redirect: 'manual',
+    });
+    const text = await response.text();
+    record(operation, expected, response);
+    return text ? (response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) : null;
+  };
+
+  // --- system
+  const anon = createFolioClient(baseUrl);
+  record('health', 200, (await anon.GET('/healthz')).response);
+  record('ready', 200, (await anon.GET('/readyz')).response);
+  record('metrics', 401, (await anon.GET('/metrics')).response);
+  record(
+    'metrics',
+    200,
+    (
+      await anon.GET('/metrics', {
+        headers: { Authorization: `Bearer ${options.metricsToken}` },
+        parseAs: 'text',
+      })
+    ).response,
+  );
+  record('openApiDocument', 200, (await anon.GET('/openapi.json')).response);
+  await raw('openApiDocument', 406, 'GET', '/openapi.json', { headers: { Accept: 'text/csv' } });
+  await raw('openApiDocument', 400, 'GET', '/openapi.json?format=yaml');
+  record('referencePage', 200, (await anon.GET('/docs', { parseAs: 'text' })).response);
+  const asset = { params: { path: { file: 'swagger-ui.css' } }, parseAs: 'text' as const };
+  record('referenceAsset', 200, (await anon.GET('/docs/assets/{file}', asset)).response);
+  const missingAsset = { params: { path: { file: 'nope.js' } } };
+  record('referenceAsset', 404, (await anon.GET('/docs/assets/{file}', missingAsset)).response);
+  record('listPlans', 200, (await anon.GET('/api/plans')).response);
+  if (options.viaProxy) await raw('dashboardPage', 200, 'GET', '/dashboard');
+  else await raw('dashboardPage', 308, 'GET', '/dashboard');
+  await raw('dashboardFile', 404, 'GET', '/dashboard/nope.txt');
+  await raw('unknown route', 404, 'GET', '/api/nothing-here');
+  await raw('method not allowed', 405, 'PUT', '/api/plans', {
+    headers: { 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+
+  // --- accounts and keys
+  const email = `sweep-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`;
+  const password = 'correct horse battery';
+  const signedUp = await anon.POST('/api/auth/signup', { body: { email, password } });
+  record('signup', 201, signedUp.response);
+  record('signup', 409, (await anon.POST('/api/auth/signup', { body: { email, password } })).response);
+  record(
+    'signup',
+    400,
+    (await anon.POST('/api/auth/signup', { body: { email: 'nope', password } })).response,
+  );
+  await raw('signup', 415, 'POST', '/api/auth/signup', {
+    headers: { 'Content-Type': 'text/plain' },
+    body: 'x',
+  });
+  const loggedIn = await anon.POST('/api/auth/login', { body: { email, password } });
+  record('login', 200, loggedIn.response);
+  record(
+    'login',
+    401,
+    (await anon.POST('/api/auth/login', { body: { email, password: 'wrong wrong wrong' } })).response,
+  );
+  const session = loggedIn.data?.token as string;
+  const account = createFolioClient(baseUrl, session);
+  record('readSession', 200, (await account.GET('/api/auth/session')).response);
+  record('readSession', 401, (await anon.GET('/api/auth/session')).response);
+  record('readAccount', 200, (await account.GET('/api/account')).response);
+  record('changePlan', 200, (await account.PATCH('/api/account', { body: { plan: 'pro' } })).response);
+  await raw('changePlan', 400, 'PATCH', '/api/account', {
+    headers: { Authorization: `Bearer ${session}`, 'Content-Type': 'application/json' },
+    body: '{"plan":"gold"}',
+  });
+  const project = await account.POST('/api/projects', { body: { name: 'sweep' } });
+  record('createProject', 201, project.response);
+  record('createProject', 409, (await account.POST('/api/projects', { body: { name: 'sweep' } })).response);
+  record('listProjects', 200, (await account.GET('/api/projects')).response);
+  const projectId = project.data?.id as string;
+  const settings = { params: { path: { projectId } }, body: { autoIndexes: true } };
+  record('updateProject', 200, (await account.PATCH('/api/projects/{projectId}', settings)).response);
+  const noProject = { params: { path: { projectId: 'prj_missing' } }, body: { autoIndexes: true } };
+  record('updateProject', 404, (await account.PATCH('/api/projects/{projectId}', noProject)).response);
+  const collections = { params: { path: { projectId }, query: { env: 'test' as const } } };
+  record(
+    'listCollections',
+    200,
+    (await account.GET('/api/projects/{projectId}/collections', collections)).response,
+  );
+  const keyBody = { project: 'sweep', name: 'sweep', env: 'test' as const, scope: 'read-write' as const };
+  const created = await account.POST('/api/keys', { body: keyBody });
+  record('createKey', 201, created.response);
+  record(
+    'createKey',
+    400,
+    (await account.POST('/api/keys', { body: { ...keyBody, env: 'prod' as never } })).response,
+  );
+  record(
+    'listKeys',
+    200,
+    (await account.GET('/api/keys', { params: { query: { project: 'sweep' } } })).response,
+  );
+  record(
+    'listKeys',
+    404,
+    (await account.GET('/api/keys', { params: { query: { project: 'other' } } })).response,
+  );
+  const spare = await account.POST('/api/keys', { body: { ...keyBody, name: 'spare' } });
+  const spareId = { params: { path: { keyId: spare.data?.apiKey.id as string } } };
+  const rotated = await account.POST('/api/keys/{keyId}/rotate', spareId);
+  record('rotateKey', 201, rotated.response);
+  record(
+    'revokeKey',
+    204,
+    (
+      await account.DELETE('/api/keys/{keyId}', {
+        params: { path: { keyId: rotated.data?.apiKey.id as string } },
+      })
+    ).response,
+  );
+  record(
+    'revokeKey',
+    404,
+    (await account.DELETE('/api/keys/{keyId}', { params: { path: { keyId: 'key_missing' } } })).response,
+  );
+  record(
+    'rotateKey',
+    404,
+    (await account.POST('/api/keys/{keyId}/rotate', { params: { path: { keyId: 'key_missing' } } })).response,
+  );
+
+  // --- documents
+  const key = created.data?.rawKey as string;
+  const folio = createFolioClient(baseUrl, key);
+  const path = { ns: 'sweep', collection: 'items' };
+  const auth = { Authorization: `Bearer ${key}` };
+  const doc = await folio.POST('/{ns}/{collection}', { params: { path }, body: { sku: 'a-1', n: 1 } });
+  record('createDocument', 201, doc.response);
+  record(
+    'createDocument',
+    201,
+    (await folio.POST('/{ns}/{collection}', { params: { path }, body: { sku: 'b-2', n: 2 } })).response,
+  );
+  record(
+    'createDocument',
+    400,
+    (await folio.POST('/{ns}/{collection}', { params: { path }, body: { $bad: 1 } })).response,
+  );
+  await raw('createDocument', 415, 'POST', '/sweep/items', {
+    headers: { ...auth, 'Content-Type': 'text/plain' },
+    body: '{}',
+  });
+  await raw('createDocument', 401, 'POST', '/sweep/items', {
+    headers: { 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  const tooBig = JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 1) });
+  await raw('createDocument', 413, 'POST', '/sweep/items', {
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: tooBig,
+  });
+  const id = doc.data?._id as string;
+  const docPath = { ...path, id };
+  // Operator filters and a plain list: the answer is a DocumentList, no type guard.
+  const list = await folio.GET('/{ns}/{collection}', {
+    params: { path, query: { filter: { n: { gte: 2 } }, sort: '-n', limit: 10 } },
+  });
+  record('listDocuments', 200, list.response);
+  expect(list.data?.data.map((d) => d.sku)).to.deep.equal(['b-2']);
+  const selected = await folio.GET('/{ns}/{collection}', { params: { path, query: { select: 'sku' } } });
+  record('listDocuments', 200, selected.response);
+  expect(selected.data?.data[0]?.$version).to.equal(undefined);
+  record(
+    'listDocuments',
+    400,
+    (
+      await folio.GET('/{ns}/{collection}', {
+        params: { path, query: { filter: { n: { gte: 'x' } }, sort: '$$' } },
+      })
+    ).response,
+  );
+  await raw('listDocuments', 400, 'GET', '/sweep/items?limits=3', { headers: auth });
+  await raw('listDocuments', 406, 'GET', '/sweep/items', { headers: { ...auth, Accept: 'text/csv' } });
+  await raw('listDocuments', 401, 'GET', '/sweep/items');
+  // From a browser page: CORS headers on the answer (a read-only key, as pages use).
+  const pageKey = await account.POST('/api/keys', { body: { ...keyBody, name: 'page', scope: 'read-only' } });
+  await raw('listDocuments', 200, 'GET', '/sweep/items', {
+    headers: { Authorization: `Bearer ${pageKey.data?.rawKey}`, Origin: 'https://app.example.test' },
+  });
+  await raw('createDocument', 403, 'POST', '/sweep/items', {
+    headers: { Authorization: `Bearer ${pageKey.data?.rawKey}`, 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  const counted = await folio.count(path, { filter: { sku: { in: 'a-1,b-2' } } });
+  record('listDocuments (count)', 200, counted.response);
+  expect(counted.data?.count).to.equal(2);
+  const plan = await folio.explain(path, { filter: { n: { lt: 5 } } });
+  record('listDocuments (explain)', 200, plan.response);
+  expect(plan.data?.plan.returned).to.equal(2);
+  record(
+    'readDocument',
+    200,
+    (await folio.GET('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
+  );
+  record(
+    'readDocument',
+    404,
+    (await folio.GET('/{ns}/{collection}/{id}', { params: { path: { ...path, id: 'missing' } } })).response,
+  );
+  await raw('readDocument', 406, 'GET', `/sweep/items/${id}`, { headers: { ...auth, Accept: 'text/csv' } });
+  await raw('readDocument', 400, 'GET', `/sweep/items/${id}?select=sku`, { headers: auth });
+  const replaced = await folio.PUT('/{ns}/{collection}/{id}', {
+    params: { path: docPath },
+    body: { sku: 'a-1', n: 10 },
+  });
+  record('replaceDocument', 200, replaced.response);
+  const put = { params: { path: { ...path, id: 'made-by-put' } }, body: { sku: 'c-3' } };
+  record('replaceDocument', 201, (await folio.PUT('/{ns}/{collection}/{id}', put)).response);
+  const stale = { params: { path: docPath, header: { 'If-Match': '"1"' } }, body: { n: 3 } };
+  record('replaceDocument', 412, (await folio.PUT('/{ns}/{collection}/{id}', stale)).response);
+  const merged = await folio.PATCH('/{ns}/{collection}/{id}', {
+    params: { path: docPath },
+    body: { n: 11, tag: 'x' },
+  });
+  record('patchDocument (merge)', 200, merged.response);
+  expect(merged.data?.n).to.equal(11);
+  const patched = await folio.PATCH('/{ns}/{collection}/{id}', {
+    params: { path: docPath },
+    body: [{ op: 'replace', path: '/n', value: 12 }],
+  });
+  record('patchDocument (JSON patch)', 200, patched.response);
+  expect(patched.data?.n).to.equal(12);
+  const failing = { params: { path: docPath }, body: [{ op: 'test' as const, path: '/n', value: 0 }] };
+  record('patchDocument', 409, (await folio.PATCH('/{ns}/{collection}/{id}', failing)).response);
+  await raw('patchDocument', 415, 'PATCH', `/sweep/items/${id}`, {
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  const versionsPath = { params: { path: docPath } };
+  record('listVersions', 200, (await folio.GET('/{ns}/{collection}/{id}/versions', versionsPath)).response);
+  record(
+    'listVersions',
+    404,
+    (await folio.GET('/{ns}/{collection}/{id}/versions', { params: { path: { ...path, id: 'missing' } } }))
+      .response,
+  );
+  const diff = { params: { path: docPath, query: { from: 1, to: 2 } } };
+  record('diffVersions', 200, (await folio.GET('/{ns}/{collection}/{id}/versions/diff', diff)).response);
+  await raw('diffVersions', 400, 'GET', `/sweep/items/${id}/versions/diff?from=x&to=2`, { headers: auth });
+  const v1 = { params: { path: { ...docPath, version: 1 } } };
+  record('readVersion', 200, (await folio.GET('/{ns}/{collection}/{id}/versions/{version}', v1)).response);
+  const v99 = { params: { path: { ...docPath, version: 99 } } };
+  record('readVersion', 404, (await folio.GET('/{ns}/{collection}/{id}/versions/{version}', v99)).response);
+  record(
+    'restoreVersion',
+    200,
+    (await folio.POST('/{ns}/{collection}/{id}/versions/{version}/restore', v1)).response,
+  );
+
+  // --- indexes (a unique index, then a write it refuses)
+  const index = {
+    params: { path },
+    body: { fields: [{ path: 'sku', order: 1 as const }], unique: true, name: 'by_sku' },
+  };
+  const made = await folio.POST('/{ns}/{collection}/_indexes', index);
+  record('createIndex', 201, made.response);
+  record(
+    'createIndex',
+    400,
+    (await folio.POST('/{ns}/{collection}/_indexes', { params: { path }, body: { fields: [] } as never }))
+      .response,
+  );
+  record('listIndexes', 200, (await folio.GET('/{ns}/{collection}/_indexes', { params: { path } })).response);
+  const dup = { params: { path: { ...path, id: 'made-by-put' } }, body: { sku: 'a-1' } };
+  record('replaceDocument', 409, (await folio.PUT('/{ns}/{collection}/{id}', dup)).response);
+  const drop = { params: { path: { ...path, name: 'by_sku' } } };
+  record('dropIndex', 204, (await folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop)).response);
+  record('dropIndex', 404, (await folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop)).response);
+
+  // --- webhooks
+  const hook = {
+    params: { path },
+    body: { url: 'http://127.0.0.1:9/folio', events: ['document.created' as const] },
+  };
+  const registered = await folio.POST('/{ns}/{collection}/_webhooks', hook);
+  record('registerWebhook', 201, registered.response);
+  record(
+    'registerWebhook',
+    400,
+    (await folio.POST('/{ns}/{collection}/_webhooks', { params: { path }, body: { url: 'nope' } as never }))
+      .response,
+  );
+  record(
+    'listWebhooks',
+    200,
+    (await folio.GET('/{ns}/{collection}/_webhooks', { params: { path } })).response,
+  );
+  const hookPath = { params: { path: { ...path, id: registered.data?.id as string } } };
+  record('readWebhook', 200, (await folio.GET('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
+  const noHook = { params: { path: { ...path, id: 'wh_missing' } } };
+  record('readWebhook', 404, (await folio.GET('/{ns}/{collection}/_webhooks/{id}', noHook)).response);
+  const update = { ...hookPath, body: { description: 'swept' } };
+  record('updateWebhook', 200, (await folio.PATCH('/{ns}/{collection}/_webhooks/{id}', update)).response);
+  record(
+    'rotateWebhookSecret',
+    200,
+    (await folio.POST('/{ns}/{collection}/_webhooks/{id}/rotate-secret', hookPath)).response,
+  );
+  record('testWebhook', 200, (await folio.POST('/{ns}/{collection}/_webhooks/{id}/test', hookPath)).response);
+  record('deleteWebhook', 204, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
+  record('deleteWebhook', 404, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
+
+  // --- transfer (the typed client sends a string body as CSV or NDJSON, an array as JSON)
+  const importPath = { path: { ns: 'sweep', collection: 'imported' } };
+  const csv = await folio.POST('/{ns}/{collection}/_import', {
+    params: importPath,
+    body: 'sku,n\nx-1,1\nx-2,2\n',
+  });
+  record('importDocuments', 200, csv.response);
+  expect(csv.data?.imported).to.equal(2);
+  const ndjson = await folio.POST('/{ns}/{collection}/_import', {
+    params: importPath,
+    body: '{"sku":"z-1"}\n{"sku":"z-2"}\n',
+  });
+  record('importDocuments', 200, ndjson.response);
+  expect(ndjson.data?.imported).to.equal(2);
+  const skipped = {
+    params: { ...importPath, query: { onConflict: 'skip' as const } },
+    body: [{ sku: 'y-1' }],
+  };
+  const json = await folio.POST('/{ns}/{collection}/_import', skipped);
+  record('importDocuments', 200, json.response);
+  expect(json.data?.imported).to.equal(1);
+  await raw('importDocuments', 415, 'POST', '/sweep/imported/_import', {
+    headers: { ...auth, 'Content-Type': 'text/xml' },
+    body: '<a/>',
+  });
+  await raw('importDocuments', 400, 'POST', '/sweep/imported/_import?mode=fast', {
+    headers: { ...auth, 'Content-Type': 'text/csv' },
+    body: 'a\n1\n',
+  });
+  record(
+    'exportDocuments',
+    200,
+    (await folio.GET('/{ns}/{collection}/_export', { params: { path }, parseAs: 'text' })).response,
+  );
+  const exported = await folio.GET('/{ns}/{collection}/_export', {
+    params: { path, query: { filter: { n: { gte: 1 } }, sort: 'sku' } },
+    headers: { Accept: 'text/csv' },
+    parseAs: 'text',
+  });
+  record('exportDocuments', 200, exported.response);
+  expect(exported.data?.split('\n')[0]).to.include('sku');
+  await raw('exportDocuments', 200, 'GET', '/sweep/items/_export?filter[n][gte]=1', {
+    headers: { ...auth, Accept: 'text/csv' },
+  });
+  await raw('exportDocuments', 406, 'GET', '/sweep/items/_export', {
+    headers: { ...auth, Accept: 'image/png' },
+  });
+  const bulk = {
+    params: { path },
+    body: {
+      operations: [
+        { method: 'POST' as const, body: { sku: 'bulk-1' } },
+        { method: 'PATCH' as const, id, body: { n: 13 } },
+        { method: 'DELETE' as const, id: 'missing' },
+      ],
+    },
+  };
+  record('bulkDocuments', 207, (await folio.POST('/{ns}/{collection}/_bulk', bulk)).response);
+  record(
+    'bulkDocuments',
+    400,
+    (await folio.POST('/{ns}/{collection}/_bulk', { params: { path }, body: { operations: [] } })).response,
+  );
+
+  // --- change stream (Pro)
+  await raw('streamChanges', 406, 'GET', '/sweep/items/_stream', {
+    headers: { ...auth, Accept: 'application/json' },
+  });
+  await raw('streamChanges', 400, 'GET', '/sweep/items/_stream?since=now', {
+    headers: { ...auth, Accept: 'text/event-stream' },
+  });
+  await raw('streamChanges', 410, 'GET', '/sweep/items/_stream', {
+    headers: { ...auth, Accept: 'text/event-stream', 'Last-Event-ID': 'evt_forged' },
+  });
+  if (!options.viaProxy) {
+    const controller = new AbortController();
+    const stream = await fetch(`${baseUrl}/sweep/items/_stream`, {
+      headers: { ...auth, Accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    record('streamChanges', 200, stream);
+    controller.abort();
+  }
+
+  // --- the same data routes by session (the dashboard's mirror)
+  const mirror = { params: { path: { env: 'test' as const, ...path } } };
+  record(
+    'listDocumentsBySession',
+    200,
+    (await account.GET('/api/data/{env}/{ns}/{collection}', mirror)).response,
+  );
+  const elsewhere = { params: { path: { env: 'test' as const, ns: 'nobody', collection: 'items' } } };
+  record(
+    'listDocumentsBySession',
+    404,
+    (await account.GET('/api/data/{env}/{ns}/{collection}', elsewhere)).response,
+  );
+
+  // --- a Free key over its plan's rate: 429 with Retry-After (its own account, on Free)
+  const freeEmail = `free-${email}`;
+  const free = await anon.POST('/api/auth/signup', { body: { email: freeEmail, password } });
+  const freeAccount = createFolioClient(baseUrl, free.data?.token as string);
+  await freeAccount.POST('/api/projects', { body: { name: 'limited' } });
+  const freeKey = await freeAccount.POST('/api/keys', { body: { ...keyBody, project: 'limited' } });
+  const limited = createFolioClient(baseUrl, freeKey.data?.rawKey as string);
+  const limitedPath = { params: { path: { ns: 'limited', collection: 'items' } } };
+  for (let i = 0; i < options.freeRequestsPerSecond; i += 1) {
+    record('listDocuments', 200, (await limited.GET('/{ns}/{collection}', limitedPath)).response);
+  }
+  const over = await limited.GET('/{ns}/{collection}', limitedPath);
+  record('listDocuments', 429, over.response);
+  expect(over.response.headers.get('retry-after')).to.match(/^\d+$/);
+
+  // --- the end of a session and of a document
+  const staleDelete = { params: { path: docPath, header: { 'If-Match': '"1"' } } };
+  record('deleteDocument', 412, (await folio.DELETE('/{ns}/{collection}/{id}', staleDelete)).response);
+  record(
+    'deleteDocument',
+    204,
+    (await folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
+  );
+  record(
+    'deleteDocument',
+    404,
+    (await folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
+  );
+  record('logout', 204, (await account.POST('/api/auth/logout')).response);
+  return steps;
+}
