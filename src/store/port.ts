@@ -787,7 +787,19 @@ export type SnapshotRecord =
       /** The whole document at that version. */
       document: FolioDocument;
     }
-  | { type: 'index'; scope: DataScope; collection: string; index: IndexRecord };
+  | { type: 'index'; scope: DataScope; collection: string; index: IndexRecord }
+  | { type: 'schema'; scope: DataScope; collection: string; schema: CollectionSchemaRecord }
+  /** A trash entry not expired at the read's start (expired ones are erased data: left out). */
+  | { type: 'trashedDocument'; scope: DataScope; collection: string; entry: TrashEntry }
+  /** One version of a trashed document's history; it comes after its `trashedDocument`. */
+  | {
+      type: 'trashedVersion';
+      scope: DataScope;
+      collection: string;
+      id: string;
+      version: VersionInfo;
+      document: FolioDocument;
+    };
 
 export type SnapshotRecordType = SnapshotRecord['type'];
 
@@ -811,12 +823,12 @@ export interface SnapshotRepository {
   /**
    * Every record of the store as it was at one point in time, while writers go on (embedded: one
    * read transaction on a connection of its own, which never blocks writers; MongoDB: a snapshot
-   * session, see docs/operations.md). Order: settings, accounts, projects, keys, webhooks, then
-   * per scope documents, versions and index definitions. Leaving the loop early releases the
-   * snapshot.
+   * session, see docs/operations.md). Order: settings, accounts, projects, keys, webhooks, schemas,
+   * then per scope documents, versions, trashed documents each before its versions, and index
+   * definitions. Leaving the loop early releases the snapshot.
    */
   read(): AsyncIterable<SnapshotRecord>;
-  /** True when the store holds no account, project, key, webhook, document, version or index. */
+  /** True when the store holds no account, project, key, webhook, document, version, index, schema or trash entry. */
   isEmpty(): Promise<boolean>;
   /**
    * Write the records exactly as given: no change events, no plan limits, no version numbering.

@@ -2,7 +2,8 @@
  * `folio backup` and `folio restore` end to end: a real server keeps writing while the CLI takes
  * the backup; the snapshot is consistent; a restore into an empty data directory brings back
  * every record, and a server on it answers byte for byte what the original answered. Damaged,
- * truncated and unknown files are refused with nothing written.
+ * truncated and unknown files are refused with nothing written. A collection schema comes back
+ * enforced, and trashed documents come back in the trash with their history, restorable.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -65,6 +66,14 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
   let backupText: string;
   const readOnlyKey = { rawKey: '', id: '' };
   const ordersIds: string[] = [];
+  /** The schema as sent: its text is kept byte for byte (key order, `$` keys). */
+  const ORDERS_SCHEMA = {
+    $comment: 'orders as the shop writes them',
+    type: 'object',
+    properties: { sku: { type: 'string' }, price: { type: 'number' } },
+    required: ['sku'],
+  };
+  const TRASHED = ['note-0', 'note-1', 'note-2'];
 
   const req = (server: TestServer, method: string, path: string, body?: unknown) =>
     server.request(method, `/${tenant.project}${path}`, {
@@ -117,6 +126,17 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
     });
     expect(hook.status).to.equal(201);
     webhook = { id: hook.body.id, secret: hook.body.secret };
+    expect((await req(source, 'PUT', '/orders/_schema', { schema: ORDERS_SCHEMA })).status).to.equal(200);
+    expect((await req(source, 'PUT', '/notes/_schema', { schema: true, mode: 'warn' })).status).to.equal(200);
+    // Trashed documents with a history of i + 1 versions; one note stays.
+    for (const [i, id] of [...TRASHED, 'note-kept'].entries()) {
+      for (let v = 0; v <= i; v++) {
+        expect((await req(source, 'PUT', `/notes/${id}`, { text: `note ${i} v${v}`, v })).status).to.be.oneOf(
+          [200, 201],
+        );
+      }
+      if (TRASHED.includes(id)) expect((await req(source, 'DELETE', `/notes/${id}`)).status).to.equal(204);
+    }
     // Enough documents that the snapshot's read takes a while.
     const seed = Array.from({ length: 1500 }, (_, i) => ({ _id: `seed-${i}`, n: i, text: 'x'.repeat(200) }));
     const imported = await req(source, 'POST', '/bulk/_import', seed);
@@ -167,23 +187,42 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
     // Consistency: each document's history is complete up to its $version (Pro keeps 50, no
     // document here has more), its newest version is the document itself, and no history
     // belongs to a document the snapshot does not hold.
-    const docs = new Map<string, Line>();
-    const histories = new Map<string, Line[]>();
-    for (const r of records) {
-      const key = `${r.scope?.projectId}/${r.scope?.env}/${r.collection}/${r.type === 'version' ? r.id : r.document?._id}`;
-      if (r.type === 'document') docs.set(key, r.document);
-      if (r.type === 'version') histories.set(key, [...(histories.get(key) ?? []), r]);
-    }
-    expect(docs.size).to.be.greaterThan(1540);
-    for (const [key, doc] of docs) {
-      const history = histories.get(key) ?? [];
-      expect(
-        history.map((v) => v.version.version),
-        key,
-      ).to.deep.equal(Array.from({ length: doc.$version }, (_, i) => i + 1));
-      expect(history.at(-1).document, key).to.deep.equal(doc);
-    }
-    for (const key of histories.keys()) expect(docs.has(key), key).to.equal(true);
+    // The same holds for the trash: each entry with its whole history, each trashed version
+    // after its entry (the live writers delete into the trash while the backup reads).
+    const checkHistories = (documentType: string, versionType: string) => {
+      const docs = new Map<string, Line>();
+      const histories = new Map<string, Line[]>();
+      for (const r of records) {
+        if (r.type !== documentType && r.type !== versionType) continue;
+        const id = r.type === versionType ? r.id : (r.document ?? r.entry.document)._id;
+        const key = `${r.scope.projectId}/${r.scope.env}/${r.collection}/${id}`;
+        if (r.type === documentType) docs.set(key, r.document ?? r.entry.document);
+        else {
+          expect(docs.has(key), `${versionType} ${key} before its ${documentType}`).to.equal(true);
+          histories.set(key, [...(histories.get(key) ?? []), r]);
+        }
+      }
+      for (const [key, doc] of docs) {
+        const history = histories.get(key) ?? [];
+        expect(
+          history.map((v) => v.version.version),
+          key,
+        ).to.deep.equal(Array.from({ length: doc.$version }, (_, i) => i + 1));
+        expect(history.at(-1).document, key).to.deep.equal(doc);
+      }
+      for (const key of histories.keys()) expect(docs.has(key), key).to.equal(true);
+      return docs;
+    };
+    expect(checkHistories('document', 'version').size).to.be.greaterThan(1540);
+    const trashed = checkHistories('trashedDocument', 'trashedVersion');
+    const trashedIds = [...trashed.keys()]
+      .filter((k) => k.includes('/notes/'))
+      .map((k) => k.split('/').at(-1));
+    expect(trashedIds.sort()).to.deep.equal(TRASHED);
+    expect(records.filter((r: Line) => r.type === 'schema').map((r: Line) => r.collection)).to.deep.equal([
+      'notes',
+      'orders',
+    ]);
     const types = new Set(records.map((r: Line) => r.type));
     for (const type of ['setting', 'account', 'project', 'key', 'webhook', 'document', 'version', 'index']) {
       expect(types.has(type), type).to.equal(true);
@@ -236,6 +275,40 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
     // The unique index is built, not only listed.
     const clash = await req(restored, 'POST', '/orders', { sku: 'sku-3' });
     expect(clash.status).to.equal(409);
+    // The schemas: the same text and mode, and enforced (a violating write is a 422 there too).
+    for (const collection of ['orders', 'notes']) {
+      const a = await req(source, 'GET', `/${collection}/_schema`);
+      expect(a.status).to.equal(200);
+      expect((await req(restored, 'GET', `/${collection}/_schema`)).text).to.equal(a.text);
+    }
+    const violating = { sku: 42, price: 'free' };
+    expect((await req(source, 'POST', '/orders', violating)).status).to.equal(422);
+    const refused = await req(restored, 'POST', '/orders', violating);
+    expect(refused.status, refused.text).to.equal(422);
+    expect(refused.body.error.code).to.equal('schema_violation');
+    expect((await req(restored, 'POST', '/orders', { sku: 'sku-new', price: 1 })).status).to.equal(201);
+    // The trash: the same entries, each with its history; restored from the trash, a document
+    // continues its history, as it would have in the original store.
+    expect((await req(restored, 'GET', '/notes/_trash')).text).to.equal(
+      (await req(source, 'GET', '/notes/_trash')).text,
+    );
+    for (const [i, id] of TRASHED.entries()) {
+      const a = await req(source, 'GET', `/notes/_trash/${id}`);
+      expect(a.body.versions).to.have.length(i + 1);
+      expect((await req(restored, 'GET', `/notes/_trash/${id}`)).text).to.equal(a.text);
+    }
+    const back = await req(restored, 'POST', '/notes/_trash/note-2/restore');
+    expect(back.status, back.text).to.equal(201);
+    expect(back.body).to.include({ _id: 'note-2', text: 'note 2 v2', $version: 4 });
+    const history = await req(restored, 'GET', '/notes/note-2/versions');
+    expect(history.body.versions.map((v: Line) => [v.version, v.operation])).to.deep.equal([
+      [4, 'restore'],
+      [3, 'update'],
+      [2, 'update'],
+      [1, 'create'],
+    ]);
+    expect((await req(restored, 'GET', '/notes/note-2/versions/1')).body).to.include({ text: 'note 2 v0' });
+    expect((await req(restored, 'GET', '/notes/_trash/note-2')).status).to.equal(404);
     // Keys authenticate (hashes kept), the read-only one stays read-only, sign-in works.
     expect(
       (await restored.request('GET', `/${tenant.project}/orders?limit=1`, { key: readOnlyKey.rawKey }))
@@ -322,11 +395,11 @@ describe('folio backup and restore (embedded store, real server writing meanwhil
   it('refuses a record type it does not know, even with a valid checksum (a newer Folio wrote it)', async () => {
     const records = parseLines(backupText).slice(1, 4);
     const file = join(work, 'newer.backup');
-    await writeFile(file, craftBackup([...records, { type: 'trashedDocument', document: { _id: 'x' } }]));
+    await writeFile(file, craftBackup([...records, { type: 'futureRecord', document: { _id: 'x' } }]));
     const target = join(work, 'newer-target');
     const result = await folio(target, 'restore', file);
     expect(result.code).to.equal(1);
-    expect(result.err).to.match(/type "trashedDocument", which this Folio does not know/);
+    expect(result.err).to.match(/type "futureRecord", which this Folio does not know/);
     expect(await holdsNoData(target)).to.equal(true);
     // A version this Folio does not read is refused by name too.
     const v2 = craftBackup(records).replace('"version":1', '"version":2');

@@ -2,7 +2,9 @@
  * The backup format (src/cli/backup/format.ts, writer.ts): a file the writer made is read back
  * record for record; any truncation and any changed byte is refused by `verifyBackup` (fast-check
  * over positions); record shapes are checked at their edges; and the MongoDB store's write plan
- * (a pure function) upserts every record by its identity.
+ * (a pure function) upserts every record by its identity. Schemas and trash entries: their shapes
+ * at their edges, a trashed version only after its trashed document, and the MongoDB plan's
+ * expiry for a trashed history, found in the batch or in an earlier one.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +21,12 @@ import {
 } from '../../src/cli/backup/format.js';
 import { writeBackup } from '../../src/cli/backup/writer.js';
 import { loadConfig } from '../../src/config/load.js';
-import { planSnapshotWrites, snapshotLost } from '../../src/store/mongodb/snapshot.js';
+import {
+  planSnapshotWrites,
+  snapshotLost,
+  trashEntriesToLookUp,
+  trashEntryKey,
+} from '../../src/store/mongodb/snapshot.js';
 import { SnapshotLostError, type SnapshotRecord } from '../../src/store/port.js';
 
 const scope = { projectId: 'prj_01J0000000000000000000000A', env: 'live' as const };
@@ -90,6 +97,17 @@ const RECORDS: SnapshotRecord[] = [
       updatedAt: '2026-01-01T00:00:00.000Z',
     },
   },
+  {
+    type: 'schema',
+    scope,
+    collection: 'orders',
+    schema: {
+      schema: '{"$defs": {"a": true},  "type":"object"}',
+      mode: 'enforce',
+      revision: 'sch_1',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    },
+  },
   ...Array.from(
     { length: 30 },
     (_, i): SnapshotRecord => ({
@@ -107,6 +125,28 @@ const RECORDS: SnapshotRecord[] = [
     version: { version: 1, operation: 'create', timestamp: '2026-01-02T00:00:00.000Z', apiKeyHint: 'x' },
     document: doc('d0', 1),
   },
+  {
+    type: 'trashedDocument',
+    scope,
+    collection: 'orders',
+    entry: {
+      id: 't0',
+      deletedAt: '2026-01-03T00:00:00.000Z',
+      apiKeyHint: 'folio_sk_live_...dele',
+      expiresAt: '2026-02-02T00:00:00.000Z',
+      document: doc('t0', 2),
+    },
+  },
+  ...[1, 2].map(
+    (version): SnapshotRecord => ({
+      type: 'trashedVersion',
+      scope,
+      collection: 'orders',
+      id: 't0',
+      version: { version, operation: 'update', timestamp: '2026-01-02T00:00:00.000Z', apiKeyHint: 'x' },
+      document: doc('t0', version),
+    }),
+  ),
   {
     type: 'index',
     scope,
@@ -147,10 +187,13 @@ describe('backup file format', () => {
       document: 30,
       version: 1,
       index: 1,
+      schema: 1,
+      trashedDocument: 1,
+      trashedVersion: 2,
     });
     const batches: SnapshotRecord[][] = [];
     for await (const batch of backupBatches(file, 7)) batches.push(batch);
-    expect(batches.map((b) => b.length)).to.deep.equal([7, 7, 7, 7, 7, 2]);
+    expect(batches.map((b) => b.length)).to.deep.equal([7, 7, 7, 7, 7, 6]);
     // Key order is part of a document's bytes: kept as written.
     expect(batches.flat().map((r) => JSON.stringify(r))).to.deep.equal(RECORDS.map((r) => JSON.stringify(r)));
     const rest: SnapshotRecord[] = [];
@@ -200,6 +243,36 @@ describe('backup file format', () => {
     );
   });
 
+  it('refuses a trashed version before its trashed document, or of another one, though the checksum holds', async () => {
+    const entryAt = RECORDS.findIndex((r) => r.type === 'trashedDocument');
+    const entry = RECORDS[entryAt]!;
+    const versions = RECORDS.filter((r) => r.type === 'trashedVersion');
+    const others = RECORDS.filter((r) => r.type !== 'trashedDocument' && r.type !== 'trashedVersion');
+    const refusedWith = async (records: SnapshotRecord[]) => {
+      const out = join(dir, `order-${Math.random()}.backup`);
+      await writeBackup(fromArray(records), out, { source: 'embedded', gzip: false });
+      return verifyBackup(out).then(
+        () => null,
+        (e: Error) => e.message,
+      );
+    };
+    expect(await refusedWith([...others, versions[0]!, entry, versions[1]!])).to.match(
+      /line \d+: a trashedVersion record of "t0" comes before its trashedDocument record/,
+    );
+    // The same id in another collection or scope is another entry.
+    const elsewhere = { ...entry, collection: 'other' } as SnapshotRecord;
+    expect(await refusedWith([...others, elsewhere, ...versions])).to.match(
+      /comes before its trashedDocument/,
+    );
+    const otherEnv = { ...entry, scope: { ...scope, env: 'test' } } as SnapshotRecord;
+    expect(await refusedWith([...others, otherEnv, ...versions])).to.match(
+      /comes before its trashedDocument/,
+    );
+    // Right after it, or much later: accepted.
+    expect(await refusedWith([...others, entry, ...versions])).to.equal(null);
+    expect(await refusedWith([entry, ...others, ...versions])).to.equal(null);
+  });
+
   it('refuses lines after the trailer', async () => {
     const appended = join(dir, 'appended.backup');
     await writeFile(appended, Buffer.concat([bytes, Buffer.from('{"type":"account"}\n')]));
@@ -211,7 +284,19 @@ describe('backup file format', () => {
 
   it('checks each record type at its edges', () => {
     expect(RECORD_TYPES.sort()).to.deep.equal(
-      ['account', 'document', 'index', 'key', 'project', 'setting', 'version', 'webhook'].sort(),
+      [
+        'account',
+        'document',
+        'index',
+        'key',
+        'project',
+        'setting',
+        'version',
+        'webhook',
+        'schema',
+        'trashedDocument',
+        'trashedVersion',
+      ].sort(),
     );
     for (const record of RECORDS) expect(parseRecordLine(JSON.stringify(record), 2)).to.deep.equal(record);
     const bad = (value: unknown) => () => parseRecordLine(JSON.stringify(value), 9);
@@ -229,6 +314,32 @@ describe('backup file format', () => {
       bad({ type: 'document', scope: { ...scope, env: 'prod' }, collection: 'c', document: doc('x', 1) }),
     ).to.throw(/scope.env/);
     expect(bad({ type: 'trash' })).to.throw(/type "trash", which this Folio does not know/);
+    const schema = RECORDS.find((r) => r.type === 'schema') as Extract<SnapshotRecord, { type: 'schema' }>;
+    const withText = (text: string) => ({ ...schema, schema: { ...schema.schema, schema: text } });
+    for (const text of ['true', 'false', '{}', ' {"type": "object"} '])
+      expect(bad(withText(text))).to.not.throw();
+    for (const text of ['', '[]', '1', 'null', '"s"', '{"type":', '{} x'])
+      expect(bad(withText(text)), text).to.throw(
+        /invalid schema record at schema.schema: not the JSON text of a schema/,
+      );
+    expect(bad({ ...schema, schema: { ...schema.schema, mode: 'off' } })).to.throw(/at schema.mode/);
+    expect(bad({ ...schema, schema: { ...schema.schema, schema: {} } })).to.throw(/at schema.schema/);
+    const trashed = RECORDS.find((r) => r.type === 'trashedDocument') as Extract<
+      SnapshotRecord,
+      { type: 'trashedDocument' }
+    >;
+    expect(bad({ ...trashed, entry: { ...trashed.entry, id: 't1' } })).to.throw(
+      /invalid trashedDocument record at entry.id: the entry id is not its document _id/,
+    );
+    const { expiresAt: _, ...noExpiry } = trashed.entry;
+    expect(bad({ ...trashed, entry: noExpiry })).to.throw(/at entry.expiresAt/);
+    expect(bad({ ...trashed, entry: { ...trashed.entry, document: { _id: 't0' } } })).to.throw(
+      /at entry.document/,
+    );
+    const trashedVersion = RECORDS.find((r) => r.type === 'trashedVersion')!;
+    expect(bad({ ...trashedVersion, version: { version: 0 } })).to.throw(
+      /invalid trashedVersion record at version/,
+    );
     expect(bad([1])).to.throw(/not a backup record/);
     expect(() => parseRecordLine('{"type":', 3)).to.throw(/line 3 is not valid JSON/);
   });
@@ -280,6 +391,82 @@ describe('MongoDB snapshot write plan (pure)', () => {
       version: 1,
     });
     expect(plan.indexes.map((r) => r.index.name)).to.deep.equal(['a_1']);
+  });
+});
+
+describe('MongoDB snapshot write plan for schemas and the trash (pure)', () => {
+  const dbName = 'folio_prj_01j0000000000000000000000a_live';
+  const entry = RECORDS.find((r) => r.type === 'trashedDocument') as Extract<
+    SnapshotRecord,
+    { type: 'trashedDocument' }
+  >;
+  const versions = RECORDS.filter((r) => r.type === 'trashedVersion');
+  // biome-ignore lint/suspicious/noExplicitAny: driver operations are checked by assertions
+  const replaceOf = (op: any) => op.replaceOne;
+
+  it('a schema replaces the record of its scope and collection, text as given', () => {
+    const plan = planSnapshotWrites('folio', RECORDS);
+    expect(plan.system.collectionSchemas.map(replaceOf)).to.deep.equal([
+      {
+        filter: { _id: JSON.stringify([scope.projectId, 'live', 'orders']) },
+        replacement: {
+          _id: JSON.stringify([scope.projectId, 'live', 'orders']),
+          schema: '{"$defs": {"a": true},  "type":"object"}',
+          mode: 'enforce',
+          revision: 'sch_1',
+          updatedAt: '2026-01-01T00:00:00.000Z',
+        },
+        upsert: true,
+      },
+    ]);
+  });
+
+  it('a trash entry and its history are upserted by identity, the history expiring with its entry', () => {
+    const plan = planSnapshotWrites('folio', RECORDS);
+    const writes = [...plan.collections.values()][0]!;
+    const [entryOp] = writes.trashEntries.map(replaceOf);
+    expect(entryOp.filter).to.deep.equal({ _id: 't0' });
+    expect(entryOp.upsert).to.equal(true);
+    expect(entryOp.replacement).to.deep.include({
+      _id: 't0',
+      version: 2,
+      deletedAt: '2026-01-03T00:00:00.000Z',
+      apiKeyHint: 'folio_sk_live_...dele',
+      expiresAt: '2026-02-02T00:00:00.000Z',
+      expireAt: new Date('2026-02-02T00:00:00.000Z'),
+    });
+    expect(entryOp.replacement.document._folio).to.deep.equal({
+      version: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-02T00:00:00.000Z',
+    });
+    const ops = writes.trashVersions.map(replaceOf);
+    expect(ops.map((o) => o.filter)).to.deep.equal([
+      { docId: 't0', version: 1 },
+      { docId: 't0', version: 2 },
+    ]);
+    for (const op of ops) expect(op.replacement.expireAt).to.deep.equal(new Date('2026-02-02T00:00:00.000Z'));
+    expect(trashEntriesToLookUp('folio', RECORDS)).to.deep.equal([]);
+  });
+
+  it('a history whose entry came in an earlier batch takes its expiry from there; without one, it is refused', () => {
+    expect(trashEntriesToLookUp('folio', versions)).to.deep.equal([
+      { dbName, collection: 'orders', ids: ['t0'] },
+    ]);
+    const earlier = new Map([[trashEntryKey(dbName, 'orders', 't0'), '2026-05-05T00:00:00.000Z']]);
+    const plan = planSnapshotWrites('folio', versions, earlier);
+    const ops = [...plan.collections.values()][0]!.trashVersions.map(replaceOf);
+    expect(ops.map((o) => o.replacement.expireAt)).to.deep.equal([
+      new Date('2026-05-05T00:00:00.000Z'),
+      new Date('2026-05-05T00:00:00.000Z'),
+    ]);
+    expect(() => planSnapshotWrites('folio', versions)).to.throw(
+      /trashed version of orders\/t0 comes without/,
+    );
+    // Another collection's entry of the same id does not count.
+    const elsewhere = new Map([[trashEntryKey(dbName, 'other', 't0'), '2026-05-05T00:00:00.000Z']]);
+    expect(() => planSnapshotWrites('folio', versions, elsewhere)).to.throw(/comes without/);
+    expect(() => planSnapshotWrites('folio', [entry, ...versions])).to.not.throw();
   });
 });
 

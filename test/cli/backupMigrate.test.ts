@@ -1,7 +1,8 @@
 /**
  * `folio migrate` from the embedded store to another embedded store (the same port as MongoDB):
  * a whole deployment copied record for record, a run killed half-way resumed by running the
- * same command again, a SIGINT stopping cleanly after a batch, and the targets it refuses.
+ * same command again, a SIGINT stopping cleanly after a batch, and the targets it refuses. The
+ * collection schema and the trash (entries with their history) are copied too.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -85,8 +86,18 @@ describe('folio migrate (embedded to embedded)', function () {
         })
       ).status,
     ).to.equal(201);
+    const schema = await source.request('PUT', '/shop/items/_schema', {
+      key: tenant.key,
+      body: { schema: { type: 'object', properties: { n: { type: 'integer' } } } },
+    });
+    expect(schema.status, schema.text).to.equal(200);
+    for (const id of ['d3', 'd7', 'd11']) {
+      expect((await source.request('DELETE', `/shop/items/${id}`, { key: tenant.key })).status).to.equal(204);
+    }
     sourceRecords = await recordsOf(sourceDir, join(work, 'source.backup'));
     expect(sourceRecords.length).to.be.greaterThan(1200);
+    const count = (type: string) => sourceRecords.filter((r) => (r as { type: string }).type === type).length;
+    expect([count('schema'), count('trashedDocument'), count('trashedVersion')]).to.deep.equal([1, 3, 6]);
   });
 
   after(async () => {

@@ -2,7 +2,8 @@
  * Backup, restore and migrate across store kinds, wherever a MongoDB is available (otherwise the
  * one `SKIPPED: no MongoDB` line): embedded → MongoDB by `folio migrate`, a backup of the MongoDB
  * store, and that backup restored into a new embedded store, each holding the same records; a
- * server on the MongoDB copy answers byte for byte what the embedded one answers.
+ * server on the MongoDB copy answers byte for byte what the embedded one answers, collection
+ * schemas (enforced) and the trash (entries with their history) included.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,20 @@ if (mongo) {
         body: { fields: [{ path: 'b' }], unique: true },
       });
       expect(index.status).to.equal(201);
+      const schema = await embedded.request('PUT', '/shop/items/_schema', {
+        key: tenant.key,
+        body: { schema: { type: 'object', properties: { b: { type: 'integer' } } } },
+      });
+      expect(schema.status, schema.text).to.equal(200);
+      for (const id of ['t0', 't1']) {
+        for (const step of [1, 2]) {
+          const put = await embedded.request('PUT', `/shop/notes/${id}`, { key: tenant.key, body: { step } });
+          expect(put.status).to.be.oneOf([200, 201]);
+        }
+        expect((await embedded.request('DELETE', `/shop/notes/${id}`, { key: tenant.key })).status).to.equal(
+          204,
+        );
+      }
     });
 
     after(async () => {
@@ -84,10 +99,15 @@ if (mongo) {
     it('migrates embedded → MongoDB, backs the MongoDB store up and restores it into an empty embedded store', async () => {
       const sourceEnv = { FOLIO_DATA_DIR: join(work, 'source'), FOLIO_LOG_LEVEL: 'silent' };
       const original = await backupRecords(sourceEnv, join(work, 'embedded.backup'));
-      const migrated = await runFolio(['migrate', '--to', mongo.uri, '--work', join(work, 'state')], {
-        ...sourceEnv,
-        FOLIO_MONGODB_DB_PREFIX: mongo.dbPrefix,
-      });
+      expect(original.filter((r) => r.type === 'trashedVersion')).to.have.length(4);
+      // One record per batch: a trashed history is written in batches after its entry's.
+      const migrated = await runFolio(
+        ['migrate', '--to', mongo.uri, '--work', join(work, 'state'), '--batch-size', '1'],
+        {
+          ...sourceEnv,
+          FOLIO_MONGODB_DB_PREFIX: mongo.dbPrefix,
+        },
+      );
       expect(migrated.code, migrated.err).to.equal(0);
       const fromMongo = await backupRecords(mongoEnv, join(work, 'mongo.backup'));
       expect(comparable(fromMongo)).to.deep.equal(comparable(original));
@@ -113,6 +133,15 @@ if (mongo) {
         expect(b.text).to.equal(a.text);
         expect(b.headers.get('etag')).to.equal(a.headers.get('etag'));
       }
+      for (const path of ['/shop/items/_schema', '/shop/notes/_trash', '/shop/notes/_trash/t0']) {
+        const a = await embedded.request('GET', path, { key: tenant.key });
+        expect((await onMongo.request('GET', path, { key: tenant.key })).text, path).to.equal(a.text);
+      }
+      const refused = await onMongo.request('PUT', '/shop/items/bad', { key: tenant.key, body: { b: 'x' } });
+      expect(refused.status).to.equal(422);
+      const back = await onMongo.request('POST', '/shop/notes/_trash/t1/restore', { key: tenant.key });
+      expect(back.status, back.text).to.equal(201);
+      expect(back.body).to.include({ _id: 't1', step: 2, $version: 3 });
     });
   });
 }

@@ -62,6 +62,28 @@ const document = z.looseObject({
   $version: z.number().int().positive(),
 });
 
+/** One element of a document's history. */
+const versionInfo = z.strictObject({
+  version: z.number().int().positive(),
+  operation: z.enum(['create', 'update', 'patch', 'restore']),
+  timestamp: iso,
+  apiKeyHint: z.string(),
+});
+/** A schema's text: kept byte for byte, but it must be JSON a schema can be (an object or a boolean). */
+const schemaText = z.string().refine(
+  (text) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      return (
+        typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value))
+      );
+    } catch {
+      return false;
+    }
+  },
+  { message: 'not the JSON text of a schema (an object or a boolean)' },
+);
+
 const RECORD_SCHEMAS = {
   setting: z.strictObject({
     type: z.literal('setting'),
@@ -129,12 +151,7 @@ const RECORD_SCHEMAS = {
     scope,
     collection: name,
     id: name,
-    version: z.strictObject({
-      version: z.number().int().positive(),
-      operation: z.enum(['create', 'update', 'patch', 'restore']),
-      timestamp: iso,
-      apiKeyHint: z.string(),
-    }),
+    version: versionInfo,
     document,
   }),
   index: z.strictObject({
@@ -150,6 +167,36 @@ const RECORD_SCHEMAS = {
       createdAt: z.string(),
       failure: z.strictObject({ message: z.string(), ids: z.array(z.string()) }).optional(),
     }),
+  }),
+  schema: z.strictObject({
+    type: z.literal('schema'),
+    scope,
+    collection: name,
+    schema: z.strictObject({
+      schema: schemaText,
+      mode: z.enum(['enforce', 'warn']),
+      revision: name,
+      updatedAt: iso,
+    }),
+  }),
+  trashedDocument: z.strictObject({
+    type: z.literal('trashedDocument'),
+    scope,
+    collection: name,
+    entry: z
+      .strictObject({ id: name, deletedAt: iso, apiKeyHint: z.string(), expiresAt: iso, document })
+      .refine((entry) => entry.document._id === entry.id, {
+        message: 'the entry id is not its document _id',
+        path: ['id'],
+      }),
+  }),
+  trashedVersion: z.strictObject({
+    type: z.literal('trashedVersion'),
+    scope,
+    collection: name,
+    id: name,
+    version: versionInfo,
+    document,
   }),
 } satisfies Record<SnapshotRecordType, z.ZodType>;
 
@@ -292,6 +339,9 @@ export async function verifyBackup(file: string): Promise<VerifiedBackup> {
   let records = 0;
   let lineNumber = 0;
   let firstBadLine: BackupFileError | undefined;
+  // Trashed documents seen so far: each trashed version must follow its own (a writer takes
+  // the entry's expiry for its versions).
+  const trashed = new Set<string>();
   for await (const { text, terminated } of lines(file)) {
     lineNumber++;
     if (trailer)
@@ -318,6 +368,12 @@ export async function verifyBackup(file: string): Promise<VerifiedBackup> {
     try {
       const record = parseRecordLine(text, lineNumber);
       counts[record.type] = (counts[record.type] ?? 0) + 1;
+      if (record.type === 'trashedDocument') trashed.add(trashKey(record, record.entry.id));
+      else if (record.type === 'trashedVersion' && !trashed.has(trashKey(record, record.id))) {
+        throw new BackupFileError(
+          `line ${lineNumber}: a trashedVersion record of "${record.id}" comes before its trashedDocument record`,
+        );
+      }
     } catch (error) {
       // Reported after the checksum: a damaged line is corruption, not a bad record.
       firstBadLine ??= error as BackupFileError;
@@ -344,6 +400,10 @@ export async function verifyBackup(file: string): Promise<VerifiedBackup> {
     );
   }
   return { header, trailer };
+}
+
+function trashKey(record: { scope: { projectId: string; env: string }; collection: string }, id: string) {
+  return JSON.stringify([record.scope.projectId, record.scope.env, record.collection, id]);
 }
 
 function sameCounts(a: BackupTrailer['counts'], b: BackupTrailer['counts']): boolean {

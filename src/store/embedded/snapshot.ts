@@ -10,6 +10,10 @@
  * Writing: rows as given, `INSERT OR REPLACE` (a batch written twice is written once), in one
  * transaction per batch; no change-log row, so nothing is announced to subscribers or webhooks.
  * Index declarations are built afterwards by EmbeddedIndexes, over the documents written.
+ *
+ * Trash entries already past their `expires_at` when the read starts are left out with their
+ * history: they are erased data to every reader, waiting only for the sweep to free the bytes,
+ * and a backup file outlives any sweep.
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,9 +21,11 @@ import Database from 'better-sqlite3';
 import type {
   AccountRecord,
   ApiKeyRecord,
+  FolioDocument,
   IndexRecord,
   JsonObject,
   ProjectRecord,
+  SchemaMode,
   SnapshotRecord,
   SnapshotRepository,
   WebhookRecord,
@@ -74,16 +80,48 @@ interface Statements {
     updatedAt: string;
     json: string;
   }>;
-  version: Database.Statement<{
+  version: Database.Statement<VersionRow>;
+  schema: Database.Statement<{
+    scope: string;
+    collection: string;
+    schema: string;
+    mode: string;
+    revision: string;
+    updatedAt: string;
+  }>;
+  trashed: Database.Statement<{
     scope: string;
     collection: string;
     id: string;
     version: number;
-    operation: WriteOperation;
-    timestamp: string;
+    deletedAt: string;
     apiKeyHint: string;
+    expiresAt: string;
     body: string;
   }>;
+  trashedVersion: Database.Statement<VersionRow>;
+}
+
+interface VersionRow {
+  scope: string;
+  collection: string;
+  id: string;
+  version: number;
+  operation: WriteOperation;
+  timestamp: string;
+  apiKeyHint: string;
+  body: string;
+}
+
+interface VersionTableRow {
+  scope: string;
+  collection: string;
+  doc_id: string;
+  version: number;
+  operation: WriteOperation;
+  timestamp: string;
+  api_key_hint: string;
+  body: string;
 }
 
 export class EmbeddedSnapshots implements SnapshotRepository {
@@ -120,6 +158,18 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         'INSERT OR REPLACE INTO versions (scope, collection, doc_id, version, operation, timestamp, ' +
           'api_key_hint, body) VALUES (@scope, @collection, @id, @version, @operation, @timestamp, @apiKeyHint, @body)',
       ),
+      schema: db.prepare(
+        'INSERT OR REPLACE INTO collection_schemas (scope, collection, schema, mode, revision, updated_at) ' +
+          'VALUES (@scope, @collection, @schema, @mode, @revision, @updatedAt)',
+      ),
+      trashed: db.prepare(
+        'INSERT OR REPLACE INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
+          'VALUES (@scope, @collection, @id, @version, @deletedAt, @apiKeyHint, @expiresAt, @body)',
+      ),
+      trashedVersion: db.prepare(
+        'INSERT OR REPLACE INTO trash_versions (scope, collection, doc_id, version, operation, timestamp, ' +
+          'api_key_hint, body) VALUES (@scope, @collection, @id, @version, @operation, @timestamp, @apiKeyHint, @body)',
+      ),
     };
     this.#writeTx = db.transaction((records: readonly SnapshotRecord[]) => {
       for (const record of records) this.#writeRow(record);
@@ -133,6 +183,8 @@ export class EmbeddedSnapshots implements SnapshotRepository {
       timeout: READER_BUSY_TIMEOUT_MS,
     });
     try {
+      // Trash entries expired by now are left out (see the header).
+      const now = new Date().toISOString();
       reader.exec('BEGIN');
       // The first read fixes the snapshot; the sealing key (a file, written once) is read after it.
       const rows = reader.prepare('SELECT * FROM accounts ORDER BY id').all() as Array<
@@ -217,6 +269,28 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         };
         await pace();
       }
+      const schemas = reader
+        .prepare<
+          [],
+          {
+            scope: string;
+            collection: string;
+            schema: string;
+            mode: SchemaMode;
+            revision: string;
+            updated_at: string;
+          }
+        >('SELECT * FROM collection_schemas ORDER BY scope, collection')
+        .iterate();
+      for (const r of schemas) {
+        yield {
+          type: 'schema',
+          scope: scopeFromKey(r.scope),
+          collection: r.collection,
+          schema: { schema: r.schema, mode: r.mode, revision: r.revision, updatedAt: r.updated_at },
+        };
+        await pace();
+      }
       const documents = reader.prepare<[], { scope: string; collection: string; json: string }>(
         `SELECT scope, collection, ${DOCUMENT_JSON_SQL} AS json FROM documents ORDER BY scope, collection, id`,
       );
@@ -229,33 +303,43 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         };
         await pace();
       }
-      const versions = reader.prepare<
-        [],
-        {
-          scope: string;
-          collection: string;
-          doc_id: string;
-          version: number;
-          operation: WriteOperation;
-          timestamp: string;
-          api_key_hint: string;
-          body: string;
-        }
-      >('SELECT * FROM versions ORDER BY scope, collection, doc_id, version');
+      const versions = reader.prepare<[], VersionTableRow>(
+        'SELECT * FROM versions ORDER BY scope, collection, doc_id, version',
+      );
       for (const r of versions.iterate()) {
-        yield {
-          type: 'version',
-          scope: scopeFromKey(r.scope),
-          collection: r.collection,
-          id: r.doc_id,
-          version: {
-            version: r.version,
-            operation: r.operation,
-            timestamp: r.timestamp,
-            apiKeyHint: r.api_key_hint,
-          },
-          document: JSON.parse(r.body),
-        };
+        yield { type: 'version', ...versionOf(r) };
+        await pace();
+      }
+      // Each live entry, then its history: one statement, as one connection runs one at a time.
+      // `kind` 0 is the entry (its columns in the version row's places), 1 a version of it.
+      const trash = reader.prepare<
+        [string, string],
+        VersionTableRow & { kind: number; deleted_at: string; expires_at: string }
+      >(
+        'SELECT 0 AS kind, scope, collection, id AS doc_id, version, NULL AS operation, NULL AS timestamp, ' +
+          'api_key_hint, body, deleted_at, expires_at FROM trash WHERE expires_at > ? ' +
+          'UNION ALL SELECT 1, v.scope, v.collection, v.doc_id, v.version, v.operation, v.timestamp, ' +
+          'v.api_key_hint, v.body, NULL, NULL FROM trash_versions v JOIN trash t ON t.scope = v.scope ' +
+          'AND t.collection = v.collection AND t.id = v.doc_id WHERE t.expires_at > ? ' +
+          'ORDER BY 2, 3, 4, 1, 5',
+      );
+      for (const r of trash.iterate(now, now)) {
+        if (r.kind === 0) {
+          yield {
+            type: 'trashedDocument',
+            scope: scopeFromKey(r.scope),
+            collection: r.collection,
+            entry: {
+              id: r.doc_id,
+              deletedAt: r.deleted_at,
+              apiKeyHint: r.api_key_hint,
+              expiresAt: r.expires_at,
+              document: JSON.parse(r.body),
+            },
+          };
+        } else {
+          yield { type: 'trashedVersion', ...versionOf(r) };
+        }
         await pace();
       }
       const indexes = reader
@@ -303,6 +387,9 @@ export class EmbeddedSnapshots implements SnapshotRepository {
       'documents',
       'versions',
       'declared_indexes',
+      'collection_schemas',
+      'trash',
+      'trash_versions',
     ];
     const sql = `SELECT ${tables.map((t) => `EXISTS (SELECT 1 FROM ${t})`).join(' OR ')} AS any_row`;
     return (this.db.prepare(sql).get() as { any_row: number }).any_row === 0;
@@ -372,6 +459,36 @@ export class EmbeddedSnapshots implements SnapshotRepository {
           body: JSON.stringify(record.document),
         });
         return;
+      case 'schema':
+        s.schema.run({
+          scope: scopeKeyOf(record.scope),
+          collection: record.collection,
+          ...record.schema,
+        });
+        return;
+      case 'trashedDocument': {
+        const { entry } = record;
+        s.trashed.run({
+          scope: scopeKeyOf(record.scope),
+          collection: record.collection,
+          id: entry.id,
+          version: entry.document.$version,
+          deletedAt: entry.deletedAt,
+          apiKeyHint: entry.apiKeyHint,
+          expiresAt: entry.expiresAt,
+          body: JSON.stringify(entry.document),
+        });
+        return;
+      }
+      case 'trashedVersion':
+        s.trashedVersion.run({
+          scope: scopeKeyOf(record.scope),
+          collection: record.collection,
+          id: record.id,
+          ...record.version,
+          body: JSON.stringify(record.document),
+        });
+        return;
       default:
         throw new Error(`embedded snapshot: cannot write a ${record.type} record as a row`);
     }
@@ -388,4 +505,20 @@ export class EmbeddedSnapshots implements SnapshotRepository {
     writeFileSync(file, value, { mode: 0o600 });
     chmodSync(file, 0o600);
   }
+}
+
+/** A row of `versions` or `trash_versions` as the port's record fields. */
+function versionOf(r: VersionTableRow) {
+  return {
+    scope: scopeFromKey(r.scope),
+    collection: r.collection,
+    id: r.doc_id,
+    version: {
+      version: r.version,
+      operation: r.operation,
+      timestamp: r.timestamp,
+      apiKeyHint: r.api_key_hint,
+    },
+    document: JSON.parse(r.body) as FolioDocument,
+  };
 }

@@ -7,7 +7,7 @@ import type { Collection, Db } from 'mongodb';
 import type { CollectionSchemaRecord, DataScope, SchemaMode, SchemaRepository } from '../port.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 
-interface SchemaDoc {
+export interface SchemaDoc {
   _id: string;
   schema: string;
   mode: SchemaMode;
@@ -18,6 +18,12 @@ interface SchemaDoc {
 /** One `_id` per scope and collection; JSON so no separator can be forged by a name. */
 export function schemaRecordId(scope: DataScope, collection: string): string {
   return JSON.stringify([scope.projectId, scope.env, collection]);
+}
+
+/** The scope and collection a `schemaRecordId` names (snapshots read them back). */
+export function schemaRecordPlace(id: string): { scope: DataScope; collection: string } {
+  const [projectId, env, collection] = JSON.parse(id) as [string, DataScope['env'], string];
+  return { scope: { projectId, env }, collection };
 }
 
 export class MongoSchemas implements SchemaRepository {

@@ -15,6 +15,11 @@
  * twice is written once. Documents are written as plain inserts into their collection, outside
  * any transaction, so a Folio instance watching the deployment would see them as inserts: no
  * Folio may run on a store being restored (docs/operations.md).
+ *
+ * Trash: entries already expired when the read starts are left out with their history (erased
+ * data to every reader; the TTL monitor only frees the bytes later). A trashed version is stored
+ * with its entry's `expireAt` (the TTL index erases both together): the writer takes it from the
+ * entry, which the snapshot puts before its versions, in the same batch or an earlier one.
  */
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
 import {
@@ -27,6 +32,7 @@ import {
 } from '../port.js';
 import { fromStored, type StoredDocument, toStored } from '../storedForm.js';
 import { folioCollectionNames } from './collectionCatalog.js';
+import { type SchemaDoc, schemaRecordId, schemaRecordPlace } from './collectionSchemas.js';
 import type { CollectionRegistry } from './collections.js';
 import type { MongoIndexes } from './declaredIndexes.js';
 import {
@@ -34,6 +40,7 @@ import {
   projectDbPattern,
   SYSTEM_COLLECTIONS,
   systemDbName,
+  trashCollectionNames,
   versionsCollectionName,
 } from './naming.js';
 import {
@@ -47,6 +54,7 @@ import {
   toKeyDoc,
   toProjectDoc,
 } from './systemRecords.js';
+import { type TrashDoc, type TrashVersionDoc, trashDocOf } from './trash.js';
 import { fromWebhookDoc, SEALING_KEY_SETTING, toWebhookDoc, type WebhookDoc } from './webhooks.js';
 import type { VersionRecord } from './writePlan.js';
 
@@ -54,7 +62,7 @@ import type { VersionRecord } from './writePlan.js';
 const READ_BATCH_SIZE = 500;
 
 /** The system collections a snapshot reads and writes, in the order the port promises. */
-const SYSTEM_TARGETS = ['settings', 'accounts', 'projects', 'keys', 'webhooks'] as const;
+const SYSTEM_TARGETS = ['settings', 'accounts', 'projects', 'keys', 'webhooks', 'collectionSchemas'] as const;
 type SystemTarget = (typeof SYSTEM_TARGETS)[number];
 
 /** One Folio collection's writes: its documents and its version sidecar. */
@@ -63,6 +71,42 @@ export interface CollectionWrites {
   collection: string;
   documents: AnyBulkWriteOperation<StoredDocument>[];
   versions: AnyBulkWriteOperation<VersionRecord>[];
+  trashEntries: AnyBulkWriteOperation<TrashDoc>[];
+  trashVersions: AnyBulkWriteOperation<TrashVersionDoc>[];
+}
+
+/** Where a trashed document's `expiresAt` is looked up: its database, collection and id. */
+export function trashEntryKey(dbName: string, collection: string, id: string): string {
+  return JSON.stringify([dbName, collection, id]);
+}
+
+/**
+ * The trash entries a batch's trashed versions need the `expiresAt` of and does not hold itself
+ * (their entry came in an earlier batch), by database and collection.
+ */
+export function trashEntriesToLookUp(
+  dbPrefix: string,
+  records: readonly SnapshotRecord[],
+): Array<{ dbName: string; collection: string; ids: string[] }> {
+  const inBatch = new Set<string>();
+  const wanted = new Map<string, { dbName: string; collection: string; ids: Set<string> }>();
+  for (const record of records) {
+    if (record.type !== 'trashedDocument' && record.type !== 'trashedVersion') continue;
+    const dbName = projectDbName(dbPrefix, record.scope);
+    const id = record.type === 'trashedDocument' ? record.entry.id : record.id;
+    const key = trashEntryKey(dbName, record.collection, id);
+    if (record.type === 'trashedDocument') inBatch.add(key);
+    else if (!inBatch.has(key)) {
+      const at = `${dbName}.${record.collection}`;
+      let group = wanted.get(at);
+      if (!group) {
+        group = { dbName, collection: record.collection, ids: new Set() };
+        wanted.set(at, group);
+      }
+      group.ids.add(id);
+    }
+  }
+  return [...wanted.values()].map((g) => ({ ...g, ids: [...g.ids] }));
 }
 
 export interface SnapshotWritePlan {
@@ -82,9 +126,14 @@ function replaceById(doc: Document): AnyBulkWriteOperation<Document> {
  * the record's identity (the `_id`, or a version's document and number), so writing the same
  * batch again changes nothing.
  */
-export function planSnapshotWrites(dbPrefix: string, records: readonly SnapshotRecord[]): SnapshotWritePlan {
+export function planSnapshotWrites(
+  dbPrefix: string,
+  records: readonly SnapshotRecord[],
+  /** `expiresAt` of trash entries written by earlier batches, by `trashEntryKey`. */
+  earlierTrashExpiry: ReadonlyMap<string, string> = new Map(),
+): SnapshotWritePlan {
   const plan: SnapshotWritePlan = {
-    system: { settings: [], accounts: [], projects: [], keys: [], webhooks: [] },
+    system: { settings: [], accounts: [], projects: [], keys: [], webhooks: [], collectionSchemas: [] },
     collections: new Map(),
     indexes: [],
   };
@@ -93,11 +142,12 @@ export function planSnapshotWrites(dbPrefix: string, records: readonly SnapshotR
     const key = `${dbName}.${collection}`;
     let writes = plan.collections.get(key);
     if (!writes) {
-      writes = { dbName, collection, documents: [], versions: [] };
+      writes = { dbName, collection, documents: [], versions: [], trashEntries: [], trashVersions: [] };
       plan.collections.set(key, writes);
     }
     return writes;
   };
+  const trashExpiry = new Map(earlierTrashExpiry);
   for (const record of records) {
     switch (record.type) {
       case 'setting':
@@ -143,6 +193,55 @@ export function planSnapshotWrites(dbPrefix: string, records: readonly SnapshotR
       case 'index':
         plan.indexes.push(record);
         break;
+      case 'schema': {
+        const { schema, mode, revision, updatedAt } = record.schema;
+        plan.system.collectionSchemas.push(
+          replaceById({
+            _id: schemaRecordId(record.scope, record.collection),
+            schema,
+            mode,
+            revision,
+            updatedAt,
+          }),
+        );
+        break;
+      }
+      case 'trashedDocument': {
+        const { entry } = record;
+        const writes = target(record.scope, record.collection);
+        const doc = trashDocOf(toStored(entry.document), entry);
+        writes.trashEntries.push({
+          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+        });
+        trashExpiry.set(trashEntryKey(writes.dbName, record.collection, entry.id), entry.expiresAt);
+        break;
+      }
+      case 'trashedVersion': {
+        const writes = target(record.scope, record.collection);
+        const expiresAt = trashExpiry.get(trashEntryKey(writes.dbName, record.collection, record.id));
+        if (expiresAt === undefined) {
+          throw new Error(
+            `a trashed version of ${record.collection}/${record.id} comes without its trashed document`,
+          );
+        }
+        const version: TrashVersionDoc = {
+          docId: record.id,
+          version: record.version.version,
+          operation: record.version.operation,
+          timestamp: record.version.timestamp,
+          apiKeyHint: record.version.apiKeyHint,
+          document: toStored(record.document),
+          expireAt: new Date(expiresAt),
+        };
+        writes.trashVersions.push({
+          replaceOne: {
+            filter: { docId: version.docId, version: version.version },
+            replacement: version,
+            upsert: true,
+          },
+        });
+        break;
+      }
     }
   }
   return plan;
@@ -200,6 +299,8 @@ export class MongoSnapshots implements SnapshotRepository {
 
   async *#read(): AsyncGenerator<SnapshotRecord> {
     const session = this.client.startSession({ snapshot: true });
+    // Trash entries expired by now are left out (see the header).
+    const now = new Date().toISOString();
     try {
       const find = <T extends Document>(db: Db, name: string, sort: Document) =>
         db.collection<T>(name).find({}, { session, sort, batchSize: READ_BATCH_SIZE });
@@ -225,10 +326,15 @@ export class MongoSnapshots implements SnapshotRepository {
       for await (const d of find<WebhookDoc>(this.#system, SYSTEM_COLLECTIONS.webhooks, { _id: 1 })) {
         yield { type: 'webhook', webhook: fromWebhookDoc(d) };
       }
+      for await (const d of find<SchemaDoc>(this.#system, SYSTEM_COLLECTIONS.collectionSchemas, { _id: 1 })) {
+        const { scope, collection } = schemaRecordPlace(d._id);
+        const { schema, mode, revision, updatedAt } = d;
+        yield { type: 'schema', scope, collection, schema: { schema, mode, revision, updatedAt } };
+      }
       for (const project of projects) {
         for (const env of ['live', 'test'] as const) {
           const scope = { projectId: project.id, env };
-          yield* this.#readScope(scope, session);
+          yield* this.#readScope(scope, session, now);
         }
       }
     } finally {
@@ -236,7 +342,7 @@ export class MongoSnapshots implements SnapshotRepository {
     }
   }
 
-  async *#readScope(scope: { projectId: string; env: 'live' | 'test' }, session: ClientSession) {
+  async *#readScope(scope: { projectId: string; env: 'live' | 'test' }, session: ClientSession, now: string) {
     const db = this.client.db(projectDbName(this.dbPrefix, scope));
     const listed = await db.listCollections({}, { nameOnly: true, authorizedCollections: true }).toArray();
     for (const collection of folioCollectionNames(listed)) {
@@ -264,6 +370,44 @@ export class MongoSnapshots implements SnapshotRepository {
           document: fromStored(v.document),
         } satisfies SnapshotRecord;
       }
+      // Every live entry of the collection, then their histories (each after its entry).
+      const trash = trashCollectionNames(collection);
+      const live = new Set<string>();
+      const entries = db
+        .collection<TrashDoc>(trash.entries)
+        .find({ expiresAt: { $gt: now } }, { session, sort: { _id: 1 }, batchSize: READ_BATCH_SIZE });
+      for await (const e of entries) {
+        live.add(e._id);
+        const entry = {
+          id: e._id,
+          deletedAt: e.deletedAt,
+          apiKeyHint: e.apiKeyHint,
+          expiresAt: e.expiresAt,
+          document: fromStored(e.document),
+        };
+        yield { type: 'trashedDocument', scope, collection, entry } satisfies SnapshotRecord;
+      }
+      if (live.size > 0) {
+        const trashed = db
+          .collection<TrashVersionDoc>(trash.versions)
+          .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
+        for await (const v of trashed) {
+          if (!live.has(v.docId)) continue;
+          yield {
+            type: 'trashedVersion',
+            scope,
+            collection,
+            id: v.docId,
+            version: {
+              version: v.version,
+              operation: v.operation,
+              timestamp: v.timestamp,
+              apiKeyHint: v.apiKeyHint,
+            },
+            document: fromStored(v.document),
+          } satisfies SnapshotRecord;
+        }
+      }
       for (const index of await this.indexes.list(scope, collection)) {
         yield { type: 'index', scope, collection, index } satisfies SnapshotRecord;
       }
@@ -271,7 +415,7 @@ export class MongoSnapshots implements SnapshotRepository {
   }
 
   async isEmpty(): Promise<boolean> {
-    for (const name of ['accounts', 'projects', 'keys', 'webhooks'] as const) {
+    for (const name of ['accounts', 'projects', 'keys', 'webhooks', 'collectionSchemas'] as const) {
       const one = await this.#system
         .collection(SYSTEM_COLLECTIONS[name])
         .findOne({}, { projection: { _id: 1 } });
@@ -294,7 +438,16 @@ export class MongoSnapshots implements SnapshotRepository {
   }
 
   async write(records: readonly SnapshotRecord[]): Promise<void> {
-    const plan = planSnapshotWrites(this.dbPrefix, records);
+    const earlier = new Map<string, string>();
+    for (const { dbName, collection, ids } of trashEntriesToLookUp(this.dbPrefix, records)) {
+      const found = await this.client
+        .db(dbName)
+        .collection<TrashDoc>(trashCollectionNames(collection).entries)
+        .find({ _id: { $in: ids } }, { projection: { _id: 1, expiresAt: 1 } })
+        .toArray();
+      for (const e of found) earlier.set(trashEntryKey(dbName, collection, e._id), e.expiresAt);
+    }
+    const plan = planSnapshotWrites(this.dbPrefix, records, earlier);
     for (const name of SYSTEM_TARGETS) {
       const ops = plan.system[name];
       if (ops.length > 0)
@@ -313,6 +466,14 @@ export class MongoSnapshots implements SnapshotRepository {
         await db
           .collection<VersionRecord>(versionsCollectionName(writes.collection))
           .bulkWrite(writes.versions, { ordered: false });
+      }
+      const trash = trashCollectionNames(writes.collection);
+      if (writes.trashEntries.length > 0)
+        await db.collection<TrashDoc>(trash.entries).bulkWrite(writes.trashEntries, { ordered: false });
+      if (writes.trashVersions.length > 0) {
+        await db
+          .collection<TrashVersionDoc>(trash.versions)
+          .bulkWrite(writes.trashVersions, { ordered: false });
       }
     }
     for (const { scope, collection, index } of plan.indexes)
