@@ -1259,10 +1259,12 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
+          ticket?: string;
         };
         header: {
           Accept: "text/event-stream";
-          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
           "Last-Event-ID"?: string;
         };
         path: {
@@ -1271,7 +1273,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
         200: {
           headers: {
             "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1287,6 +1289,41 @@ export interface paths {
         403: components["responses"]["KeyedError403"];
         406: components["responses"]["KeyedError406"];
         410: components["responses"]["KeyedError410"];
+        429: components["responses"]["KeyedError429"];
+      };
+    };
+  };
+  "/{ns}/{collection}/_stream/tickets": {
+    /** A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included) */
+    post: {
+      parameters: {
+        path: {
+          ns: components["parameters"]["ns"];
+          collection: components["parameters"]["collection"];
+        };
+      };
+      responses: {
+        /** @description Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active */
+        201: {
+          headers: {
+            "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+            "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+            "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+            "Cache-Control": string;
+          };
+          content: {
+            "application/json": {
+              /** @description Opaque (`st1_...`). */
+              ticket: string;
+              /** @description ISO 8601: the ticket opens no new stream after it. */
+              expiresAt: string;
+              /** @description The stream’s path with the ticket. */
+              url: string;
+            };
+          };
+        };
+        401: components["responses"]["KeyedError401"];
+        403: components["responses"]["KeyedError403"];
         429: components["responses"]["KeyedError429"];
       };
     };
@@ -2453,10 +2490,12 @@ export interface paths {
               [key: string]: string;
             };
           };
+          /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
+          ticket?: string;
         };
         header: {
           Accept: "text/event-stream";
-          /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+          /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
           "Last-Event-ID"?: string;
         };
         path: {
@@ -2467,7 +2506,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+        /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
         200: {
           headers: {
             "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -28,7 +28,7 @@ import { registerKeyRoutes } from './routes/keys.js';
 import { type OperationsParts, registerOperationRoutes } from './routes/operations.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
-import { registerStreamRoutes } from './routes/streams.js';
+import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { routeByFirstSegment } from './routing.js';
@@ -57,8 +57,9 @@ export function createApp(
     const store = services.store.kind;
     try {
       await services.store.ping();
-      // Change streams: open in this instance, over how many change sources (0 or 1).
-      const streams = { open: services.streams.openCount, changeSources: services.store.changes.sourceCount };
+      // Change sources in this instance (0 or 1). Not how many streams are open: this answers
+      // without a key, and that count is the metrics' (behind their token).
+      const streams = { changeSources: services.store.changes.sourceCount };
       ctx.body = { status: 'ok', store, streams };
     } catch {
       ctx.status = 503;
@@ -88,6 +89,7 @@ export function createApp(
   registerIndexRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
+  registerStreamTicketRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

@@ -60,6 +60,9 @@ export function createServices(
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   const documents = new DocumentService(store, config);
   const autoIndexes = new AutoIndexer(store, config.autoIndexes);
+  const streams = new StreamService(store, config);
+  // What this process revokes closes its streams at once (others' within streams.keyCheckMs).
+  keyCache.onRevoked((revocation) => streams.revoked(revocation));
   return {
     config,
     store,
@@ -79,6 +82,6 @@ export function createServices(
     imports: new ImportService(store, config),
     exports: new ExportService(store),
     bulk: new BulkService(new DocumentService(store, config, { durable: false }), store),
-    streams: new StreamService(store, config),
+    streams,
   };
 }

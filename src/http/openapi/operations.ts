@@ -585,23 +585,55 @@ export const PATHS: ZodOpenApiPathsObject = {
       summary: 'The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID',
       requestParams: {
         path: collectionPath,
-        query: z.object({ events: streamEventsParamSchema, filter: filterParamSchema }),
+        query: z.object({
+          events: streamEventsParamSchema,
+          filter: filterParamSchema,
+          ticket: z.string().optional().meta({
+            description:
+              'A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource.',
+          }),
+        }),
         header: z.object({
           Accept: z.literal('text/event-stream'),
-          'Last-Event-ID': z
-            .string()
-            .optional()
-            .meta({ description: 'Resume after this event (`evt_...`); events are kept 5 minutes.' }),
+          'Last-Event-ID': z.string().optional().meta({
+            description:
+              'Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes.',
+          }),
         }),
       },
       ok: {
         '200': {
           description:
-            'An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events',
+            'A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
           content: { 'text/event-stream': { schema: z.string() } },
         },
       },
       errors: [400, 403, 406, 410],
+    }),
+  },
+  '/{ns}/{collection}/_stream/tickets': {
+    post: keyed({
+      tags: ['streams'],
+      summary:
+        'A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included)',
+      requestParams: { path: collectionPath },
+      ok: {
+        '201': {
+          description:
+            'Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active',
+          headers: z.object({ 'Cache-Control': z.string() }),
+          content: json(
+            z.object({
+              ticket: z.string().meta({ description: 'Opaque (`st1_...`).' }),
+              expiresAt: z
+                .string()
+                .meta({ description: 'ISO 8601: the ticket opens no new stream after it.' }),
+              url: z.string().meta({ description: 'The stream’s path with the ticket.' }),
+            }),
+          ),
+        },
+      },
+      errors: [403],
     }),
   },
 };

@@ -21,11 +21,15 @@ export function acceptsEventStream(accept: string): boolean {
 export function registerStreamRoutes(router: FolioRouter): void {
   router.get('/:ns/:collection/_stream', async (ctx) => {
     if (!acceptsEventStream(ctx.get('Accept'))) throw notAcceptable([EVENT_STREAM_TYPE]);
+    // The ticket authenticated the request (middleware/apiKeyAuth.ts); it is no stream parameter.
+    const { ticket: _ticket, ...query } = ctx.query;
+    const byTicket = ctx.state.streamTicket === true;
     const stream = await ctx.services.streams.open(
       keyOf(ctx),
       param(ctx, 'collection'),
-      ctx.query,
+      byTicket ? query : ctx.query,
       ctx.get('Last-Event-ID') || undefined,
+      byTicket,
     );
     // A stream is long-lived and latency-bound: no idle timeout, no Nagle delay.
     ctx.req.socket.setTimeout(0);
@@ -39,12 +43,31 @@ export function registerStreamRoutes(router: FolioRouter): void {
       // The connection ends with the stream: nothing reuses it, and shutdown need not wait for it.
       Connection: 'close',
     });
-    // The body ends with the connection, so it needs no chunked framing: each event goes to the
-    // socket as one buffer, as is.
-    ctx.res.removeHeader('Transfer-Encoding');
-    // The stream writes the response itself (with its backpressure), not through a body stream:
-    // nothing sits between it and the socket, which keeps an idle stream small.
+    // The body is chunked (Node's default without a length), so a connection cut mid-stream is
+    // an error to the client, never a normal end: every client library then reconnects with its
+    // Last-Event-ID, where a clean end stops some of them for good (fetch-event-source).
+    // The stream writes the response itself, not through a body stream: nothing sits between it
+    // and the socket, which keeps an idle stream small.
     ctx.respond = false;
     stream.start(ctx.res);
+  });
+}
+
+/**
+ * `POST /{ns}/{collection}/_stream/tickets`: a short-lived ticket with which a browser's
+ * EventSource opens the collection's stream, its key never in a URL (services/streams/tickets.ts).
+ * Keyed routes only: the dashboard's streams go with its session cookie.
+ */
+export function registerStreamTicketRoutes(router: FolioRouter): void {
+  router.post('/:ns/:collection/_stream/tickets', async (ctx) => {
+    const collection = param(ctx, 'collection');
+    const { ticket, expiresAt } = await ctx.services.streams.mintTicket(keyOf(ctx), collection);
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      ticket,
+      expiresAt,
+      url: `/${encodeURIComponent(param(ctx, 'ns'))}/${encodeURIComponent(collection)}/_stream?ticket=${ticket}`,
+    };
   });
 }

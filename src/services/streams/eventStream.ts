@@ -1,15 +1,18 @@
 /**
  * One open SSE stream: reads its change subscription, keeps the events the client asked for,
- * and writes them with the socket's backpressure. A client that does not read fills its
- * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
- * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
+ * and writes them to the socket. What a client has not read yet is bounded in BYTES
+ * (`streams.bufferBytes`, counted on the response: Node's own buffer plus the socket's): a
+ * client over it is closed with a final event saying why (`overflow`), and resumes with its
+ * Last-Event-ID like after any cut. It never slows anyone else, since the fan-out only appends
+ * to each subscriber's own queue, and nothing waits for a slow socket: events are taken from the
+ * subscription as they come, so its queue (bounded in events, `streams.bufferLimit`) stays
+ * empty and a document is held by at most the sockets that still owe it.
  *
  * The hot path holds no promise, iterator step or copy per subscriber and event: the fan-out
  * queues an event and calls the stream back (`onQueued`), which marks itself due; once the
  * task that committed the write is over (so the writer's own response goes out first, never
  * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
- * shared by every stream of the project. Only while a client is not reading does a stream wait
- * (for `drain`).
+ * shared by every stream of the project.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -22,10 +25,11 @@ import type {
   StoredFilter,
 } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
+import type { ScopeEventIds } from './eventIds.js';
 import {
+  checkpointFrame,
   controlFrame,
   documentFrame,
-  eventId,
   HEARTBEAT_FRAME,
   RESET_EVENT_ID,
   retryFrame,
@@ -63,7 +67,14 @@ export interface EventStreamOptions<H> {
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
   heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
+  /** Most events the subscription may queue (within one turn of the event loop, as they are taken at once). */
   bufferLimit: number;
+  /** Most bytes written and not yet taken by the client before it is closed as too slow. */
+  bufferBytes: number;
+  /** The tenant's event ids. */
+  ids: ScopeEventIds;
+  /** An id to set at once (the resume point of a stream opened from now), or null. */
+  startId: string | null;
 }
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
@@ -95,7 +106,6 @@ export class EventStream<H = unknown> {
   /** The HTTP response the frames go to (set by `start`). */
   #body: Writable | null = null;
   #closed = false;
-  #draining = false;
   /** The last event skipped by the type or field filter since the last id the client got. */
   #skipped: string | null = null;
   readonly #filtered: boolean;
@@ -128,7 +138,8 @@ export class EventStream<H = unknown> {
       this.close('client_closed');
       return;
     }
-    this.body.write(retryFrame(this.options.retryMs));
+    const { startId } = this.options;
+    this.body.write(retryFrame(this.options.retryMs) + (startId === null ? '' : checkpointFrame(startId)));
     this.options.heartbeats.add(this);
     this.options.subscription.onQueued(() => EventStream.#schedule(this));
     this.#flush();
@@ -138,8 +149,9 @@ export class EventStream<H = unknown> {
   close(reason: CloseReason): void {
     if (this.#closed) return;
     if (reason === 'client_closed' || !this.#body) {
+      // Also before start(): a key revoked while its stream was being opened.
       this.#finish();
-      this.body.destroy();
+      this.#body?.destroy();
       return;
     }
     this.body.write(controlFrame('stream.closed', { reason, message: CLOSE_MESSAGES[reason] }));
@@ -184,18 +196,20 @@ export class EventStream<H = unknown> {
     }
   }
 
-  /** Write what the subscription holds until the socket is full; the end, once it ended. */
+  /** Write what the subscription holds; close the stream once the client owes too many bytes. */
   #flush(): void {
-    if (this.#closed || this.#draining) return;
-    const { subscription, project } = this.options;
+    if (this.#closed) return;
+    const { subscription, project, ids, bufferBytes } = this.options;
+    const body = this.body;
     for (let event = subscription.take(); event !== undefined; event = subscription.take()) {
       if (!this.#wanted(event)) {
         this.#skipped = event.token;
         continue;
       }
       this.#skipped = null;
-      if (!this.body.write(documentFrame(event, project))) {
-        this.#waitForDrain();
+      body.write(documentFrame(event, project, ids));
+      if (body.writableLength > bufferBytes) {
+        this.#endedBy('overflow');
         return;
       }
     }
@@ -214,7 +228,7 @@ export class EventStream<H = unknown> {
         this.body.write(
           controlFrame('stream.closed', {
             reason: 'overflow',
-            message: `This client fell more than ${this.options.bufferLimit} events behind; reconnect with Last-Event-ID to resume.`,
+            message: `This client fell too far behind (more than ${this.options.bufferBytes} bytes unread, or ${this.options.bufferLimit} events); reconnect with Last-Event-ID to resume.`,
           }),
         );
         break;
@@ -249,27 +263,12 @@ export class EventStream<H = unknown> {
 
   async #heartbeat(): Promise<void> {
     if (this.#closed) return;
-    const { endedBy } = this.options.subscription;
-    if (this.#draining && endedBy) {
-      // Ended (overflow) while the client reads nothing at all: tell it, and let go.
-      this.#endedBy(endedBy);
-      return;
-    }
     // Events skipped by the filters still move the client's resume point, so a reconnect after a
     // long quiet spell does not start from an id that has since expired.
     const skipped = this.#skipped;
     this.#skipped = null;
-    this.body.write(skipped ? controlFrame('stream.checkpoint', {}, eventId(skipped)) : HEARTBEAT_FRAME);
+    this.body.write(skipped ? checkpointFrame(this.options.ids.encode(skipped)) : HEARTBEAT_FRAME);
     if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
-  }
-
-  /** Stop writing until the socket takes more (or the client leaves). */
-  #waitForDrain(): void {
-    this.#draining = true;
-    this.body.once('drain', () => {
-      this.#draining = false;
-      this.#flush();
-    });
   }
 
   #finish(): void {

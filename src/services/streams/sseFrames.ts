@@ -1,51 +1,57 @@
 /**
- * The Server-Sent Events wire format Folio writes. Each frame is complete (ends with a blank
- * line); JSON never holds a raw newline, so `data:` is always one line.
+ * The Server-Sent Events wire format Folio writes. JSON never holds a raw newline, so `data:` is
+ * always one line.
+ *
+ * Only document events and `stream.closed`/`stream.reset` end with a blank line (the line that
+ * makes a client dispatch a block). The retry hint and the heartbeat are single lines with no
+ * blank line after them, so no client library sees them as a message (fetch-event-source calls
+ * its `onmessage` for every blank-line-terminated block, comments included). A checkpoint is an
+ * `id:` with no `data:`: the WHATWG algorithm sets the last event id from it and dispatches
+ * nothing (see docs/streams.md for what each client library does with it).
  */
 import type { ChangeEvent, JsonObject } from '../../store/port.js';
-import { EVENT_ID_PREFIX } from './streamRequest.js';
+import { EVENT_ID_PREFIX, type ScopeEventIds } from './eventIds.js';
 
 /** Named events besides the document events, for clients that listen for them. */
-export type ControlEvent = 'stream.closed' | 'stream.reset' | 'stream.checkpoint';
+export type ControlEvent = 'stream.closed' | 'stream.reset';
 
 /**
  * The id a `stream.reset` carries: an SSE client reconnects with it as `Last-Event-ID`, which is
- * answered 410 `resync_required`, so an unattended client stops instead of looping.
+ * answered 410 `resync_required` (it opens under no tenant's key), so an unattended client
+ * stops instead of looping.
  */
 export const RESET_EVENT_ID = `${EVENT_ID_PREFIX}reset`;
 
-export const HEARTBEAT_FRAME = ': heartbeat\n\n';
+export const HEARTBEAT_FRAME = ': heartbeat\n';
 
 export function retryFrame(retryMs: number): string {
-  return `retry: ${retryMs}\n\n`;
+  return `retry: ${retryMs}\n`;
 }
 
-export function eventId(token: string): string {
-  return `${EVENT_ID_PREFIX}${token}`;
+/** Moves the client's last event id without dispatching anything. */
+export function checkpointFrame(id: string): string {
+  return `id: ${id}\n\n`;
 }
 
 /**
- * The frame of the event last formatted: every stream of a scope gets the same event object
- * from the fan-out, one after the other, so a thousand subscribers cost one JSON serialisation
- * and one Buffer, written as is to every socket (no copy or encoding per subscriber).
+ * Each event's frame, made once: every stream of a scope gets the same event object from the
+ * fan-out, so a thousand subscribers cost one JSON serialisation, one id and one Buffer, written
+ * as is to every socket (no copy or encoding per subscriber). Keyed by the event, so the frames
+ * go with the events once no queue or socket holds them.
  */
-const lastFrame: { event: ChangeEvent | null; project: string; frame: Buffer } = {
-  event: null,
-  project: '',
-  frame: Buffer.alloc(0),
-};
+const frames = new WeakMap<ChangeEvent, Buffer>();
 
-/** `event: document.<type>`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`. */
-export function documentFrame(event: ChangeEvent, project: string): Buffer {
-  if (lastFrame.event === event && lastFrame.project === project) return lastFrame.frame;
-  const frame = Buffer.from(formatDocumentFrame(event, project));
-  lastFrame.event = event;
-  lastFrame.project = project;
-  lastFrame.frame = frame;
+/** `event: document.<type>`, `id: <opaque id>`, `data: {event, timestamp, collection, project, document}`. */
+export function documentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): Buffer {
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = Buffer.from(formatDocumentFrame(event, project, ids));
+    frames.set(event, frame);
+  }
   return frame;
 }
 
-function formatDocumentFrame(event: ChangeEvent, project: string): string {
+function formatDocumentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): string {
   const name = `document.${event.type}`;
   const data = {
     event: name,
@@ -54,7 +60,7 @@ function formatDocumentFrame(event: ChangeEvent, project: string): string {
     project,
     document: event.document,
   };
-  return `event: ${name}\nid: ${eventId(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 export function controlFrame(name: ControlEvent, data: JsonObject, id?: string): string {
