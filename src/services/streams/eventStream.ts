@@ -33,6 +33,7 @@ import {
   HEARTBEAT_FRAME,
   RESET_EVENT_ID,
   retryFrame,
+  startIdFrame,
 } from './sseFrames.js';
 
 /** Why Folio closed a stream (besides the feed ending it). */
@@ -53,6 +54,11 @@ export interface StreamOwner<H> {
   heartbeat(stream: EventStream<H>): Promise<boolean>;
   /** Once, when the stream is over for any reason. */
   closed(stream: EventStream<H>): void;
+  /**
+   * A checkpoint was sent: the client last got `from` (an event's token, or its Last-Event-ID;
+   * null when it has none) and every event up to `to` was skipped by the stream's filters.
+   */
+  checkpointed(stream: EventStream<H>, from: string | null, to: string): void;
 }
 
 export interface EventStreamOptions<H> {
@@ -75,6 +81,8 @@ export interface EventStreamOptions<H> {
   ids: ScopeEventIds;
   /** An id to set at once (the resume point of a stream opened from now), or null. */
   startId: string | null;
+  /** The token the stream resumes after (its Last-Event-ID), or null. */
+  after: string | null;
 }
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
@@ -108,10 +116,13 @@ export class EventStream<H = unknown> {
   #closed = false;
   /** The last event skipped by the type or field filter since the last id the client got. */
   #skipped: string | null = null;
+  /** The token of the last event written (or the resume point it started after). */
+  #lastSent: string | null;
   readonly #filtered: boolean;
 
   constructor(private readonly options: EventStreamOptions<H>) {
     this.#filtered = Object.keys(options.filter).length > 0;
+    this.#lastSent = options.after;
   }
 
   get holder(): H {
@@ -139,7 +150,7 @@ export class EventStream<H = unknown> {
       return;
     }
     const { startId } = this.options;
-    this.body.write(retryFrame(this.options.retryMs) + (startId === null ? '' : checkpointFrame(startId)));
+    this.body.write(retryFrame(this.options.retryMs) + (startId === null ? '' : startIdFrame(startId)));
     this.options.heartbeats.add(this);
     this.options.subscription.onQueued(() => EventStream.#schedule(this));
     this.#flush();
@@ -207,6 +218,7 @@ export class EventStream<H = unknown> {
         continue;
       }
       this.#skipped = null;
+      this.#lastSent = event.token;
       body.write(documentFrame(event, project, ids));
       if (body.writableLength > bufferBytes) {
         this.#endedBy('overflow');
@@ -267,7 +279,13 @@ export class EventStream<H = unknown> {
     // long quiet spell does not start from an id that has since expired.
     const skipped = this.#skipped;
     this.#skipped = null;
-    this.body.write(skipped ? checkpointFrame(this.options.ids.encode(skipped)) : HEARTBEAT_FRAME);
+    if (skipped) {
+      this.body.write(checkpointFrame(this.options.ids.encode(skipped)));
+      this.options.owner.checkpointed(this, this.#lastSent, skipped);
+      this.#lastSent = skipped;
+    } else {
+      this.body.write(HEARTBEAT_FRAME);
+    }
     if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
   }
 

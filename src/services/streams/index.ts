@@ -8,6 +8,7 @@
  * key and plan every `streams.keyCheckMs`, which is how other instances' revocations reach them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
 import {
   AppError,
@@ -39,7 +40,14 @@ interface Holder {
   /** A dashboard stream's session (token hash): it lasts while the session does. */
   sessionHash: string | null;
   slot: Slot;
+  /** What a checkpoint alias of this stream is filed under (see `#aliases`), without the token. */
+  aliasScope: string;
 }
+
+/** Checkpoint aliases kept (about 200 bytes each). */
+const MAX_ALIASES = 10_000;
+/** Aliases followed in a row at most (a client that slept through several checkpoints). */
+const MAX_ALIAS_HOPS = 16;
 
 type OpenStream = EventStream<Holder>;
 
@@ -56,7 +64,20 @@ export class StreamService {
       if (this.#open.size === 0) this.#stopChecks();
       void this.#slots.release(stream.holder.slot).catch(() => {});
     },
+    checkpointed: (stream, from, to) => {
+      if (from !== null) this.#aliases.set(`${stream.holder.aliasScope}${from}`, to);
+    },
   };
+  /**
+   * Checkpoint aliases: "a client of this collection, event types and filter that last got
+   * token A may resume after token B" (every event between them was skipped by those filters).
+   * fetch-event-source adopts a checkpoint's id at once; a WHATWG EventSource and the clients
+   * built on eventsource-parser (the `eventsource` package, eventsource-client) adopt it only
+   * with the next block they dispatch, so after a cut they resume from their last event's id,
+   * which this maps to the checkpoint: their resume point moves too, and does not expire while
+   * their filters keep them quiet. Kept in this process only (see docs/streams.md).
+   */
+  readonly #aliases = new BoundedCache<string>(MAX_ALIASES);
   #checkTimer: NodeJS.Timeout | null = null;
   #keys: Promise<{ ids: EventIds; tickets: TicketSealer }> | null = null;
   #checking = false;
@@ -119,6 +140,19 @@ export class StreamService {
       if (token === null) throw resyncRequired('expired');
       after = token;
     }
+    const aliasScope = [
+      ctx.scope.projectId,
+      ctx.scope.env,
+      collection,
+      [...request.types].sort().join(','),
+      JSON.stringify(request.filter),
+      '',
+    ].join('\u0000');
+    for (let hop = 0; after !== undefined && hop < MAX_ALIAS_HOPS; hop++) {
+      const alias = this.#aliases.get(`${aliasScope}${after}`);
+      if (alias === undefined) break;
+      after = alias;
+    }
     if (this.#shuttingDown) throw shuttingDown();
     const slot = await this.#slots.acquire(ctx.key.id);
     const { bufferLimit, retryMs } = this.config.streams;
@@ -139,6 +173,7 @@ export class StreamService {
         accountId: ctx.account.id,
         sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
         slot,
+        aliasScope,
       },
       subscription,
       project: ctx.project.name,
@@ -149,6 +184,7 @@ export class StreamService {
       bufferLimit,
       bufferBytes: this.config.streams.bufferBytes,
       ids,
+      after: after ?? null,
       startId:
         byTicket && after === undefined && subscription.startPosition
           ? ids.encode(subscription.startPosition)

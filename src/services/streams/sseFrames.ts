@@ -3,11 +3,14 @@
  * always one line.
  *
  * Only document events and `stream.closed`/`stream.reset` end with a blank line (the line that
- * makes a client dispatch a block). The retry hint and the heartbeat are single lines with no
- * blank line after them, so no client library sees them as a message (fetch-event-source calls
- * its `onmessage` for every blank-line-terminated block, comments included). A checkpoint is an
- * `id:` with no `data:`: the WHATWG algorithm sets the last event id from it and dispatches
- * nothing (see docs/streams.md for what each client library does with it).
+ * makes a client dispatch a block). The retry hint, the heartbeat and a checkpoint are single
+ * lines with no blank line after them, so no client library hands them to application code:
+ * fetch-event-source calls its `onmessage` for every blank-line-terminated block (comments and
+ * id-only blocks included), and libraries on eventsource-parser drop a block without data, its
+ * id included. A checkpoint is an `id:` line alone: fetch-event-source adopts it at once; a
+ * WHATWG EventSource and eventsource-parser adopt it with the next block they dispatch, and
+ * until then resume from their last event's id, which the server maps to the checkpoint (see
+ * the aliases in index.ts). docs/streams.md has the table.
  */
 import type { ChangeEvent, JsonObject } from '../../store/port.js';
 import { EVENT_ID_PREFIX, type ScopeEventIds } from './eventIds.js';
@@ -28,8 +31,17 @@ export function retryFrame(retryMs: number): string {
   return `retry: ${retryMs}\n`;
 }
 
-/** Moves the client's last event id without dispatching anything. */
+/** Moves the client's last event id (see the module comment); dispatches nothing anywhere. */
 export function checkpointFrame(id: string): string {
+  return `id: ${id}\n`;
+}
+
+/**
+ * A stream opened by ticket (a browser) starts with its resume point: an id-only block, which a
+ * WHATWG EventSource adopts at once without dispatching anything, so even a reconnection before
+ * the first event resumes exactly (its ticket needs a Last-Event-ID to reconnect: tickets.ts).
+ */
+export function startIdFrame(id: string): string {
   return `id: ${id}\n\n`;
 }
 
