@@ -52,8 +52,12 @@ export class ScopeEventIds {
   /** The store token an id of this tenant holds; null for anything else. */
   decode(id: string): string | null {
     if (!id.startsWith(EVENT_ID_PREFIX) || id.length > 2 * MAX_TOKEN_BYTES) return null;
-    const sealed = Buffer.from(id.slice(EVENT_ID_PREFIX.length), 'base64url');
-    if (sealed.length < NONCE_BYTES + PAD_BYTES + TAG_BYTES) return null;
+    const text = id.slice(EVENT_ID_PREFIX.length);
+    const sealed = Buffer.from(text, 'base64url');
+    // One spelling per id: the decoder would skip stray characters and trailing bits.
+    if (sealed.length < NONCE_BYTES + PAD_BYTES + TAG_BYTES || sealed.toString('base64url') !== text) {
+      return null;
+    }
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.#encryptionKey, sealed.subarray(0, NONCE_BYTES));
       decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));

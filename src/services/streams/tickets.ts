@@ -65,8 +65,10 @@ export class TicketSealer {
   /** The claims of a ticket this server sealed; null for anything else (forged, altered). */
   open(ticket: string): TicketClaims | null {
     if (!ticket.startsWith(TICKET_PREFIX) || ticket.length > 2048) return null;
-    const sealed = Buffer.from(ticket.slice(TICKET_PREFIX.length), 'base64url');
-    if (sealed.length <= IV_BYTES + TAG_BYTES) return null;
+    const text = ticket.slice(TICKET_PREFIX.length);
+    const sealed = Buffer.from(text, 'base64url');
+    // One spelling per ticket: the decoder would skip stray characters and trailing bits.
+    if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== text) return null;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.subarray(0, IV_BYTES));
       decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
