@@ -52,8 +52,10 @@ export type CloseReason =
 export interface StreamOwner<H> {
   /** At every heartbeat (the slot lease); resolving false closes the stream. */
   heartbeat(stream: EventStream<H>): Promise<boolean>;
-  /** Once, when the stream is over for any reason. */
+  /** Once, when the stream is over for any reason (it sends nothing more). */
   closed(stream: EventStream<H>): void;
+  /** Once, after `closed`, when its connection is gone too (it holds nothing more). */
+  released(stream: EventStream<H>): void;
   /**
    * A checkpoint was sent: the client last got `from` (an event's token, or its Last-Event-ID;
    * null when it has none) and every event up to `to` was skipped by the stream's filters.
@@ -140,6 +142,12 @@ export class EventStream<H = unknown> {
 
   /** Write the stream to `body` (the HTTP response, headers set) until it closes. */
   start(body: Writable): void {
+    if (this.#closed) {
+      // Closed while it was being opened (its key revoked meanwhile): the client reconnects,
+      // and is answered as its key now deserves.
+      body.end();
+      return;
+    }
     this.#body = body;
     body.once('close', () => this.close('client_closed'));
     // A write to a connection that just broke reports an error; the close above handles it.
@@ -295,11 +303,20 @@ export class EventStream<H = unknown> {
     this.options.subscription.onQueued(null);
     this.options.subscription.close();
     this.options.owner.closed(this);
-    if (!this.#body) return;
-    this.body.end();
+    const body = this.#body;
+    if (!body || body.destroyed) {
+      this.options.owner.released(this);
+      return;
+    }
+    body.end();
     // A client that reads nothing never takes the final bytes: cut it off after a grace period.
-    const force = setTimeout(() => this.body.destroy(), FORCE_CLOSE_MS);
+    // Until then the stream keeps its slot among the key's streams, so what closed streams still
+    // hold (at most streams.bufferBytes and one event each) stays within the per-key cap.
+    const force = setTimeout(() => body.destroy(), FORCE_CLOSE_MS);
     force.unref();
-    this.body.once('close', () => clearTimeout(force));
+    body.once('close', () => {
+      clearTimeout(force);
+      this.options.owner.released(this);
+    });
   }
 }

@@ -62,6 +62,11 @@ export class StreamService {
     closed: (stream) => {
       this.#open.delete(stream);
       if (this.#open.size === 0) this.#stopChecks();
+    },
+    // A closed stream keeps its slot until its connection is gone (a client that reads nothing
+    // is cut off 5 s after its final event): what closed streams still hold, at most
+    // streams.bufferBytes and one event each, stays within the key's cap.
+    released: (stream) => {
       void this.#slots.release(stream.holder.slot).catch(() => {});
     },
     checkpointed: (stream, from, to) => {
