@@ -3,7 +3,9 @@
  * and revocation closing streams at once in the process that revokes.
  */
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { ConfigOverrides } from '../../src/config/load.js';
+import { mongoServerOverrides } from '../support/mongodb.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -167,6 +169,30 @@ describe('change stream tickets and revocation [embedded]', function () {
     expect(ok.status).to.equal(200);
   });
 
+  it('answers any made-up Last-Event-ID exactly as an expired one, and any made-up ticket with one 401', async () => {
+    const headerText = fc.stringMatching(/^[\x21-\x7e]{1,120}$/);
+    const bodyOf = async (headers: Record<string, string>, path = `/${tenant.project}/fuzz/_stream`) => {
+      const res = await fetch(`${server.url}${path}`, {
+        headers: { Accept: 'text/event-stream', ...headers },
+      });
+      return { status: res.status, body: await res.text() };
+    };
+    const auth = { Authorization: `Bearer ${tenant.key}` };
+    const expired = await bodyOf({ ...auth, 'Last-Event-ID': 'e1_reset' });
+    expect(expired.status).to.equal(410);
+    const refusedTicket = await bodyOf({}, `/${tenant.project}/fuzz/_stream?ticket=st1_x`);
+    expect(refusedTicket.status).to.equal(401);
+    await fc.assert(
+      fc.asyncProperty(headerText, async (made) => {
+        expect(await bodyOf({ ...auth, 'Last-Event-ID': made })).to.deep.equal(expired);
+        expect(
+          await bodyOf({}, `/${tenant.project}/fuzz/_stream?ticket=${encodeURIComponent(made)}`),
+        ).to.deep.equal(refusedTicket);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('a plan without streams mints no ticket (403)', async () => {
     const free = await server.tenant({ plan: 'free' });
     const res = await server.request('POST', `/${free.project}/x/_stream/tickets`, { key: free.key });
@@ -225,3 +251,68 @@ describe('change stream tickets and revocation [embedded]', function () {
     await dashboard.ended();
   });
 });
+
+/**
+ * Two instances sharing one store: only MongoDB allows it (the embedded store locks its data
+ * directory), so this runs where a MongoDB is (`npm run test:mongodb`) and is skipped here.
+ */
+for (const target of await mongoServerOverrides()) {
+  describe(`change streams across two instances on one store [${target.name}]`, function () {
+    this.timeout(60_000);
+    let a: TestServer;
+    let b: TestServer;
+    let tenant: Tenant;
+
+    before(async () => {
+      const config: ConfigOverrides = {
+        ...(await target.overrides()),
+        streams: { heartbeatMs: 300, retryMs: 100, keyCheckMs: 300, bufferLimit: 50, maxPerKey: 10 },
+      };
+      a = await startTestServer({ config });
+      b = await startTestServer({ config });
+      tenant = await a.tenant({ plan: 'pro' });
+    });
+    after(async () => {
+      await b?.close();
+      await a?.close();
+    });
+
+    it('a ticket minted on one opens on the other; an id from one resumes on the other; a key revoked on one closes its streams on the other within streams.keyCheckMs', async () => {
+      const key = await tenant.newKey();
+      const minted = await a.request('POST', `/${tenant.project}/shared/_stream/tickets`, {
+        key: key.rawKey,
+      });
+      const onB = await RawStream.open(`${b.url}${minted.body.url}`, {});
+      try {
+        expect(onB.status).to.equal(200);
+        await onB.until(/^retry/);
+        const written = await a.request('POST', `/${tenant.project}/shared`, {
+          key: tenant.key,
+          body: { n: 1 },
+        });
+        await onB.until(/event: document.created/, 10_000);
+        const id = /\nid: (e1_\S+)\ndata: /.exec(onB.text)![1]!;
+        expect(onB.documentIds).to.deep.equal([written.body._id]);
+        // An id B sent resumes on A.
+        const missed = await b.request('POST', `/${tenant.project}/shared`, {
+          key: tenant.key,
+          body: { n: 2 },
+        });
+        const onA = await RawStream.open(`${a.url}/${tenant.project}/shared/_stream`, {
+          Authorization: `Bearer ${tenant.key}`,
+          'Last-Event-ID': id,
+        });
+        await onA.until(/event: document.created/, 10_000);
+        expect(onA.documentIds).to.deep.equal([missed.body._id]);
+        onA.close();
+        // Revoked through A: B's stream closes at its next key check.
+        expect(
+          (await a.request('DELETE', `/api/keys/${key.id}`, { session: tenant.session })).status,
+        ).to.equal(204);
+        await onB.until(/"reason":"key_revoked"/, 5000);
+      } finally {
+        onB.close();
+      }
+    });
+  });
+}
