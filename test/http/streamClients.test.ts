@@ -23,12 +23,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(
   condition: () => boolean | Promise<boolean>,
-  what: string,
+  what: string | (() => string),
   waitMs = 15_000,
 ): Promise<void> {
   const deadline = Date.now() + waitMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(20);
   }
 }
@@ -113,6 +114,9 @@ function documentIds(client: LibraryClient): string[] {
   });
 }
 
+/** The checkpoint test's retention: events are pruned every half of it. */
+const RETENTION_MS = 8000;
+
 const STREAM_CONFIG: ConfigOverrides = {
   streams: { heartbeatMs: 200, retryMs: 100, keyCheckMs: 1000, bufferLimit: 50, maxPerKey: 20 },
 };
@@ -131,9 +135,13 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
   };
   const openStreams = () => server.running.services.streams.openCount;
 
-  beforeEach(async () => {
-    // Retention long enough to outlive a reconnection, short enough for the checkpoint test.
-    server = await startTestServer({ config: { ...STREAM_CONFIG, events: { retentionMs: 4000 } } });
+  beforeEach(async function () {
+    // The checkpoint test needs events that expire while the test runs; the others keep the
+    // default retention (a loaded machine must not expire what a reconnection resumes from).
+    const retention = this.currentTest?.title.includes('checkpoint')
+      ? { events: { retentionMs: RETENTION_MS } }
+      : {};
+    server = await startTestServer({ config: { ...STREAM_CONFIG, ...retention } });
     tenant = await server.tenant({ plan: 'pro' });
     proxy = await startTcpProxy(server.url);
   });
@@ -157,7 +165,10 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
       proxy.cut();
       // Written while the client is cut off (or reconnecting): replayed from its Last-Event-ID.
       for (let i = 3; i < 7; i++) written.push(await post(collection, { i }));
-      await until(() => proxy.connections >= 2 && openStreams() === 1, 'the reconnection');
+      await until(
+        () => proxy.connections >= 2 && openStreams() === 1,
+        () => `the reconnection (answers other than 200: ${client.refusals.join(', ') || 'none'})`,
+      );
       for (let i = 7; i < 10; i++) written.push(await post(collection, { i }));
       await until(() => client.messages.length >= 10, 'all ten events');
       await sleep(300);
@@ -187,8 +198,9 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
     for (const o of opened) first.set(o.name, await post(o.collection, { wanted: true }));
     await until(() => opened.every((o) => o.client.messages.length === 1), 'the wanted events');
     const wantedAt = Date.now();
-    // Skipped events well after the wanted one, so they outlive it (retention 4 s, pruned every 2 s).
-    await sleep(2800);
+    // Skipped events well after the wanted one, so they outlive it: the wanted one is gone by
+    // 1.5 × the retention (pruned every half of it), the skipped ones stay until 1.7 ×.
+    await sleep(0.7 * RETENTION_MS);
     for (const o of opened) for (let i = 0; i < 3; i++) await post(o.collection, { wanted: false, i });
     // A heartbeat (200 ms) carries each stream's checkpoint.
     await sleep(600);
@@ -207,13 +219,17 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
         return probe.status === 410;
       },
       'the wanted events to expire',
-      10_000,
+      2 * RETENTION_MS,
     );
-    expect(Date.now() - wantedAt).to.be.below(6800, 'the skipped events must still be retained');
+    expect(Date.now() - wantedAt).to.be.below(
+      1.7 * RETENTION_MS,
+      'the skipped events must still be retained',
+    );
     proxy.cut();
     await until(
       () => proxy.connections >= 2 * names.length && openStreams() === names.length,
-      'the reconnections',
+      () =>
+        `the reconnections (answers other than 200: ${opened.map((o) => `${o.name} [${o.client.refusals.join(', ')}]`).join('; ')})`,
     );
     const second = new Map<string, string>();
     for (const o of opened) second.set(o.name, await post(o.collection, { wanted: true }));
