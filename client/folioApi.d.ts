@@ -196,6 +196,10 @@ export interface paths {
     /** The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID */
     get: operations["streamChanges"];
   };
+  "/{ns}/{collection}/_stream/tickets": {
+    /** A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included) */
+    post: operations["mintStreamTicket"];
+  };
   "/dashboard": {
     /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
     get: operations["dashboardPage"];
@@ -1019,11 +1023,9 @@ export interface operations {
             status: "ok";
             /** @description The store kind: `embedded` or `mongodb`. */
             store: string;
-            /** @description This instance’s change streams. */
+            /** @description This instance’s change source. Not how many streams are open: this answers without a key, and that count is in the metrics (behind their token). */
             streams: {
-              /** @description Change streams open in this instance. */
-              open: number;
-              /** @description Change sources they share (0 or 1). */
+              /** @description Change sources in this instance (0 or 1). */
               changeSources: number;
             };
           };
@@ -2926,10 +2928,12 @@ export interface operations {
             [key: string]: string | number | boolean;
           });
         };
+        /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
+        ticket?: string;
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -2938,7 +2942,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2965,6 +2969,45 @@ export interface operations {
       429: components["responses"]["KeyedError429"];
       500: components["responses"]["KeyedError500"];
       503: components["responses"]["KeyedError503"];
+    };
+  };
+  /** A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included) */
+  mintStreamTicket: {
+    parameters: {
+      path: {
+        ns: components["parameters"]["ns"];
+        collection: components["parameters"]["collection"];
+      };
+    };
+    responses: {
+      /** @description Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active */
+      201: {
+        headers: {
+          "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+          "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+          "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `no-store` */
+          "Cache-Control": string;
+        };
+        content: {
+          "application/json": {
+            /** @description Opaque (`st1_...`). */
+            ticket: string;
+            /** @description ISO 8601: the ticket opens no new stream after it. */
+            expiresAt: string;
+            /** @description The stream’s path with the ticket. */
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["KeyedError400"];
+      401: components["responses"]["KeyedError401"];
+      403: components["responses"]["KeyedError403"];
+      404: components["responses"]["KeyedError404"];
+      406: components["responses"]["KeyedError406"];
+      429: components["responses"]["KeyedError429"];
+      500: components["responses"]["KeyedError500"];
     };
   };
   /** The dashboard page (`/dashboard` redirects to `/dashboard/`) */
@@ -4561,10 +4604,12 @@ export interface operations {
             [key: string]: string | number | boolean;
           });
         };
+        /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
+        ticket?: string;
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (`evt_...`); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -4575,7 +4620,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

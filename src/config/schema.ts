@@ -88,6 +88,10 @@ export const configSchema = z.strictObject({
     retryMs: positiveInt,
     /** Undelivered events one stream may hold before it is closed as too slow. */
     bufferLimit: positiveInt,
+    /** Bytes written to one stream and not yet read by its client before it is closed as too slow. */
+    bufferBytes: positiveInt,
+    /** How long a stream ticket may open its (one) stream after it is minted. */
+    ticketTtlMs: positiveInt,
     /** How often open streams re-check their key (revoked, rotated) and plan. */
     keyCheckMs: positiveInt,
   }),

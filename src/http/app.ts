@@ -29,7 +29,7 @@ import { type OperationsParts, registerOperationRoutes } from './routes/operatio
 import { registerPlanRoutes } from './routes/plans.js';
 import { registerSchemaRoutes } from './routes/schemas.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
-import { registerStreamRoutes } from './routes/streams.js';
+import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -78,6 +78,7 @@ export function createApp(
   registerTrashRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
+  registerStreamTicketRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
 
   app.use(requestId());

@@ -13,6 +13,8 @@ export interface FolioState {
   /** Set by the session middleware on `/api/...` routes. */
   account?: AccountRecord;
   sessionToken?: string;
+  /** The request was authenticated by a stream ticket (`GET .../_stream?ticket=`). */
+  streamTicket?: boolean;
 }
 
 export interface FolioContext extends DefaultContext {

@@ -104,7 +104,9 @@ export class AccountService {
   }
 
   async logout(token: string): Promise<void> {
-    await this.store.accounts.deleteSession(hashToken(token));
+    const sessionHash = hashToken(token);
+    await this.store.accounts.deleteSession(sessionHash);
+    this.keyCache.sessionEnded(sessionHash);
   }
 
   /** The account behind a session token, or a 401. */

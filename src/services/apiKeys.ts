@@ -97,7 +97,11 @@ export class ApiKeyService {
    */
   async authenticate(rawKey: string | undefined): Promise<KeyContext> {
     if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
-    const keyHash = hashToken(rawKey);
+    return this.authenticateHash(hashToken(rawKey));
+  }
+
+  /** As `authenticate`, from the key's hash (a stream ticket carries the hash, never the key). */
+  async authenticateHash(keyHash: string): Promise<KeyContext> {
     let resolved = this.cache.get(keyHash);
     if (!resolved) {
       const generation = this.cache.generation;

@@ -70,6 +70,9 @@ export function createServices(
   const schemas = new SchemaService(store, logger);
   const documents = new DocumentService(store, config, { schemas, nowMs });
   const autoIndexes = new AutoIndexer(store, config.autoIndexes);
+  const streams = new StreamService(store, config);
+  // What this process revokes closes its streams at once (others' within streams.keyCheckMs).
+  keyCache.onRevoked((revocation) => streams.revoked(revocation));
   return {
     config,
     store,
@@ -89,7 +92,7 @@ export function createServices(
     imports: new ImportService(store, config, schemas),
     exports: new ExportService(store),
     bulk: new BulkService(new DocumentService(store, config, { durable: false, schemas, nowMs }), store),
-    streams: new StreamService(store, config),
+    streams,
     schemas,
     trash: new TrashService(store, config, schemas, nowMs),
     trashSweeper: new TrashSweeper(store, logger, nowMs),

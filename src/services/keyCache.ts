@@ -9,6 +9,9 @@
  */
 import type { ResolvedKey } from '../store/port.js';
 
+/** What this process just revoked, for whoever holds something under it (open streams). */
+export type Revocation = { keyId: string } | { sessionHash: string } | { accountId: string };
+
 interface Entry {
   resolved: ResolvedKey;
   expiresAtMs: number;
@@ -21,6 +24,7 @@ export class KeyCache {
   /** By key hash (a SHA-256 hex string, never a user-chosen name). */
   readonly #entries = new Map<string, Entry>();
   #generation = 0;
+  readonly #revocationListeners: ((revocation: Revocation) => void)[] = [];
 
   constructor(
     readonly ttlMs: number,
@@ -69,8 +73,23 @@ export class KeyCache {
     if (entry) entry.resolved = resolved;
   }
 
+  /** Called, synchronously, with every key, session or account this process revokes or changes. */
+  onRevoked(listener: (revocation: Revocation) => void): void {
+    this.#revocationListeners.push(listener);
+  }
+
+  /** A dashboard session ended here (logout): nothing is cached for it, but its streams close. */
+  sessionEnded(sessionHash: string): void {
+    this.#announce({ sessionHash });
+  }
+
+  #announce(revocation: Revocation): void {
+    for (const listener of this.#revocationListeners) listener(revocation);
+  }
+
   /** Forget the key (revoked or rotated here). */
   evictKey(keyId: string): void {
+    this.#announce({ keyId });
     this.#generation++;
     for (const [hash, entry] of this.#entries) {
       if (entry.resolved.key.id === keyId) this.#entries.delete(hash);
@@ -79,6 +98,7 @@ export class KeyCache {
 
   /** Forget every key of the account (its plan or one of its projects changed here). */
   evictAccount(accountId: string): void {
+    this.#announce({ accountId });
     this.#generation++;
     for (const [hash, entry] of this.#entries) {
       if (entry.resolved.account.id === accountId) this.#entries.delete(hash);

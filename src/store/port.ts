@@ -294,6 +294,11 @@ export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
    * the store's history.
    */
   checkpoint?(): string | null;
+  /**
+   * For a subscription from now: a token to resume from that loses none of its events (the live
+   * source's position when it joined), once known; null while unknown.
+   */
+  readonly startPosition?: string | null;
 }
 
 /**

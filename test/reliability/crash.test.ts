@@ -83,6 +83,16 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
     };
     let ackedWrites = 0;
     let bulkAcked = 0;
+    let firstChangeId = '';
+    // Event ids are opaque: the id of the log's first change is read from a stream opened
+    // before any write, and replayed from at the end.
+    const firstStream = new StreamClient(`${server.url}/crash/items/_stream`, key);
+    await firstStream.opened;
+    const firstChange = firstStream.next(
+      ['document.created', 'document.updated', 'document.deleted'],
+      30_000,
+    );
+    firstChange.catch(() => {});
 
     for (let round = 0; round < KILLS; round++) {
       const running = server as FolioProcess;
@@ -136,6 +146,10 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
         }
       };
       const writers = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), bulkWriter()];
+      if (round === 0) {
+        firstChangeId = (await firstChange).id;
+        firstStream.close();
+      }
       // Each round does its share of the acknowledged writes counted after the loop before the
       // random delay starts: on a loaded machine the first answers can take longer than the
       // delay, and a kill before them would leave too few writes to check.
@@ -189,9 +203,9 @@ describe('reliability: crash under write load (kill -9, restart)', () => {
       }
     }
 
-    // The change log holds every stored version once: replay it after its first change (evt_1,
-    // the first document's version 1), until it is quiet.
-    const stream = new StreamClient(`${url}/crash/items/_stream`, key, { lastEventId: 'evt_1' });
+    // The change log holds every stored version once: replay it after its first change (the
+    // first document's version 1), until it is quiet.
+    const stream = new StreamClient(`${url}/crash/items/_stream`, key, { lastEventId: firstChangeId });
     const seen = new Map<string, number>();
     try {
       await stream.opened;

@@ -23,13 +23,19 @@ export function apiKeyAuth() {
     // Folio's own first segments are never a project (no project may take their names).
     if (RESERVED_PROJECT_NAMES.has(ns)) throw notFound('Route');
     const { apiKeys, rateLimiter } = ctx.services;
-    const key = await apiKeys.authenticate(bearerToken(ctx.get('Authorization')));
+    const ticket = streamTicketOf(ctx);
+    const key =
+      ticket === null
+        ? await apiKeys.authenticate(bearerToken(ctx.get('Authorization')))
+        : await authenticateTicket(ctx, ticket);
     // Every request with a valid key counts and carries the headers, refused ones included.
     ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
     apiKeys.assertProject(key, ns);
     checkOrigin(ctx, key);
     ctx.state.key = key;
-    if (key.key.scope === 'read-only' && !READ_METHODS.has(ctx.method)) throw readOnlyKey();
+    // A stream ticket only lets its holder read a stream: any key may mint one.
+    if (key.key.scope === 'read-only' && !READ_METHODS.has(ctx.method) && !isTicketMint(ctx))
+      throw readOnlyKey();
     await next();
   };
 }
@@ -52,4 +58,28 @@ function checkOrigin(ctx: Ctx, key: KeyContext): void {
     key.project.id,
   );
   if (!decision.allowed) throw originNotAllowed(decision.message);
+}
+
+/**
+ * A browser's `GET .../_stream?ticket=` (its EventSource cannot send Authorization): the ticket
+ * stands for the key that minted it (see services/streams/tickets.ts). Null for anything else.
+ */
+function streamTicketOf(ctx: Ctx): string | null {
+  if (ctx.method !== 'GET' || ctx.get('Authorization') || !ctx.path.endsWith('/_stream')) return null;
+  const ticket = ctx.query.ticket;
+  return typeof ticket === 'string' ? ticket : null;
+}
+
+function isTicketMint(ctx: Ctx): boolean {
+  return ctx.method === 'POST' && ctx.path.endsWith('/_stream/tickets');
+}
+
+async function authenticateTicket(ctx: Ctx, ticket: string): Promise<KeyContext> {
+  const { streams, apiKeys } = ctx.services;
+  const collection = ctx.params.collection ?? '';
+  const claims = await streams.redeemTicket(ticket, collection, ctx.get('Last-Event-ID') !== '');
+  const key = await apiKeys.authenticateHash(claims.keyHash);
+  if (key.project.id !== claims.projectId) throw notFound('Project');
+  ctx.state.streamTicket = true;
+  return key;
 }

@@ -31,10 +31,15 @@ export const health = declare({
           store,
           streams: z
             .object({
-              open: z.int().min(0).meta({ description: 'Change streams open in this instance.' }),
-              changeSources: z.int().min(0).meta({ description: 'Change sources they share (0 or 1).' }),
+              changeSources: z
+                .int()
+                .min(0)
+                .meta({ description: 'Change sources in this instance (0 or 1).' }),
             })
-            .meta({ description: 'This instance’s change streams.' }),
+            .meta({
+              description:
+                'This instance’s change source. Not how many streams are open: this answers without a key, and that count is in the metrics (behind their token).',
+            }),
         }),
       ),
     },
@@ -99,12 +104,12 @@ export function registerOperationRoutes(router: FolioRouter, parts: OperationsPa
   // For load balancers: 200 only while the store answers, so an instance that lost its
   // database is taken out of rotation.
   route(router, health, async (ctx) => {
-    const { store, streams } = ctx.services;
+    const { store } = ctx.services;
     try {
       await store.ping();
-      // Change streams: open in this instance, over how many change sources (0 or 1).
-      const open = { open: streams.openCount, changeSources: store.changes.sourceCount };
-      ctx.body = { status: 'ok', store: store.kind, streams: open };
+      // Change sources in this instance (0 or 1). Not how many streams are open: this answers
+      // without a key, and that count is the metrics' (behind their token).
+      ctx.body = { status: 'ok', store: store.kind, streams: { changeSources: store.changes.sourceCount } };
     } catch {
       ctx.status = 503;
       ctx.body = { status: 'unavailable', store: store.kind };

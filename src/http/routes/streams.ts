@@ -8,7 +8,7 @@ import { notAcceptable } from '../../errors.js';
 import { filterParamSchema } from '../../query/filterParams.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { collectionPath } from '../openapi/components.js';
-import type { OperationDeclaration } from '../openapi/declare.js';
+import { json, type OperationDeclaration } from '../openapi/declare.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -32,18 +32,25 @@ export const streamChanges = declare({
   tags: ['streams'],
   summary: 'The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID',
   params: collectionPath,
-  query: z.object({ events: streamEventsParamSchema, filter: filterParamSchema }),
+  query: z.object({
+    events: streamEventsParamSchema,
+    filter: filterParamSchema,
+    ticket: z.string().optional().meta({
+      description:
+        'A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource.',
+    }),
+  }),
   headers: z.object({
     Accept: z.literal(EVENT_STREAM_TYPE),
-    'Last-Event-ID': z
-      .string()
-      .optional()
-      .meta({ description: 'Resume after this event (`evt_...`); events are kept 5 minutes.' }),
+    'Last-Event-ID': z.string().optional().meta({
+      description:
+        'Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes.',
+    }),
   }),
   ok: {
     '200': {
       description:
-        'An event stream: `event: document.created|updated|deleted`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`; heartbeat comments; `stream.reset`, `stream.closed` and `stream.checkpoint` events',
+        'A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
       content: { [EVENT_STREAM_TYPE]: { schema: z.string() } },
       headers: z.object({
         'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }),
@@ -57,16 +64,46 @@ export const streamChanges = declare({
   errors: [400, 403, 410, 503],
 });
 
-export const STREAM_OPERATIONS: OperationDeclaration[] = [streamChanges];
+export const mintStreamTicket = declare({
+  auth: 'key',
+  method: 'post',
+  path: '/{ns}/{collection}/_stream/tickets',
+  operationId: 'mintStreamTicket',
+  tags: ['streams'],
+  summary:
+    'A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included)',
+  params: collectionPath,
+  ok: {
+    '201': {
+      description:
+        'Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active',
+      headers: z.object({ 'Cache-Control': z.string().meta({ description: '`no-store`' }) }),
+      content: json(
+        z.object({
+          ticket: z.string().meta({ description: 'Opaque (`st1_...`).' }),
+          expiresAt: z.string().meta({ description: 'ISO 8601: the ticket opens no new stream after it.' }),
+          url: z.string().meta({ description: 'The stream’s path with the ticket.' }),
+        }),
+      ),
+    },
+  },
+  errors: [403],
+});
+
+export const STREAM_OPERATIONS: OperationDeclaration[] = [streamChanges, mintStreamTicket];
 
 export function registerStreamRoutes(router: FolioRouter): void {
   route(router, streamChanges, async (ctx) => {
     if (!acceptsEventStream(ctx.get('Accept'))) throw notAcceptable([EVENT_STREAM_TYPE]);
+    // The ticket authenticated the request (middleware/apiKeyAuth.ts); it is no stream parameter.
+    const { ticket: _ticket, ...query } = ctx.query;
+    const byTicket = ctx.state.streamTicket === true;
     const stream = await ctx.services.streams.open(
       keyOf(ctx),
       param(ctx, 'collection'),
-      ctx.query,
+      byTicket ? query : ctx.query,
       ctx.get('Last-Event-ID') || undefined,
+      byTicket,
     );
     // A stream is long-lived and latency-bound: no idle timeout, no Nagle delay.
     ctx.req.socket.setTimeout(0);
@@ -80,12 +117,31 @@ export function registerStreamRoutes(router: FolioRouter): void {
       // The connection ends with the stream: nothing reuses it, and shutdown need not wait for it.
       Connection: 'close',
     });
-    // The body ends with the connection, so it needs no chunked framing: each event goes to the
-    // socket as one buffer, as is.
-    ctx.res.removeHeader('Transfer-Encoding');
-    // The stream writes the response itself (with its backpressure), not through a body stream:
-    // nothing sits between it and the socket, which keeps an idle stream small.
+    // The body is chunked (Node's default without a length), so a connection cut mid-stream is
+    // an error to the client, never a normal end: every client library then reconnects with its
+    // Last-Event-ID, where a clean end stops some of them for good (fetch-event-source).
+    // The stream writes the response itself, not through a body stream: nothing sits between it
+    // and the socket, which keeps an idle stream small.
     ctx.respond = false;
     stream.start(ctx.res);
+  });
+}
+
+/**
+ * `POST /{ns}/{collection}/_stream/tickets`: a short-lived ticket with which a browser's
+ * EventSource opens the collection's stream, its key never in a URL (services/streams/tickets.ts).
+ * Keyed routes only: the dashboard's streams go with its session cookie.
+ */
+export function registerStreamTicketRoutes(router: FolioRouter): void {
+  route(router, mintStreamTicket, async (ctx) => {
+    const collection = param(ctx, 'collection');
+    const { ticket, expiresAt } = await ctx.services.streams.mintTicket(keyOf(ctx), collection);
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      ticket,
+      expiresAt,
+      url: `/${encodeURIComponent(param(ctx, 'ns'))}/${encodeURIComponent(collection)}/_stream?ticket=${ticket}`,
+    };
   });
 }

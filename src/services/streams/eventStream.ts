@@ -1,15 +1,18 @@
 /**
  * One open SSE stream: reads its change subscription, keeps the events the client asked for,
- * and writes them with the socket's backpressure. A client that does not read fills its
- * subscription's bounded buffer and is closed with a final event saying why (`overflow`); it
- * never slows anyone else, since the fan-out only appends to each subscriber's own queue.
+ * and writes them to the socket. What a client has not read yet is bounded in BYTES
+ * (`streams.bufferBytes`, counted on the response: Node's own buffer plus the socket's): a
+ * client over it is closed with a final event saying why (`overflow`), and resumes with its
+ * Last-Event-ID like after any cut. It never slows anyone else, since the fan-out only appends
+ * to each subscriber's own queue, and nothing waits for a slow socket: events are taken from the
+ * subscription as they come, so its queue (bounded in events, `streams.bufferLimit`) stays
+ * empty and a document is held by at most the sockets that still owe it.
  *
  * The hot path holds no promise, iterator step or copy per subscriber and event: the fan-out
  * queues an event and calls the stream back (`onQueued`), which marks itself due; once the
  * task that committed the write is over (so the writer's own response goes out first, never
  * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
- * shared by every stream of the project. Only while a client is not reading does a stream wait
- * (for `drain`).
+ * shared by every stream of the project.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -22,13 +25,15 @@ import type {
   StoredFilter,
 } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
+import type { ScopeEventIds } from './eventIds.js';
 import {
+  checkpointFrame,
   controlFrame,
   documentFrame,
-  eventId,
   HEARTBEAT_FRAME,
   RESET_EVENT_ID,
   retryFrame,
+  startIdFrame,
 } from './sseFrames.js';
 
 /** Why Folio closed a stream (besides the feed ending it). */
@@ -38,7 +43,8 @@ export type CloseReason =
   | 'key_revoked'
   | 'session_ended'
   | 'plan_changed'
-  | 'slot_lost';
+  | 'slot_lost'
+  | 'unavailable';
 
 /**
  * What a stream reports to whoever opened it: one object shared by all their streams, so a
@@ -47,8 +53,15 @@ export type CloseReason =
 export interface StreamOwner<H> {
   /** At every heartbeat (the slot lease); resolving false closes the stream. */
   heartbeat(stream: EventStream<H>): Promise<boolean>;
-  /** Once, when the stream is over for any reason. */
+  /** Once, when the stream is over for any reason (it sends nothing more). */
   closed(stream: EventStream<H>): void;
+  /** Once, after `closed`, when its connection is gone too (it holds nothing more). */
+  released(stream: EventStream<H>): void;
+  /**
+   * A checkpoint was sent: the client last got `from` (an event's token, or its Last-Event-ID;
+   * null when it has none) and every event up to `to` was skipped by the stream's filters.
+   */
+  checkpointed(stream: EventStream<H>, from: string | null, to: string): void;
 }
 
 export interface EventStreamOptions<H> {
@@ -63,7 +76,16 @@ export interface EventStreamOptions<H> {
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
   heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
+  /** Most events the subscription may queue (within one turn of the event loop, as they are taken at once). */
   bufferLimit: number;
+  /** Most bytes written and not yet taken by the client before it is closed as too slow. */
+  bufferBytes: number;
+  /** The tenant's event ids. */
+  ids: ScopeEventIds;
+  /** An id to set at once (the resume point of a stream opened from now), or null. */
+  startId: string | null;
+  /** The token the stream resumes after (its Last-Event-ID), or null. */
+  after: string | null;
 }
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
@@ -72,6 +94,8 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
+  unavailable:
+    'The change feed failed on this server (it reports not ready); reconnect with Last-Event-ID, ideally to another instance, to resume.',
 };
 
 /** The stored form of the event last matched: the filtered streams of one event share it. */
@@ -95,13 +119,15 @@ export class EventStream<H = unknown> {
   /** The HTTP response the frames go to (set by `start`). */
   #body: Writable | null = null;
   #closed = false;
-  #draining = false;
   /** The last event skipped by the type or field filter since the last id the client got. */
   #skipped: string | null = null;
+  /** The token of the last event written (or the resume point it started after). */
+  #lastSent: string | null;
   readonly #filtered: boolean;
 
   constructor(private readonly options: EventStreamOptions<H>) {
     this.#filtered = Object.keys(options.filter).length > 0;
+    this.#lastSent = options.after;
   }
 
   get holder(): H {
@@ -119,6 +145,12 @@ export class EventStream<H = unknown> {
 
   /** Write the stream to `body` (the HTTP response, headers set) until it closes. */
   start(body: Writable): void {
+    if (this.#closed) {
+      // Closed while it was being opened (its key revoked meanwhile): the client reconnects,
+      // and is answered as its key now deserves.
+      body.end();
+      return;
+    }
     this.#body = body;
     body.once('close', () => this.close('client_closed'));
     // A write to a connection that just broke reports an error; the close above handles it.
@@ -128,7 +160,8 @@ export class EventStream<H = unknown> {
       this.close('client_closed');
       return;
     }
-    this.body.write(retryFrame(this.options.retryMs));
+    const { startId } = this.options;
+    this.body.write(retryFrame(this.options.retryMs) + (startId === null ? '' : startIdFrame(startId)));
     this.options.heartbeats.add(this);
     this.options.subscription.onQueued(() => EventStream.#schedule(this));
     this.#flush();
@@ -138,8 +171,9 @@ export class EventStream<H = unknown> {
   close(reason: CloseReason): void {
     if (this.#closed) return;
     if (reason === 'client_closed' || !this.#body) {
+      // Also before start(): a key revoked while its stream was being opened.
       this.#finish();
-      this.body.destroy();
+      this.#body?.destroy();
       return;
     }
     this.body.write(controlFrame('stream.closed', { reason, message: CLOSE_MESSAGES[reason] }));
@@ -184,18 +218,21 @@ export class EventStream<H = unknown> {
     }
   }
 
-  /** Write what the subscription holds until the socket is full; the end, once it ended. */
+  /** Write what the subscription holds; close the stream once the client owes too many bytes. */
   #flush(): void {
-    if (this.#closed || this.#draining) return;
-    const { subscription, project } = this.options;
+    if (this.#closed) return;
+    const { subscription, project, ids, bufferBytes } = this.options;
+    const body = this.body;
     for (let event = subscription.take(); event !== undefined; event = subscription.take()) {
       if (!this.#wanted(event)) {
         this.#skipped = event.token;
         continue;
       }
       this.#skipped = null;
-      if (!this.body.write(documentFrame(event, project))) {
-        this.#waitForDrain();
+      this.#lastSent = event.token;
+      body.write(documentFrame(event, project, ids));
+      if (body.writableLength > bufferBytes) {
+        this.#endedBy('overflow');
         return;
       }
     }
@@ -214,7 +251,7 @@ export class EventStream<H = unknown> {
         this.body.write(
           controlFrame('stream.closed', {
             reason: 'overflow',
-            message: `This client fell more than ${this.options.bufferLimit} events behind; reconnect with Last-Event-ID to resume.`,
+            message: `This client fell too far behind (more than ${this.options.bufferBytes} bytes unread, or ${this.options.bufferLimit} events); reconnect with Last-Event-ID to resume.`,
           }),
         );
         break;
@@ -233,6 +270,13 @@ export class EventStream<H = unknown> {
           ),
         );
         break;
+      case 'unavailable':
+        // The store's shared change stream met an error that does not clear by itself (MongoDB:
+        // a role change, say): resumable elsewhere, and this instance reports not ready.
+        this.body.write(
+          controlFrame('stream.closed', { reason: 'unavailable', message: CLOSE_MESSAGES.unavailable }),
+        );
+        break;
       default:
         // store_closed (the server is stopping), or null (never: a subscription ends with a reason).
         this.body.write(
@@ -249,27 +293,26 @@ export class EventStream<H = unknown> {
 
   async #heartbeat(): Promise<void> {
     if (this.#closed) return;
-    const { endedBy } = this.options.subscription;
-    if (this.#draining && endedBy) {
-      // Ended (overflow) while the client reads nothing at all: tell it, and let go.
-      this.#endedBy(endedBy);
-      return;
-    }
     // Events skipped by the filters still move the client's resume point, so a reconnect after a
     // long quiet spell does not start from an id that has since expired.
-    const skipped = this.#skipped;
+    // On a quiet collection the store may offer its shared source's position instead (MongoDB:
+    // the post-batch resume token), so the client's id never falls out of the store's history
+    // while no event was lost.
+    const skipped = this.#skipped ?? this.#quietPosition();
     this.#skipped = null;
-    this.body.write(skipped ? controlFrame('stream.checkpoint', {}, eventId(skipped)) : HEARTBEAT_FRAME);
+    if (skipped) {
+      this.body.write(checkpointFrame(this.options.ids.encode(skipped)));
+      this.options.owner.checkpointed(this, this.#lastSent, skipped);
+      this.#lastSent = skipped;
+    } else {
+      this.body.write(HEARTBEAT_FRAME);
+    }
     if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
   }
 
-  /** Stop writing until the socket takes more (or the client leaves). */
-  #waitForDrain(): void {
-    this.#draining = true;
-    this.body.once('drain', () => {
-      this.#draining = false;
-      this.#flush();
-    });
+  #quietPosition(): string | null {
+    const position = this.options.subscription.checkpoint?.() ?? null;
+    return position !== null && position !== this.#lastSent ? position : null;
   }
 
   #finish(): void {
@@ -278,11 +321,20 @@ export class EventStream<H = unknown> {
     this.options.subscription.onQueued(null);
     this.options.subscription.close();
     this.options.owner.closed(this);
-    if (!this.#body) return;
-    this.body.end();
+    const body = this.#body;
+    if (!body || body.destroyed) {
+      this.options.owner.released(this);
+      return;
+    }
+    body.end();
     // A client that reads nothing never takes the final bytes: cut it off after a grace period.
-    const force = setTimeout(() => this.body.destroy(), FORCE_CLOSE_MS);
+    // Until then the stream keeps its slot among the key's streams, so what closed streams still
+    // hold (at most streams.bufferBytes and one event each) stays within the per-key cap.
+    const force = setTimeout(() => body.destroy(), FORCE_CLOSE_MS);
     force.unref();
-    this.body.once('close', () => clearTimeout(force));
+    body.once('close', () => {
+      clearTimeout(force);
+      this.options.owner.released(this);
+    });
   }
 }

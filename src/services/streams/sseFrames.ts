@@ -1,51 +1,69 @@
 /**
- * The Server-Sent Events wire format Folio writes. Each frame is complete (ends with a blank
- * line); JSON never holds a raw newline, so `data:` is always one line.
+ * The Server-Sent Events wire format Folio writes. JSON never holds a raw newline, so `data:` is
+ * always one line.
+ *
+ * Only document events and `stream.closed`/`stream.reset` end with a blank line (the line that
+ * makes a client dispatch a block). The retry hint, the heartbeat and a checkpoint are single
+ * lines with no blank line after them, so no client library hands them to application code:
+ * fetch-event-source calls its `onmessage` for every blank-line-terminated block (comments and
+ * id-only blocks included), and libraries on eventsource-parser drop a block without data, its
+ * id included. A checkpoint is an `id:` line alone: fetch-event-source adopts it at once; a
+ * WHATWG EventSource and eventsource-parser adopt it with the next block they dispatch, and
+ * until then resume from their last event's id, which the server maps to the checkpoint (see
+ * the aliases in index.ts). docs/streams.md has the table.
  */
 import type { ChangeEvent, JsonObject } from '../../store/port.js';
-import { EVENT_ID_PREFIX } from './streamRequest.js';
+import { EVENT_ID_PREFIX, type ScopeEventIds } from './eventIds.js';
 
 /** Named events besides the document events, for clients that listen for them. */
-export type ControlEvent = 'stream.closed' | 'stream.reset' | 'stream.checkpoint';
+export type ControlEvent = 'stream.closed' | 'stream.reset';
 
 /**
  * The id a `stream.reset` carries: an SSE client reconnects with it as `Last-Event-ID`, which is
- * answered 410 `resync_required`, so an unattended client stops instead of looping.
+ * answered 410 `resync_required` (it opens under no tenant's key), so an unattended client
+ * stops instead of looping.
  */
 export const RESET_EVENT_ID = `${EVENT_ID_PREFIX}reset`;
 
-export const HEARTBEAT_FRAME = ': heartbeat\n\n';
+export const HEARTBEAT_FRAME = ': heartbeat\n';
 
 export function retryFrame(retryMs: number): string {
-  return `retry: ${retryMs}\n\n`;
+  return `retry: ${retryMs}\n`;
 }
 
-export function eventId(token: string): string {
-  return `${EVENT_ID_PREFIX}${token}`;
+/** Moves the client's last event id (see the module comment); dispatches nothing anywhere. */
+export function checkpointFrame(id: string): string {
+  return `id: ${id}\n`;
 }
 
 /**
- * The frame of the event last formatted: every stream of a scope gets the same event object
- * from the fan-out, one after the other, so a thousand subscribers cost one JSON serialisation
- * and one Buffer, written as is to every socket (no copy or encoding per subscriber).
+ * A stream opened by ticket (a browser) starts with its resume point: an id-only block, which a
+ * WHATWG EventSource adopts at once without dispatching anything, so even a reconnection before
+ * the first event resumes exactly (its ticket needs a Last-Event-ID to reconnect: tickets.ts).
  */
-const lastFrame: { event: ChangeEvent | null; project: string; frame: Buffer } = {
-  event: null,
-  project: '',
-  frame: Buffer.alloc(0),
-};
+export function startIdFrame(id: string): string {
+  return `id: ${id}\n\n`;
+}
 
-/** `event: document.<type>`, `id: evt_<token>`, `data: {event, timestamp, collection, project, document}`. */
-export function documentFrame(event: ChangeEvent, project: string): Buffer {
-  if (lastFrame.event === event && lastFrame.project === project) return lastFrame.frame;
-  const frame = Buffer.from(formatDocumentFrame(event, project));
-  lastFrame.event = event;
-  lastFrame.project = project;
-  lastFrame.frame = frame;
+/**
+ * Each event's frame, made once: every stream of a scope gets the same event object from the
+ * fan-out, so a thousand subscribers cost one JSON serialisation, one id and one Buffer, written
+ * as is to every socket (no copy or encoding per subscriber). Keyed by the event, so the frames
+ * go with the events once no queue or socket holds them.
+ */
+const frames = new WeakMap<ChangeEvent, Buffer>();
+
+/** `event: document.<type>`, `id: <opaque id>`, `data: {event, timestamp, collection, project, document}`. */
+export function documentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): Buffer {
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = Buffer.from(formatDocumentFrame(event, project, ids));
+    frames.set(event, frame);
+  }
   return frame;
 }
 
-function formatDocumentFrame(event: ChangeEvent, project: string): string {
+function formatDocumentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): string {
   const name = `document.${event.type}`;
   const data = {
     event: name,
@@ -54,7 +72,7 @@ function formatDocumentFrame(event: ChangeEvent, project: string): string {
     project,
     document: event.document,
   };
-  return `event: ${name}\nid: ${eventId(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 export function controlFrame(name: ControlEvent, data: JsonObject, id?: string): string {

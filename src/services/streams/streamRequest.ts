@@ -10,9 +10,6 @@ import type { ChangeType, StoredFilter } from '../../store/port.js';
 
 export const CHANGE_TYPES: readonly ChangeType[] = ['created', 'updated', 'deleted'];
 
-/** Event ids are `evt_<token>`, the token being the store's own. */
-export const EVENT_ID_PREFIX = 'evt_';
-
 export interface StreamQuery {
   types: ReadonlySet<ChangeType>;
   /** A MongoDB filter over the stored form, matched in memory against each event's document. */
@@ -46,11 +43,4 @@ function parseTypes(raw: string): Set<ChangeType> {
     types.add(type);
   }
   return types;
-}
-
-/** The store token a `Last-Event-ID` names, or null when it is not an event id at all. */
-export function tokenOfEventId(eventId: string): string | null {
-  if (!eventId.startsWith(EVENT_ID_PREFIX)) return null;
-  const token = eventId.slice(EVENT_ID_PREFIX.length);
-  return token.length > 0 ? token : null;
 }

@@ -57,6 +57,8 @@ export class ChangeFanOut {
       this.#running = true;
       this.source.start();
     }
+    // Everything after the source's position is published to it from now on.
+    sub.startPosition = this.source.position;
   }
 
   /** Detach; stops the source with the last subscription. Idempotent. */

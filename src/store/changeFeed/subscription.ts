@@ -61,6 +61,8 @@ const MAX_PAGE = 500;
 
 export class FeedSubscription implements ChangeSubscription {
   endedBy: ChangeFeedEnd | null = null;
+  /** Set by the fan-out when it joins (see the port); a catch-up subscription never needs it. */
+  startPosition: string | null = null;
 
   #items: (ChangeEvent | undefined)[] = [];
   #head = 0;
