@@ -140,6 +140,7 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 10_000,
       keepAliveTimeoutMs: 5_000,
+      trustProxy: false,
     });
     const equal = loadConfig({
       FOLIO_HTTP_REQUEST_TIMEOUT_MS: '2000',

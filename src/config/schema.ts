@@ -60,6 +60,12 @@ export const configSchema = z.strictObject({
     sessionTtlHours: positiveInt,
     /** How long an instance may reuse an API-key look-up (0: never); see services/keyCache.ts. */
     keyCacheMs: nonNegativeInt,
+    /** Failed logins per email, and per client address, within the window before 429 (services/signInThrottle.ts). */
+    loginFailuresPerAccount: positiveInt,
+    loginFailuresPerAddress: positiveInt,
+    /** Signup attempts per client address within the window before 429. */
+    signupsPerAddress: positiveInt,
+    throttleWindowMs: positiveInt,
   }),
   documents: z.strictObject({
     maxBytes: positiveInt,
@@ -118,6 +124,12 @@ export const configSchema = z.strictObject({
       requestTimeoutMs: positiveInt,
       headersTimeoutMs: positiveInt,
       keepAliveTimeoutMs: positiveInt,
+      /**
+       * A reverse proxy is in front: take the client's address, host and scheme from its
+       * X-Forwarded-For (last entry), X-Forwarded-Host and X-Forwarded-Proto. Off, any client
+       * could set them.
+       */
+      trustProxy: z.boolean(),
     })
     .refine((http) => http.headersTimeoutMs <= http.requestTimeoutMs, {
       path: ['headersTimeoutMs'],

@@ -267,6 +267,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [415, 'unsupported_media_type', 'a Content-Type or Content-Encoding the route does not take'],
   [429, 'rate_limited', 'over the key’s requests per second; `Retry-After` says when to retry'],
   [429, 'too_many_streams', 'the key already has its maximum of open change streams'],
+  [
+    429,
+    'too_many_attempts',
+    'too many failed logins for the account or from the address, or signups from the address; `Retry-After` says when to retry',
+  ],
   [431, 'headers_too_large', 'request line and headers over 16 KiB; the connection closes'],
   [500, 'internal_error', 'a bug; the server log has the details under the request id'],
   [

@@ -20,7 +20,7 @@ function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
   ctx.cookies.set(SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: 'lax',
-    // Behind TLS (directly or via a proxy's X-Forwarded-Proto) the cookie never travels in clear.
+    // Behind TLS (directly, or via a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
     secure: ctx.secure,
     maxAge: maxAgeMs,
     overwrite: true,
@@ -33,14 +33,16 @@ export function registerAccountRoutes(router: FolioRouter): void {
 
   router.post('/api/auth/signup', body, async (ctx) => {
     const input = parseBody(credentialsSchema, ctx.request.body);
-    const { account, token } = await ctx.services.accounts.signup(input);
+    // ctx.ip is the socket's address, or the proxy's X-Forwarded-For with FOLIO_HTTP_TRUST_PROXY.
+    const { account, token } = await ctx.services.accounts.signup(input, { address: ctx.ip });
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
     ctx.status = 201;
     ctx.body = { account: publicAccount(account), token, csrfToken: csrfTokenFor(token) };
   });
 
   router.post('/api/auth/login', body, async (ctx) => {
-    const { token } = await ctx.services.accounts.login(parseBody(credentialsSchema, ctx.request.body));
+    const input = parseBody(credentialsSchema, ctx.request.body);
+    const { token } = await ctx.services.accounts.login(input, ctx.ip);
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
     ctx.body = { token, csrfToken: csrfTokenFor(token) };
   });
