@@ -150,6 +150,7 @@ export interface paths {
         400: components["responses"]["Error400"];
         403: components["responses"]["Error403"];
         409: components["responses"]["Error409"];
+        429: components["responses"]["Error429"];
       };
     };
   };
@@ -177,6 +178,7 @@ export interface paths {
         };
         400: components["responses"]["Error400"];
         401: components["responses"]["Error401"];
+        429: components["responses"]["Error429"];
       };
     };
   };
@@ -2746,6 +2748,12 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
+    /** @description `rate_limited`, `too_many_streams`, `too_many_attempts` */
+    Error429: {
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
     /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request` */
     KeyedError400: {
       headers: {
@@ -2779,7 +2787,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `rate_limited`, `too_many_streams` */
+    /** @description `rate_limited`, `too_many_streams`, `too_many_attempts` */
     KeyedError429: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
