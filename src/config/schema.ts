@@ -133,7 +133,7 @@ export const configSchema = z.strictObject({
     })
     .refine((http) => http.headersTimeoutMs <= http.requestTimeoutMs, {
       path: ['headersTimeoutMs'],
-      message: 'must not exceed http.requestTimeoutMs (the whole request includes its headers)',
+      message: 'must not exceed FOLIO_HTTP_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
     }),
   /**
    * Prometheus metrics at `GET /metrics`, served only when enabled and only to
@@ -144,7 +144,7 @@ export const configSchema = z.strictObject({
     .refine((metrics) => !metrics.enabled || metrics.token.length >= 16, {
       path: ['token'],
       message:
-        'must be at least 16 characters when metrics.enabled is on (metrics are never served unprotected)',
+        'must be at least 16 characters when FOLIO_METRICS_ENABLED is true (metrics are never served unprotected)',
     }),
   /** Imports commit in batches of at most this many documents and bytes (docs/import-export.md). */
   imports: z.strictObject({ batchDocuments: positiveInt, batchBytes: positiveInt }),
