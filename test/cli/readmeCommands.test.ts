@@ -26,7 +26,7 @@ interface Block {
 }
 
 /** The fenced `sh`/`bash` blocks of a markdown file, with their first line number. */
-export function shellBlocks(file: string, markdown: string): Block[] {
+function shellBlocks(file: string, markdown: string): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i += 1) {
