@@ -67,7 +67,7 @@ export function isForbiddenAddress(address: string): boolean {
 /** Why a target is refused; the message is safe to show (it names no resolved address). */
 export class TargetRefusedError extends Error {
   constructor(message: string) {
-    super(`${message} (FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows such targets)`);
+    super(message);
     this.name = 'TargetRefusedError';
   }
 }
