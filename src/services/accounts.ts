@@ -107,15 +107,12 @@ export class AccountService {
     input: { email: string; password: string },
     address: string,
   ): Promise<{ token: string; account: AccountRecord }> {
-    this.throttle.checkLogin(input.email, address);
+    this.throttle.beginLogin(input.email, address);
     const account = await this.store.accounts.findAccountByEmail(input.email.toLowerCase());
     // Verify even for unknown emails so timing does not reveal which emails exist.
     const ok = await verifyPassword(input.password, account?.passwordHash ?? (await dummyHash()));
-    if (!account || !ok) {
-      this.throttle.loginFailed(input.email, address);
-      throw unauthorized('Email or password is wrong.');
-    }
-    this.throttle.loginSucceeded(input.email);
+    if (!account || !ok) throw unauthorized('Email or password is wrong.');
+    this.throttle.loginSucceeded(input.email, address);
     return { token: await this.openSession(account.id), account };
   }
 

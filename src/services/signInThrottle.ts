@@ -67,6 +67,12 @@ export class AttemptCounter {
     return 1;
   }
 
+  /** Take back one count of `key` (an attempt counted in advance that turned out fine). */
+  release(key: string, nowMs: number): void {
+    const window = this.#current(key, nowMs);
+    if (window && window.count > 0) window.count -= 1;
+  }
+
   clear(key: string): void {
     this.#windows.delete(key);
   }
@@ -104,8 +110,12 @@ export class SignInThrottle {
     this.#signupAddresses = new AttemptCounter(limits.throttleWindowMs);
   }
 
-  /** Throws 429 when the email or the address has used up its failed logins. */
-  checkLogin(email: string, address: string, nowMs: number = Date.now()): void {
+  /**
+   * Throws 429 when the email or the address has used up its failed logins; otherwise counts
+   * this attempt as a failure in advance, so parallel guesses cannot all pass the check while
+   * the first are still being verified. loginSucceeded takes it back.
+   */
+  beginLogin(email: string, address: string, nowMs: number = Date.now()): void {
     const account = email.toLowerCase();
     if (this.#loginAccounts.count(account, nowMs) >= this.limits.loginFailuresPerAccount) {
       throw tooManyAttempts(
@@ -119,16 +129,14 @@ export class SignInThrottle {
         this.#loginAddresses.remainingMs(address, nowMs),
       );
     }
-  }
-
-  loginFailed(email: string, address: string, nowMs: number = Date.now()): void {
-    this.#loginAccounts.add(email.toLowerCase(), nowMs);
+    this.#loginAccounts.add(account, nowMs);
     this.#loginAddresses.add(address, nowMs);
   }
 
-  /** The right password ends its email's count (the address keeps its failures). */
-  loginSucceeded(email: string): void {
+  /** The right password ends its email's count, and the address's count forgets this attempt. */
+  loginSucceeded(email: string, address: string, nowMs: number = Date.now()): void {
     this.#loginAccounts.clear(email.toLowerCase());
+    this.#loginAddresses.release(address, nowMs);
   }
 
   /** Count a signup attempt from `address`; throws 429 past the limit. */

@@ -83,6 +83,30 @@ describe('sign-in throttles', () => {
     expect((await login(email, PASSWORD, newAddress())).status).to.equal(429);
   });
 
+  it(`parallel guesses cannot outrun the check: of ${PER_ACCOUNT * 4} at once, ${PER_ACCOUNT} are 401, the rest 429`, async () => {
+    const email = newEmail('burst');
+    expect((await signup(email, newAddress())).status).to.equal(201);
+    const answers = await Promise.all(
+      Array.from({ length: PER_ACCOUNT * 4 }, (_, i) => login(email, `guess-${i}-password`, newAddress())),
+    );
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses.filter((s) => s === 401)).to.have.length(PER_ACCOUNT);
+    expect(statuses.filter((s) => s === 429)).to.have.length(PER_ACCOUNT * 3);
+  });
+
+  it('successful logins do not use up the address’s failures', async () => {
+    const email = newEmail('regular');
+    const address = newAddress();
+    expect((await signup(email, address)).status).to.equal(201);
+    for (let i = 0; i < PER_ADDRESS + 2; i += 1) {
+      expect((await login(email, PASSWORD, address)).status).to.equal(200);
+    }
+    for (let i = 0; i < PER_ADDRESS; i += 1) {
+      expect((await login(newEmail('x'), 'wrong password', address)).status).to.equal(401);
+    }
+    expect((await login(email, PASSWORD, address)).status).to.equal(429);
+  });
+
   it(`an address gets ${PER_ADDRESS} failed logins over any emails (unknown ones too); the next is 429`, async () => {
     const address = newAddress();
     for (let i = 0; i < PER_ADDRESS; i += 1) {
@@ -149,6 +173,10 @@ describe('sign-in throttle counters', () => {
     expect(counter.remainingMs('a', 5999)).to.equal(1);
     expect(counter.count('a', 6000)).to.equal(0);
     expect(counter.add('a', 6000)).to.equal(1);
+    counter.release('a', 6001);
+    expect(counter.count('a', 6001)).to.equal(0);
+    counter.release('a', 6001);
+    expect(counter.count('a', 6001)).to.equal(0);
   });
 
   it('keep at most maxKeys keys, forgetting the oldest window first, and drop ended windows', () => {
