@@ -79,6 +79,8 @@ export const notAcceptable = (accepted: readonly string[]) =>
 const LIMIT_NAMES: ReadonlyMap<string, string> = new Map([
   ['importDocuments', 'documents per import'],
   ['bulkOperations', 'operations per bulk request'],
+  ['filters', 'filters per query'],
+  ['limit', 'documents per page (limit)'],
 ]);
 
 export const planLimitExceeded = (limit: string, max: number, plan: string) =>

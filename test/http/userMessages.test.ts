@@ -46,6 +46,26 @@ describe('user-facing messages name settings and limits as the README does', () 
     );
   });
 
+  it('a list over the plan says "filters per query" and "documents per page (limit)"', async () => {
+    const filters = Array.from({ length: free.maxFilters + 1 }, (_, i) => `filter[f${i}]=1`).join('&');
+    const tooMany = await ctx.server.request('GET', `/${ctx.tenant.project}/notes?${filters}`, {
+      key: ctx.tenant.key,
+    });
+    expect(tooMany.status).to.equal(403);
+    expect(tooMany.body.error.message).to.equal(
+      `The free plan allows at most ${free.maxFilters} filters per query.`,
+    );
+    const tooLong = await ctx.server.request(
+      'GET',
+      `/${ctx.tenant.project}/notes?limit=${free.maxPageSize + 1}`,
+      { key: ctx.tenant.key },
+    );
+    expect(tooLong.status).to.equal(403);
+    expect(tooLong.body.error.message).to.equal(
+      `The free plan allows at most ${free.maxPageSize} documents per page (limit).`,
+    );
+  });
+
   it('an import over the plan says "documents per import"', async () => {
     const lines = Array.from({ length: free.maxImportDocuments + 1 }, (_, i) => JSON.stringify({ i }));
     const res = await ctx.server.request('POST', `/${ctx.tenant.project}/many/_import`, {
