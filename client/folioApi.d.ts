@@ -804,6 +804,16 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
+    /** @description `rate_limited`, `too_many_streams`, `too_many_imports`, `too_many_attempts` */
+    Error429: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "Retry-After": components["headers"]["RetryAfter"];
+      };
+      content: {
+        "application/json": components["schemas"]["Error"];
+      };
+    };
     /** @description `invalid_body`, `invalid_query`, `invalid_patch`, `invalid_header`, `missing_id`, `bad_request`, `invalid_schema` */
     KeyedError400: {
       headers: {
@@ -862,7 +872,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `rate_limited`, `too_many_streams`, `too_many_imports` */
+    /** @description `rate_limited`, `too_many_streams`, `too_many_imports`, `too_many_attempts` */
     KeyedError429: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -986,6 +996,8 @@ export interface components {
     RequestId: string;
     /** @description `Bearer`: the credential to send. */
     WWWAuthenticate: string;
+    /** @description Seconds to wait before retrying. */
+    RetryAfter: string;
     /** @description Requests per window (the plan’s per-second rate). */
     RateLimitLimit: number;
     RateLimitRemaining: number;
@@ -994,8 +1006,6 @@ export interface components {
     RateLimitLimitIfKeyed: number;
     RateLimitRemainingIfKeyed: number;
     RateLimitResetIfKeyed: number;
-    /** @description Seconds to wait before retrying. */
-    RetryAfter: string;
     ETag: string;
     /** @description The path of the resource created. */
     Location: string;
@@ -1212,6 +1222,7 @@ export interface operations {
       409: components["responses"]["Error409"];
       413: components["responses"]["Error413"];
       415: components["responses"]["Error415"];
+      429: components["responses"]["Error429"];
       500: components["responses"]["Error500"];
     };
   };
@@ -1246,6 +1257,7 @@ export interface operations {
       406: components["responses"]["Error406"];
       413: components["responses"]["Error413"];
       415: components["responses"]["Error415"];
+      429: components["responses"]["Error429"];
       500: components["responses"]["Error500"];
     };
   };

@@ -72,12 +72,24 @@ export const notAcceptable = (accepted: readonly string[]) =>
     accepted: [...accepted],
   });
 
+/**
+ * What the README's plan table calls the limits whose `details.limit` is a code rather than
+ * words: messages are read by people, `details` by programs.
+ */
+const LIMIT_NAMES: ReadonlyMap<string, string> = new Map([
+  ['importDocuments', 'documents per import'],
+  ['bulkOperations', 'operations per bulk request'],
+  ['filters', 'filters per query'],
+  ['limit', 'documents per page (limit)'],
+]);
+
 export const planLimitExceeded = (limit: string, max: number, plan: string) =>
-  new AppError(403, 'plan_limit_exceeded', `The ${plan} plan allows at most ${max} for ${limit}.`, {
-    limit,
-    max,
-    plan,
-  });
+  new AppError(
+    403,
+    'plan_limit_exceeded',
+    `The ${plan} plan allows at most ${max} ${LIMIT_NAMES.get(limit) ?? `for ${limit}`}.`,
+    { limit, max, plan },
+  );
 
 export const planFeatureUnavailable = (feature: string, plan: string) =>
   new AppError(403, 'plan_feature_unavailable', `${feature} is not available on the ${plan} plan.`, {

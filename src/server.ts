@@ -97,8 +97,6 @@ export async function startServer(config: Config, logStream?: DestinationStream)
     await jobs.start();
     dispatcher.start();
     services.trashSweeper.start();
-    const bootstrap =
-      config.bootstrap && opened.store.kind === 'embedded' ? await bootstrapIfEmpty(services) : null;
     const app = createApp(
       services,
       logger,
@@ -106,6 +104,16 @@ export async function startServer(config: Config, logStream?: DestinationStream)
       stream,
     );
     const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
+    // The dev account is created only once the server listens: a start that fails before (a
+    // taken port, a bad HOST) leaves the store empty, so the next start creates it and prints
+    // its secrets, which are never stored to be shown later.
+    let bootstrap: BootstrapResult | null = null;
+    try {
+      if (config.bootstrap && opened.store.kind === 'embedded') bootstrap = await bootstrapIfEmpty(services);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw err;
+    }
     const { port } = server.address() as AddressInfo;
     readiness.markRunning();
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

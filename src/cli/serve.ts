@@ -32,7 +32,9 @@ export async function serve(): Promise<void> {
     );
   } else {
     out.write(
-      'Get an API key: log in (POST /api/auth/login) and create one (POST /api/keys); see README "Accounts and keys".\n',
+      'Get an API key: log in (POST /api/auth/login) and create one (POST /api/keys), or on this machine\n' +
+        '  node bin/folio.js key create --email <account> --project <name> --env test\n' +
+        '(node bin/folio.js account create --email <you> makes an account and prints its password); see README "Accounts and keys".\n',
     );
   }
   let stopping = false;

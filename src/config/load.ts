@@ -27,6 +27,14 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The one-line form every configuration problem takes (the README promises one line naming the
+ * variable): `Invalid configuration: PORT: expected a number, got "abc"`; several are joined by `; `.
+ */
+function invalid(problems: string[]): ConfigError {
+  return new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+}
+
 type Tree = { [key: string]: unknown };
 
 /** `plans.free.requestsPerSecond` → `FOLIO_PLANS_FREE_REQUESTS_PER_SECOND`. */
@@ -65,14 +73,13 @@ function setPath(tree: Tree, path: string, value: unknown): void {
 function coerce(name: string, raw: string, like: unknown): unknown {
   if (typeof like === 'number') {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n))
-      throw new ConfigError(`${name}: expected a number, got "${raw}"`);
+    if (raw.trim() === '' || !Number.isFinite(n)) throw invalid([`${name}: expected a number, got "${raw}"`]);
     return n;
   }
   if (typeof like === 'boolean') {
     if (raw === 'true' || raw === '1') return true;
     if (raw === 'false' || raw === '0') return false;
-    throw new ConfigError(`${name}: expected true or false, got "${raw}"`);
+    throw invalid([`${name}: expected true or false, got "${raw}"`]);
   }
   return raw;
 }
@@ -135,12 +142,15 @@ export function loadConfig(
   const merged = (Array.isArray(overrides) ? overrides : [overrides]).reduce(deepMerge, tree);
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
+    // Named by the variable that set the value, else by the variable that would set it (what
+    // the README's table lists), never by the internal key.
     const problems = parsed.error.issues.map((issue) => {
       const path = issue.path.join('.');
-      const source = sourceOf.get(path) ?? `config key "${path}"`;
-      return `${source}: ${issue.message}`;
+      const alias = Object.keys(ALIASES).find((a) => ALIASES[a] === path);
+      const source = sourceOf.get(path) ?? alias ?? (path ? envName(path) : 'configuration');
+      return `${source}: ${issue.message.replaceAll('\n', ' ')}`;
     });
-    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    throw invalid(problems);
   }
   return parsed.data;
 }

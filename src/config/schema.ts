@@ -74,6 +74,12 @@ export const configSchema = z.strictObject({
     sessionTtlHours: positiveInt,
     /** How long an instance may reuse an API-key look-up (0: never); see services/keyCache.ts. */
     keyCacheMs: nonNegativeInt,
+    /** Failed logins per email, and per client address, within the window before 429 (services/signInThrottle.ts). */
+    loginFailuresPerAccount: positiveInt,
+    loginFailuresPerAddress: positiveInt,
+    /** Signup attempts per client address within the window before 429. */
+    signupsPerAddress: positiveInt,
+    throttleWindowMs: positiveInt,
   }),
   documents: z.strictObject({
     maxBytes: positiveInt,
@@ -136,10 +142,16 @@ export const configSchema = z.strictObject({
       requestTimeoutMs: positiveInt,
       headersTimeoutMs: positiveInt,
       keepAliveTimeoutMs: positiveInt,
+      /**
+       * A reverse proxy is in front: take the client's address, host and scheme from its
+       * X-Forwarded-For (last entry), X-Forwarded-Host and X-Forwarded-Proto. Off, any client
+       * could set them.
+       */
+      trustProxy: z.boolean(),
     })
     .refine((http) => http.headersTimeoutMs <= http.requestTimeoutMs, {
       path: ['headersTimeoutMs'],
-      message: 'must not exceed http.requestTimeoutMs (the whole request includes its headers)',
+      message: 'must not exceed FOLIO_HTTP_REQUEST_TIMEOUT_MS (the whole request includes its headers)',
     }),
   /**
    * Prometheus metrics at `GET /metrics`, served only when enabled and only to
@@ -150,7 +162,7 @@ export const configSchema = z.strictObject({
     .refine((metrics) => !metrics.enabled || metrics.token.length >= 16, {
       path: ['token'],
       message:
-        'must be at least 16 characters when metrics.enabled is on (metrics are never served unprotected)',
+        'must be at least 16 characters when FOLIO_METRICS_ENABLED is true (metrics are never served unprotected)',
     }),
   /**
    * Imports commit in batches of at most this many documents and bytes; one key runs at most

@@ -5,6 +5,7 @@
 import { Fragment, render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/layout.js';
+import { ProjectGate } from './components/projectGate.js';
 import { onSessionLost, session, setCsrfToken } from './lib/api.js';
 import { html } from './lib/html.js';
 import { navigate, parseHash, useRoute } from './lib/router.js';
@@ -29,11 +30,18 @@ import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
  * never starts with the state of the page before.
  */
 function pageFor(route) {
-  const [top, project, third, c, collection, sixth, id] = route.segments;
+  const [top, project, third] = route.segments;
   const n = route.segments.length;
   if (n === 0) return html`<${ProjectsPage} />`;
   if (top === 'plan' && n === 1) return html`<${PlanPage} />`;
   if (top !== 'p' || !project || !third) return html`<${NotFoundPage} />`;
+  return html`<${ProjectGate} project=${project}>${projectPage(route)}<//>`;
+}
+
+/** The page of a route under `#/p/{project}/`, once the project is known to be the account's. */
+function projectPage(route) {
+  const [, project, third, c, collection, sixth, id] = route.segments;
+  const n = route.segments.length;
   if (n === 3 && third === 'keys') return html`<${KeysPage} project=${project} />`;
   if (n === 3 && third === 'settings') return html`<${ProjectSettingsPage} project=${project} />`;
   if (third !== 'live' && third !== 'test') return html`<${NotFoundPage} />`;

@@ -46,7 +46,13 @@ export function createApp(
   /** Where the access log's lines go (the logger's own stream); none without it. */
   accessLines: DestinationStream | null = null,
 ): Koa<FolioState, FolioContext> {
-  const app = new Koa<FolioState, FolioContext>({ proxy: true });
+  // X-Forwarded-* are believed only behind a proxy (FOLIO_HTTP_TRUST_PROXY): otherwise any client
+  // could pick its address (sign-in throttles), host and scheme (the CSRF origin check). Behind
+  // one, the client is the last X-Forwarded-For entry, the one the proxy added.
+  const app = new Koa<FolioState, FolioContext>({
+    proxy: services.config.http.trustProxy,
+    maxIpsCount: 1,
+  });
   app.context.services = services;
   defineRequestLog(app.context, logger);
   // Errors are answered by errorHandler; Koa's own handler would only log them twice.

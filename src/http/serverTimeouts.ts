@@ -12,7 +12,9 @@ import type { Config } from '../config/schema.js';
 const MAX_CHECK_INTERVAL_MS = 1000;
 const MIN_CHECK_INTERVAL_MS = 50;
 
-export function serverTimeouts(http: Config['http']): ServerOptions {
+export function serverTimeouts(
+  http: Pick<Config['http'], 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs'>,
+): ServerOptions {
   const shortest = Math.min(http.requestTimeoutMs, http.headersTimeoutMs);
   return {
     requestTimeout: http.requestTimeoutMs,

@@ -13,6 +13,7 @@ import {
 import type { KeyCache } from './keyCache.js';
 import type { ProjectSettings } from './projectSettings.js';
 import { generateSessionToken, hashPassword, hashToken, verifyPassword } from './secrets.js';
+import { SignInThrottle } from './signInThrottle.js';
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** First path segments Folio itself uses; a project of that name could never be reached. */
@@ -58,17 +59,26 @@ export function publicProject(p: ProjectRecord) {
 }
 
 export class AccountService {
+  /** Failed logins and signups per email and client address (signInThrottle.ts). */
+  readonly throttle: SignInThrottle;
+
   constructor(
     private readonly store: Store,
     private readonly config: Config,
     private readonly keyCache: KeyCache,
-  ) {}
+  ) {
+    this.throttle = new SignInThrottle(config.auth);
+  }
 
-  /** Create an account (open signup, or the CLI/bootstrap with `force`). */
+  /**
+   * Create an account (open signup, or the CLI/bootstrap with `force`). `address`, the client's
+   * address, counts the attempt toward its signup limit (HTTP signups only).
+   */
   async signup(
     input: { email: string; password: string },
-    options: { force?: boolean; plan?: Plan } = {},
+    options: { force?: boolean; plan?: Plan; address?: string } = {},
   ): Promise<{ account: AccountRecord; token: string }> {
+    if (options.address !== undefined) this.throttle.signupAttempt(options.address);
     if (this.config.auth.signup === 'closed' && !options.force) {
       throw new AppError(
         403,
@@ -92,14 +102,17 @@ export class AccountService {
     return { account, token: await this.openSession(account.id) };
   }
 
-  async login(input: {
-    email: string;
-    password: string;
-  }): Promise<{ token: string; account: AccountRecord }> {
+  /** Log in from the client at `address`; 429 once the email or the address failed too often. */
+  async login(
+    input: { email: string; password: string },
+    address: string,
+  ): Promise<{ token: string; account: AccountRecord }> {
+    this.throttle.beginLogin(input.email, address);
     const account = await this.store.accounts.findAccountByEmail(input.email.toLowerCase());
     // Verify even for unknown emails so timing does not reveal which emails exist.
     const ok = await verifyPassword(input.password, account?.passwordHash ?? (await dummyHash()));
     if (!account || !ok) throw unauthorized('Email or password is wrong.');
+    this.throttle.loginSucceeded(input.email, address);
     return { token: await this.openSession(account.id), account };
   }
 

@@ -1,7 +1,9 @@
 /**
  * First start on an empty embedded store: a dev account, a `default` project and a test
  * read-write key, so `npm start` is usable at once. The credentials are returned to be printed
- * once; only hashes are stored.
+ * once; only hashes are stored, so they can never be shown again. The server calls this only
+ * once it listens (src/server.ts): a start that fails earlier leaves the store empty, and the
+ * next start creates them afresh.
  */
 import { randomBytes } from 'node:crypto';
 import type { Services } from './index.js';

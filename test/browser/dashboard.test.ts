@@ -166,7 +166,6 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('Documents 1–1 of 1').waitFor();
     expect(page.url()).to.include('filter%5Bprice%5D%5Bgte%5D=10');
-    await screenshot(page, 'documents');
     await page.getByLabel('Field').fill('a..b');
     await page.getByRole('button', { name: 'Apply' }).click();
     const alert = page.getByRole('alert');
@@ -174,6 +173,89 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(await alert.textContent()).to.include('invalid_query');
     expect(await alert.textContent()).to.include('HTTP 400');
     expect(await unnamedControls(page)).to.deep.equal([]);
+  });
+
+  it('the query form’s controls line up: one top edge and height per line, Remove on the inputs’ line', async () => {
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/products`);
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    const box = async (locator: ReturnType<Page['locator']>) => {
+      const found = await locator.boundingBox();
+      if (!found) throw new Error('no box');
+      return found;
+    };
+    const field = await box(page.getByLabel('Field'));
+    const operator = await box(page.getByLabel('Operator'));
+    const value = await box(page.getByLabel('Value'));
+    const remove = await box(page.getByRole('button', { name: 'Remove filter 1' }));
+    for (const other of [operator, value, remove]) {
+      expect(Math.abs(other.y - field.y), JSON.stringify(other)).to.be.below(1);
+      expect(Math.abs(other.height - field.height), JSON.stringify(other)).to.be.below(1);
+    }
+    const sort = await box(page.getByLabel('Sort'));
+    const perPage = await box(page.getByLabel('Per page'));
+    expect(Math.abs(perPage.y - sort.y)).to.be.below(1);
+    expect(Math.abs(perPage.height - sort.height)).to.be.below(1);
+    // The Sort label sits below the Add filter button, not against it.
+    const add = await box(page.getByRole('button', { name: 'Add filter' }));
+    const sortLabel = await box(page.locator('label[for="sort"]'));
+    expect(sortLabel.y - (add.y + add.height)).to.be.above(8);
+    await screenshot(page, 'query-form');
+  });
+
+  it('the document table has a column per top-level field: the first five, the rest on demand', async () => {
+    const wide = {
+      name: 'chair',
+      price: 40,
+      tags: ['home', 'wood'],
+      address: { city: 'Lyon' },
+      inStock: true,
+      color: 'oak',
+      weight: 7.5,
+      note: null,
+    };
+    expect((await api('PUT', '/wide/w1', wide)).status).to.equal(201);
+    expect((await api('PUT', '/wide/w2', { name: 'stool', extra: 'only here' })).status).to.equal(201);
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/wide?sort=_id`);
+    await page.getByText('Documents 1–2 of 2').waitFor();
+    const headers = () => page.locator('table.documents thead th').allTextContents();
+    expect(await headers()).to.deep.equal([
+      '_id',
+      'name',
+      'price',
+      'tags',
+      'address',
+      'inStock',
+      '$version',
+      '$updatedAt',
+    ]);
+    const first = page.getByRole('row', { name: /^w1/ });
+    const cells = await first.locator('td').allTextContents();
+    expect(cells.slice(0, 5)).to.deep.equal(['chair', '40', '["home","wood"]', '{"city":"Lyon"}', 'true']);
+    // A field a document lacks is an empty cell, not a value.
+    const second = await page.getByRole('row', { name: /^w2/ }).locator('td').allTextContents();
+    expect(second.slice(1, 5).map((c) => c.trim())).to.deep.equal(['absent', 'absent', 'absent', 'absent']);
+    const more = page.getByRole('button', { name: 'Show all 9 fields (4 more)' });
+    expect(await more.getAttribute('aria-expanded')).to.equal('false');
+    await screenshot(page, 'documents');
+    await more.click();
+    expect(await headers()).to.deep.equal([
+      '_id',
+      'name',
+      'price',
+      'tags',
+      'address',
+      'inStock',
+      'color',
+      'weight',
+      'note',
+      'extra',
+      '$version',
+      '$updatedAt',
+    ]);
+    expect((await first.locator('td').allTextContents()).slice(5, 8)).to.deep.equal(['oak', '7.5', 'null']);
+    await screenshot(page, 'documents-all-fields');
+    await page.getByRole('button', { name: 'Show the first 5 fields only' }).click();
+    expect(await headers()).to.have.length(8);
   });
 
   it('pages through a collection, sorted, with the page size it was given', async () => {
@@ -238,6 +320,10 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.getByRole('heading', { name: 'Plan and limits' }).waitFor();
     await page.getByRole('button', { name: 'Switch to Pro' }).click();
     await page.getByRole('status').filter({ hasText: 'You are now on the Pro plan.' }).waitFor();
+    // Limits by the README's names, never by their configuration keys (maxIndexes, ...).
+    const limitNames = await page.locator('table.plans tbody th').allTextContents();
+    expect(limitNames).to.include('Declared indexes per collection');
+    expect(limitNames.filter((name) => /[a-z][A-Z]/.test(name))).to.deep.equal([]);
     await screenshot(page, 'plan');
     expect(
       (await server.request('GET', '/api/auth/session', { session: await sessionToken() })).body.account.plan,
@@ -411,6 +497,9 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByText('Imported 300, skipped 0, 0 with errors, of 300 records.').waitFor();
     expect(await page.evaluate('window.__sawProgress')).to.equal(true);
+    // The outcome is said once: in the form, not again in a page notice.
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByText(/Imported 300|Import finished/).count()).to.equal(1);
     await screenshot(page, 'transfer');
     const stored = await api('GET', '/people/p007');
     expect(stored.body).to.include({ name: 'Person 7', age: 27, city: 'Paris, FR', $version: 1 });
@@ -442,6 +531,69 @@ function unnamedControls(page: Page): Promise<string[]> {
       .getByRole('status')
       .filter({ hasText: /Downloaded people-.*: 6 documents/ })
       .waitFor();
+  });
+
+  it('a CSV over the plan’s import size or document count is refused pointing at the command line', async () => {
+    await server.request('PATCH', '/api/account', { session: await sessionToken(), body: { plan: 'free' } });
+    const dir = await mkdtemp(join(tmpdir(), 'folio-big-csv-'));
+    // 20,000 rows of about 290 bytes: over the Free plan's 5 MiB.
+    const filler = 'x'.repeat(260);
+    const big = join(dir, 'big.csv');
+    const bigRows = Array.from({ length: 20_000 }, (_, i) => `b${i},Person ${i},${filler}`);
+    await writeFile(big, ['_id,name,bio', ...bigRows].join('\n'));
+    await page.goto(`${server.url}/dashboard/#/p/shop/test/c/crowd/transfer`);
+    // A reload reads the account again (its plan changed behind the page's back).
+    await page.reload();
+    await page.getByRole('heading', { name: /^Import and export/ }).waitFor();
+    await page.waitForLoadState('networkidle');
+    const imports: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/_import')) imports.push(request.url());
+    });
+    await page.getByLabel('File to import').setInputFiles(big);
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText('payload_too_large').waitFor();
+    expect(await alert.textContent()).to.match(
+      /big\.csv is [0-9.]+ MiB; the free plan imports at most 5 MiB/,
+    );
+    const hint = page.getByRole('note', { name: 'Import a large file with the command line' });
+    expect(await hint.textContent()).to.include('node bin/folio.js import big.csv -p shop -c crowd');
+    expect(imports, 'nothing is uploaded').to.deep.equal([]);
+    await screenshot(page, 'import-too-large');
+    // Under the size but over the plan's 1,000 documents: Folio's own refusal, the same pointer.
+    const many = join(dir, 'many.csv');
+    await writeFile(many, ['_id,name', ...Array.from({ length: 2000 }, (_, i) => `m${i},n${i}`)].join('\n'));
+    await page.getByLabel('File to import').setInputFiles(many);
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await alert.getByText('plan_limit_exceeded').waitFor();
+    expect(await alert.textContent()).to.include('1000 documents per import');
+    expect(await hint.textContent()).to.include('node bin/folio.js import many.csv -p shop -c crowd');
+    expect((await api('GET', '/crowd?count=true')).body.count).to.equal(0);
+  });
+
+  it('an unknown project’s pages say so and offer no form', async () => {
+    for (const hash of [
+      '#/p/nope/keys',
+      '#/p/nope/settings',
+      '#/p/nope/test',
+      '#/p/nope/test/c/things',
+      '#/p/nope/test/c/things/transfer',
+      '#/p/nope/live/c/things/webhooks',
+    ]) {
+      await page.goto(`${server.url}/dashboard/${hash}`);
+      await page.getByRole('heading', { name: 'Project not found' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await page.locator('main form, main input, main select, main textarea').count(), hash).to.equal(
+        0,
+      );
+      expect(await page.getByRole('alert').textContent(), hash).to.include(
+        'You have no project named "nope"',
+      );
+    }
+    await screenshot(page, 'unknown-project');
+    await page.getByRole('link', { name: 'Go to your projects' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
   });
 
   it('sets the project’s allowed browser origins', async () => {

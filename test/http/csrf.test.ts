@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { hashToken } from '../../src/services/secrets.js';
-import type { ApiResponse } from '../support/server.js';
+import { type ApiResponse, startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 forEachStore('session cookie and CSRF protection', (ctx) => {
@@ -34,7 +34,7 @@ forEachStore('session cookie and CSRF protection', (ctx) => {
     keyId = key.body.apiKey.id;
   });
 
-  it('the session cookie is HttpOnly and SameSite=Lax, and Secure behind TLS (X-Forwarded-Proto)', async () => {
+  it('the session cookie is HttpOnly and SameSite=Lax; a client’s own X-Forwarded-Proto does not make it Secure', async () => {
     const email = `cookie-${Date.now()}@example.test`;
     const plain = await ctx.server.request('POST', '/api/auth/signup', { body: { email, password } });
     const header = plain.headers.get('set-cookie') ?? '';
@@ -42,11 +42,25 @@ forEachStore('session cookie and CSRF protection', (ctx) => {
     expect(header).to.match(/;\s*httponly/i);
     expect(header).to.match(/;\s*samesite=lax/i);
     expect(header).to.not.match(/;\s*secure/i);
-    const tls = await ctx.server.request('POST', '/api/auth/login', {
+    // No proxy is declared in front (FOLIO_HTTP_TRUST_PROXY off): forwarded headers are the client's.
+    const forged = await ctx.server.request('POST', '/api/auth/login', {
       body: { email, password },
       headers: { 'X-Forwarded-Proto': 'https' },
     });
-    expect(tls.headers.get('set-cookie') ?? '').to.match(/;\s*secure/i);
+    expect(forged.headers.get('set-cookie') ?? '').to.not.match(/;\s*secure/i);
+  });
+
+  it('a forged X-Forwarded-Host does not make a foreign Origin look like Folio’s own', async () => {
+    const before = await keyCount();
+    const res = await rotate({
+      Cookie: cookie,
+      'X-CSRF-Token': csrfToken,
+      Origin: 'http://evil.example',
+      'X-Forwarded-Host': 'evil.example',
+    });
+    expect(res.status).to.equal(403);
+    expect(res.body.error.code).to.equal('csrf_failed');
+    expect(await keyCount()).to.equal(before);
   });
 
   it('a session lives FOLIO_AUTH_SESSION_TTL_HOURS (720 by default): in the store and in the cookie', async () => {
@@ -153,5 +167,39 @@ forEachStore('session cookie and CSRF protection', (ctx) => {
     expect((await ctx.server.request('GET', '/api/account', { headers: { Cookie: own } })).status).to.equal(
       401,
     );
+  });
+});
+
+describe('session cookie and CSRF behind a proxy (FOLIO_HTTP_TRUST_PROXY=true)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ config: { http: { trustProxy: true } } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('the proxy’s X-Forwarded-Proto makes the cookie Secure, and its X-Forwarded-Host is Folio’s origin', async () => {
+    const email = `proxy-${Date.now()}@example.test`;
+    const password = 'correct horse battery';
+    const signup = await server.request('POST', '/api/auth/signup', {
+      body: { email, password },
+      headers: { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'folio.example' },
+    });
+    expect(signup.headers.get('set-cookie') ?? '').to.match(/;\s*secure/i);
+    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const headers = { Cookie: cookie, 'X-CSRF-Token': signup.body.csrfToken };
+    const proxied = { ...headers, 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'folio.example' };
+    const own = await server.request('PATCH', '/api/account', {
+      body: { plan: 'pro' },
+      headers: { ...proxied, Origin: 'https://folio.example' },
+    });
+    expect(own.status).to.equal(200);
+    const foreign = await server.request('PATCH', '/api/account', {
+      body: { plan: 'team' },
+      headers: { ...proxied, Origin: 'https://evil.example' },
+    });
+    expect(foreign.status).to.equal(403);
+    expect(foreign.body.error.code).to.equal('csrf_failed');
   });
 });

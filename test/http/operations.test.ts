@@ -86,10 +86,10 @@ describe('metrics: GET /metrics', () => {
   it('cannot be enabled without a token of at least 16 characters', () => {
     const base = { port: 0, dataDir: '/tmp/x' };
     expect(() => loadConfig({}, [base, { metrics: { enabled: true, token: '' } }])).to.throw(
-      /metrics\.token/,
+      /FOLIO_METRICS_TOKEN/,
     );
     expect(() => loadConfig({}, [base, { metrics: { enabled: true, token: 'a'.repeat(15) } }])).to.throw(
-      /metrics\.token/,
+      /FOLIO_METRICS_TOKEN/,
     );
     expect(
       loadConfig({}, [base, { metrics: { enabled: true, token: 'a'.repeat(16) } }]).metrics.enabled,

@@ -64,6 +64,18 @@ const RELAXED_RATE_LIMITS: ConfigOverrides = {
   },
 };
 
+/**
+ * Sign-in throttles high enough for suites that sign up many tenants from one address; the
+ * sign-in throttle suite sets its own numbers through `config`.
+ */
+const RELAXED_SIGN_IN: ConfigOverrides = {
+  auth: {
+    loginFailuresPerAccount: 1_000_000,
+    loginFailuresPerAddress: 1_000_000,
+    signupsPerAddress: 1_000_000,
+  },
+};
+
 export interface TestServerOptions {
   config?: ConfigOverrides;
   realRateLimits?: boolean;
@@ -84,6 +96,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       logLevel: options.logStream ? 'info' : 'silent',
     },
     options.realRateLimits ? {} : RELAXED_RATE_LIMITS,
+    RELAXED_SIGN_IN,
     options.config ?? {},
   ]);
   const running = await startServer(config, options.logStream);

@@ -440,6 +440,73 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     controller.abort();
   }
 
+  // --- a stream ticket (a browser's EventSource opens the stream with it)
+  const ticket = await folio.POST('/{ns}/{collection}/_stream/tickets', { params: { path } });
+  record('mintStreamTicket', 201, ticket.response);
+  expect(ticket.data?.url).to.contain('ticket=');
+
+  // --- a collection schema: set, read, a write it refuses, violations, the collection's document
+  const schemaPath = { params: { path: { ns: 'sweep', collection: 'typed' } } };
+  const schemaBody = {
+    schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    mode: 'enforce' as const,
+  };
+  record('readSchema', 404, (await folio.GET('/{ns}/{collection}/_schema', schemaPath)).response);
+  record(
+    'setSchema',
+    200,
+    (await folio.PUT('/{ns}/{collection}/_schema', { ...schemaPath, body: schemaBody as never })).response,
+  );
+  record(
+    'setSchema',
+    400,
+    (
+      await folio.PUT('/{ns}/{collection}/_schema', {
+        ...schemaPath,
+        body: { schema: { $ref: 'https://example.test/remote.json' } } as never,
+      })
+    ).response,
+  );
+  record('readSchema', 200, (await folio.GET('/{ns}/{collection}/_schema', schemaPath)).response);
+  record(
+    'createDocument',
+    422,
+    (await folio.POST('/{ns}/{collection}', { ...schemaPath, body: { n: 'one' } })).response,
+  );
+  record(
+    'listSchemaViolations',
+    200,
+    (await folio.GET('/{ns}/{collection}/_schema/violations', schemaPath)).response,
+  );
+  record(
+    'collectionOpenApiDocument',
+    200,
+    (await folio.GET('/{ns}/{collection}/_openapi', schemaPath)).response,
+  );
+  record('removeSchema', 204, (await folio.DELETE('/{ns}/{collection}/_schema', schemaPath)).response);
+  record('removeSchema', 404, (await folio.DELETE('/{ns}/{collection}/_schema', schemaPath)).response);
+
+  // --- the trash: a deleted document is listed, read, restored; another erased for good
+  const trashed = await folio.POST('/{ns}/{collection}', { ...schemaPath, body: { n: 1 } });
+  const trashedId = trashed.data?._id as string;
+  const trashedPath = { params: { path: { ns: 'sweep', collection: 'typed', id: trashedId } } };
+  await folio.DELETE('/{ns}/{collection}/{id}', trashedPath);
+  record('listTrash', 200, (await folio.GET('/{ns}/{collection}/_trash', schemaPath)).response);
+  record('readTrashed', 200, (await folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
+  record(
+    'restoreTrashed',
+    201,
+    (await folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath)).response,
+  );
+  record(
+    'restoreTrashed',
+    404,
+    (await folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath)).response,
+  );
+  await folio.DELETE('/{ns}/{collection}/{id}', trashedPath);
+  record('eraseTrashed', 204, (await folio.DELETE('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
+  record('readTrashed', 404, (await folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
+
   // --- the same data routes by session (the dashboard's mirror)
   const mirror = { params: { path: { env: 'test' as const, ...path } } };
   record(

@@ -125,7 +125,9 @@ function History({ path, doc, onRestored }) {
   const [chosenTo, setTo] = useState(null);
   const from = chosenFrom ?? String(numbers[1] ?? numbers[0] ?? '');
   const to = chosenTo ?? String(numbers[0] ?? '');
-  useOnChange(list.data, () => {
+  // A new version (saved, restored) starts the choice afresh. Keyed by the version, not by the
+  // list: the list's first arrival must not undo a choice made as soon as its options showed.
+  useOnChange(doc.$version, () => {
     setFrom(null);
     setTo(null);
     setPair(null);

@@ -38,7 +38,10 @@ function FilterRow({ row, index, onChange, onRemove }) {
       <label for=${id('value')}>Value</label>
       <input id=${id('value')} class="mono" value=${row.value} onInput=${(e) => set({ value: e.currentTarget.value })} />
     </div>
-    <button type="button" class="link remove" aria-label=${`Remove filter ${index + 1}`} onClick=${() => onRemove(index)}>Remove</button>
+    <div class="field action">
+      <span class="label-space" aria-hidden="true">${'\u00a0'}</span>
+      <button type="button" class="link remove" aria-label=${`Remove filter ${index + 1}`} onClick=${() => onRemove(index)}>Remove</button>
+    </div>
   </fieldset>`;
 }
 
@@ -60,13 +63,12 @@ function QueryForm({ query, onApply }) {
       (row, index) =>
         html`<${FilterRow} key=${index} row=${row} index=${index} onChange=${setRow} onRemove=${removeRow} />`,
     )}
-    <button type="button" onClick=${addRow}>Add filter</button>
+    <p class="add-filter"><button type="button" onClick=${addRow}>Add filter</button></p>
     <div class="row">
       <div class="field">
         <label for="sort">Sort</label>
         <input id="sort" class="mono" placeholder="-$updatedAt,name" value=${form.sort} aria-describedby="sort-hint"
           onInput=${(e) => setForm({ ...form, sort: e.currentTarget.value })} />
-        <p class="hint" id="sort-hint">Field names, comma-separated; a leading - sorts descending.</p>
       </div>
       <div class="field">
         <label for="limit">Per page</label>
@@ -75,6 +77,7 @@ function QueryForm({ query, onApply }) {
         </select>
       </div>
     </div>
+    <p class="hint" id="sort-hint">Sort: field names, comma-separated; a leading - sorts descending.</p>
     <p class="hint">API query: <code class="api-query">${built ? `?${built}` : '(none)'}</code></p>
     <button type="submit" class="primary">Apply</button>
   </form>`;
@@ -110,6 +113,65 @@ function NewDocument({ project, env, collection, onCreated }) {
     <button type="submit" class="primary" disabled=${busy}>Create</button>
     <button type="button" class="link" onClick=${() => setOpen(false)}>Cancel</button>
   </form>`;
+}
+
+/** Field columns shown before "Show all fields". */
+export const FIRST_COLUMNS = 5;
+
+/** The top-level user fields of the page's documents, in the order they first appear. */
+function fieldNames(docs) {
+  const names = new Set();
+  for (const doc of docs) for (const name of Object.keys(userFields(doc))) names.add(name);
+  return [...names];
+}
+
+/** One cell: text as is, other scalars as JSON, objects and arrays as one line of JSON. */
+function FieldCell({ doc, name }) {
+  if (!Object.hasOwn(doc, name)) return html`<td class="absent"><span class="sr-only">absent</span></td>`;
+  const value = doc[name];
+  if (typeof value === 'string')
+    return html`<td class="text" title=${value.length > 40 ? value : undefined}>${value}</td>`;
+  if (value !== null && typeof value === 'object') {
+    return html`<td class="mono preview" title=${pretty(value)}>${preview(value, 60)}</td>`;
+  }
+  return html`<td class=${typeof value === 'number' ? 'num mono' : 'mono'}>${JSON.stringify(value)}</td>`;
+}
+
+function DocumentTable({ docs, project, env, collection }) {
+  const [allColumns, setAllColumns] = useState(false);
+  const names = fieldNames(docs);
+  const shown = allColumns ? names : names.slice(0, FIRST_COLUMNS);
+  const hidden = names.length - shown.length;
+  return html`<div class="table-tools">
+      ${
+        names.length > FIRST_COLUMNS
+          ? html`<button type="button" class="link" aria-expanded=${allColumns ? 'true' : 'false'}
+              onClick=${() => setAllColumns(!allColumns)}>
+              ${allColumns ? `Show the first ${FIRST_COLUMNS} fields only` : `Show all ${names.length} fields (${hidden} more)`}
+            </button>`
+          : null
+      }
+    </div>
+    <div class="table-scroll">
+    <table class="list documents">
+      <caption class="sr-only">Documents of ${collection}</caption>
+      <thead><tr>
+        <th scope="col">_id</th>
+        ${shown.map((name) => html`<th scope="col" class="field-name">${name}</th>`)}
+        <th scope="col" class="num">$version</th><th scope="col">$updatedAt</th>
+      </tr></thead>
+      <tbody>
+        ${docs.map(
+          (doc) => html`<tr>
+            <th scope="row"><a class="mono" href=${href('p', project, env, 'c', collection, 'd', doc._id)}>${doc._id}</a></th>
+            ${shown.map((name) => html`<${FieldCell} doc=${doc} name=${name} />`)}
+            <td class="num">${doc.$version}</td>
+            <td><time datetime=${doc.$updatedAt}>${formatTime(doc.$updatedAt)}</time></td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+    </div>`;
 }
 
 export function DocumentsPage({ project, env, collection, query }) {
@@ -148,23 +210,7 @@ export function DocumentsPage({ project, env, collection, query }) {
     }
     ${
       docs.length > 0
-        ? html`<table class="list documents">
-            <caption class="sr-only">Documents of ${collection}</caption>
-            <thead><tr>
-              <th scope="col">_id</th><th scope="col" class="num">$version</th>
-              <th scope="col">$updatedAt</th><th scope="col">Fields</th>
-            </tr></thead>
-            <tbody>
-              ${docs.map(
-                (doc) => html`<tr>
-                  <th scope="row"><a class="mono" href=${href('p', project, env, 'c', collection, 'd', doc._id)}>${doc._id}</a></th>
-                  <td class="num">${doc.$version}</td>
-                  <td><time datetime=${doc.$updatedAt}>${formatTime(doc.$updatedAt)}</time></td>
-                  <td class="mono preview" title=${pretty(userFields(doc))}>${preview(userFields(doc))}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`
+        ? html`<${DocumentTable} docs=${docs} project=${project} env=${env} collection=${collection} />`
         : null
     }
     ${

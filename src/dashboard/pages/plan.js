@@ -19,12 +19,23 @@ const LIMITS = new Map([
   ['maxExportDocuments', 'Documents per export'],
   ['webhookRetries', 'Webhook retries'],
   ['maxWebhooks', 'Webhooks per collection'],
+  ['maxIndexes', 'Declared indexes per collection'],
   ['changeStreams', 'Change streams (live view)'],
   ['versionDiff', 'Version diff'],
   ['storedVersions', 'Stored versions per document'],
   ['trashRetentionDays', 'Days deleted documents stay in the trash'],
   ['schemaChangesPerMinute', 'Collection schema changes per minute, per project'],
 ]);
+
+/** A limit this page has no name for yet, in words rather than as its key (`maxFooBar` → "Foo bar"). */
+export function limitName(key) {
+  if (LIMITS.has(key)) return LIMITS.get(key);
+  const words = key
+    .replace(/^max(?=[A-Z])/, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
 
 const PLAN_NAMES = new Map([
   ['free', 'Free'],
@@ -75,7 +86,7 @@ export function PlanPage() {
             <tbody>
               ${limitNames.map(
                 (limit) => html`<tr>
-                  <th scope="row">${LIMITS.get(limit) ?? limit}</th>
+                  <th scope="row">${limitName(limit)}</th>
                   ${names.map((plan) => html`<td class=${plan === account.plan ? 'current' : ''}>${cell(limit, list.data[plan][limit])}</td>`)}
                 </tr>`,
               )}

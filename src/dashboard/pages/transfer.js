@@ -7,9 +7,11 @@ import { useRef, useState } from 'preact/hooks';
 import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox } from '../components/feedback.js';
 import { Page } from '../components/page.js';
-import { ApiError, csrfHeader, dataPath, readResponse, send } from '../lib/api.js';
+import { ApiError, csrfHeader, dataPath, plans, readResponse, send } from '../lib/api.js';
 import { formatBytes, formatNumber } from '../lib/format.js';
+import { useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
+import { href } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
 
 const FORMATS = [
@@ -52,8 +54,36 @@ function upload(url, file, contentType, onProgress) {
   });
 }
 
-function ImportForm({ at, onImported }) {
+/** Whether an import was refused for being over the plan's size or document count. */
+function overPlan(error) {
+  const limit = error?.details?.limit;
+  return (
+    (error?.code === 'payload_too_large' && limit === 'importBytes') ||
+    (error?.code === 'plan_limit_exceeded' && limit === 'importDocuments')
+  );
+}
+
+/**
+ * A file over what the plan takes in one request: the folio command sends it in parts the plan
+ * accepts (README "Import and export from scripts"), so the page says how, for this collection.
+ */
+function UseTheCli({ at, fileName }) {
+  const command = `FOLIO_URL=${window.location.origin} FOLIO_API_KEY=<a ${at.env} key of ${at.project}> \\
+  node bin/folio.js import ${fileName || 'FILE'} -p ${at.project} -c ${at.collection}`;
+  return html`<div class="cli-hint" role="note" aria-label="Import a large file with the command line">
+    <p><strong>Large files go through the command line.</strong> The <code>folio</code> command (in
+      Folio's directory) sends a file of any size in parts your plan accepts, and shows its
+      progress:</p>
+    <pre><code>${command}</code></pre>
+    <p>Make a key on the <a href=${href('p', at.project, 'keys')}>API keys</a> page, or${' '}<a href=${href('plan')}>change your plan</a> for larger imports from here.</p>
+  </div>`;
+}
+
+function ImportForm({ at }) {
+  const { account } = useSession();
+  const limits = useLoad(() => plans.list().then((r) => r.data.plans[account.plan]), [account.plan]);
   const input = useRef(null);
+  const [fileName, setFileName] = useState('');
   const [format, setFormat] = useState('csv');
   const [onConflict, setOnConflict] = useState('fail');
   const [progress, setProgress] = useState(null);
@@ -65,6 +95,20 @@ function ImportForm({ at, onImported }) {
     if (!file) return;
     setError(null);
     setResult(null);
+    setFileName(file.name);
+    // Over the plan's import size the server would refuse it after the upload started: say so now.
+    const maxBytes = limits.data?.maxImportBytes;
+    if (maxBytes !== undefined && file.size > maxBytes) {
+      setError(
+        new ApiError(
+          413,
+          'payload_too_large',
+          `${file.name} is ${formatBytes(file.size)}; the ${account.plan} plan imports at most ${formatBytes(maxBytes)} per request.`,
+          { limit: 'importBytes', max: maxBytes, plan: account.plan },
+        ),
+      );
+      return;
+    }
     setProgress({ loaded: 0, total: file.size });
     const contentType = FORMATS.find(([id]) => id === format)[1];
     const url = `${dataPath(at.env, at.project, at.collection, '_import')}?onConflict=${onConflict}`;
@@ -73,7 +117,6 @@ function ImportForm({ at, onImported }) {
         setProgress({ loaded, total }),
       );
       setResult(data);
-      onImported(data);
     } catch (failure) {
       setError(failure);
     } finally {
@@ -112,6 +155,7 @@ function ImportForm({ at, onImported }) {
         : null
     }
     <${ErrorBox} error=${error} />
+    ${overPlan(error) ? html`<${UseTheCli} at=${at} fileName=${fileName} />` : null}
     ${
       result
         ? html`<div role="status" class="notice">
@@ -179,11 +223,10 @@ function ExportForm({ at }) {
   return html`<form class="card" onSubmit=${download}>
     <h2>Export</h2>
     <div class="row">
-    <div class="field">
+    <div class="field wide">
       <label for="export-query">Filter and sort (optional)</label>
       <input id="export-query" class="mono" placeholder="filter[status]=paid&sort=-total" value=${queryText}
         aria-describedby="export-query-hint" onInput=${(e) => setQueryText(e.currentTarget.value)} />
-      <p class="hint" id="export-query-hint">The listing's query language; empty exports every document.</p>
     </div>
     <div class="field">
       <label for="export-format">Download as</label>
@@ -192,6 +235,7 @@ function ExportForm({ at }) {
       </select>
     </div>
     </div>
+    <p class="hint" id="export-query-hint">Filter and sort: the listing's query language; empty exports every document.</p>
     <${ErrorBox} error=${error} />
     ${done ? html`<p role="status" class="notice">${done}</p>` : null}
     <button type="submit" class="primary" disabled=${busy}>Download</button>
@@ -199,10 +243,10 @@ function ExportForm({ at }) {
 }
 
 export function TransferPage(at) {
-  const { notify } = useSession();
+  // The import's outcome is shown once, in its form (not again as a page notice).
   return html`<${Page} title=${`Import and export · ${at.collection} · ${at.project} (${at.env})`}>
     <${CollectionNav} ...${at} current="transfer" />
-    <${ImportForm} at=${at} onImported=${(r) => notify(`Import finished: ${formatNumber(r.imported)} imported.`)} />
+    <${ImportForm} at=${at} />
     <${ExportForm} at=${at} />
   <//>`;
 }

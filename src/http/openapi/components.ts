@@ -345,6 +345,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
     'too_many_imports',
     'the key already runs its maximum of imports at once; `Retry-After` says when to retry',
   ],
+  [
+    429,
+    'too_many_attempts',
+    'too many failed logins for the account or from the address, or signups from the address; `Retry-After` says when to retry',
+  ],
   [431, 'headers_too_large', 'request line and headers over 16 KiB; the connection closes'],
   [500, 'internal_error', 'a bug; the server log has the details under the request id'],
   [

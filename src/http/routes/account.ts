@@ -39,7 +39,7 @@ export const signup = declare({
       headers: sessionCookie,
     },
   },
-  errors: [400, 403, 409, 413, 415],
+  errors: [400, 403, 409, 413, 415, 429],
 });
 
 export const login = declare({
@@ -57,7 +57,7 @@ export const login = declare({
       headers: sessionCookie,
     },
   },
-  errors: [400, 401, 413, 415],
+  errors: [400, 401, 413, 415, 429],
 });
 
 export const readSession = declare({
@@ -162,7 +162,7 @@ function setSessionCookie(ctx: Ctx, token: string, maxAgeMs: number): void {
   ctx.cookies.set(SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: 'lax',
-    // Behind TLS (directly or via a proxy's X-Forwarded-Proto) the cookie never travels in clear.
+    // Behind TLS (directly, or via a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
     secure: ctx.secure,
     maxAge: maxAgeMs,
     overwrite: true,
@@ -174,14 +174,14 @@ export function registerAccountRoutes(router: FolioRouter): void {
 
   route(router, signup, body, async (ctx) => {
     const input = bodyOf(ctx, signup);
-    const { account, token } = await ctx.services.accounts.signup(input);
+    const { account, token } = await ctx.services.accounts.signup(input, { address: ctx.ip });
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
     ctx.status = 201;
     ctx.body = { account: publicAccount(account), token, csrfToken: csrfTokenFor(token) };
   });
 
   route(router, login, body, async (ctx) => {
-    const { token } = await ctx.services.accounts.login(bodyOf(ctx, login));
+    const { token } = await ctx.services.accounts.login(bodyOf(ctx, login), ctx.ip);
     setSessionCookie(ctx, token, ctx.services.config.auth.sessionTtlHours * 3_600_000);
     ctx.body = { token, csrfToken: csrfTokenFor(token) };
   });

@@ -227,7 +227,11 @@ export class WebhookService {
       try {
         await assertResolvesPublic(url);
       } catch (error) {
-        if (error instanceof TargetRefusedError) throw badRequest(`url: ${error.message}.`, { field: 'url' });
+        if (error instanceof TargetRefusedError)
+          throw badRequest(
+            `url: ${error.message} (FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows such targets).`,
+            { field: 'url' },
+          );
         throw error;
       }
     }
