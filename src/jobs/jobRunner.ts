@@ -10,7 +10,7 @@
  */
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
-import type { Store } from '../store/port.js';
+import type { JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
   type DeliveryHandler,
@@ -39,6 +39,7 @@ const STOP_WAIT_MS = 5_000;
 
 export class JobRunner implements DeliveryQueue {
   readonly #agenda: Agenda;
+  readonly #upkeep: JobUpkeep;
   readonly #shutdown = new AbortController();
   /** Jobs of this process between start and Agenda's save after the run, by id. */
   readonly #running = new Map<string, { done: Promise<void>; resolve: () => void }>();
@@ -50,8 +51,10 @@ export class JobRunner implements DeliveryQueue {
     private readonly options: JobRunnerOptions,
     private readonly logger: Logger,
   ) {
+    const backend = store.agendaBackend();
+    this.#upkeep = backend.repository;
     this.#agenda = new Agenda({
-      backend: store.agendaBackend(),
+      backend,
       name: `folio-${process.pid}`,
       notificationChannel: new InMemoryNotificationChannel(),
       processEvery: options.pollMs,
@@ -72,7 +75,7 @@ export class JobRunner implements DeliveryQueue {
     return this.#started;
   }
 
-  /** Delivery jobs by state, from the job store (the metrics' queue depth). */
+  /** Delivery jobs by state, counted by the job store (the metrics' queue depth). */
   async deliveryJobs(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     const overview = (await this.#agenda.getJobsOverview()).find((row) => row.name === DELIVERY_JOB);
@@ -139,16 +142,9 @@ export class JobRunner implements DeliveryQueue {
       .save();
   }
 
-  /** Remove delivery jobs that finished more than `keepFinishedMs` ago. */
-  async sweep(now = Date.now()): Promise<number> {
-    const { jobs } = await this.#agenda.queryJobs({ name: DELIVERY_JOB, state: 'completed' });
-    const ids = jobs
-      .filter(
-        (job) =>
-          job.lastFinishedAt && new Date(job.lastFinishedAt).getTime() < now - this.options.keepFinishedMs,
-      )
-      .map((job) => String(job._id));
-    return ids.length > 0 ? this.#agenda.cancel({ ids }) : 0;
+  /** Remove delivery jobs that finished more than `keepFinishedMs` ago: one server-side delete. */
+  sweep(now = Date.now()): Promise<number> {
+    return this.#upkeep.removeCompletedBefore(DELIVERY_JOB, now - this.options.keepFinishedMs);
   }
 
   async stop(): Promise<void> {

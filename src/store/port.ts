@@ -472,6 +472,17 @@ export interface StreamSlotRepository {
   release(holder: string, slotId: string): Promise<void>;
 }
 
+/** Upkeep of the job store done by the server: counts and deletes, never a load of all jobs. */
+export interface JobUpkeep {
+  /** Remove jobs of `name` that completed (not failed last, nothing due, unlocked) before `beforeMs`. */
+  removeCompletedBefore(name: string, beforeMs: number): Promise<number>;
+}
+
+/** Agenda's backend whose repository also does `JobUpkeep`. */
+export interface JobBackend extends AgendaBackend {
+  readonly repository: AgendaBackend['repository'] & JobUpkeep;
+}
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   readonly documents: DocumentRepository;
@@ -489,7 +500,7 @@ export interface Store {
    * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,
    * however many processes save it at the same moment.
    */
-  agendaBackend(): AgendaBackend;
+  agendaBackend(): JobBackend;
   /** Create schemas and indexes; verify the server is usable. Idempotent. */
   init(): Promise<void>;
   /** Resolves when the store answers a trivial request now; rejects otherwise (health checks). */

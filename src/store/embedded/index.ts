@@ -3,9 +3,8 @@
  * Nothing touches the disk before `init()`; the repositories exist from then on.
  */
 import path from 'node:path';
-import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
-import type { Store } from '../port.js';
+import type { JobBackend, Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
 import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
@@ -125,7 +124,7 @@ export class EmbeddedStore implements Store {
     return this.#ready().db;
   }
 
-  agendaBackend(): AgendaBackend {
+  agendaBackend(): JobBackend {
     const parts = this.#ready();
     parts.agenda ??= new EmbeddedAgendaBackend(parts.db);
     return parts.agenda;

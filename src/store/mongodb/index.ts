@@ -6,9 +6,8 @@
  * deployment keeps less change history than promised, and creates the system indexes. Every
  * wait on the server is bounded (limits.ts). Layout and guarantees: docs/mongodb.md.
  */
-import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
-import { type Store, StoreStartError } from '../port.js';
+import { type JobBackend, type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
@@ -177,7 +176,7 @@ class MongoStoreImpl implements MongoStore {
     this.topology = topology;
   }
 
-  agendaBackend(): AgendaBackend {
+  agendaBackend(): JobBackend {
     // Agenda's jobs live in the system database, on this store's own connection; one instance.
     this.#agenda ??= new MongoAgendaBackend(this.#system, AGENDA_JOBS_COLLECTION);
     return this.#agenda;

@@ -23,7 +23,7 @@ import {
 } from 'agenda';
 import type Database from 'better-sqlite3';
 import { BOUND_COUNT } from '../sqlLimit.js';
-import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './filter.js';
+import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
 import { newJobId } from './id.js';
 import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './row.js';
 import { debounceExisting, debounceNew, mergeSave, singleNextRunAt } from './save.js';
@@ -109,7 +109,6 @@ function prepareStatements(db: Database.Database) {
        WHERE id = @id AND name = @name`,
     ),
     names: db.prepare<[], { name: string }>(`SELECT DISTINCT name FROM ${T} ORDER BY name`),
-    everyJob: db.prepare<[], JobRow>(`SELECT * FROM ${T} ORDER BY name, id`),
     queueSize: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${T} WHERE next_run_at < ?`),
     purge: db.prepare<[], void>(`DELETE FROM ${T}`),
   };
@@ -140,42 +139,35 @@ export class EmbeddedJobRepository implements JobRepository {
     const filter = listingFilter(options);
     const skip = nonNegativeInteger(options.skip);
     const limit = nonNegativeInteger(options.limit);
-    const select = `SELECT * FROM ${T} ${filter.where} ORDER BY ${orderBy(options.sort)}`;
     const withState = (row: JobRow): JobWithState => {
       const job = rowToJob(row);
       return { ...job, _id: toJobId(row.id), state: computeJobState(job, now) };
     };
 
-    if (!options.state) {
-      // No computed-state filter: the database paginates and counts.
-      const rows = this.#all(`${select} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`, [
-        ...filter.params,
-        limit > 0 ? limit : -1,
-        skip,
-      ]);
-      const total = this.#count(filter);
-      return { jobs: rows.map(withState), total };
-    }
-
-    const state = options.state;
-    const matching = this.#all(select, filter.params)
-      .map(withState)
-      .filter((job) => (state === 'paused' ? job.disabled === true : job.state === state));
-    return {
-      jobs: limit > 0 ? matching.slice(skip, skip + limit) : matching.slice(skip),
-      total: matching.length,
-    };
+    // The computed state is a SQL expression too: the database filters, paginates and counts.
+    const where = options.state ? narrowToState(filter, options.state, now.getTime()) : filter;
+    const rows = this.#all(
+      `SELECT * FROM ${T} ${where.where} ORDER BY ${orderBy(options.sort)} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`,
+      [...where.params, limit > 0 ? limit : -1, skip],
+    );
+    return { jobs: rows.map(withState), total: this.#count(where) };
   }
 
+  /** Counts per name and state, computed by the database (one grouped count, no job loaded). */
   async getJobsOverview(): Promise<JobsOverview[]> {
-    const now = new Date();
+    const rows = this.db
+      .prepare<[], { name: string; state: keyof JobsOverview; n: number; paused: number }>(
+        `SELECT name, ${stateSql(Date.now())} AS state, count(*) AS n,
+           sum(CASE WHEN disabled = 1 THEN 1 ELSE 0 END) AS paused
+         FROM ${T} GROUP BY name, state ORDER BY name`,
+      )
+      .all();
     const overviews = new Map<string, JobsOverview>();
-    for (const row of this.#ready().everyJob.all()) {
-      const job = rowToJob(row);
-      let overview = overviews.get(job.name);
+    for (const row of rows) {
+      let overview = overviews.get(row.name);
       if (!overview) {
         overview = {
-          name: job.name,
+          name: row.name,
           total: 0,
           running: 0,
           scheduled: 0,
@@ -185,14 +177,27 @@ export class EmbeddedJobRepository implements JobRepository {
           repeating: 0,
           paused: 0,
         };
-        overviews.set(job.name, overview);
+        overviews.set(row.name, overview);
       }
-      overview.total += 1;
-      overview[computeJobState(job, now)] += 1;
+      overview.total += row.n;
+      (overview[row.state] as number) += row.n;
       // Paused is counted besides the computed state (a paused job is also, say, scheduled).
-      if (job.disabled === true) overview.paused += 1;
+      overview.paused += row.paused;
     }
     return [...overviews.values()];
+  }
+
+  /**
+   * Remove jobs of `name` that completed before `beforeMs` (no next run, not locked, not failed
+   * last): one ranged DELETE on the `finished` index. How many were removed.
+   */
+  async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
+    this.#ready();
+    return this.#run(
+      `DELETE FROM ${T} WHERE name = ? AND next_run_at IS NULL AND locked_at IS NULL
+         AND last_finished_at < ? AND (failed_at IS NULL OR last_finished_at > failed_at)`,
+      [name, Math.floor(beforeMs)],
+    );
   }
 
   async getDistinctJobNames(): Promise<string[]> {
@@ -375,6 +380,16 @@ export class EmbeddedJobRepository implements JobRepository {
   #run(sql: string, params: SqlValue[]): number {
     return this.db.prepare<SqlValue[], void>(sql).run(...params).changes;
   }
+}
+
+/** `filter` narrowed to jobs in Agenda's computed `state` (or paused) at `nowMs`. */
+function narrowToState(filter: SqlFilter, state: string, nowMs: number): SqlFilter {
+  const condition = state === 'paused' ? 'disabled = 1' : `${stateSql(nowMs)} = ?`;
+  const params = state === 'paused' ? filter.params : [...filter.params, state];
+  return {
+    where: filter.where ? `${filter.where} AND (${condition})` : `WHERE ${condition}`,
+    params,
+  };
 }
 
 function optionalMs(value: Date | string | number | null | undefined, field: string): number | null {
