@@ -54,8 +54,13 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
   const dispatcher = new WebhookDispatcher(
     store,
+    services.deliveries,
     jobs,
-    { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
+    {
+      leaseMs: config.webhooks.dispatcherLeaseMs,
+      saveEveryMs: 200,
+      concurrency: config.webhooks.dispatchConcurrency,
+    },
     logger,
   );
   const readiness = new Readiness({

@@ -97,6 +97,10 @@ export const configSchema = z.strictObject({
     maxResponseBytes: positiveInt,
     /** The dispatcher's lease: another instance takes over this long after a holder died. */
     dispatcherLeaseMs: positiveInt,
+    /** First attempts the dispatcher has in flight at once (over one keep-alive client). */
+    dispatchConcurrency: positiveInt,
+    /** How long a collection's webhook list is reused; other instances see a change within it. */
+    listCacheMs: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
   /** Automatic single-field indexes (services/autoIndexes.ts); `enabled` is every project's default. */

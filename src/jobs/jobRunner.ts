@@ -138,7 +138,7 @@ export class JobRunner implements DeliveryQueue {
     await this.#agenda
       .create(DELIVERY_JOB, task)
       .unique({ 'data.dedupeKey': task.dedupeKey }, { insertOnly: true })
-      .schedule(new Date())
+      .schedule(new Date(task.runAt ?? Date.now()))
       .save();
   }
 

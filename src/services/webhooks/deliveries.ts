@@ -5,10 +5,18 @@
  * repeats a finished delivery nor retries early.
  */
 import type { Logger } from 'pino';
+import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
 import { isoNow } from '../../ids.js';
 import type { DeliveryTask } from '../../jobs/webhookDelivery.js';
-import type { DeliveryAttempt, DeliveryRecord, Plan, Store, WebhookRecord } from '../../store/port.js';
+import type {
+  DataScope,
+  DeliveryAttempt,
+  DeliveryRecord,
+  Plan,
+  Store,
+  WebhookRecord,
+} from '../../store/port.js';
 import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
 import type { SecretVault } from './secretVault.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
@@ -33,8 +41,23 @@ export function deliveryHeaders(
 /** A not-yet-due attempt found when a job runs early (re-run after a crash): tolerance, ms. */
 const EARLY_TOLERANCE_MS = 50;
 
+/** Collections whose webhook lists are kept (each a few records): refilled when exceeded. */
+const LIST_CACHE_LIMIT = 10_000;
+
+interface CachedList {
+  readAt: number;
+  /** The collection's active webhooks, oldest first. */
+  active: WebhookRecord[];
+}
+
 export class DeliveryService {
   #attemptListener: ((status: 'succeeded' | 'pending' | 'failed') => void) | null = null;
+  /**
+   * Active webhooks per collection, read at most every `webhooks.listCacheMs`: every event and
+   * attempt needs them. A change made through this process forgets its collection's entry at
+   * once (forgetWebhooks); one made by another instance is seen within `listCacheMs`.
+   */
+  readonly #lists = new BoundedCache<CachedList>(LIST_CACHE_LIMIT);
 
   constructor(
     private readonly store: Store,
@@ -59,6 +82,35 @@ export class DeliveryService {
     });
   }
 
+  /** Active webhooks of the collection that receive `event`, oldest first (cached, see #lists). */
+  async activeWebhooks(scope: DataScope, collection: string, event: string): Promise<WebhookRecord[]> {
+    const list = await this.#activeList(scope, collection);
+    return list.filter((webhook) => webhook.events.includes(event));
+  }
+
+  /** A webhook of the collection changed (registered, updated, deleted, disabled): read it again. */
+  forgetWebhooks(scope: DataScope, collection: string): void {
+    this.#lists.delete(listKey(scope, collection));
+  }
+
+  async #activeList(scope: DataScope, collection: string): Promise<WebhookRecord[]> {
+    const key = listKey(scope, collection);
+    const cached = this.#lists.get(key);
+    const now = Date.now();
+    if (cached && now - cached.readAt < this.config.webhooks.listCacheMs) return cached.active;
+    const all = await this.store.webhooks.list(scope, collection);
+    const active = all.filter((webhook) => webhook.status === 'active');
+    this.#lists.set(key, { readAt: now, active });
+    return active;
+  }
+
+  /** The webhook of a task: from the cached list when active, else from the store. */
+  async #webhookOf(task: DeliveryTask): Promise<WebhookRecord | null> {
+    const scope = { projectId: task.projectId, env: task.env };
+    const active = (await this.#activeList(scope, task.collection)).find((w) => w.id === task.webhookId);
+    return active ?? this.store.webhooks.get(scope, task.collection, task.webhookId);
+  }
+
   /** Told the outcome of every attempt that reached the receiver (metrics). */
   onAttempt(listener: (status: 'succeeded' | 'pending' | 'failed') => void): void {
     this.#attemptListener = listener;
@@ -73,8 +125,7 @@ export class DeliveryService {
     if (last?.nextRetryAt && Date.parse(last.nextRetryAt) > now + EARLY_TOLERANCE_MS) {
       return new Date(last.nextRetryAt);
     }
-    const scope = { projectId: task.projectId, env: task.env };
-    const webhook = await this.store.webhooks.get(scope, task.collection, task.webhookId);
+    const webhook = await this.#webhookOf(task);
     // Deleted: its history went with it; nothing to send or record.
     if (!webhook) return null;
     const record = existing ?? this.#newRecord(task);
@@ -92,9 +143,8 @@ export class DeliveryService {
 
     const number = record.attempts.length + 1;
     const at = isoNow(now);
-    const retries = await this.#retriesFor(task.projectId);
     const retryAt =
-      !outcome.ok && hasRetryLeft(number, retries)
+      !outcome.ok && hasRetryLeft(number, await this.#retriesFor(task.projectId))
         ? new Date(Date.now() + retryDelayMs(number, this.config.webhooks.backoffBaseMs))
         : null;
     const attempt: DeliveryAttempt = {
@@ -117,6 +167,9 @@ export class DeliveryService {
         this.config.webhooks.disableAfterFailures,
         isoNow(),
       );
+      if (after?.status === 'disabled') {
+        this.forgetWebhooks(webhook.scope, webhook.collection);
+      }
       if (after?.status === 'disabled' && webhook.status === 'active') {
         this.logger.warn(
           { webhookId: webhook.id, failures: after.consecutiveFailures },
@@ -163,4 +216,8 @@ export class DeliveryService {
     const plan: Plan = account?.plan ?? 'free';
     return this.config.plans[plan].webhookRetries;
   }
+}
+
+function listKey(scope: DataScope, collection: string): string {
+  return `${scope.projectId}\0${scope.env}\0${collection}`;
 }

@@ -1,6 +1,7 @@
 /** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
 import type Database from 'better-sqlite3';
 import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
+import { GroupCommit } from './groupCommit.js';
 import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
 interface DeliveryRow {
@@ -17,7 +18,11 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   readonly #prune: Database.Statement<{ webhookId: string; keep: number }>;
   readonly #get: Database.Statement<[string], DeliveryRow>;
   readonly #list: Database.Statement<[string, number], DeliveryRow>;
-  readonly #saveTx: (delivery: DeliveryRecord, keep: number) => void;
+  /**
+   * Saves arriving in the same turn share one transaction and one sync (groupCommit.ts): a
+   * burst of deliveries records its attempts at the disk's pace per group, not per delivery.
+   */
+  readonly #saves: GroupCommit<{ delivery: DeliveryRecord; keep: number }, void>;
 
   constructor(db: Database.Database) {
     this.#exists = db.prepare('SELECT id FROM webhook_deliveries WHERE id = ?');
@@ -36,7 +41,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
     this.#list = db.prepare(
       `SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ${BOUND_COUNT}`,
     );
-    this.#saveTx = db.transaction((delivery: DeliveryRecord, keep: number) => {
+    const saveOne = ({ delivery, keep }: { delivery: DeliveryRecord; keep: number }) => {
       const isNew = this.#exists.get(delivery.id) === undefined;
       this.#upsert.run({
         id: delivery.id,
@@ -46,11 +51,12 @@ export class EmbeddedDeliveries implements DeliveryRepository {
         body: JSON.stringify(delivery),
       });
       if (isNew) this.#prune.run({ webhookId: delivery.webhookId, keep });
-    });
+    };
+    this.#saves = new GroupCommit(db, saveOne, { afterCommit: () => {}, beforeDeferred: () => {} });
   }
 
-  async save(delivery: DeliveryRecord, keep: number): Promise<void> {
-    this.#saveTx(delivery, keep);
+  save(delivery: DeliveryRecord, keep: number): Promise<void> {
+    return this.#saves.commit({ delivery, keep });
   }
 
   async get(id: string): Promise<DeliveryRecord | null> {
