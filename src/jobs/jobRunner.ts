@@ -10,6 +10,7 @@
  */
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
+import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
 import type { JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
@@ -25,8 +26,14 @@ export interface JobRunnerOptions {
   attemptTimeoutMs: number;
   /** Pause before running again a delivery whose handler failed (the store was unreachable). */
   errorRetryMs: number;
-  /** Finished delivery jobs are kept this long: a replayed event finds its job and is not sent again. */
+  /** Finished delivery jobs are kept this long (the job history); delivery records dedupe replays. */
   keepFinishedMs: number;
+  /**
+   * Agenda's lock on a running job (default: the attempt lock's lifetime plus a poll, well above
+   * the attempt's time limit). Renewed (touched) every third of it while the job runs. Tests set
+   * it short to show that the delivery's attempt lock, not this one, keeps attempts single.
+   */
+  lockLifetimeMs?: number;
 }
 
 /**
@@ -86,9 +93,15 @@ export class JobRunner implements DeliveryQueue {
     return counts;
   }
 
-  /** The lock outlives one attempt and the scan window in which Agenda claims jobs early. */
+  /**
+   * The lock outlives one attempt many times over, and the scan window in which Agenda claims
+   * jobs early; it is renewed while the job runs. Each instance stamps it with its own clock, so
+   * it is not what keeps attempts single: the delivery's attempt lock is (DeliveryService).
+   */
   get lockLifetimeMs(): number {
-    return this.options.pollMs + this.options.attemptTimeoutMs + 1_000;
+    return (
+      this.options.lockLifetimeMs ?? attemptLockTtlMs(this.options.attemptTimeoutMs) + this.options.pollMs
+    );
   }
 
   handleDeliveries(handler: DeliveryHandler): void {
@@ -108,6 +121,12 @@ export class JobRunner implements DeliveryQueue {
 
   async #runDelivery(job: Job<DeliveryTask>, handler: DeliveryHandler): Promise<void> {
     let next: Date | null;
+    const touch = setInterval(() => {
+      job
+        .touch()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'delivery job lock renewal failed'));
+    }, this.lockLifetimeMs / 3);
+    touch.unref();
     try {
       next = await handler(job.attrs.data, this.#shutdown.signal);
     } catch (error) {
@@ -116,6 +135,8 @@ export class JobRunner implements DeliveryQueue {
         'webhook delivery could not run',
       );
       next = new Date(Date.now() + this.options.errorRetryMs);
+    } finally {
+      clearInterval(touch);
     }
     // Agenda cleared nextRunAt when the run began and saves the job when it ends: setting it
     // here is how a delivery schedules its next attempt, durably.

@@ -15,6 +15,7 @@ const TIMED_REPOSITORIES = new Set([
   'deliveries',
   'consumers',
   'streamSlots',
+  'attemptLocks',
 ]);
 
 export function timedStore(store: Store, metrics: FolioMetrics): Store {

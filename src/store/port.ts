@@ -494,6 +494,7 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
   readonly consumers: FeedConsumerRepository;
+  readonly attemptLocks: AttemptLockRepository;
   readonly streamSlots: StreamSlotRepository;
   /**
    * Agenda's backend on this store's own connection, for background jobs. A job saved with
@@ -613,6 +614,19 @@ export interface DeliveryRepository {
   get(id: string): Promise<DeliveryRecord | null>;
   /** The webhook's newest deliveries first, at most `limit`. */
   list(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+}
+
+/**
+ * Attempt locks of webhook deliveries: at most one attempt of a delivery runs at a time,
+ * store-wide, and only the holder records it. A lock not renewed within `ttlMs` is free again
+ * (its holder died). Expiry is decided by one clock for all processes (the store's); the
+ * embedded store (one process per data directory) may keep them in memory.
+ */
+export interface AttemptLockRepository {
+  /** Take the lock for `holder`, or renew it if `holder` has it; false while another holds it. */
+  acquire(deliveryId: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Free the lock if `holder` has it. Idempotent. */
+  release(deliveryId: string, holder: string): Promise<void>;
 }
 
 /**

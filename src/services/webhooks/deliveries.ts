@@ -4,6 +4,7 @@
  * store is the truth about which attempt comes next, so a job re-run after a crash neither
  * repeats a finished delivery nor retries early.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
@@ -17,6 +18,7 @@ import type {
   Store,
   WebhookRecord,
 } from '../../store/port.js';
+import { attemptLockTtlMs } from './attemptLock.js';
 import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
 import type { SecretVault } from './secretVault.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
@@ -58,6 +60,9 @@ export class DeliveryService {
    * once (forgetWebhooks); one made by another instance is seen within `listCacheMs`.
    */
   readonly #lists = new BoundedCache<CachedList>(LIST_CACHE_LIMIT);
+  /** Attempt lock holders are this plus a counter: one holder per attempt, even in one process. */
+  readonly #holderPrefix = `${process.pid}-${randomUUID()}`;
+  #attempts = 0;
 
   constructor(
     private readonly store: Store,
@@ -116,8 +121,45 @@ export class DeliveryService {
     this.#attemptListener = listener;
   }
 
-  /** One step of a queued delivery (the job handler). */
+  /**
+   * One step of a delivery: its first attempt (the dispatcher) or a retry (the job handler).
+   * Runs under the delivery's attempt lock, renewed while the attempt runs, so two runs of one
+   * delivery (a replayed event, a job whose Agenda lock expired, two instances) never attempt
+   * it at once; only the lock's holder records the attempt. A run that finds the lock taken
+   * answers a time after which the other attempt must have ended, and records nothing.
+   */
   async run(task: DeliveryTask, signal: AbortSignal): Promise<Date | null> {
+    const holder = `${this.#holderPrefix}-${++this.#attempts}`;
+    const ttlMs = attemptLockTtlMs(this.config.webhooks.timeoutMs);
+    const locks = this.store.attemptLocks;
+    if (!(await locks.acquire(task.deliveryId, holder, ttlMs))) {
+      return new Date(Date.now() + this.config.webhooks.timeoutMs + EARLY_TOLERANCE_MS);
+    }
+    let lost = false;
+    const renew = setInterval(() => {
+      locks.acquire(task.deliveryId, holder, ttlMs).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        (error: unknown) => this.logger.warn({ err: error }, 'attempt lock renewal failed'),
+      );
+    }, ttlMs / 3);
+    renew.unref();
+    // Before the record is written: still ours (renewed once more), or the attempt is not ours to record.
+    const stillHeld = async () => !lost && (await locks.acquire(task.deliveryId, holder, ttlMs));
+    try {
+      return await this.#runLocked(task, signal, stillHeld);
+    } finally {
+      clearInterval(renew);
+      await locks.release(task.deliveryId, holder).catch(() => {});
+    }
+  }
+
+  async #runLocked(
+    task: DeliveryTask,
+    signal: AbortSignal,
+    stillHeld: () => Promise<boolean>,
+  ): Promise<Date | null> {
     const now = Date.now();
     const existing = await this.store.deliveries.get(task.deliveryId);
     if (existing && existing.status !== 'pending') return null;
@@ -130,7 +172,7 @@ export class DeliveryService {
     if (!webhook) return null;
     const record = existing ?? this.#newRecord(task);
     if (webhook.status !== 'active') {
-      await this.#save({ ...record, status: 'cancelled', updatedAt: isoNow() });
+      if (await stillHeld()) await this.#save({ ...record, status: 'cancelled', updatedAt: isoNow() });
       return null;
     }
     const outcome = await this.attempt(
@@ -156,6 +198,10 @@ export class DeliveryService {
       nextRetryAt: retryAt ? retryAt.toISOString() : null,
     };
     const status = outcome.ok ? 'succeeded' : retryAt ? 'pending' : 'failed';
+    if (!(await stillHeld())) {
+      this.logger.warn({ deliveryId: task.deliveryId }, 'attempt lock lost during the attempt; not recorded');
+      return null;
+    }
     await this.#save({ ...record, status, attempts: [...record.attempts, attempt], updatedAt: isoNow() });
     this.#attemptListener?.(status);
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { JobBackend, Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
+import { EmbeddedAttemptLocks } from './attemptLocks.js';
 import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { BackgroundCheckpoints, type CheckpointStats } from './checkpoints.js';
@@ -81,6 +82,7 @@ export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
   readonly counters = new EmbeddedCounters();
   readonly streamSlots = new EmbeddedStreamSlots();
+  readonly attemptLocks = new EmbeddedAttemptLocks();
   #parts: Parts | null = null;
   #closed = false;
 

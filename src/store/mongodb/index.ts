@@ -9,6 +9,7 @@
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
 import { type JobBackend, type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
+import { MongoAttemptLocks } from './attemptLocks.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
 import { CollectionRegistry } from './collections.js';
@@ -83,6 +84,7 @@ class MongoStoreImpl implements MongoStore {
   readonly deliveries: MongoDeliveries;
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
+  readonly attemptLocks: MongoAttemptLocks;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -144,6 +146,7 @@ class MongoStoreImpl implements MongoStore {
     this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
     this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
+    this.attemptLocks = translatingFailures(new MongoAttemptLocks(this.#system), translate);
   }
 
   init(): Promise<void> {

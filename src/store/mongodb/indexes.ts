@@ -32,6 +32,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   settings: [],
   // Stream-slot leases: a holder's document goes once its last lease expired (see streamSlots.ts).
   streamSlots: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // Attempt locks of crashed holders go by themselves (see attemptLocks.ts).
+  attemptLocks: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

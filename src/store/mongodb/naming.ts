@@ -40,6 +40,7 @@ export const SYSTEM_COLLECTIONS = {
   feedConsumers: 'feedConsumers',
   settings: 'settings',
   streamSlots: 'streamSlots',
+  attemptLocks: 'attemptLocks',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;
