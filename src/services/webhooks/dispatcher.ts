@@ -55,6 +55,9 @@ const PROJECT_CACHE_LIMIT = 10_000;
  */
 const MAX_OPEN_EVENTS = 10_000;
 
+/** Leases held over the fair share for this many lease periods are given up (rebalancing). */
+const REBALANCE_AFTER_LEASES = 5;
+
 /** How long stop() lets first attempts in flight finish before aborting them. */
 const STOP_GRACE_MS = 2_000;
 
@@ -83,6 +86,10 @@ export class WebhookDispatcher {
   /** Resolved whenever a slot frees or an event finishes. */
   #progress: (() => void) | null = null;
   #inFlight = 0;
+  /** This dispatcher's lease is counted in `options.held` (taking or holding it). */
+  #counted = false;
+  /** Set when this dispatcher gave its lease up for another instance (over the fair share). */
+  #yielding = false;
 
   constructor(
     private readonly store: Store,
@@ -133,14 +140,18 @@ export class WebhookDispatcher {
         const delay = held ? acquireDelayMs(held.count, held.share, this.options.leaseMs) : 0;
         if (delay > 0) await this.#pause(delay);
         if (this.#stopped) break;
-        if (await this.store.consumers.acquire(this.#name, this.holder, this.options.leaseMs)) {
-          if (held) held.count += 1;
-          try {
-            await this.#lead();
-          } finally {
-            if (held) held.count -= 1;
-          }
-        } else {
+        // Counted before the (asynchronous) take, so that this process's other partitions
+        // starting at the same moment see it and leave their leases to other instances.
+        if (held) held.count += 1;
+        this.#counted = true;
+        let taken = false;
+        try {
+          taken = await this.store.consumers.acquire(this.#name, this.holder, this.options.leaseMs);
+          if (taken) await this.#lead();
+        } finally {
+          this.#uncount();
+        }
+        if (!taken) {
           await this.#pause(this.options.leaseMs / 3);
         }
       } catch (error) {
@@ -169,7 +180,14 @@ export class WebhookDispatcher {
         finishedToken = (open.shift() as OpenEvent).token;
       }
     };
+    const leadingSince = Date.now();
+    this.#yielding = false;
     const renew = setInterval(() => {
+      if (this.#shouldYield(leadingSince)) {
+        this.#yielding = true;
+        sub.close();
+        return;
+      }
       this.store.consumers
         .acquire(this.#name, this.holder, this.options.leaseMs)
         .then((held) => {
@@ -245,9 +263,30 @@ export class WebhookDispatcher {
       if (!lostLease) await saveFinished().catch(() => false);
     }
     this.#onEnd(sub);
-    if (this.#stopped) await this.store.consumers.release(this.#name, this.holder).catch(() => {});
+    if (this.#stopped || this.#yielding) {
+      await this.store.consumers.release(this.#name, this.holder).catch(() => {});
+    }
+    if (this.#yielding) this.logger.info({ partition: this.#name }, 'webhook partition left to another instance (fair share)');
     else if (lostLease)
       this.logger.info({ partition: this.#name }, 'webhook dispatcher lease lost; standing by');
+  }
+
+  #uncount(): void {
+    if (this.#counted && this.options.held) this.options.held.count -= 1;
+    this.#counted = false;
+  }
+
+  /**
+   * Over the fair share for a while: give this lease up, so that an instance started later (or
+   * under its share) can take it during the pause that follows (acquireDelayMs). With no other
+   * instance, this one takes it back after that pause.
+   */
+  #shouldYield(leadingSince: number): boolean {
+    const held = this.options.held;
+    if (!held || held.count <= held.share) return false;
+    if (Date.now() - leadingSince < REBALANCE_AFTER_LEASES * this.options.leaseMs) return false;
+    this.#uncount();
+    return true;
   }
 
   #waitForProgress(): Promise<void> {
