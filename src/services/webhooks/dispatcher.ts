@@ -266,7 +266,8 @@ export class WebhookDispatcher {
     if (this.#stopped || this.#yielding) {
       await this.store.consumers.release(this.#name, this.holder).catch(() => {});
     }
-    if (this.#yielding) this.logger.info({ partition: this.#name }, 'webhook partition left to another instance (fair share)');
+    if (this.#yielding)
+      this.logger.info({ partition: this.#name }, 'webhook partition left to another instance (fair share)');
     else if (lostLease)
       this.logger.info({ partition: this.#name }, 'webhook dispatcher lease lost; standing by');
   }
