@@ -47,6 +47,7 @@ const STOP_WAIT_MS = 5_000;
 export class JobRunner implements DeliveryQueue {
   readonly #agenda: Agenda;
   readonly #upkeep: JobUpkeep;
+  readonly #embedded: boolean;
   readonly #shutdown = new AbortController();
   /** Jobs of this process between start and Agenda's save after the run, by id. */
   readonly #running = new Map<string, { done: Promise<void>; resolve: () => void }>();
@@ -58,6 +59,7 @@ export class JobRunner implements DeliveryQueue {
     private readonly options: JobRunnerOptions,
     private readonly logger: Logger,
   ) {
+    this.#embedded = store.kind === 'embedded';
     const backend = store.agendaBackend();
     this.#upkeep = backend.repository;
     this.#agenda = new Agenda({

@@ -19,8 +19,11 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   readonly #get: Database.Statement<[string], DeliveryRow>;
   readonly #list: Database.Statement<[string, number], DeliveryRow>;
   /**
-   * Saves arriving in the same turn share one transaction and one sync (groupCommit.ts): a
-   * burst of deliveries records its attempts at the disk's pace per group, not per delivery.
+   * Saves arriving in the same turn share one transaction (groupCommit.ts), committed without
+   * waiting for the disk (deferred): the next durable commit of the store (a document write,
+   * the dispatcher's position) syncs them too. A process crash loses none (they are in the
+   * WAL); a power loss may lose the last moments of history, never a delivery: a lost record
+   * makes its delivery look new, so at worst it is attempted once more.
    */
   readonly #saves: GroupCommit<{ delivery: DeliveryRecord; keep: number }, void>;
 
@@ -56,7 +59,7 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   }
 
   save(delivery: DeliveryRecord, keep: number): Promise<void> {
-    return this.#saves.commit({ delivery, keep });
+    return this.#saves.commit({ delivery, keep }, false);
   }
 
   async get(id: string): Promise<DeliveryRecord | null> {

@@ -7,6 +7,15 @@
  * and a save that reads before it writes runs in a `BEGIN IMMEDIATE` transaction, which takes the
  * write lock before the read. Waiting for another process's lock is the connection's
  * `busy_timeout`, which the store sets.
+ *
+ * Durability (the store syncs every commit, `synchronous=FULL`): a new job must survive a power
+ * loss, so inserts are durable, but saves arriving in the same turn share one transaction and
+ * one sync (groupCommit.ts): a burst of retries handed over costs a sync per group, not per job.
+ * Everything else (claims, locks, unlocks, run state, re-saves of an existing job) commits
+ * without waiting for the disk (`synchronous=NORMAL` for that statement): a process crash loses
+ * none of it (it is in the WAL), and the next durable commit syncs it; what a power loss could
+ * undo is a lock or a run's outcome, which makes the job run again, as Agenda's at-least-once
+ * runs allow (a webhook delivery's own record and attempt lock decide whether it sends).
  */
 import {
   computeJobState,
@@ -22,6 +31,7 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
+import { GroupCommit } from '../groupCommit.js';
 import { BOUND_COUNT } from '../sqlLimit.js';
 import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
 import { newJobId } from './id.js';
@@ -121,6 +131,10 @@ export class EmbeddedJobRepository implements JobRepository {
   #saveTransaction: Database.Transaction<
     (job: JobParameters, by: string | null, nowMs: number) => JobRow | null
   > | null = null;
+  #inserts: GroupCommit<{ job: JobParameters; by: string | null; nowMs: number }, JobRow | null> | null =
+    null;
+  /** The connection's own `synchronous` level, restored after each relaxed statement. */
+  #synchronous = 2;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -232,9 +246,12 @@ export class EmbeddedJobRepository implements JobRepository {
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters<DATA>> {
     this.#ready();
-    // IMMEDIATE takes the write lock before the lookup, so no other process can insert the same
-    // single/unique job between this save's read and its insert.
-    const row = this.#saveTransaction?.immediate(job, options?.lastModifiedBy ?? null, Date.now()) ?? null;
+    const by = options?.lastModifiedBy ?? null;
+    // IMMEDIATE (also the group's transaction) takes the write lock before the lookup, so no
+    // other process can insert the same single/unique job between this save's read and insert.
+    const row = job._id
+      ? this.#relaxed(() => this.#saveTransaction?.immediate(job, by, Date.now()) ?? null)
+      : await this.#groupedInserts().commit({ job, by, nowMs: Date.now() });
     // A job saved by id that was removed meanwhile comes back unchanged, as with Agenda's
     // other backends. `data` was written as JSON and is read back as what was written.
     return row ? (rowToJob(row) as JobParameters<DATA>) : job;
@@ -242,19 +259,22 @@ export class EmbeddedJobRepository implements JobRepository {
 
   async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
     if (!job._id) throw new Error('agenda jobs: cannot save the state of a job without an id');
-    const result = this.#ready().saveState.run({
-      id: String(job._id),
-      name: job.name,
-      locked_at: optionalMs(job.lockedAt, 'lockedAt'),
-      next_run_at: optionalMs(job.nextRunAt, 'nextRunAt'),
-      last_run_at: optionalMs(job.lastRunAt, 'lastRunAt'),
-      progress: job.progress ?? null,
-      fail_reason: job.failReason ?? null,
-      fail_count: job.failCount ?? null,
-      failed_at: optionalMs(job.failedAt, 'failedAt'),
-      last_finished_at: optionalMs(job.lastFinishedAt, 'lastFinishedAt'),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const result = this.#relaxed(() =>
+      statements.saveState.run({
+        id: String(job._id),
+        name: job.name,
+        locked_at: optionalMs(job.lockedAt, 'lockedAt'),
+        next_run_at: optionalMs(job.nextRunAt, 'nextRunAt'),
+        last_run_at: optionalMs(job.lastRunAt, 'lastRunAt'),
+        progress: job.progress ?? null,
+        fail_reason: job.failReason ?? null,
+        fail_count: job.failCount ?? null,
+        failed_at: optionalMs(job.failedAt, 'failedAt'),
+        last_finished_at: optionalMs(job.lastFinishedAt, 'lastFinishedAt'),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     if (result.changes !== 1) {
       throw new Error(`agenda job ${job._id} (${job.name}) cannot be updated: it no longer exists`);
     }
@@ -265,25 +285,30 @@ export class EmbeddedJobRepository implements JobRepository {
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters | undefined> {
     if (!job._id) return undefined;
-    const row = this.#ready().lock.get({
-      id: String(job._id),
-      name: job.name,
-      nextRunAt: optionalMs(job.nextRunAt, 'nextRunAt'),
-      lockedAt: Date.now(),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const row = this.#relaxed(() =>
+      statements.lock.get({
+        id: String(job._id),
+        name: job.name,
+        nextRunAt: optionalMs(job.nextRunAt, 'nextRunAt'),
+        lockedAt: Date.now(),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     return row ? rowToJob(row) : undefined;
   }
 
   async unlockJob(job: JobParameters): Promise<void> {
     if (!job._id) return;
-    this.#ready().unlock.run(String(job._id));
+    const statements = this.#ready();
+    this.#relaxed(() => statements.unlock.run(String(job._id)));
   }
 
   /** Release the given jobs' locks whatever their state (Agenda calls it from `stop()`). */
   async unlockJobs(jobIds: (JobId | string)[]): Promise<void> {
     if (jobIds.length === 0) return;
-    this.#ready().unlockMany.run(JSON.stringify(jobIds.map(String)));
+    const statements = this.#ready();
+    this.#relaxed(() => statements.unlockMany.run(JSON.stringify(jobIds.map(String))));
   }
 
   async getNextJobToRun(
@@ -293,13 +318,16 @@ export class EmbeddedJobRepository implements JobRepository {
     now: Date | undefined,
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters | undefined> {
-    const row = this.#ready().claim.get({
-      name: jobName,
-      nextScanAt: toEpochMs(nextScanAt, 'nextScanAt'),
-      lockDeadline: toEpochMs(lockDeadline, 'lockDeadline'),
-      lockedAt: now ? toEpochMs(now, 'now') : Date.now(),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const row = this.#relaxed(() =>
+      statements.claim.get({
+        name: jobName,
+        nextScanAt: toEpochMs(nextScanAt, 'nextScanAt'),
+        lockDeadline: toEpochMs(lockDeadline, 'lockDeadline'),
+        lockedAt: now ? toEpochMs(now, 'now') : Date.now(),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     return row ? rowToJob(row) : undefined;
   }
 
@@ -362,7 +390,31 @@ export class EmbeddedJobRepository implements JobRepository {
     this.#saveTransaction = this.db.transaction((job: JobParameters, by: string | null, nowMs: number) =>
       this.#saveInTransaction(job, by, nowMs),
     );
+    this.#synchronous = Number(this.db.pragma('synchronous', { simple: true }));
+    this.#inserts = new GroupCommit(
+      this.db,
+      ({ job, by, nowMs }: { job: JobParameters; by: string | null; nowMs: number }) =>
+        this.#saveInTransaction(job, by, nowMs),
+      { afterCommit: () => {}, beforeDeferred: () => {} },
+    );
     return this.#statements;
+  }
+
+  #groupedInserts(): GroupCommit<{ job: JobParameters; by: string | null; nowMs: number }, JobRow | null> {
+    if (!this.#inserts) throw new Error('agenda jobs: repository not ready');
+    return this.#inserts;
+  }
+
+  /** Run one write without waiting for the disk (see the durability note above). */
+  #relaxed<T>(write: () => T): T {
+    if (this.#synchronous < 2 || this.db.inTransaction) return write();
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return write();
+    } finally {
+      // A number read from SQLite itself, not user input.
+      this.db.pragma(`synchronous = ${this.#synchronous}`);
+    }
   }
 
   #all(sql: string, params: SqlValue[]): JobRow[] {
