@@ -223,10 +223,11 @@ for (const target of targets) {
       await collecting;
       expect(docIds().sort()).to.deep.equal([...ids, third].sort());
       expect(docIds()).to.not.include(marker);
-      // First attempts that succeed write no job (the feed is the outbox); the replayed events
-      // found their delivery records and sent nothing.
+      // First attempts that succeed write no job (the feed is the outbox), except the first
+      // event read with no saved position (handed to Agenda, so its position could be saved at
+      // once); the replayed events found their delivery records and sent nothing.
       const { total } = await store.agendaBackend().repository.queryJobs({ name: DELIVERY_JOB });
-      expect(total).to.equal(0);
+      expect(total).to.equal(1);
       expect(new Set(receiver.requests.map((r) => r.headers['x-service-delivery-id'])).size).to.equal(3);
     });
 

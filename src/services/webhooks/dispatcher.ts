@@ -165,6 +165,11 @@ export class WebhookDispatcher {
   /** Read the feed while holding the lease; returns when the lease is lost, on stop or failure. */
   async #lead(): Promise<void> {
     const saved = this.#fromNow ? null : await this.store.consumers.position(this.#name);
+    // Reading from now (no position yet, or history lost): until a position is saved, a stop
+    // would restart from now again and skip what was read. So the first event's deliveries go
+    // to Agenda (durably, at once) rather than being attempted, and its token is saved at once:
+    // an anchor every later event is after.
+    let anchoring = saved === null;
     const sub = this.store.changes.watchAll(saved ? { after: saved } : {});
     this.#subscription = sub;
     this.#leading = true;
@@ -222,7 +227,7 @@ export class WebhookDispatcher {
             if (this.#stopped || failure) break;
             entry.remaining += 1;
             this.#inFlight += 1;
-            this.#deliver(task)
+            (anchoring ? this.queue.enqueueDelivery(task).then(() => 'done' as const) : this.#deliver(task))
               .then(
                 (outcome) => {
                   if (outcome === 'aborted') entry.abandoned = true;
@@ -243,6 +248,11 @@ export class WebhookDispatcher {
         if (failure) throw failure;
         if (this.#stopped) break;
         this.#fromNow = false;
+        if (anchoring) {
+          while (entry.remaining > 0 && !failure) await this.#waitForProgress();
+          if (failure) throw failure;
+          anchoring = false;
+        }
         advance();
         if (Date.now() - savedAt >= this.options.saveEveryMs && !(await saveFinished())) {
           lostLease = true;
