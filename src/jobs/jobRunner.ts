@@ -117,7 +117,14 @@ export class JobRunner implements DeliveryQueue {
         this.#running.set(String(job.attrs._id), { done, resolve });
         await this.#runDelivery(job, handler);
       },
-      { concurrency: this.options.concurrency, lockLifetime: this.lockLifetimeMs },
+      {
+        concurrency: this.options.concurrency,
+        lockLifetime: this.lockLifetimeMs,
+        // Claimed (locked) but not yet running jobs wait in Agenda's memory, bodies included;
+        // unbounded, a backlog of due retries would all be claimed at once (memory, and locks
+        // running out while they wait). Two rounds of the concurrency keep the runners fed.
+        lockLimit: 2 * this.options.concurrency,
+      },
     );
   }
 

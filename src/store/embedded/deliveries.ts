@@ -34,11 +34,21 @@ export class EmbeddedDeliveries implements DeliveryRepository {
        VALUES (@id, @webhook_id, @status, @created_at, @body)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, body = excluded.body`,
     );
+    // Finished deliveries of a webhook are pruned through this index, never by walking its
+    // pending ones: with a receiver down for long, those are many and every save prunes.
+    // Created here, idempotently, like the job table's own indexes (an older server ignores it).
+    db.exec(
+      `CREATE INDEX IF NOT EXISTS webhook_deliveries_finished
+         ON webhook_deliveries (webhook_id, created_at, id) WHERE status <> 'pending'`,
+    );
+    // The keep-th newest delivery (pending or not) is the boundary, found by walking `keep` rows
+    // of the newest index; finished ones strictly older than it go (a range of the index above).
     this.#prune = db.prepare(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries WHERE webhook_id = @webhookId
-         ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ${boundCount('keep')})
-       AND status <> 'pending'`,
+      `DELETE FROM webhook_deliveries
+       WHERE webhook_id = @webhookId AND status <> 'pending'
+         AND (created_at, id) < (
+           SELECT created_at, id FROM webhook_deliveries WHERE webhook_id = @webhookId
+           ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${boundCount('keep')} - 1)`,
     );
     this.#get = db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?');
     this.#list = db.prepare(
