@@ -26,6 +26,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { EmbeddedAgendaBackend } from '../../src/store/embedded/jobs/agendaBackend.js';
 import { uniqueFilter } from '../../src/store/embedded/jobs/filter.js';
+import { CLAIM_SQL } from '../../src/store/embedded/jobs/repository.js';
 
 const POLL_MS = 50;
 
@@ -638,6 +639,16 @@ describe('embedded store: Agenda backend (SQLite)', () => {
       expect(String((await save('dlv_1', 2)).attrs._id)).to.equal(String(first.attrs._id));
       expect(String((await save('dlv_2', 3)).attrs._id)).to.not.equal(String(first.attrs._id));
       expect((await jobById(agenda, first.attrs._id))?.data).to.deep.equal({ dedupeKey: 'dlv_1', v: 1 });
+    });
+
+    it('claims the next job from index order, never sorting every due job', async () => {
+      const db = connection();
+      await backendOn(db).connect();
+      const steps = plan(db, CLAIM_SQL, [
+        { name: 'x', nextScanAt: 1, lockDeadline: 1, lockedAt: 1, by: null },
+      ] as unknown[]);
+      expect(steps).to.match(/USING (COVERING )?INDEX agenda_jobs_claim_order/);
+      expect(steps).to.not.match(/SCAN agenda_jobs/);
     });
 
     it('counts and lists jobs by computed state in the database, as Agenda computes each job', async () => {

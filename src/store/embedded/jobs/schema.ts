@@ -40,6 +40,9 @@ const DDL = `
   -- The claim (getNextJobToRun) reads two ranges of one name: unlocked and due
   -- (locked_at IS NULL, next_run_at <= scan horizon) and lock expired (locked_at <= deadline).
   CREATE INDEX IF NOT EXISTS ${JOBS_TABLE}_claim ON ${JOBS_TABLE} (name, locked_at, next_run_at);
+  -- The unlocked-and-due branch read in claim order, so its first job is found without a sort.
+  CREATE INDEX IF NOT EXISTS ${JOBS_TABLE}_claim_order
+    ON ${JOBS_TABLE} (name, locked_at, next_run_at, priority DESC, id);
 
   -- At most one 'single' job (agenda.every) per name, whatever process saves it.
   CREATE UNIQUE INDEX IF NOT EXISTS ${JOBS_TABLE}_single ON ${JOBS_TABLE} (name) WHERE type = 'single';
