@@ -41,6 +41,8 @@ export interface JobRunnerOptions {
  * cut short after the receiver took it would be sent again (at least once, but needlessly).
  */
 const STOP_GRACE_MS = 3_000;
+/** Due retries Agenda claims per poll, in rounds of the concurrency (see lockLimit). */
+const RETRY_ROUNDS_PER_POLL = 5;
 /** How long stop() then waits for aborted attempts to be saved before letting the store close. */
 const STOP_WAIT_MS = 5_000;
 
@@ -122,8 +124,10 @@ export class JobRunner implements DeliveryQueue {
         lockLifetime: this.lockLifetimeMs,
         // Claimed (locked) but not yet running jobs wait in Agenda's memory, bodies included;
         // unbounded, a backlog of due retries would all be claimed at once (memory, and locks
-        // running out while they wait). Two rounds of the concurrency keep the runners fed.
-        lockLimit: 2 * this.options.concurrency,
+        // running out while they wait). Agenda claims more only at each poll, so this is also
+        // the most retries started per poll: 5 rounds of the concurrency (100 per second by
+        // default) keep the runners fed with at most that many bodies in memory.
+        lockLimit: RETRY_ROUNDS_PER_POLL * this.options.concurrency,
       },
     );
   }
