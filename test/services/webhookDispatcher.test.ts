@@ -45,7 +45,11 @@ interface Instance {
   dispatcher: WebhookDispatcher;
 }
 
-async function startInstance(store: Store, logger = pino({ level: 'silent' })): Promise<Instance> {
+async function startInstance(
+  store: Store,
+  logger = pino({ level: 'silent' }),
+  tuning: { concurrency?: number; maxOpenEvents?: number } = {},
+): Promise<Instance> {
   const services = createServices(store, config, logger);
   const jobs = new JobRunner(
     store,
@@ -58,7 +62,12 @@ async function startInstance(store: Store, logger = pino({ level: 'silent' })): 
     store,
     services.deliveries,
     jobs,
-    { leaseMs: LEASE_MS, saveEveryMs: 0, concurrency: 8 },
+    {
+      leaseMs: LEASE_MS,
+      saveEveryMs: 0,
+      concurrency: tuning.concurrency ?? 8,
+      maxOpenEvents: tuning.maxOpenEvents,
+    },
     logger,
   );
   dispatcher.start();
@@ -229,6 +238,45 @@ for (const target of targets) {
       const { total } = await store.agendaBackend().repository.queryJobs({ name: DELIVERY_JOB });
       expect(total).to.equal(1);
       expect(new Set(receiver.requests.map((r) => r.headers['x-service-delivery-id'])).size).to.equal(3);
+    });
+
+    it('saves the position of deliveries that finish after the last event, with no event after them', async () => {
+      const store = stores.first;
+      const scope = await seed(store, `${receiver.url}/late`);
+      const instance = await startInstance(store);
+      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      const events: ChangeEvent[] = [];
+      const watcher = store.changes.watchAll();
+      await watcher.ready;
+      const collecting = (async () => {
+        for await (const event of watcher) events.push(event);
+      })();
+      await commitDoc(store, scope, { n: 0 }); // the anchor: saved at once
+      await receiver.waitFor(1);
+      receiver.delayMs = 300;
+      await commitDoc(store, scope, { n: 1 });
+      await receiver.waitFor(2);
+      await waitUntil(
+        async () => (await store.consumers.position(DISPATCHER_NAME)) === events[1]?.token,
+        'the last event saved',
+        LEASE_MS * 3,
+      );
+      await stopInstance(instance);
+      watcher.close();
+      await collecting;
+    });
+
+    it('reads on once its open events finish when more are open than it keeps', async () => {
+      const store = stores.first;
+      const scope = await seed(store, `${receiver.url}/open`);
+      const instance = await startInstance(store, undefined, { concurrency: 1, maxOpenEvents: 2 });
+      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      receiver.delayMs = 20;
+      const ids: string[] = [];
+      for (let n = 0; n < 8; n++) ids.push(await commitDoc(store, scope, { n }));
+      await receiver.waitFor(8);
+      await stopInstance(instance);
+      expect(docIds().sort()).to.deep.equal(ids.sort());
     });
 
     it('of two dispatchers one reads at a time; the other takes over when it stops; each event goes once', async () => {

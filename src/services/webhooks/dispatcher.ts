@@ -43,6 +43,8 @@ export interface DispatcherOptions {
   concurrency: number;
   /** The part of the feed this dispatcher reads (default: all of it). */
   partition?: Partition;
+  /** Events read but unfinished past which reading pauses (default MAX_OPEN_EVENTS). */
+  maxOpenEvents?: number;
   /** Leases held by this process's dispatchers, shared by them, and the fair share per instance. */
   held?: { count: number; share: number };
 }
@@ -195,8 +197,16 @@ export class WebhookDispatcher {
       }
       this.store.consumers
         .acquire(this.#name, this.holder, this.options.leaseMs)
-        .then((held) => {
+        .then(async (held) => {
           if (!held) {
+            lostLease = true;
+            sub.close();
+            return;
+          }
+          // Deliveries finish after their event was read: with no new event to trigger a save,
+          // the position is saved here, so it never lags behind the retained history.
+          advance();
+          if (!(await saveFinished())) {
             lostLease = true;
             sub.close();
           }
@@ -206,10 +216,18 @@ export class WebhookDispatcher {
         );
     }, this.options.leaseMs / 3);
     renew.unref();
+    let saving: Promise<boolean> | null = null;
     const saveFinished = async (): Promise<boolean> => {
+      // One save at a time, so an older position never lands after a newer one.
+      while (saving) await saving;
       if (finishedToken === null) return true;
       const token = finishedToken;
-      if (!(await this.#save(token))) return false;
+      saving = this.#save(token);
+      try {
+        if (!(await saving)) return false;
+      } finally {
+        saving = null;
+      }
       if (finishedToken === token) finishedToken = null;
       savedAt = Date.now();
       return true;
@@ -220,9 +238,13 @@ export class WebhookDispatcher {
         open.push(entry);
         if (partitionOf(event.scope, event.collection, this.partition.count) === this.partition.index) {
           for (const task of await this.#tasksOf(event)) {
-            while (this.#inFlight >= this.options.concurrency || open.length > MAX_OPEN_EVENTS) {
+            while (
+              this.#inFlight >= this.options.concurrency ||
+              open.length > (this.options.maxOpenEvents ?? MAX_OPEN_EVENTS)
+            ) {
               if (this.#stopped || failure) break;
               await this.#waitForProgress();
+              advance();
             }
             if (this.#stopped || failure) break;
             entry.remaining += 1;
