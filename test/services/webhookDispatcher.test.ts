@@ -269,11 +269,16 @@ for (const target of targets) {
     it('reads on once its open events finish when more are open than it keeps', async () => {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/open`);
-      const instance = await startInstance(store, undefined, { concurrency: 1, maxOpenEvents: 2 });
+      const instance = await startInstance(store, undefined, { concurrency: 4, maxOpenEvents: 2 });
       await waitUntil(() => instance.dispatcher.leading, 'the lease');
-      receiver.delayMs = 20;
-      const ids: string[] = [];
-      for (let n = 0; n < 8; n++) ids.push(await commitDoc(store, scope, { n }));
+      const ids = [await commitDoc(store, scope, { n: 0 })]; // the anchor (a job)
+      await receiver.waitFor(1);
+      // The next one is answered slowly; those after it finish first and pile up behind it.
+      receiver.delayMs = 400;
+      ids.push(await commitDoc(store, scope, { n: 1 }));
+      await new Promise((r) => setTimeout(r, 100));
+      receiver.delayMs = 0;
+      for (let n = 2; n < 8; n++) ids.push(await commitDoc(store, scope, { n }));
       await receiver.waitFor(8);
       await stopInstance(instance);
       expect(docIds().sort()).to.deep.equal(ids.sort());
