@@ -98,14 +98,17 @@ export class JobRunner implements DeliveryQueue {
   }
 
   /**
-   * The lock outlives one attempt many times over, and the scan window in which Agenda claims
-   * jobs early; it is renewed while the job runs. Each instance stamps it with its own clock, so
-   * it is not what keeps attempts single: the delivery's attempt lock is (DeliveryService).
+   * Agenda's lock on a running job, renewed (touched) every third of it while the job runs.
+   * Each instance stamps it with its own clock, so it is not what keeps attempts single: the
+   * delivery's attempt lock is (DeliveryService). On MongoDB it outlives the attempt lock (many
+   * attempt time limits). On the embedded store one process runs every job and its attempt
+   * locks live in memory, so a job locked at a crash is only a delay: its lock lasts one
+   * attempt plus a poll and a second, and a restarted server takes the job over that soon.
    */
   get lockLifetimeMs(): number {
-    return (
-      this.options.lockLifetimeMs ?? attemptLockTtlMs(this.options.attemptTimeoutMs) + this.options.pollMs
-    );
+    if (this.options.lockLifetimeMs !== undefined) return this.options.lockLifetimeMs;
+    const { pollMs, attemptTimeoutMs } = this.options;
+    return this.#embedded ? pollMs + attemptTimeoutMs + 1_000 : attemptLockTtlMs(attemptTimeoutMs) + pollMs;
   }
 
   handleDeliveries(handler: DeliveryHandler): void {
