@@ -13,6 +13,7 @@ import { timedStore } from './operations/timedStore.js';
 import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js';
 import { createServices, type Services } from './services/index.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
+import { partitions } from './services/webhooks/partitions.js';
 import { EmbeddedStore } from './store/embedded/index.js';
 import type { MongoChangeFeed } from './store/mongodb/changes.js';
 import { openStore } from './store/open.js';
@@ -21,7 +22,7 @@ export interface RunningServer {
   url: string;
   port: number;
   services: Services;
-  /** Reads the change feed for webhooks (tests look at its lease). */
+  /** Reads the change feed for webhooks (tests look at its lease): the first partition's. */
   dispatcher: WebhookDispatcher;
   storeDescription: string;
   /** What `GET /readyz` reports (tests read its phase). */
@@ -57,11 +58,24 @@ export async function startServer(config: Config, logStream?: DestinationStream)
     logger,
   );
   jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  const dispatcher = new WebhookDispatcher(
-    store,
-    jobs,
-    { leaseMs: config.webhooks.dispatcherLeaseMs, saveEveryMs: 200 },
-    logger,
+  // One dispatcher per partition of the feed; each takes its partition's lease when free
+  // (partitions.ts), at once while this instance holds fewer than its share.
+  const held = { count: 0, share: config.webhooks.partitionsPerInstance };
+  const dispatchers = partitions(config.webhooks.dispatchPartitions).map(
+    (partition) =>
+      new WebhookDispatcher(
+        store,
+        services.deliveries,
+        jobs,
+        {
+          leaseMs: config.webhooks.dispatcherLeaseMs,
+          saveEveryMs: 200,
+          concurrency: config.webhooks.dispatchConcurrency,
+          partition,
+          held,
+        },
+        logger,
+      ),
   );
   // The MongoDB change feed says when it cannot read (an error reopening cannot clear): the
   // instance is then not ready, while /healthz (the store answers) stays up.
@@ -69,7 +83,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   const readiness = new Readiness({
     store: () => store.ping().then(() => !feed.failure),
     jobs: () => jobs.running,
-    webhookDispatcher: () => dispatcher.running,
+    webhookDispatcher: () => dispatchers.every((d) => d.running),
   });
   if (metrics) {
     metrics.attach({
@@ -89,13 +103,13 @@ export async function startServer(config: Config, logStream?: DestinationStream)
   // delivery client after Agenda.
   const stopBackground = async () => {
     await services.trashSweeper.stop();
-    await dispatcher.stop();
+    await Promise.all(dispatchers.map((d) => d.stop()));
     await jobs.stop();
     await services.webhookSender.close();
   };
   try {
     await jobs.start();
-    dispatcher.start();
+    for (const d of dispatchers) d.start();
     services.trashSweeper.start();
     const app = createApp(
       services,
@@ -122,7 +136,7 @@ export async function startServer(config: Config, logStream?: DestinationStream)
       url: `http://${host}:${port}`,
       port,
       services,
-      dispatcher,
+      dispatcher: dispatchers[0] as WebhookDispatcher,
       readiness,
       storeDescription: opened.description,
       bootstrap,

@@ -121,6 +121,14 @@ export const configSchema = z.strictObject({
     maxResponseBytes: positiveInt,
     /** The dispatcher's lease: another instance takes over this long after a holder died. */
     dispatcherLeaseMs: positiveInt,
+    /** First attempts the dispatcher has in flight at once (over one keep-alive client). */
+    dispatchConcurrency: positiveInt,
+    /** How long a collection's webhook list is reused; other instances see a change within it. */
+    listCacheMs: positiveInt,
+    /** Parts of the change feed dispatched separately (a lease and a position each); see docs/webhooks.md. */
+    dispatchPartitions: positiveInt,
+    /** Partition leases one instance takes at once before leaving the rest to others (fair share). */
+    partitionsPerInstance: positiveInt,
   }),
   rateLimit: z.strictObject({ windowMs: positiveInt }),
   /** Automatic single-field indexes (services/autoIndexes.ts); `enabled` is every project's default. */

@@ -10,7 +10,8 @@
  */
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
-import type { Store } from '../store/port.js';
+import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
+import type { JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
   type DeliveryHandler,
@@ -25,8 +26,14 @@ export interface JobRunnerOptions {
   attemptTimeoutMs: number;
   /** Pause before running again a delivery whose handler failed (the store was unreachable). */
   errorRetryMs: number;
-  /** Finished delivery jobs are kept this long: a replayed event finds its job and is not sent again. */
+  /** Finished delivery jobs are kept this long (the job history); delivery records dedupe replays. */
   keepFinishedMs: number;
+  /**
+   * Agenda's lock on a running job (default: the attempt lock's lifetime plus a poll, well above
+   * the attempt's time limit). Renewed (touched) every third of it while the job runs. Tests set
+   * it short to show that the delivery's attempt lock, not this one, keeps attempts single.
+   */
+  lockLifetimeMs?: number;
 }
 
 /**
@@ -34,11 +41,15 @@ export interface JobRunnerOptions {
  * cut short after the receiver took it would be sent again (at least once, but needlessly).
  */
 const STOP_GRACE_MS = 3_000;
+/** Due retries Agenda claims per poll, in rounds of the concurrency (see lockLimit). */
+const RETRY_ROUNDS_PER_POLL = 5;
 /** How long stop() then waits for aborted attempts to be saved before letting the store close. */
 const STOP_WAIT_MS = 5_000;
 
 export class JobRunner implements DeliveryQueue {
   readonly #agenda: Agenda;
+  readonly #upkeep: JobUpkeep;
+  readonly #embedded: boolean;
   readonly #shutdown = new AbortController();
   /** Jobs of this process between start and Agenda's save after the run, by id. */
   readonly #running = new Map<string, { done: Promise<void>; resolve: () => void }>();
@@ -50,8 +61,11 @@ export class JobRunner implements DeliveryQueue {
     private readonly options: JobRunnerOptions,
     private readonly logger: Logger,
   ) {
+    this.#embedded = store.kind === 'embedded';
+    const backend = store.agendaBackend();
+    this.#upkeep = backend.repository;
     this.#agenda = new Agenda({
-      backend: store.agendaBackend(),
+      backend,
       name: `folio-${process.pid}`,
       notificationChannel: new InMemoryNotificationChannel(),
       processEvery: options.pollMs,
@@ -72,7 +86,7 @@ export class JobRunner implements DeliveryQueue {
     return this.#started;
   }
 
-  /** Delivery jobs by state, from the job store (the metrics' queue depth). */
+  /** Delivery jobs by state, counted by the job store (the metrics' queue depth). */
   async deliveryJobs(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     const overview = (await this.#agenda.getJobsOverview()).find((row) => row.name === DELIVERY_JOB);
@@ -83,9 +97,18 @@ export class JobRunner implements DeliveryQueue {
     return counts;
   }
 
-  /** The lock outlives one attempt and the scan window in which Agenda claims jobs early. */
+  /**
+   * Agenda's lock on a running job, renewed (touched) every third of it while the job runs.
+   * Each instance stamps it with its own clock, so it is not what keeps attempts single: the
+   * delivery's attempt lock is (DeliveryService). On MongoDB it outlives the attempt lock (many
+   * attempt time limits). On the embedded store one process runs every job and its attempt
+   * locks live in memory, so a job locked at a crash is only a delay: its lock lasts one
+   * attempt plus a poll and a second, and a restarted server takes the job over that soon.
+   */
   get lockLifetimeMs(): number {
-    return this.options.pollMs + this.options.attemptTimeoutMs + 1_000;
+    if (this.options.lockLifetimeMs !== undefined) return this.options.lockLifetimeMs;
+    const { pollMs, attemptTimeoutMs } = this.options;
+    return this.#embedded ? pollMs + attemptTimeoutMs + 1_000 : attemptLockTtlMs(attemptTimeoutMs) + pollMs;
   }
 
   handleDeliveries(handler: DeliveryHandler): void {
@@ -99,12 +122,27 @@ export class JobRunner implements DeliveryQueue {
         this.#running.set(String(job.attrs._id), { done, resolve });
         await this.#runDelivery(job, handler);
       },
-      { concurrency: this.options.concurrency, lockLifetime: this.lockLifetimeMs },
+      {
+        concurrency: this.options.concurrency,
+        lockLifetime: this.lockLifetimeMs,
+        // Claimed (locked) but not yet running jobs wait in Agenda's memory, bodies included;
+        // unbounded, a backlog of due retries would all be claimed at once (memory, and locks
+        // running out while they wait). Agenda claims more only at each poll, so this is also
+        // the most retries started per poll: 5 rounds of the concurrency (100 per second by
+        // default) keep the runners fed with at most that many bodies in memory.
+        lockLimit: RETRY_ROUNDS_PER_POLL * this.options.concurrency,
+      },
     );
   }
 
   async #runDelivery(job: Job<DeliveryTask>, handler: DeliveryHandler): Promise<void> {
     let next: Date | null;
+    const touch = setInterval(() => {
+      job
+        .touch()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'delivery job lock renewal failed'));
+    }, this.lockLifetimeMs / 3);
+    touch.unref();
     try {
       next = await handler(job.attrs.data, this.#shutdown.signal);
     } catch (error) {
@@ -113,6 +151,8 @@ export class JobRunner implements DeliveryQueue {
         'webhook delivery could not run',
       );
       next = new Date(Date.now() + this.options.errorRetryMs);
+    } finally {
+      clearInterval(touch);
     }
     // Agenda cleared nextRunAt when the run began and saves the job when it ends: setting it
     // here is how a delivery schedules its next attempt, durably.
@@ -135,20 +175,13 @@ export class JobRunner implements DeliveryQueue {
     await this.#agenda
       .create(DELIVERY_JOB, task)
       .unique({ 'data.dedupeKey': task.dedupeKey }, { insertOnly: true })
-      .schedule(new Date())
+      .schedule(new Date(task.runAt ?? Date.now()))
       .save();
   }
 
-  /** Remove delivery jobs that finished more than `keepFinishedMs` ago. */
-  async sweep(now = Date.now()): Promise<number> {
-    const { jobs } = await this.#agenda.queryJobs({ name: DELIVERY_JOB, state: 'completed' });
-    const ids = jobs
-      .filter(
-        (job) =>
-          job.lastFinishedAt && new Date(job.lastFinishedAt).getTime() < now - this.options.keepFinishedMs,
-      )
-      .map((job) => String(job._id));
-    return ids.length > 0 ? this.#agenda.cancel({ ids }) : 0;
+  /** Remove delivery jobs that finished more than `keepFinishedMs` ago: one server-side delete. */
+  sweep(now = Date.now()): Promise<number> {
+    return this.#upkeep.removeCompletedBefore(DELIVERY_JOB, now - this.options.keepFinishedMs);
   }
 
   async stop(): Promise<void> {

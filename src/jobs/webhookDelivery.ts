@@ -22,6 +22,8 @@ export interface DeliveryTask {
   body: string;
   /** When the dispatcher enqueued it (ms since epoch): for latency measurements. */
   enqueuedAt: number;
+  /** When the job should run (ms since epoch); absent: now. Set when a retry is handed over. */
+  runAt?: number;
 }
 
 /**
@@ -31,7 +33,10 @@ export interface DeliveryTask {
  */
 export type DeliveryHandler = (task: DeliveryTask, signal: AbortSignal) => Promise<Date | null>;
 
-/** Where the dispatcher puts deliveries. Enqueueing the same `dedupeKey` again does nothing. */
+/**
+ * Where the dispatcher hands deliveries that need another attempt (retries). Enqueueing the
+ * same `dedupeKey` again does nothing.
+ */
 export interface DeliveryQueue {
   enqueueDelivery(task: DeliveryTask): Promise<void>;
 }

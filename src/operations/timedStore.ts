@@ -17,6 +17,7 @@ const TIMED_REPOSITORIES = new Set([
   'streamSlots',
   'schemas',
   'trash',
+  'attemptLocks',
 ]);
 
 export function timedStore(store: Store, metrics: FolioMetrics): Store {

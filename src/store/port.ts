@@ -516,6 +516,17 @@ export interface StreamSlotRepository {
   release(holder: string, slotId: string): Promise<void>;
 }
 
+/** Upkeep of the job store done by the server: counts and deletes, never a load of all jobs. */
+export interface JobUpkeep {
+  /** Remove jobs of `name` that completed (not failed last, nothing due, unlocked) before `beforeMs`. */
+  removeCompletedBefore(name: string, beforeMs: number): Promise<number>;
+}
+
+/** Agenda's backend whose repository also does `JobUpkeep`. */
+export interface JobBackend extends AgendaBackend {
+  readonly repository: AgendaBackend['repository'] & JobUpkeep;
+}
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   readonly documents: DocumentRepository;
@@ -527,6 +538,7 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
   readonly consumers: FeedConsumerRepository;
+  readonly attemptLocks: AttemptLockRepository;
   readonly streamSlots: StreamSlotRepository;
   /** The whole store at one point in time, and written back (backup, restore, migrate). */
   readonly snapshots: SnapshotRepository;
@@ -539,7 +551,7 @@ export interface Store {
    * `unique({'data.dedupeKey': k}, {insertOnly: true})` exists at most once per name store-wide,
    * however many processes save it at the same moment.
    */
-  agendaBackend(): AgendaBackend;
+  agendaBackend(): JobBackend;
   /** Create schemas and indexes; verify the server is usable. Idempotent. */
   init(): Promise<void>;
   /** Resolves when the store answers a trivial request now; rejects otherwise (health checks). */
@@ -652,6 +664,19 @@ export interface DeliveryRepository {
   get(id: string): Promise<DeliveryRecord | null>;
   /** The webhook's newest deliveries first, at most `limit`. */
   list(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+}
+
+/**
+ * Attempt locks of webhook deliveries: at most one attempt of a delivery runs at a time,
+ * store-wide, and only the holder records it. A lock not renewed within `ttlMs` is free again
+ * (its holder died). Expiry is decided by one clock for all processes (the store's); the
+ * embedded store (one process per data directory) may keep them in memory.
+ */
+export interface AttemptLockRepository {
+  /** Take the lock for `holder`, or renew it if `holder` has it; false while another holds it. */
+  acquire(deliveryId: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Free the lock if `holder` has it. Idempotent. */
+  release(deliveryId: string, holder: string): Promise<void>;
 }
 
 /**

@@ -300,6 +300,34 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
     }
   });
 
+  const EMBEDDED_IPV4 = [
+    'http://[::ffff:0:7f00:1]/hook',
+    'http://[::127.0.0.1]/hook',
+    'http://[64:ff9b:1::7f00:1]/hook',
+    'http://[2002:7f00:1::1]/hook',
+    'http://[2002:a9fe:a9fe::1]/hook',
+    'http://[64:ff9b:1::a9fe:a9fe]/hook',
+    'http://[::a9fe:a9fe]/hook',
+  ];
+
+  it('refuses IPv6 forms that embed a loopback or link-local IPv4, at registration and at update', async () => {
+    for (const url of EMBEDDED_IPV4) {
+      const res = await register(url);
+      expect(res.status, url).to.equal(400);
+      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+    }
+    const created = await register('http://[2606:4700::1111]/hook');
+    expect(created.status).to.equal(201);
+    const path = `/${ctx.tenant.project}/orders/_webhooks/${created.body.id}`;
+    for (const url of EMBEDDED_IPV4) {
+      const res = await ctx.server.request('PATCH', path, { key: ctx.tenant.key, body: { url } });
+      expect(res.status, url).to.equal(400);
+      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+    }
+    const after = await ctx.server.request('GET', path, { key: ctx.tenant.key });
+    expect(after.body.url).to.equal('http://[2606:4700::1111]/hook');
+  });
+
   it('refuses a host name that resolves to a loopback address', async () => {
     const res = await register('http://localhost:8080/hook');
     expect(res.status).to.equal(400);

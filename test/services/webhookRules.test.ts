@@ -50,6 +50,18 @@ describe('webhook target addresses', () => {
       '::ffff:7f00:1',
       '::ffff:a9fe:a9fe',
       '64:ff9b::10.0.0.1',
+      // IPv6 forms embedding loopback or link-local IPv4 (mapped, translated, compatible,
+      // local-use NAT64, 6to4):
+      '::ffff:0:7f00:1',
+      '::127.0.0.1',
+      '64:ff9b:1::7f00:1',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::1',
+      '64:ff9b:1::a9fe:a9fe',
+      '::a9fe:a9fe',
+      '::ffff:0:a9fe:a9fe',
+      '2002:0a00:0001::',
+      '2002:c0a8:0101:ffff::1',
       'not-an-ip',
     ]) {
       expect(isForbiddenAddress(address), address).to.equal(true);
@@ -68,6 +80,11 @@ describe('webhook target addresses', () => {
       '93.184.216.34',
       '2606:4700::1111',
       '::ffff:93.184.216.34',
+      // 6to4 of a public IPv4, and the edges next to the embedding prefixes:
+      '2002:5db8:d822::1',
+      '2001:ffff:7f00:1::1',
+      '2003:7f00:1::1',
+      '64:ff9b:2::7f00:1',
     ]) {
       expect(isForbiddenAddress(address), address).to.equal(false);
     }

@@ -53,6 +53,28 @@ describe('webhook sender', () => {
     }
   });
 
+  it('refuses, at connection time, IPv6 forms that embed a loopback address', async () => {
+    const local = await serve((res) => res.end('ok'));
+    const sender = new WebhookSender(false, 'test');
+    try {
+      const port = new URL(local.url).port;
+      for (const host of [
+        '[::ffff:0:7f00:1]',
+        '[::127.0.0.1]',
+        '[::ffff:127.0.0.1]',
+        '[64:ff9b:1::7f00:1]',
+        '[2002:7f00:1::1]',
+      ]) {
+        const outcome = await sender.send(`http://${host}:${port}/x`, '{}', {}, OPTIONS);
+        expect(outcome.error, host).to.match(/^refused target/);
+      }
+      expect(local.hits()).to.equal(0);
+    } finally {
+      await sender.close();
+      await local.close();
+    }
+  });
+
   it('does not follow a redirect: a 3xx is a failed attempt', async () => {
     const target = await serve((res) => res.end('ok'));
     const redirect = await serve((res) => {

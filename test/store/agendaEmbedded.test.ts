@@ -13,10 +13,20 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Agenda, type AgendaOptions, Job, type JobParameters, type JobWithState } from 'agenda';
+import {
+  Agenda,
+  type AgendaOptions,
+  computeJobState,
+  Job,
+  type JobParameters,
+  type JobWithState,
+} from 'agenda';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { EmbeddedAgendaBackend } from '../../src/store/embedded/jobs/agendaBackend.js';
+import { uniqueFilter } from '../../src/store/embedded/jobs/filter.js';
+import { CLAIM_SQL } from '../../src/store/embedded/jobs/repository.js';
 
 const POLL_MS = 50;
 
@@ -596,6 +606,146 @@ describe('embedded store: Agenda backend (SQLite)', () => {
         .unique({ 'data.n': { $gt: 0 } })
         .save();
       await expectRejection(attempt, /operators are not supported/);
+    });
+  });
+
+  describe('upkeep without loading jobs', () => {
+    /** The plan SQLite chooses for `sql`, one line per step. */
+    function plan(db: Database.Database, sql: string, params: unknown[]): string {
+      return db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...params)
+        .map((row) => (row as { detail: string }).detail)
+        .join('\n');
+    }
+
+    it('finds the job of a data.dedupeKey through its index, not a scan of every job', async () => {
+      const db = connection();
+      const backend = backendOn(db);
+      await backend.connect();
+      const filter = uniqueFilter('webhook-delivery', { 'data.dedupeKey': 'dlv_1' });
+      const steps = plan(db, `SELECT * FROM agenda_jobs ${filter.where} LIMIT 1`, filter.params);
+      expect(steps).to.match(/USING INDEX agenda_jobs_dedupe/);
+      expect(steps).to.not.match(/SCAN agenda_jobs/);
+
+      // Same rule as before: one job per key; other keys still match on their own.
+      const agenda = agendaOn(backend);
+      const save = (key: string, v: number) =>
+        agenda
+          .create('webhook-delivery', { dedupeKey: key, v })
+          .unique({ 'data.dedupeKey': key }, { insertOnly: true })
+          .save();
+      const first = await save('dlv_1', 1);
+      expect(String((await save('dlv_1', 2)).attrs._id)).to.equal(String(first.attrs._id));
+      expect(String((await save('dlv_2', 3)).attrs._id)).to.not.equal(String(first.attrs._id));
+      expect((await jobById(agenda, first.attrs._id))?.data).to.deep.equal({ dedupeKey: 'dlv_1', v: 1 });
+    });
+
+    it('claims the next job from index order, never sorting every due job', async () => {
+      const db = connection();
+      await backendOn(db).connect();
+      const steps = plan(db, CLAIM_SQL, [
+        { name: 'x', nextScanAt: 1, lockDeadline: 1, lockedAt: 1, by: null },
+      ] as unknown[]);
+      expect(steps).to.match(/USING (COVERING )?INDEX agenda_jobs_claim_order/);
+      expect(steps).to.not.match(/SCAN agenda_jobs/);
+    });
+
+    it('counts and lists jobs by computed state in the database, as Agenda computes each job', async () => {
+      const hour = 3_600_000;
+      const time = fc.option(
+        fc.integer({ min: -10, max: 10 }).map((h) => new Date(Date.now() + h * hour + 7)),
+        {
+          nil: undefined,
+        },
+      );
+      const jobArb = fc.record({
+        lockedAt: time,
+        failedAt: time,
+        lastFinishedAt: time,
+        nextRunAt: fc.option(
+          fc.integer({ min: -10, max: 10 }).map((h) => new Date(Date.now() + h * hour + 7)),
+          {
+            nil: null,
+          },
+        ),
+        repeatInterval: fc.constantFrom(undefined, '', 0, 60_000, '5 minutes'),
+        disabled: fc.boolean(),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(jobArb, { maxLength: 12 }), async (generated) => {
+          const backend = backendOn();
+          await backend.connect();
+          const repository = backend.repository;
+          await repository.purgeAllJobs();
+          for (const fields of generated) {
+            const job = { name: 'x', type: 'normal', priority: 0, data: {}, ...fields } as JobParameters;
+            if (job.repeatInterval === undefined) delete job.repeatInterval;
+            await repository.saveJob(job, undefined);
+          }
+          const stored = (await repository.queryJobs({ name: 'x' })).jobs;
+          const expected: Record<string, number> = {};
+          for (const job of stored) {
+            const state = computeJobState(job);
+            expected[state] = (expected[state] ?? 0) + 1;
+          }
+          const overview = (await repository.getJobsOverview()).find((o) => o.name === 'x');
+          for (const state of [
+            'running',
+            'failed',
+            'repeating',
+            'scheduled',
+            'queued',
+            'completed',
+          ] as const) {
+            expect(overview?.[state] ?? 0, state).to.equal(expected[state] ?? 0);
+            expect((await repository.queryJobs({ state })).total, state).to.equal(expected[state] ?? 0);
+          }
+          expect(overview?.paused ?? 0).to.equal(generated.filter((job) => job.disabled).length);
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    it('sweeps jobs completed before the cutoff with one ranged delete, keeping the rest', async () => {
+      const db = connection();
+      const backend = backendOn(db);
+      await backend.connect();
+      const repository = backend.repository;
+      const cutoff = Date.now();
+      const job = (fields: Partial<JobParameters>) =>
+        repository.saveJob(
+          { name: 'd', type: 'normal', priority: 0, data: {}, nextRunAt: null, ...fields },
+          undefined,
+        );
+      const old = await job({ lastFinishedAt: new Date(cutoff - 1) });
+      await job({ lastFinishedAt: new Date(cutoff) }); // at the cutoff: kept
+      await job({ lastFinishedAt: new Date(cutoff - 5), nextRunAt: new Date(cutoff + 60_000) }); // retry due
+      await job({ lastFinishedAt: new Date(cutoff - 5), lockedAt: new Date(cutoff) }); // running
+      await job({ lastFinishedAt: new Date(cutoff - 5), failedAt: new Date(cutoff - 5) }); // failed last
+      await repository.saveJob(
+        {
+          name: 'other',
+          type: 'normal',
+          priority: 0,
+          data: {},
+          nextRunAt: null,
+          lastFinishedAt: new Date(cutoff - 1),
+        },
+        undefined,
+      );
+
+      expect(await repository.removeCompletedBefore('d', cutoff)).to.equal(1);
+      expect(await repository.getJobById(String(old._id))).to.equal(null);
+      expect((await repository.queryJobs({ name: 'd' })).total).to.equal(4);
+      expect((await repository.queryJobs({ name: 'other' })).total).to.equal(1);
+      const steps = plan(
+        db,
+        `DELETE FROM agenda_jobs WHERE name = ? AND next_run_at IS NULL AND locked_at IS NULL
+           AND last_finished_at < ? AND (failed_at IS NULL OR last_finished_at > failed_at)`,
+        ['d', cutoff],
+      );
+      expect(steps).to.match(/USING INDEX agenda_jobs_finished/);
     });
   });
 

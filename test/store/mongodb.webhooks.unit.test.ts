@@ -10,6 +10,8 @@ import { MongoServerError } from 'mongodb';
 import { guardId } from '../../src/store/mongodb/guards.js';
 import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/repository.js';
 import {
+  attemptLockTakeFilter,
+  attemptLockTakeUpdate,
   failurePipeline,
   leaseHeldFilter,
   leaseTakeFilter,
@@ -124,5 +126,28 @@ describe('MongoDB store: guard documents of bounded creates', () => {
       guardId({ kind: 'activeKeys', projectId: 'prj_2' }),
     ];
     expect(new Set(all).size).to.equal(all.length);
+  });
+});
+
+describe('MongoDB store: delivery attempt lock', () => {
+  const lock = (holder: string, expiresInMs: number) => ({
+    _id: 'dlv_1',
+    holder,
+    expiresAt: new Date(Date.now() + expiresInMs),
+  });
+
+  it('may be renewed by its holder and taken by another only once expired by the server clock', () => {
+    const take = new Query(attemptLockTakeFilter('dlv_1', 'me'));
+    expect(take.test(lock('me', 60_000))).to.equal(true);
+    expect(take.test(lock('other', -1000))).to.equal(true);
+    expect(take.test(lock('other', 60_000))).to.equal(false);
+    expect(new Query(attemptLockTakeFilter('dlv_2', 'me')).test(lock('me', 60_000))).to.equal(false);
+  });
+
+  it('runs for ttl from the server clock and names its holder literally', () => {
+    const taken = apply(lock('old', -1), attemptLockTakeUpdate('$holder', 30_000));
+    expect(taken.holder).to.equal('$holder');
+    const expires = (taken.expiresAt as Date).getTime();
+    expect(expires).to.be.within(Date.now() + 29_000, Date.now() + 30_000);
   });
 });

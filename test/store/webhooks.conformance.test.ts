@@ -209,6 +209,29 @@ for (const factory of factories) {
       expect(await store.consumers.position(name)).to.equal('p1');
     });
 
+    it('gives a delivery attempt lock to one holder at a time, renews it for it, and frees it', async () => {
+      const id = newId('dlv');
+      expect(await store.attemptLocks.acquire(id, 'a', 60_000)).to.equal(true);
+      expect(await store.attemptLocks.acquire(id, 'b', 60_000)).to.equal(false);
+      expect(await store.attemptLocks.acquire(id, 'a', 60_000)).to.equal(true);
+      await store.attemptLocks.release(id, 'b');
+      expect(await store.attemptLocks.acquire(id, 'b', 60_000)).to.equal(false);
+      await store.attemptLocks.release(id, 'a');
+      expect(await store.attemptLocks.acquire(id, 'b', 60_000)).to.equal(true);
+      expect(await store.attemptLocks.acquire(newId('dlv'), 'a', 60_000)).to.equal(true);
+    });
+
+    it('lets another holder take an expired attempt lock, and only one of many racing for it', async () => {
+      const id = newId('dlv');
+      expect(await store.attemptLocks.acquire(id, 'a', 50)).to.equal(true);
+      await new Promise((r) => setTimeout(r, 120));
+      const racing = await Promise.all(
+        ['b', 'c', 'd', 'e'].map((h) => store.attemptLocks.acquire(id, h, 60_000)),
+      );
+      expect(racing.filter(Boolean)).to.have.length(1);
+      expect(await store.attemptLocks.acquire(id, 'a', 60_000)).to.equal(false);
+    });
+
     it('lets another holder take an expired lease', async () => {
       const name = `consumer-${newId('req')}`;
       expect(await store.consumers.acquire(name, 'a', 50)).to.equal(true);

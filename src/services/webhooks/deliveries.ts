@@ -4,11 +4,21 @@
  * store is the truth about which attempt comes next, so a job re-run after a crash neither
  * repeats a finished delivery nor retries early.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
 import { isoNow } from '../../ids.js';
 import type { DeliveryTask } from '../../jobs/webhookDelivery.js';
-import type { DeliveryAttempt, DeliveryRecord, Plan, Store, WebhookRecord } from '../../store/port.js';
+import type {
+  DataScope,
+  DeliveryAttempt,
+  DeliveryRecord,
+  Plan,
+  Store,
+  WebhookRecord,
+} from '../../store/port.js';
+import { attemptLockTtlMs } from './attemptLock.js';
 import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
 import type { SecretVault } from './secretVault.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
@@ -33,8 +43,26 @@ export function deliveryHeaders(
 /** A not-yet-due attempt found when a job runs early (re-run after a crash): tolerance, ms. */
 const EARLY_TOLERANCE_MS = 50;
 
+/** Collections whose webhook lists are kept (each a few records): refilled when exceeded. */
+const LIST_CACHE_LIMIT = 10_000;
+
+interface CachedList {
+  readAt: number;
+  /** The collection's active webhooks, oldest first. */
+  active: WebhookRecord[];
+}
+
 export class DeliveryService {
   #attemptListener: ((status: 'succeeded' | 'pending' | 'failed') => void) | null = null;
+  /**
+   * Active webhooks per collection, read at most every `webhooks.listCacheMs`: every event and
+   * attempt needs them. A change made through this process forgets its collection's entry at
+   * once (forgetWebhooks); one made by another instance is seen within `listCacheMs`.
+   */
+  readonly #lists = new BoundedCache<CachedList>(LIST_CACHE_LIMIT);
+  /** Attempt lock holders are this plus a counter: one holder per attempt, even in one process. */
+  readonly #holderPrefix = `${process.pid}-${randomUUID()}`;
+  #attempts = 0;
 
   constructor(
     private readonly store: Store,
@@ -59,13 +87,79 @@ export class DeliveryService {
     });
   }
 
+  /** Active webhooks of the collection that receive `event`, oldest first (cached, see #lists). */
+  async activeWebhooks(scope: DataScope, collection: string, event: string): Promise<WebhookRecord[]> {
+    const list = await this.#activeList(scope, collection);
+    return list.filter((webhook) => webhook.events.includes(event));
+  }
+
+  /** A webhook of the collection changed (registered, updated, deleted, disabled): read it again. */
+  forgetWebhooks(scope: DataScope, collection: string): void {
+    this.#lists.delete(listKey(scope, collection));
+  }
+
+  async #activeList(scope: DataScope, collection: string): Promise<WebhookRecord[]> {
+    const key = listKey(scope, collection);
+    const cached = this.#lists.get(key);
+    const now = Date.now();
+    if (cached && now - cached.readAt < this.config.webhooks.listCacheMs) return cached.active;
+    const all = await this.store.webhooks.list(scope, collection);
+    const active = all.filter((webhook) => webhook.status === 'active');
+    this.#lists.set(key, { readAt: now, active });
+    return active;
+  }
+
+  /** The webhook of a task: from the cached list when active, else from the store. */
+  async #webhookOf(task: DeliveryTask): Promise<WebhookRecord | null> {
+    const scope = { projectId: task.projectId, env: task.env };
+    const active = (await this.#activeList(scope, task.collection)).find((w) => w.id === task.webhookId);
+    return active ?? this.store.webhooks.get(scope, task.collection, task.webhookId);
+  }
+
   /** Told the outcome of every attempt that reached the receiver (metrics). */
   onAttempt(listener: (status: 'succeeded' | 'pending' | 'failed') => void): void {
     this.#attemptListener = listener;
   }
 
-  /** One step of a queued delivery (the job handler). */
+  /**
+   * One step of a delivery: its first attempt (the dispatcher) or a retry (the job handler).
+   * Runs under the delivery's attempt lock, renewed while the attempt runs, so two runs of one
+   * delivery (a replayed event, a job whose Agenda lock expired, two instances) never attempt
+   * it at once; only the lock's holder records the attempt. A run that finds the lock taken
+   * answers a time after which the other attempt must have ended, and records nothing.
+   */
   async run(task: DeliveryTask, signal: AbortSignal): Promise<Date | null> {
+    const holder = `${this.#holderPrefix}-${++this.#attempts}`;
+    const ttlMs = attemptLockTtlMs(this.config.webhooks.timeoutMs);
+    const locks = this.store.attemptLocks;
+    if (!(await locks.acquire(task.deliveryId, holder, ttlMs))) {
+      return new Date(Date.now() + this.config.webhooks.timeoutMs + EARLY_TOLERANCE_MS);
+    }
+    let lost = false;
+    const renew = setInterval(() => {
+      locks.acquire(task.deliveryId, holder, ttlMs).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        (error: unknown) => this.logger.warn({ err: error }, 'attempt lock renewal failed'),
+      );
+    }, ttlMs / 3);
+    renew.unref();
+    // Before the record is written: still ours (renewed once more), or the attempt is not ours to record.
+    const stillHeld = async () => !lost && (await locks.acquire(task.deliveryId, holder, ttlMs));
+    try {
+      return await this.#runLocked(task, signal, stillHeld);
+    } finally {
+      clearInterval(renew);
+      await locks.release(task.deliveryId, holder).catch(() => {});
+    }
+  }
+
+  async #runLocked(
+    task: DeliveryTask,
+    signal: AbortSignal,
+    stillHeld: () => Promise<boolean>,
+  ): Promise<Date | null> {
     const now = Date.now();
     const existing = await this.store.deliveries.get(task.deliveryId);
     if (existing && existing.status !== 'pending') return null;
@@ -73,13 +167,12 @@ export class DeliveryService {
     if (last?.nextRetryAt && Date.parse(last.nextRetryAt) > now + EARLY_TOLERANCE_MS) {
       return new Date(last.nextRetryAt);
     }
-    const scope = { projectId: task.projectId, env: task.env };
-    const webhook = await this.store.webhooks.get(scope, task.collection, task.webhookId);
+    const webhook = await this.#webhookOf(task);
     // Deleted: its history went with it; nothing to send or record.
     if (!webhook) return null;
     const record = existing ?? this.#newRecord(task);
     if (webhook.status !== 'active') {
-      await this.#save({ ...record, status: 'cancelled', updatedAt: isoNow() });
+      if (await stillHeld()) await this.#save({ ...record, status: 'cancelled', updatedAt: isoNow() });
       return null;
     }
     const outcome = await this.attempt(
@@ -92,9 +185,8 @@ export class DeliveryService {
 
     const number = record.attempts.length + 1;
     const at = isoNow(now);
-    const retries = await this.#retriesFor(task.projectId);
     const retryAt =
-      !outcome.ok && hasRetryLeft(number, retries)
+      !outcome.ok && hasRetryLeft(number, await this.#retriesFor(task.projectId))
         ? new Date(Date.now() + retryDelayMs(number, this.config.webhooks.backoffBaseMs))
         : null;
     const attempt: DeliveryAttempt = {
@@ -106,6 +198,10 @@ export class DeliveryService {
       nextRetryAt: retryAt ? retryAt.toISOString() : null,
     };
     const status = outcome.ok ? 'succeeded' : retryAt ? 'pending' : 'failed';
+    if (!(await stillHeld())) {
+      this.logger.warn({ deliveryId: task.deliveryId }, 'attempt lock lost during the attempt; not recorded');
+      return null;
+    }
     await this.#save({ ...record, status, attempts: [...record.attempts, attempt], updatedAt: isoNow() });
     this.#attemptListener?.(status);
 
@@ -117,6 +213,9 @@ export class DeliveryService {
         this.config.webhooks.disableAfterFailures,
         isoNow(),
       );
+      if (after?.status === 'disabled') {
+        this.forgetWebhooks(webhook.scope, webhook.collection);
+      }
       if (after?.status === 'disabled' && webhook.status === 'active') {
         this.logger.warn(
           { webhookId: webhook.id, failures: after.consecutiveFailures },
@@ -163,4 +262,8 @@ export class DeliveryService {
     const plan: Plan = account?.plan ?? 'free';
     return this.config.plans[plan].webhookRetries;
   }
+}
+
+function listKey(scope: DataScope, collection: string): string {
+  return `${scope.projectId}\0${scope.env}\0${collection}`;
 }

@@ -1,42 +1,81 @@
 /**
- * The webhook dispatcher: reads the store-wide change feed and enqueues one delivery job per
- * (event, matching webhook).
+ * The webhook dispatcher: the change feed is the outbox. It reads the feed (its partition of
+ * it, see partitions.ts) and makes each delivery's first attempt itself, over the sender's
+ * keep-alive client, at most `concurrency` at a time; a delivery that needs another attempt is
+ * handed to Agenda (the retry scheduler) as a job. No job is written for a delivery that
+ * succeeds at once, and a write never waits for any of this (the feed is read after commit).
  *
- * - Position: the token of the last event handled is saved in the store (at most every
- *   `saveEveryMs`, and when it stops), and reading resumes just after it, so a committed write
- *   is never missed across restarts or crashes. Events after the last save are read again after
- *   a crash; their delivery ids are derived from (event, webhook) and the store keeps one job per
- *   id, so they are not delivered twice.
- * - Several instances (MongoDB): one dispatcher at a time holds the store's lease and reads the
- *   feed; the others wait to take over when it expires. During a hand-over two may briefly read
- *   the same events: the deterministic job ids settle it (one job per delivery).
+ * - Position: the saved position passes an event only once each of its deliveries was
+ *   attempted and recorded, or handed to Agenda; events are tracked in feed order and the
+ *   position is the last event of the finished prefix (saved at most every `saveEveryMs`, and
+ *   when it stops). After a crash, events after it are read again; their delivery ids are
+ *   derived from (event, webhook), and a delivery already recorded (succeeded, failed, or
+ *   pending a retry) is not attempted again (see DeliveryService.run), so at-least-once holds
+ *   and a replay sends only what had not been recorded.
+ * - Several instances: one dispatcher per partition lease reads at a time; the others stand by
+ *   to take over when it expires. During a hand-over two may briefly read the same events: the
+ *   attempt lock of each delivery (DeliveryService) keeps it to one attempt at a time.
  * - Position older than the retained history (`history_lost`, the dispatcher was down longer
  *   than `events.retentionMs`): logged at error level, and reading continues from now. Events
  *   committed in between are not delivered.
+ * - Stop: attempts in flight are aborted; their events stay after the saved position, so they
+ *   are attempted again after a restart.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../../boundedCache.js';
-import type { DeliveryQueue } from '../../jobs/webhookDelivery.js';
+import type { DeliveryQueue, DeliveryTask } from '../../jobs/webhookDelivery.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
+import type { DeliveryService } from './deliveries.js';
 import { deliveryIdFor } from './deliveryIds.js';
 import { eventOf } from './events.js';
+import { acquireDelayMs, leaseName, type Partition, partitionOf, WHOLE_FEED } from './partitions.js';
 import { deliveryBody } from './payload.js';
 
-export const DISPATCHER_NAME = 'webhook-dispatcher';
+export { DISPATCHER_NAME } from './partitions.js';
 
 export interface DispatcherOptions {
   /** How long the lease lasts without renewal; renewed every third of it. */
   leaseMs: number;
   /** Longest time between two saves of the position while events flow. */
   saveEveryMs: number;
+  /** First attempts in flight at once. */
+  concurrency: number;
+  /** The part of the feed this dispatcher reads (default: all of it). */
+  partition?: Partition;
+  /** Events read but unfinished past which reading pauses (default MAX_OPEN_EVENTS). */
+  maxOpenEvents?: number;
+  /** Leases held by this process's dispatchers, shared by them, and the fair share per instance. */
+  held?: { count: number; share: number };
 }
 
 /** Project names by id: names never change, and every event needs one. */
 const PROJECT_CACHE_LIMIT = 10_000;
+/**
+ * Events read but not yet finished (they wait behind a slow first one): past this many, reading
+ * pauses until the oldest finishes, so memory stays bounded whatever the receivers do.
+ */
+const MAX_OPEN_EVENTS = 10_000;
+
+/** Leases held over the fair share for this many lease periods are given up (rebalancing). */
+const REBALANCE_AFTER_LEASES = 5;
+
+/** How long stop() lets first attempts in flight finish before aborting them. */
+const STOP_GRACE_MS = 2_000;
+
+/** An event read from the feed whose deliveries are not all finished yet. */
+interface OpenEvent {
+  token: string;
+  /** Deliveries of it not yet attempted and recorded (or handed to Agenda). */
+  remaining: number;
+  /** A delivery of it was cut short by stop(): the position must not pass it. */
+  abandoned: boolean;
+}
 
 export class WebhookDispatcher {
   readonly holder = `${process.pid}-${randomUUID()}`;
+  readonly partition: Partition;
+  readonly #name: string;
   #stopped = false;
   #loop: Promise<void> | null = null;
   #subscription: ChangeSubscription | null = null;
@@ -45,13 +84,25 @@ export class WebhookDispatcher {
   /** Set after `history_lost`/`invalid_token`: the saved position is useless, start from now. */
   #fromNow = false;
   #leading = false;
+  readonly #abort = new AbortController();
+  /** Resolved whenever a slot frees or an event finishes. */
+  #progress: (() => void) | null = null;
+  #inFlight = 0;
+  /** This dispatcher's lease is counted in `options.held` (taking or holding it). */
+  #counted = false;
+  /** Set when this dispatcher gave its lease up for another instance (over the fair share). */
+  #yielding = false;
 
   constructor(
     private readonly store: Store,
+    private readonly deliveries: DeliveryService,
     private readonly queue: DeliveryQueue,
     private readonly options: DispatcherOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.partition = options.partition ?? WHOLE_FEED;
+    this.#name = leaseName(this.partition);
+  }
 
   /** True while this instance holds the lease and reads the feed. */
   get leading(): boolean {
@@ -63,6 +114,11 @@ export class WebhookDispatcher {
     return this.#loop !== null && !this.#stopped;
   }
 
+  /** The lease and position name of this dispatcher's partition. */
+  get name(): string {
+    return this.#name;
+  }
+
   start(): void {
     this.#loop ??= this.#run();
   }
@@ -71,40 +127,86 @@ export class WebhookDispatcher {
     this.#stopped = true;
     this.#subscription?.close();
     this.#wake?.();
+    this.#progress?.();
+    // Attempts in flight get a short grace to finish on their own (one cut short after the
+    // receiver took it would be sent again after the restart); the rest are aborted.
+    const timer = setTimeout(() => this.#abort.abort(), STOP_GRACE_MS);
     await this.#loop;
+    clearTimeout(timer);
   }
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
       try {
-        if (await this.store.consumers.acquire(DISPATCHER_NAME, this.holder, this.options.leaseMs)) {
-          await this.#lead();
-        } else {
+        const held = this.options.held;
+        const delay = held ? acquireDelayMs(held.count, held.share, this.options.leaseMs) : 0;
+        if (delay > 0) await this.#pause(delay);
+        if (this.#stopped) break;
+        // Counted before the (asynchronous) take, so that this process's other partitions
+        // starting at the same moment see it and leave their leases to other instances.
+        if (held) held.count += 1;
+        this.#counted = true;
+        let taken = false;
+        try {
+          taken = await this.store.consumers.acquire(this.#name, this.holder, this.options.leaseMs);
+          if (taken) await this.#lead();
+        } finally {
+          this.#uncount();
+        }
+        if (!taken) {
           await this.#pause(this.options.leaseMs / 3);
         }
       } catch (error) {
         if (this.#stopped) break;
-        this.logger.error({ err: error }, 'webhook dispatcher failed; retrying');
+        this.logger.error({ err: error, partition: this.#name }, 'webhook dispatcher failed; retrying');
         await this.#pause(1_000);
       }
     }
   }
 
-  /** Read the feed while holding the lease; returns when the lease is lost or on stop. */
+  /** Read the feed while holding the lease; returns when the lease is lost, on stop or failure. */
   async #lead(): Promise<void> {
-    const saved = this.#fromNow ? null : await this.store.consumers.position(DISPATCHER_NAME);
+    const saved = this.#fromNow ? null : await this.store.consumers.position(this.#name);
+    // Reading from now (no position yet, or history lost): until a position is saved, a stop
+    // would restart from now again and skip what was read. So the first event's deliveries go
+    // to Agenda (durably, at once) rather than being attempted, and its token is saved at once:
+    // an anchor every later event is after.
+    let anchoring = saved === null;
     const sub = this.store.changes.watchAll(saved ? { after: saved } : {});
     this.#subscription = sub;
     this.#leading = true;
-    let lastToken: string | null = null;
-    // 0: the first event is saved at once, so even a first run never restarts "from now".
+    const open: OpenEvent[] = [];
+    /** The last event of the finished prefix not saved yet. */
+    let finishedToken: string | null = null;
+    // 0: the first finished event is saved at once, so even a first run never restarts "from now".
     let savedAt = 0;
     let lostLease = false;
+    let failure: unknown = null;
+    const advance = () => {
+      while (open.length > 0 && (open[0] as OpenEvent).remaining === 0 && !(open[0] as OpenEvent).abandoned) {
+        finishedToken = (open.shift() as OpenEvent).token;
+      }
+    };
+    const leadingSince = Date.now();
+    this.#yielding = false;
     const renew = setInterval(() => {
+      if (this.#shouldYield(leadingSince)) {
+        this.#yielding = true;
+        sub.close();
+        return;
+      }
       this.store.consumers
-        .acquire(DISPATCHER_NAME, this.holder, this.options.leaseMs)
-        .then((held) => {
+        .acquire(this.#name, this.holder, this.options.leaseMs)
+        .then(async (held) => {
           if (!held) {
+            lostLease = true;
+            sub.close();
+            return;
+          }
+          // Deliveries finish after their event was read: with no new event to trigger a save,
+          // the position is saved here, so it never lags behind the retained history.
+          advance();
+          if (!(await saveFinished())) {
             lostLease = true;
             sub.close();
           }
@@ -114,30 +216,132 @@ export class WebhookDispatcher {
         );
     }, this.options.leaseMs / 3);
     renew.unref();
+    let saving: Promise<boolean> | null = null;
+    const saveFinished = async (): Promise<boolean> => {
+      // One save at a time, so an older position never lands after a newer one.
+      while (saving) await saving;
+      if (finishedToken === null) return true;
+      const token = finishedToken;
+      saving = this.#save(token);
+      try {
+        if (!(await saving)) return false;
+      } finally {
+        saving = null;
+      }
+      if (finishedToken === token) finishedToken = null;
+      savedAt = Date.now();
+      return true;
+    };
     try {
       for await (const event of sub) {
-        await this.#dispatch(event);
-        lastToken = event.token;
-        this.#fromNow = false;
-        if (Date.now() - savedAt >= this.options.saveEveryMs) {
-          if (!(await this.#save(lastToken))) {
-            lostLease = true;
-            break;
+        const entry: OpenEvent = { token: event.token, remaining: 0, abandoned: false };
+        open.push(entry);
+        if (partitionOf(event.scope, event.collection, this.partition.count) === this.partition.index) {
+          for (const task of await this.#tasksOf(event)) {
+            while (
+              this.#inFlight >= this.options.concurrency ||
+              open.length > (this.options.maxOpenEvents ?? MAX_OPEN_EVENTS)
+            ) {
+              if (this.#stopped || failure) break;
+              await this.#waitForProgress();
+              advance();
+            }
+            if (this.#stopped || failure) break;
+            entry.remaining += 1;
+            this.#inFlight += 1;
+            (anchoring ? this.queue.enqueueDelivery(task).then(() => 'done' as const) : this.#deliver(task))
+              .then(
+                (outcome) => {
+                  if (outcome === 'aborted') entry.abandoned = true;
+                  entry.remaining -= 1;
+                },
+                (error: unknown) => {
+                  // Neither recorded nor handed to Agenda: the position stays before this event.
+                  entry.abandoned = true;
+                  failure ??= error;
+                },
+              )
+              .finally(() => {
+                this.#inFlight -= 1;
+                this.#progress?.();
+              });
           }
-          lastToken = null;
-          savedAt = Date.now();
+        }
+        if (failure) throw failure;
+        if (this.#stopped) break;
+        this.#fromNow = false;
+        if (anchoring) {
+          while (entry.remaining > 0 && !failure) await this.#waitForProgress();
+          if (failure) throw failure;
+          anchoring = false;
+        }
+        advance();
+        if (Date.now() - savedAt >= this.options.saveEveryMs && !(await saveFinished())) {
+          lostLease = true;
+          break;
         }
       }
+      // The feed ended (stop, lost lease, store closed): let attempts under way finish (stop()
+      // aborted them already, so this is short), then save what finished.
+      while (this.#inFlight > 0) await this.#waitForProgress();
+      if (failure) throw failure;
     } finally {
       clearInterval(renew);
       this.#subscription = null;
       this.#leading = false;
       sub.close();
-      if (lastToken && !lostLease) await this.#save(lastToken);
+      while (this.#inFlight > 0) await this.#waitForProgress();
+      advance();
+      if (!lostLease) await saveFinished().catch(() => false);
     }
     this.#onEnd(sub);
-    if (this.#stopped) await this.store.consumers.release(DISPATCHER_NAME, this.holder).catch(() => {});
-    else if (lostLease) this.logger.info('webhook dispatcher lease lost; standing by');
+    if (this.#stopped || this.#yielding) {
+      await this.store.consumers.release(this.#name, this.holder).catch(() => {});
+    }
+    if (this.#yielding)
+      this.logger.info({ partition: this.#name }, 'webhook partition left to another instance (fair share)');
+    else if (lostLease)
+      this.logger.info({ partition: this.#name }, 'webhook dispatcher lease lost; standing by');
+  }
+
+  #uncount(): void {
+    if (this.#counted && this.options.held) this.options.held.count -= 1;
+    this.#counted = false;
+  }
+
+  /**
+   * Over the fair share for a while: give this lease up, so that an instance started later (or
+   * under its share) can take it during the pause that follows (acquireDelayMs). With no other
+   * instance, this one takes it back after that pause.
+   */
+  #shouldYield(leadingSince: number): boolean {
+    const held = this.options.held;
+    if (!held || held.count <= held.share) return false;
+    if (Date.now() - leadingSince < REBALANCE_AFTER_LEASES * this.options.leaseMs) return false;
+    this.#uncount();
+    return true;
+  }
+
+  #waitForProgress(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#progress = () => {
+        this.#progress = null;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * First attempt of one delivery; hands it to Agenda when another attempt is due. 'aborted':
+   * stop() cut it short and nothing was recorded or handed over.
+   */
+  async #deliver(task: DeliveryTask): Promise<'done' | 'aborted'> {
+    const signal = this.#abort.signal;
+    const next = await this.deliveries.run(task, signal);
+    if (next === null) return 'done';
+    if (signal.aborted && next.getTime() <= Date.now()) return 'aborted';
+    await this.queue.enqueueDelivery({ ...task, runAt: next.getTime() });
+    return 'done';
   }
 
   #onEnd(sub: ChangeSubscription): void {
@@ -146,7 +350,7 @@ export class WebhookDispatcher {
       case 'invalid_token':
         this.#fromNow = true;
         this.logger.error(
-          { reason: sub.endedBy },
+          { reason: sub.endedBy, partition: this.#name },
           'WEBHOOK EVENTS LOST: the dispatcher position is no longer in the change history ' +
             '(down longer than events.retentionMs); continuing from now. Events committed meanwhile are not delivered.',
         );
@@ -161,14 +365,14 @@ export class WebhookDispatcher {
   }
 
   async #save(token: string): Promise<boolean> {
-    return this.store.consumers.savePosition(DISPATCHER_NAME, this.holder, token);
+    return this.store.consumers.savePosition(this.#name, this.holder, token);
   }
 
-  /** Enqueue the event for every active webhook of its collection that receives its type. */
-  async #dispatch(event: ChangeEvent): Promise<void> {
+  /** One delivery per active webhook of the event's collection that receives its type; one body. */
+  async #tasksOf(event: ChangeEvent): Promise<DeliveryTask[]> {
     const name = eventOf(event.type);
-    const webhooks = await this.store.webhooks.listActive(event.scope, event.collection, name);
-    if (webhooks.length === 0) return;
+    const webhooks = await this.deliveries.activeWebhooks(event.scope, event.collection, name);
+    if (webhooks.length === 0) return [];
     const body = deliveryBody({
       event: name,
       project: await this.#projectName(event.scope.projectId),
@@ -178,9 +382,9 @@ export class WebhookDispatcher {
       timestamp: event.timestamp,
     });
     const eventMs = Date.parse(event.timestamp);
-    for (const webhook of webhooks) {
+    return webhooks.map((webhook) => {
       const deliveryId = deliveryIdFor(event.token, webhook.id, eventMs);
-      await this.queue.enqueueDelivery({
+      return {
         dedupeKey: deliveryId,
         deliveryId,
         webhookId: webhook.id,
@@ -192,8 +396,8 @@ export class WebhookDispatcher {
         timestamp: event.timestamp,
         body,
         enqueuedAt: Date.now(),
-      });
-    }
+      };
+    });
   }
 
   async #projectName(projectId: string): Promise<string> {

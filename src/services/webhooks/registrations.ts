@@ -96,6 +96,7 @@ export class WebhookService {
       updatedAt: now,
     };
     if (!(await this.store.webhooks.create(webhook, max))) throw full();
+    this.deliveries.forgetWebhooks(ctx.scope, collection);
     return { webhook, secret };
   }
 
@@ -135,12 +136,15 @@ export class WebhookService {
       if (input.status === 'active' && current.status !== 'active') changes.consecutiveFailures = 0;
     }
     const updated = await this.store.webhooks.update(ctx.scope, collection, id, changes);
+    this.deliveries.forgetWebhooks(ctx.scope, collection);
     if (!updated) throw notFound('Webhook');
     return updated;
   }
 
   async remove(ctx: KeyContext, collection: string, id: string): Promise<void> {
-    if (!(await this.store.webhooks.delete(ctx.scope, collection, id))) throw notFound('Webhook');
+    const deleted = await this.store.webhooks.delete(ctx.scope, collection, id);
+    this.deliveries.forgetWebhooks(ctx.scope, collection);
+    if (!deleted) throw notFound('Webhook');
   }
 
   /** A new secret; the old one stops signing at once (retries under way sign with the new one). */
@@ -156,6 +160,7 @@ export class WebhookService {
       sealedSecret,
       updatedAt: isoNow(),
     });
+    this.deliveries.forgetWebhooks(ctx.scope, collection);
     if (!webhook) throw notFound('Webhook');
     return { webhook, secret };
   }

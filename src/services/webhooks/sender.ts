@@ -5,8 +5,8 @@
  * connects (targets.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
-import { assertLiteralAllowed, guardedLookup, TargetRefusedError } from './targets.js';
+import { Agent, buildConnector, request } from 'undici';
+import { assertLiteralAllowed, guardedLookup, isForbiddenAddress, TargetRefusedError } from './targets.js';
 
 export interface SendOptions {
   timeoutMs: number;
@@ -32,7 +32,7 @@ export class WebhookSender {
     readonly userAgent: string,
   ) {
     this.#agent = new Agent({
-      connect: allowPrivateTargets ? {} : { lookup: guardedLookup },
+      connect: allowPrivateTargets ? {} : guardedConnector(),
       // Receivers are many and mostly idle between events: keep few sockets for long.
       keepAliveTimeout: 4_000,
       connections: 16,
@@ -89,6 +89,28 @@ export class WebhookSender {
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+/**
+ * Connects through `guardedLookup` (names), then checks the address the socket is actually
+ * connected to, whatever the URL spelled (an IPv6 form embedding an IPv4 address included):
+ * a forbidden one is closed before a byte is sent.
+ */
+function guardedConnector(): buildConnector.connector {
+  const connect = buildConnector({ lookup: guardedLookup });
+  return (options, callback) =>
+    connect(options, (error, socket) => {
+      if (error || !socket) return callback(error ?? new Error('no socket'), null);
+      const address = socket.remoteAddress;
+      if (address === undefined || isForbiddenAddress(address)) {
+        socket.destroy();
+        return callback(
+          new TargetRefusedError('the URL points to a private, loopback or link-local address'),
+          null,
+        );
+      }
+      return callback(null, socket);
+    });
 }
 
 /** A short, safe reason: never a header, body or secret. */

@@ -33,6 +33,7 @@ for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['64:ff9b::', 96], // NAT64 (embeds IPv4); checked through its IPv4 part below as well
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): never a public destination
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local (incl. fd00:ec2::254, a metadata address)
@@ -42,16 +43,48 @@ for (const [net, prefix] of [
   FORBIDDEN.addSubnet(net, prefix, 'ipv6');
 }
 
-/** The IPv4 address an IPv6 address carries (mapped `::ffff:a.b.c.d`, NAT64), or null. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1] as string;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return null;
-  const high = Number.parseInt(hex[1] as string, 16);
-  const low = Number.parseInt(hex[2] as string, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+/** The eight 16-bit groups of an IPv6 address (any spelling, dotted IPv4 tail included). */
+export function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::') as [string, string | undefined];
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => Number.parseInt(g, 16)));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  const fill = tail === undefined ? 0 : 8 - left.length - right.length;
+  const groups = [...left, ...new Array<number>(fill).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : null;
+}
+
+const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by every standard embedding: IPv4-mapped
+ * (`::ffff:0:0/96`), IPv4-translated (`::ffff:0:0:0/96`), IPv4-compatible (`::/96`), NAT64
+ * (`64:ff9b::/96`) and 6to4 (`2002::/16`, the IPv4 in bits 16-47). The address is refused when
+ * any of them is; a public IPv4 behind a public embedding is judged as that IPv4.
+ */
+export function embeddedIpv4(address: string): string[] {
+  const g = ipv6Groups(address);
+  if (!g) return [];
+  const found: string[] = [];
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const last = v4(g[6] as number, g[7] as number);
+  if (zeros(0, 5) && g[5] === 0xffff) found.push(last); // mapped
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) found.push(last); // translated
+  if (zeros(0, 6)) found.push(last); // compatible (also :: and ::1)
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) found.push(last); // NAT64
+  if (g[0] === 0x2002) found.push(v4(g[1] as number, g[2] as number)); // 6to4
+  return found;
 }
 
 /** True for an address a webhook may not reach; anything that is not an IP address counts. */
@@ -59,9 +92,8 @@ export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return FORBIDDEN.check(address, 'ipv4');
   if (family !== 6) return true;
-  const v4 = embeddedIpv4(address);
-  if (v4 !== null) return FORBIDDEN.check(v4, 'ipv4');
-  return FORBIDDEN.check(address, 'ipv6');
+  if (FORBIDDEN.check(address, 'ipv6')) return true;
+  return embeddedIpv4(address).some((ipv4) => FORBIDDEN.check(ipv4, 'ipv4'));
 }
 
 /** Why a target is refused; the message is safe to show (it names no resolved address). */

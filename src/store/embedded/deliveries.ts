@@ -1,6 +1,7 @@
 /** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
 import type Database from 'better-sqlite3';
 import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
+import { GroupCommit } from './groupCommit.js';
 import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
 interface DeliveryRow {
@@ -17,7 +18,14 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   readonly #prune: Database.Statement<{ webhookId: string; keep: number }>;
   readonly #get: Database.Statement<[string], DeliveryRow>;
   readonly #list: Database.Statement<[string, number], DeliveryRow>;
-  readonly #saveTx: (delivery: DeliveryRecord, keep: number) => void;
+  /**
+   * Saves arriving in the same turn share one transaction (groupCommit.ts), committed without
+   * waiting for the disk (deferred): the next durable commit of the store (a document write,
+   * the dispatcher's position) syncs them too. A process crash loses none (they are in the
+   * WAL); a power loss may lose the last moments of history, never a delivery: a lost record
+   * makes its delivery look new, so at worst it is attempted once more.
+   */
+  readonly #saves: GroupCommit<{ delivery: DeliveryRecord; keep: number }, void>;
 
   constructor(db: Database.Database) {
     this.#exists = db.prepare('SELECT id FROM webhook_deliveries WHERE id = ?');
@@ -26,17 +34,27 @@ export class EmbeddedDeliveries implements DeliveryRepository {
        VALUES (@id, @webhook_id, @status, @created_at, @body)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, body = excluded.body`,
     );
+    // Finished deliveries of a webhook are pruned through this index, never by walking its
+    // pending ones: with a receiver down for long, those are many and every save prunes.
+    // Created here, idempotently, like the job table's own indexes (an older server ignores it).
+    db.exec(
+      `CREATE INDEX IF NOT EXISTS webhook_deliveries_finished
+         ON webhook_deliveries (webhook_id, created_at, id) WHERE status <> 'pending'`,
+    );
+    // The keep-th newest delivery (pending or not) is the boundary, found by walking `keep` rows
+    // of the newest index; finished ones strictly older than it go (a range of the index above).
     this.#prune = db.prepare(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries WHERE webhook_id = @webhookId
-         ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ${boundCount('keep')})
-       AND status <> 'pending'`,
+      `DELETE FROM webhook_deliveries
+       WHERE webhook_id = @webhookId AND status <> 'pending'
+         AND (created_at, id) < (
+           SELECT created_at, id FROM webhook_deliveries WHERE webhook_id = @webhookId
+           ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${boundCount('keep')} - 1)`,
     );
     this.#get = db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?');
     this.#list = db.prepare(
       `SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ${BOUND_COUNT}`,
     );
-    this.#saveTx = db.transaction((delivery: DeliveryRecord, keep: number) => {
+    const saveOne = ({ delivery, keep }: { delivery: DeliveryRecord; keep: number }) => {
       const isNew = this.#exists.get(delivery.id) === undefined;
       this.#upsert.run({
         id: delivery.id,
@@ -46,11 +64,12 @@ export class EmbeddedDeliveries implements DeliveryRepository {
         body: JSON.stringify(delivery),
       });
       if (isNew) this.#prune.run({ webhookId: delivery.webhookId, keep });
-    });
+    };
+    this.#saves = new GroupCommit(db, saveOne, { afterCommit: () => {}, beforeDeferred: () => {} });
   }
 
-  async save(delivery: DeliveryRecord, keep: number): Promise<void> {
-    this.#saveTx(delivery, keep);
+  save(delivery: DeliveryRecord, keep: number): Promise<void> {
+    return this.#saves.commit({ delivery, keep }, false);
   }
 
   async get(id: string): Promise<DeliveryRecord | null> {

@@ -3,10 +3,10 @@
  * Nothing touches the disk before `init()`; the repositories exist from then on.
  */
 import path from 'node:path';
-import type { AgendaBackend } from 'agenda';
 import Database from 'better-sqlite3';
-import type { Store } from '../port.js';
+import type { JobBackend, Store } from '../port.js';
 import { EmbeddedAccounts } from './accounts.js';
+import { EmbeddedAttemptLocks } from './attemptLocks.js';
 import { ChangeLog } from './changeLog.js';
 import { EmbeddedChangeFeed } from './changes.js';
 import { BackgroundCheckpoints, type CheckpointStats } from './checkpoints.js';
@@ -88,6 +88,7 @@ export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
   readonly counters = new EmbeddedCounters();
   readonly streamSlots = new EmbeddedStreamSlots();
+  readonly attemptLocks = new EmbeddedAttemptLocks();
   #parts: Parts | null = null;
   #closed = false;
 
@@ -143,7 +144,7 @@ export class EmbeddedStore implements Store {
     return this.#ready().db;
   }
 
-  agendaBackend(): AgendaBackend {
+  agendaBackend(): JobBackend {
     const parts = this.#ready();
     parts.agenda ??= new EmbeddedAgendaBackend(parts.db);
     return parts.agenda;

@@ -6,10 +6,10 @@
  * deployment keeps less change history than promised, and creates the system indexes. Every
  * wait on the server is bounded (limits.ts). Layout and guarantees: docs/mongodb.md.
  */
-import type { AgendaBackend } from 'agenda';
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
-import { type Store, StoreStartError } from '../port.js';
+import { type JobBackend, type Store, StoreStartError } from '../port.js';
 import { MongoAccounts } from './accounts.js';
+import { MongoAttemptLocks } from './attemptLocks.js';
 import { supportsSplitLargeEvent } from './changeEvents.js';
 import { MongoChangeFeed } from './changes.js';
 import { ClusterClock } from './clusterClock.js';
@@ -91,6 +91,7 @@ class MongoStoreImpl implements MongoStore {
   readonly snapshots: MongoSnapshots;
   readonly schemas: MongoSchemas;
   readonly trash: MongoTrash;
+  readonly attemptLocks: MongoAttemptLocks;
   readonly collections: CollectionRegistry;
   topology: Topology | null = null;
 
@@ -163,6 +164,7 @@ class MongoStoreImpl implements MongoStore {
     this.snapshots = new MongoSnapshots(this.client, this.dbPrefix, collections, this.indexes);
     this.schemas = translatingFailures(new MongoSchemas(this.#system), translate);
     this.trash = translatingFailures(new MongoTrash(this.client, this.dbPrefix), translate);
+    this.attemptLocks = translatingFailures(new MongoAttemptLocks(this.#system), translate);
   }
 
   init(): Promise<void> {
@@ -198,7 +200,7 @@ class MongoStoreImpl implements MongoStore {
     this.topology = topology;
   }
 
-  agendaBackend(): AgendaBackend {
+  agendaBackend(): JobBackend {
     // Agenda's jobs live in the system database, on this store's own connection; one instance.
     this.#agenda ??= new MongoAgendaBackend(this.#system, AGENDA_JOBS_COLLECTION);
     return this.#agenda;

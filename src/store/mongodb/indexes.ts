@@ -36,6 +36,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   indexUsage: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
   // Collection schemas: looked up by `_id` only (collectionSchemas.ts).
   collectionSchemas: [],
+  // Attempt locks of crashed holders go by themselves (see attemptLocks.ts).
+  attemptLocks: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

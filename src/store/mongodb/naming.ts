@@ -42,6 +42,7 @@ export const SYSTEM_COLLECTIONS = {
   streamSlots: 'streamSlots',
   indexUsage: 'indexUsage',
   collectionSchemas: 'collectionSchemas',
+  attemptLocks: 'attemptLocks',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;

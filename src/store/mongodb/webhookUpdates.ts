@@ -40,3 +40,13 @@ export function leaseTakeUpdate(holder: string, ttlMs: number): Document[] {
 export function leaseHeldFilter(name: string, holder: string): Document {
   return { _id: name, holder, $expr: { $gt: ['$leaseExpiresAt', '$$NOW'] } };
 }
+
+/** A delivery's attempt lock that `holder` may take: its own, or expired by the server's clock. */
+export function attemptLockTakeFilter(deliveryId: string, holder: string): Document {
+  return { _id: deliveryId, $or: [{ holder }, { $expr: { $lte: ['$expiresAt', '$$NOW'] } }] };
+}
+
+/** Take or renew an attempt lock: expiry counted from the server's clock. */
+export function attemptLockTakeUpdate(holder: string, ttlMs: number): Document[] {
+  return [{ $set: { holder: { $literal: holder }, expiresAt: { $add: ['$$NOW', ttlMs] } } }];
+}

@@ -11,6 +11,7 @@
  */
 import type { JobsQueryOptions, JobsSort, RemoveJobsOptions } from 'agenda';
 import { encodeField, isStoredField, JOB_FIELDS, type SqlValue } from './row.js';
+import { DEDUPE_EXPRESSION } from './schema.js';
 
 export interface SqlFilter {
   /** `WHERE ...`, or '' when nothing is filtered. */
@@ -80,7 +81,10 @@ export function uniqueFilter(name: string, unique: Record<string, unknown>): Sql
   conditions.add('name = ?', name);
   for (const [key, value] of Object.entries(unique)) {
     refuseOperators(key, value);
-    if (key === 'data' || key.startsWith('data.')) {
+    if (key === 'data.dedupeKey' && value !== null && value !== undefined) {
+      // Spelled as the index expression (schema.ts), so the lookup is an index seek.
+      conditions.add(`${DEDUPE_EXPRESSION} = ?`, jsonText(value));
+    } else if (key === 'data' || key.startsWith('data.')) {
       addJsonEquals(conditions, pathSegments(key.slice('data'.length)), value);
     } else if (key === '_id') {
       conditions.add('id IS ?', value === undefined || value === null ? null : String(value));
@@ -154,9 +158,30 @@ function addJsonEquals(conditions: Conditions, segments: string[], value: unknow
     conditions.add(`coalesce(${selected}, 'null') = 'null'`, ...pathParams);
     return;
   }
+  conditions.add(`${selected} = ?`, ...pathParams, jsonText(value));
+}
+
+function jsonText(value: unknown): string {
   const text = JSON.stringify(value);
   if (text === undefined) throw new Error('agenda job filter: data value is not JSON');
-  conditions.add(`${selected} = ?`, ...pathParams, text);
+  return text;
+}
+
+/**
+ * Agenda's computed state (`computeJobState`) as a SQL expression over one row at `nowMs` (an
+ * integer the server computed, written as a literal): counts and state listings then run in the
+ * database, never on every job loaded into memory.
+ */
+export function stateSql(nowMs: number): string {
+  const now = Math.floor(nowMs);
+  if (!Number.isSafeInteger(now)) throw new Error('agenda job state: bad time');
+  return `CASE
+    WHEN locked_at IS NOT NULL THEN 'running'
+    WHEN failed_at IS NOT NULL AND (last_finished_at IS NULL OR failed_at >= last_finished_at) THEN 'failed'
+    WHEN repeat_interval IS NOT NULL AND repeat_interval NOT IN ('""', '0') THEN 'repeating'
+    WHEN next_run_at IS NOT NULL AND next_run_at > ${now} THEN 'scheduled'
+    WHEN next_run_at IS NOT NULL THEN 'queued'
+    ELSE 'completed' END`;
 }
 
 /** `''` (all of data) or `.a.b` (a path inside it) as path segments. */

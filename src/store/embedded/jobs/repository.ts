@@ -7,6 +7,15 @@
  * and a save that reads before it writes runs in a `BEGIN IMMEDIATE` transaction, which takes the
  * write lock before the read. Waiting for another process's lock is the connection's
  * `busy_timeout`, which the store sets.
+ *
+ * Durability (the store syncs every commit, `synchronous=FULL`): a new job must survive a power
+ * loss, so inserts are durable, but saves arriving in the same turn share one transaction and
+ * one sync (groupCommit.ts): a burst of retries handed over costs a sync per group, not per job.
+ * Everything else (claims, locks, unlocks, run state, re-saves of an existing job) commits
+ * without waiting for the disk (`synchronous=NORMAL` for that statement): a process crash loses
+ * none of it (it is in the WAL), and the next durable commit syncs it; what a power loss could
+ * undo is a lock or a run's outcome, which makes the job run again, as Agenda's at-least-once
+ * runs allow (a webhook delivery's own record and attempt lock decide whether it sends).
  */
 import {
   computeJobState,
@@ -22,8 +31,9 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
+import { GroupCommit } from '../groupCommit.js';
 import { BOUND_COUNT } from '../sqlLimit.js';
-import { listingFilter, orderBy, type SqlFilter, selectionFilter, uniqueFilter } from './filter.js';
+import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
 import { newJobId } from './id.js';
 import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './row.js';
 import { debounceExisting, debounceNew, mergeSave, singleNextRunAt } from './save.js';
@@ -61,6 +71,23 @@ interface StateParams {
   by: string | null;
 }
 
+/** The claim of the next job to run (getNextJobToRun): one statement, see the note below. */
+export const CLAIM_SQL = `UPDATE ${T} SET locked_at = @lockedAt, last_modified_by = @by
+       WHERE id = (
+         SELECT id FROM (
+           SELECT * FROM (
+             SELECT id, next_run_at, priority FROM ${T}
+             WHERE name = @name AND locked_at IS NULL AND next_run_at <= @nextScanAt AND disabled IS NOT 1
+             ORDER BY next_run_at ASC, priority DESC, id ASC LIMIT 1)
+           UNION ALL
+           SELECT * FROM (
+             SELECT id, next_run_at, priority FROM ${T}
+             WHERE name = @name AND locked_at <= @lockDeadline AND disabled IS NOT 1
+             ORDER BY next_run_at ASC, priority DESC, id ASC LIMIT 1))
+         ORDER BY next_run_at ASC, priority DESC, id ASC
+         LIMIT 1)
+       RETURNING *`;
+
 function prepareStatements(db: Database.Database) {
   const assignments = JOB_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
   return {
@@ -75,20 +102,10 @@ function prepareStatements(db: Database.Database) {
     // Due and unlocked, or locked by a worker whose lock has outlived the lock lifetime (it died
     // or hung); earliest first, then highest priority, as Agenda's own backends order it. Two
     // branches rather than one OR so that each is an index range: finished jobs (not locked, no
-    // next run) pile up under the same name and must not be scanned on every poll.
-    claim: db.prepare<ClaimParams, JobRow>(
-      `UPDATE ${T} SET locked_at = @lockedAt, last_modified_by = @by
-       WHERE id = (
-         SELECT id FROM (
-           SELECT id, next_run_at, priority FROM ${T}
-           WHERE name = @name AND locked_at IS NULL AND next_run_at <= @nextScanAt AND disabled IS NOT 1
-           UNION ALL
-           SELECT id, next_run_at, priority FROM ${T}
-           WHERE name = @name AND locked_at <= @lockDeadline AND disabled IS NOT 1)
-         ORDER BY next_run_at ASC, priority DESC, id ASC
-         LIMIT 1)
-       RETURNING *`,
-    ),
+    // next run) pile up under the same name and must not be scanned on every poll. Each branch
+    // takes its own first job in index order (`claim_order`), so a claim costs the same with
+    // 20,000 due retries as with one (sorting every due job on every claim made a backlog O(n²)).
+    claim: db.prepare<ClaimParams, JobRow>(CLAIM_SQL),
     lock: db.prepare<LockParams, JobRow>(
       `UPDATE ${T} SET locked_at = @lockedAt, last_modified_by = @by
        WHERE id = @id AND name = @name AND locked_at IS NULL AND next_run_at IS @nextRunAt
@@ -109,7 +126,6 @@ function prepareStatements(db: Database.Database) {
        WHERE id = @id AND name = @name`,
     ),
     names: db.prepare<[], { name: string }>(`SELECT DISTINCT name FROM ${T} ORDER BY name`),
-    everyJob: db.prepare<[], JobRow>(`SELECT * FROM ${T} ORDER BY name, id`),
     queueSize: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${T} WHERE next_run_at < ?`),
     purge: db.prepare<[], void>(`DELETE FROM ${T}`),
   };
@@ -122,6 +138,10 @@ export class EmbeddedJobRepository implements JobRepository {
   #saveTransaction: Database.Transaction<
     (job: JobParameters, by: string | null, nowMs: number) => JobRow | null
   > | null = null;
+  #inserts: GroupCommit<{ job: JobParameters; by: string | null; nowMs: number }, JobRow | null> | null =
+    null;
+  /** The connection's own `synchronous` level, restored after each relaxed statement. */
+  #synchronous = 2;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -140,42 +160,35 @@ export class EmbeddedJobRepository implements JobRepository {
     const filter = listingFilter(options);
     const skip = nonNegativeInteger(options.skip);
     const limit = nonNegativeInteger(options.limit);
-    const select = `SELECT * FROM ${T} ${filter.where} ORDER BY ${orderBy(options.sort)}`;
     const withState = (row: JobRow): JobWithState => {
       const job = rowToJob(row);
       return { ...job, _id: toJobId(row.id), state: computeJobState(job, now) };
     };
 
-    if (!options.state) {
-      // No computed-state filter: the database paginates and counts.
-      const rows = this.#all(`${select} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`, [
-        ...filter.params,
-        limit > 0 ? limit : -1,
-        skip,
-      ]);
-      const total = this.#count(filter);
-      return { jobs: rows.map(withState), total };
-    }
-
-    const state = options.state;
-    const matching = this.#all(select, filter.params)
-      .map(withState)
-      .filter((job) => (state === 'paused' ? job.disabled === true : job.state === state));
-    return {
-      jobs: limit > 0 ? matching.slice(skip, skip + limit) : matching.slice(skip),
-      total: matching.length,
-    };
+    // The computed state is a SQL expression too: the database filters, paginates and counts.
+    const where = options.state ? narrowToState(filter, options.state, now.getTime()) : filter;
+    const rows = this.#all(
+      `SELECT * FROM ${T} ${where.where} ORDER BY ${orderBy(options.sort)} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`,
+      [...where.params, limit > 0 ? limit : -1, skip],
+    );
+    return { jobs: rows.map(withState), total: this.#count(where) };
   }
 
+  /** Counts per name and state, computed by the database (one grouped count, no job loaded). */
   async getJobsOverview(): Promise<JobsOverview[]> {
-    const now = new Date();
+    const rows = this.db
+      .prepare<[], { name: string; state: keyof JobsOverview; n: number; paused: number }>(
+        `SELECT name, ${stateSql(Date.now())} AS state, count(*) AS n,
+           sum(CASE WHEN disabled = 1 THEN 1 ELSE 0 END) AS paused
+         FROM ${T} GROUP BY name, state ORDER BY name`,
+      )
+      .all();
     const overviews = new Map<string, JobsOverview>();
-    for (const row of this.#ready().everyJob.all()) {
-      const job = rowToJob(row);
-      let overview = overviews.get(job.name);
+    for (const row of rows) {
+      let overview = overviews.get(row.name);
       if (!overview) {
         overview = {
-          name: job.name,
+          name: row.name,
           total: 0,
           running: 0,
           scheduled: 0,
@@ -185,14 +198,27 @@ export class EmbeddedJobRepository implements JobRepository {
           repeating: 0,
           paused: 0,
         };
-        overviews.set(job.name, overview);
+        overviews.set(row.name, overview);
       }
-      overview.total += 1;
-      overview[computeJobState(job, now)] += 1;
+      overview.total += row.n;
+      (overview[row.state] as number) += row.n;
       // Paused is counted besides the computed state (a paused job is also, say, scheduled).
-      if (job.disabled === true) overview.paused += 1;
+      overview.paused += row.paused;
     }
     return [...overviews.values()];
+  }
+
+  /**
+   * Remove jobs of `name` that completed before `beforeMs` (no next run, not locked, not failed
+   * last): one ranged DELETE on the `finished` index. How many were removed.
+   */
+  async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
+    this.#ready();
+    return this.#run(
+      `DELETE FROM ${T} WHERE name = ? AND next_run_at IS NULL AND locked_at IS NULL
+         AND last_finished_at < ? AND (failed_at IS NULL OR last_finished_at > failed_at)`,
+      [name, Math.floor(beforeMs)],
+    );
   }
 
   async getDistinctJobNames(): Promise<string[]> {
@@ -227,9 +253,12 @@ export class EmbeddedJobRepository implements JobRepository {
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters<DATA>> {
     this.#ready();
-    // IMMEDIATE takes the write lock before the lookup, so no other process can insert the same
-    // single/unique job between this save's read and its insert.
-    const row = this.#saveTransaction?.immediate(job, options?.lastModifiedBy ?? null, Date.now()) ?? null;
+    const by = options?.lastModifiedBy ?? null;
+    // IMMEDIATE (also the group's transaction) takes the write lock before the lookup, so no
+    // other process can insert the same single/unique job between this save's read and insert.
+    const row = job._id
+      ? this.#relaxed(() => this.#saveTransaction?.immediate(job, by, Date.now()) ?? null)
+      : await this.#groupedInserts().commit({ job, by, nowMs: Date.now() });
     // A job saved by id that was removed meanwhile comes back unchanged, as with Agenda's
     // other backends. `data` was written as JSON and is read back as what was written.
     return row ? (rowToJob(row) as JobParameters<DATA>) : job;
@@ -237,19 +266,22 @@ export class EmbeddedJobRepository implements JobRepository {
 
   async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
     if (!job._id) throw new Error('agenda jobs: cannot save the state of a job without an id');
-    const result = this.#ready().saveState.run({
-      id: String(job._id),
-      name: job.name,
-      locked_at: optionalMs(job.lockedAt, 'lockedAt'),
-      next_run_at: optionalMs(job.nextRunAt, 'nextRunAt'),
-      last_run_at: optionalMs(job.lastRunAt, 'lastRunAt'),
-      progress: job.progress ?? null,
-      fail_reason: job.failReason ?? null,
-      fail_count: job.failCount ?? null,
-      failed_at: optionalMs(job.failedAt, 'failedAt'),
-      last_finished_at: optionalMs(job.lastFinishedAt, 'lastFinishedAt'),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const result = this.#relaxed(() =>
+      statements.saveState.run({
+        id: String(job._id),
+        name: job.name,
+        locked_at: optionalMs(job.lockedAt, 'lockedAt'),
+        next_run_at: optionalMs(job.nextRunAt, 'nextRunAt'),
+        last_run_at: optionalMs(job.lastRunAt, 'lastRunAt'),
+        progress: job.progress ?? null,
+        fail_reason: job.failReason ?? null,
+        fail_count: job.failCount ?? null,
+        failed_at: optionalMs(job.failedAt, 'failedAt'),
+        last_finished_at: optionalMs(job.lastFinishedAt, 'lastFinishedAt'),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     if (result.changes !== 1) {
       throw new Error(`agenda job ${job._id} (${job.name}) cannot be updated: it no longer exists`);
     }
@@ -260,25 +292,30 @@ export class EmbeddedJobRepository implements JobRepository {
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters | undefined> {
     if (!job._id) return undefined;
-    const row = this.#ready().lock.get({
-      id: String(job._id),
-      name: job.name,
-      nextRunAt: optionalMs(job.nextRunAt, 'nextRunAt'),
-      lockedAt: Date.now(),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const row = this.#relaxed(() =>
+      statements.lock.get({
+        id: String(job._id),
+        name: job.name,
+        nextRunAt: optionalMs(job.nextRunAt, 'nextRunAt'),
+        lockedAt: Date.now(),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     return row ? rowToJob(row) : undefined;
   }
 
   async unlockJob(job: JobParameters): Promise<void> {
     if (!job._id) return;
-    this.#ready().unlock.run(String(job._id));
+    const statements = this.#ready();
+    this.#relaxed(() => statements.unlock.run(String(job._id)));
   }
 
   /** Release the given jobs' locks whatever their state (Agenda calls it from `stop()`). */
   async unlockJobs(jobIds: (JobId | string)[]): Promise<void> {
     if (jobIds.length === 0) return;
-    this.#ready().unlockMany.run(JSON.stringify(jobIds.map(String)));
+    const statements = this.#ready();
+    this.#relaxed(() => statements.unlockMany.run(JSON.stringify(jobIds.map(String))));
   }
 
   async getNextJobToRun(
@@ -288,13 +325,16 @@ export class EmbeddedJobRepository implements JobRepository {
     now: Date | undefined,
     options: JobRepositoryOptions | undefined,
   ): Promise<JobParameters | undefined> {
-    const row = this.#ready().claim.get({
-      name: jobName,
-      nextScanAt: toEpochMs(nextScanAt, 'nextScanAt'),
-      lockDeadline: toEpochMs(lockDeadline, 'lockDeadline'),
-      lockedAt: now ? toEpochMs(now, 'now') : Date.now(),
-      by: options?.lastModifiedBy ?? null,
-    });
+    const statements = this.#ready();
+    const row = this.#relaxed(() =>
+      statements.claim.get({
+        name: jobName,
+        nextScanAt: toEpochMs(nextScanAt, 'nextScanAt'),
+        lockDeadline: toEpochMs(lockDeadline, 'lockDeadline'),
+        lockedAt: now ? toEpochMs(now, 'now') : Date.now(),
+        by: options?.lastModifiedBy ?? null,
+      }),
+    );
     return row ? rowToJob(row) : undefined;
   }
 
@@ -357,7 +397,31 @@ export class EmbeddedJobRepository implements JobRepository {
     this.#saveTransaction = this.db.transaction((job: JobParameters, by: string | null, nowMs: number) =>
       this.#saveInTransaction(job, by, nowMs),
     );
+    this.#synchronous = Number(this.db.pragma('synchronous', { simple: true }));
+    this.#inserts = new GroupCommit(
+      this.db,
+      ({ job, by, nowMs }: { job: JobParameters; by: string | null; nowMs: number }) =>
+        this.#saveInTransaction(job, by, nowMs),
+      { afterCommit: () => {}, beforeDeferred: () => {} },
+    );
     return this.#statements;
+  }
+
+  #groupedInserts(): GroupCommit<{ job: JobParameters; by: string | null; nowMs: number }, JobRow | null> {
+    if (!this.#inserts) throw new Error('agenda jobs: repository not ready');
+    return this.#inserts;
+  }
+
+  /** Run one write without waiting for the disk (see the durability note above). */
+  #relaxed<T>(write: () => T): T {
+    if (this.#synchronous < 2 || this.db.inTransaction) return write();
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return write();
+    } finally {
+      // A number read from SQLite itself, not user input.
+      this.db.pragma(`synchronous = ${this.#synchronous}`);
+    }
   }
 
   #all(sql: string, params: SqlValue[]): JobRow[] {
@@ -375,6 +439,16 @@ export class EmbeddedJobRepository implements JobRepository {
   #run(sql: string, params: SqlValue[]): number {
     return this.db.prepare<SqlValue[], void>(sql).run(...params).changes;
   }
+}
+
+/** `filter` narrowed to jobs in Agenda's computed `state` (or paused) at `nowMs`. */
+function narrowToState(filter: SqlFilter, state: string, nowMs: number): SqlFilter {
+  const condition = state === 'paused' ? 'disabled = 1' : `${stateSql(nowMs)} = ?`;
+  const params = state === 'paused' ? filter.params : [...filter.params, state];
+  return {
+    where: filter.where ? `${filter.where} AND (${condition})` : `WHERE ${condition}`,
+    params,
+  };
 }
 
 function optionalMs(value: Date | string | number | null | undefined, field: string): number | null {

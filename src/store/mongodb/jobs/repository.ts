@@ -6,9 +6,10 @@
  * finding the winner's job.
  */
 import { MongoJobRepository } from '@agendajs/mongo-backend';
-import type { JobParameters, JobRepositoryOptions } from 'agenda';
+import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
 import { isDuplicateKeyError } from '../serverErrors.js';
+import { completedBeforeFilter, FINISHED_INDEX, overviewPipeline } from './upkeep.js';
 
 export const DEDUPE_INDEX: IndexDescription = {
   key: { name: 1, 'data.dedupeKey': 1 },
@@ -32,7 +33,47 @@ export class DedupingMongoJobRepository extends MongoJobRepository {
 
   override async connect(): Promise<void> {
     await super.connect();
-    await this.jobsDb.collection(this.collection.collectionName).createIndexes([DEDUPE_INDEX]);
+    await this.jobsDb
+      .collection(this.collection.collectionName)
+      .createIndexes([DEDUPE_INDEX, FINISHED_INDEX]);
+  }
+
+  /** Counts per name and state, grouped by the server (the library's own loads every job). */
+  override async getJobsOverview(): Promise<JobsOverview[]> {
+    const rows = await this.collection
+      .aggregate<{ _id: { name: string; state: keyof JobsOverview }; n: number; paused: number }>(
+        overviewPipeline(new Date()),
+      )
+      .toArray();
+    const overviews = new Map<string, JobsOverview>();
+    for (const row of rows) {
+      const { name, state } = row._id;
+      let overview = overviews.get(name);
+      if (!overview) {
+        overview = {
+          name,
+          total: 0,
+          running: 0,
+          scheduled: 0,
+          queued: 0,
+          completed: 0,
+          failed: 0,
+          repeating: 0,
+          paused: 0,
+        };
+        overviews.set(name, overview);
+      }
+      overview.total += row.n;
+      (overview[state] as number) += row.n;
+      overview.paused += row.paused;
+    }
+    return [...overviews.values()];
+  }
+
+  /** One server-side delete of the jobs of `name` that completed before `beforeMs`. */
+  async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
+    const result = await this.collection.deleteMany(completedBeforeFilter(name, new Date(beforeMs)));
+    return result.deletedCount;
   }
 
   override async saveJob<DATA = unknown>(
