@@ -6,7 +6,11 @@ module.exports = {
   'node-option': ['import=tsx'],
   // Every response a test server sends is checked against the OpenAPI document (test/support/contract.ts).
   require: ['test/support/contractHooks.ts'],
-  ...(named ? {} : { spec: ['test/**/*.test.ts'] }),
+  // The browser suites run in a mocha process of their own (`npm test` runs both): once
+  // playwright-core is loaded, @microsoft/fetch-event-source in the same process saw a cut
+  // connection as a clean end and stopped (test/http/streamClients.test.ts), which it does not
+  // in a process without it; the cause inside playwright-core was not found.
+  ...(named ? {} : { spec: ['test/**/*.test.ts'], ignore: ['test/browser/**'] }),
   timeout: 20000,
   reporter: 'spec',
   exit: true,
