@@ -189,6 +189,12 @@ export interface DocumentRepository {
    */
   scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
   /**
+   * Optional: `scan` without a projection, each document as the text JSON.stringify gives of
+   * the one `scan` yields, a page of them at a time. A store that builds the text itself
+   * (embedded: SQLite) spares an export parsing and serialising every document.
+   */
+  scanJson?(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<string[]>;
+  /**
    * Number of documents matching the filter; with `upTo`, counting stops there (the answer is
    * then at most `upTo`), so a bounded count never reads every match.
    */

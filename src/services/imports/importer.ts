@@ -16,7 +16,7 @@ import { AppError, conflict } from '../../errors.js';
 import type { TransferFormat } from '../../formats/formats.js';
 import type { DataScope, DocumentWrite, Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
-import { assertDocumentSize } from '../documentRules.js';
+import { assertMeasuredSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
 import type { SchemaService } from '../schemas/index.js';
@@ -25,6 +25,7 @@ import {
   type ImportError,
   type ImportOptions,
   importError,
+  largestDocumentBytes,
   type PreparedRecord,
   prepareRecord,
 } from './importRules.js';
@@ -134,15 +135,17 @@ export class ImportService {
         continue;
       }
       let prepared: PreparedRecord;
+      let fieldsJson: string;
       try {
         prepared = prepareRecord(record.value, options.idField);
+        // Serialised once: measured here and spooled as is.
+        fieldsJson = JSON.stringify(prepared.fields);
         // Checked now, so that a too-large record is known before anything is written, at the
         // largest version number there can be: pass 2 need not measure it again.
-        assertDocumentSize(
-          {
-            ...buildDocument(prepared.id, prepared.fields, null),
-            $version: Number.MAX_SAFE_INTEGER,
-          },
+        const { id, fields } = prepared;
+        assertMeasuredSize(
+          largestDocumentBytes(id, fieldsJson),
+          () => ({ ...buildDocument(id, fields, null), $version: Number.MAX_SAFE_INTEGER }),
           this.config.documents,
         );
         // A record the collection's schema refuses is that record's error; the rest go on.
@@ -156,7 +159,7 @@ export class ImportService {
         if (givenIds.has(prepared.id)) repeated.add(prepared.id);
         givenIds.add(prepared.id);
       }
-      await spool.append(record.index, record.line, prepared.id, prepared.fields);
+      await spool.append(record.index, record.line, prepared.id, fieldsJson);
     }
     if (options.onConflict === 'fail') {
       const taken = [...repeated, ...(await this.#existing(ctx.scope, collection, givenIds))];
