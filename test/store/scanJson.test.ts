@@ -50,7 +50,8 @@ describe('DocumentRepository.scanJson [embedded]', () => {
   it('gives the text of every document scan yields, in pages, for generated documents', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fields, { minLength: 1, maxLength: 300 }), async (all) => {
-        const collection = `c${(runs += 1)}`;
+        runs += 1;
+        const collection = `c${runs}`;
         const docs = all.map((f) => firstVersion(JSON.parse(JSON.stringify(f)) as JsonObject));
         expect(
           (
