@@ -40,7 +40,7 @@ describe('import: syncs per batches [embedded]', function () {
         body,
       });
       const after = store.documents.commitGroups;
-      expect((await res.json()).imported).to.equal(records);
+      expect(((await res.json()) as { imported: number }).imported).to.equal(records);
       // Published by the time it answered: nothing else is written that could sync them.
       const events = await reader.take(records);
       expect(events.map((e) => e.documentId)).to.deep.equal(
