@@ -103,6 +103,13 @@ export interface CommitOptions {
    * earlier than that. The commit is visible to reads at once. Default true.
    */
   durable?: boolean;
+  /**
+   * Called once the commit has its place in the store's order, before it is applied: a commit
+   * made after this call is applied after this one. A store that cannot promise it (MongoDB:
+   * each commit is its own transaction) never calls it. Lets a bulk request start its next
+   * operation on another document while this one waits for its group.
+   */
+  queued?: () => void;
 }
 
 /** Ascending (1) or descending (-1), MongoDB-style. */

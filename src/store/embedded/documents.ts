@@ -244,7 +244,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     try {
-      return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
+      const committed = this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
+      // In the group's queue now: commits made from here on are applied after it.
+      options?.queued?.();
+      return await committed;
     } catch (error) {
       throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }
