@@ -1031,9 +1031,12 @@ ${oneShot.join('\n')}
   0.4 × raw is out of reach while versions and events are written in the document's
   transaction. Profile of the rest (main thread): the commit's statements 45 %, its WAL
   writes 17 %, GC 10 %, reading the spool back 5 %, \`JSON.parse\` 4 %, the change feed's read
-  4 %. *Bulk* is unchanged (12–20 ms of CPU per 100 operations, raw 2.5–3 ms): each operation
-  is its own transaction, and one transaction per document costs 59 µs of CPU against 18.5 at
-  10 per transaction and 12 at 100.
+  4 %. *Bulk*: one transaction per operation cost 59 µs of CPU per document (measured in
+  isolation) against 18.5 at 10 per transaction and 12 at 100, so operations on different
+  documents now share a group's transaction (the next starts once the previous commit has its
+  place in the order; one on a document still being written waits for it): the bench's 100
+  operations take 3 transactions instead of 100, 12.5–14.5 → 5.5–8.5 ms of server CPU and
+  27–29 → 7–16 ms per request after warm-up; raw 1.5–3 ms of CPU, 3–8 ms.
 - **Filtered list**: the page query binds LIMIT and OFFSET as \`CAST(? AS INTEGER)\`. A bare
   parameter there makes SQLite (3.47 and later) prepare the statement again on every run: 60 µs
   per page in SQLite instead of 22. Two more fixes on 2026-11-25, measured side by side
