@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
+import { processCpuMs } from './workloads/processCpu.js';
+import { transferDoc, transferNdjson } from './workloads/rows.js';
 
 const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
@@ -58,23 +60,8 @@ async function tenant(url: string, email: string, plan: 'pro' | 'team'): Promise
   return rawKey;
 }
 
-function doc(i: number) {
-  return {
-    sku: `sku-${i}`,
-    n: i,
-    price: Math.round(((i * 7919) % 100_000) / 10) / 10,
-    name: `Product ${i}, "special" edition`,
-    tags: ['a', `t${i % 10}`],
-    address: { city: `city-${i % 200}`, zip: String(10000 + (i % 90000)) },
-    active: i % 2 === 0,
-  };
-}
-
-function ndjson(start: number, n: number): string {
-  let out = '';
-  for (let i = start; i < start + n; i++) out += `${JSON.stringify(doc(i))}\n`;
-  return out;
-}
+const doc = transferDoc;
+const ndjson = transferNdjson;
 
 function csv(start: number, n: number): string {
   const rows = ['sku,n,price,name,tags,address.city,address.zip,active'];
@@ -96,7 +83,16 @@ function csv(start: number, n: number): string {
   return `${rows.join('\r\n')}\r\n`;
 }
 
+/** The server's CPU (ms, all its threads) while `work` runs. */
+async function serverCpu<T>(work: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {
+  const pid = server.child.pid;
+  const before = processCpuMs(pid);
+  const value = await work();
+  return { value, cpuMs: processCpuMs(pid) - before };
+}
+
 async function timedImport(url: string, key: string, collection: string, body: string, type: string) {
+  const cpuBefore = processCpuMs(server.child.pid);
   const t0 = performance.now();
   const result = await call(`${url}/bench/${collection}/_import`, {
     method: 'POST',
@@ -106,7 +102,14 @@ async function timedImport(url: string, key: string, collection: string, body: s
   const ms = performance.now() - t0;
   if (result.imported !== result.total)
     throw new Error(`import incomplete: ${JSON.stringify(result).slice(0, 300)}`);
-  return { ms, docsPerSecond: (result.imported / ms) * 1000, bytes: Buffer.byteLength(body) };
+  const cpuMs = processCpuMs(server.child.pid) - cpuBefore;
+  return {
+    ms,
+    docsPerSecond: (result.imported / ms) * 1000,
+    bytes: Buffer.byteLength(body),
+    cpuMs,
+    cpuMicrosPerDoc: (cpuMs * 1000) / result.imported,
+  };
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'folio-bench-transfer-'));
@@ -143,6 +146,7 @@ try {
 
   // Bulk: 100 operations (creates, replaces, patches, deletes) in one request.
   const bulkTimes: number[] = [];
+  const bulkCpu: number[] = [];
   for (let round = 0; round < 7; round++) {
     const operations = Array.from({ length: BULK_OPS }, (_, i) => {
       const id = `b${round}-${i % 40}`;
@@ -152,19 +156,26 @@ try {
       return { method: 'DELETE', id };
     });
     const t0 = performance.now();
-    const res = await call(`${server.url}/bench/bulk/_bulk`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ operations }),
-    });
+    const { value: res, cpuMs } = await serverCpu(() =>
+      call(`${server.url}/bench/bulk/_bulk`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ operations }),
+      }),
+    );
     if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
-    if (round >= 2) bulkTimes.push(performance.now() - t0);
+    if (round >= 2) {
+      bulkTimes.push(performance.now() - t0);
+      bulkCpu.push(cpuMs);
+    }
   }
   bulkTimes.sort((a, b) => a - b);
   results.bulk100Ms = {
     median: bulkTimes[Math.floor(bulkTimes.length / 2)],
     min: bulkTimes[0],
     max: bulkTimes.at(-1),
+    // Server CPU of one request, ms, as a mean: /proc counts 10 ms ticks.
+    cpuMsMean: bulkCpu.reduce((a, b) => a + b, 0) / bulkCpu.length,
   };
 
   // Export 250,000 from a freshly started server: peak RSS above idle is the export's own cost.
@@ -181,6 +192,7 @@ try {
     const sampler = setInterval(() => {
       sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);
     }, 10);
+    const cpuBefore = processCpuMs(server.child.pid);
     const t0 = performance.now();
     const res = await fetch(`${server.url}/bench/exported/_export`, {
       headers: { Authorization: `Bearer ${key}`, Accept: type },
@@ -193,6 +205,7 @@ try {
       bytes += chunk.byteLength;
     }
     const ms = performance.now() - t0;
+    const cpuMs = processCpuMs(server.child.pid) - cpuBefore;
     clearInterval(sampler);
     const mem = memory(server.child.pid!);
     results[`export_${format}`] = {
@@ -202,6 +215,7 @@ try {
       idleRssMiB: idle.rss,
       peakRssMiB: Math.max(mem.peak, sampledPeak),
       aboveIdleMiB: Math.max(mem.peak, sampledPeak) - idle.rss,
+      cpuMs,
     };
   }
 
@@ -233,7 +247,7 @@ for (const [name, key] of [
   ['import 25,000 CSV', 'importCsv'],
 ] as const) {
   out.write(
-    `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s\n`,
+    `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s   server CPU ${r[key]!.cpuMicrosPerDoc!.toFixed(1)} µs/doc\n`,
   );
 }
 out.write(`${'seed 250,000 (10 imports)'.padEnd(28)}${((results.seedMs as number) / 1000).toFixed(1)} s\n`);
@@ -241,11 +255,11 @@ for (const format of ['ndjson', 'csv', 'json']) {
   const e = r[`export_${format}`]!;
   out.write(
     `${`export 250,000 ${format}`.padEnd(28)}${(e.ms! / 1000).toFixed(2)} s   first byte ${e.firstByteMs!.toFixed(0)} ms   ` +
-      `${e.mib!.toFixed(0)} MiB   server RSS idle ${e.idleRssMiB!.toFixed(0)} MiB, peak ${e.peakRssMiB!.toFixed(0)} MiB (+${e.aboveIdleMiB!.toFixed(0)})\n`,
+      `${e.mib!.toFixed(0)} MiB   server RSS idle ${e.idleRssMiB!.toFixed(0)} MiB, peak ${e.peakRssMiB!.toFixed(0)} MiB (+${e.aboveIdleMiB!.toFixed(0)})   server CPU ${e.cpuMs!.toFixed(0)} ms\n`,
   );
 }
 out.write(
-  `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})\n`,
+  `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
 );
 const cliRun = r.cli100kCsvPro!;
 out.write(

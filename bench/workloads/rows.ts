@@ -44,3 +44,27 @@ export function categoryCycle(): () => string {
   let k = 0;
   return () => `cat-${(k++ * 37) % CATEGORIES}`;
 }
+
+/**
+ * The documents of the import and export workloads (bench/transfer.ts), which the raw
+ * better-sqlite3 baseline imports too, so both store the same bytes: text with quotes and a
+ * comma, an array, a nested object, a boolean.
+ */
+export function transferDoc(i: number) {
+  return {
+    sku: `sku-${i}`,
+    n: i,
+    price: Math.round(((i * 7919) % 100_000) / 10) / 10,
+    name: `Product ${i}, "special" edition`,
+    tags: ['a', `t${i % 10}`],
+    address: { city: `city-${i % 200}`, zip: String(10000 + (i % 90000)) },
+    active: i % 2 === 0,
+  };
+}
+
+/** transferDoc rows `start` .. `start + count - 1` as NDJSON. */
+export function transferNdjson(start: number, count: number): string {
+  let out = '';
+  for (let i = start; i < start + count; i++) out += `${JSON.stringify(transferDoc(i))}\n`;
+  return out;
+}

@@ -11,7 +11,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
-import { bigNdjson, bigRow } from './rows.js';
+import { processCpuMs } from './processCpu.js';
+import { bigRow, transferNdjson } from './rows.js';
 
 export const IMPORT_DOCS = 25_000;
 export const EXPORT_DOCS = 250_000;
@@ -29,6 +30,10 @@ export interface Baselines {
   rawImportDocsPerSecond?: number;
   rawExportSeconds?: number;
   rawBulkMs?: number;
+  /** Server CPU: µs per imported document, ms for the export, ms per bulk request (mean). */
+  rawImportCpuMicrosPerDoc?: number;
+  rawExportCpuMs?: number;
+  rawBulkCpuMs?: number;
   pouchImportDocsPerSecond?: number;
   pouchBulkMs?: number;
 }
@@ -41,37 +46,58 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; text
   return { ms: performance.now() - t0, text };
 }
 
-async function bulkMedian(url: string, body: () => string): Promise<number> {
+async function bulkMedian(
+  url: string,
+  body: () => string,
+  pid?: number,
+): Promise<{ ms: number; cpuMs: number }> {
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let round = 0; round < BULK_ROUNDS; round++) {
+    const before = processCpuMs(pid);
     const { ms } = await timed(url, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: body(),
     });
-    if (round >= 2) times.push(ms); // the first two warm up
+    // the first two warm up
+    if (round >= 2) {
+      times.push(ms);
+      cpu.push(processCpuMs(pid) - before);
+    }
   }
-  return median(times);
+  // CPU as a mean: /proc counts 10 ms ticks, finer than one request only in a sum.
+  return { ms: median(times), cpuMs: cpu.reduce((a, b) => a + b, 0) / cpu.length };
 }
 
 export async function measureBaselines(raw: Server | null, pouch: Server | null): Promise<Baselines> {
   const out: Baselines = {};
-  const rows = bigNdjson(0, IMPORT_DOCS);
+  // The documents Folio's import stores (bench/transfer.ts), so both write the same bytes.
+  const rows = transferNdjson(0, IMPORT_DOCS);
   if (raw) {
+    const pid = raw.child.pid;
+    let before = processCpuMs(pid);
     const imported = await timed(`${raw.url}/import`, {
       method: 'POST',
       headers: { 'Content-Type': 'text/plain' },
       body: rows,
     });
     out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
+    out.rawImportCpuMicrosPerDoc = ((processCpuMs(pid) - before) * 1000) / IMPORT_DOCS;
+    before = processCpuMs(pid);
     const exported = await timed(`${raw.url}/export`, {});
+    out.rawExportCpuMs = processCpuMs(pid) - before;
     const lines = exported.text.split('\n').length - 1;
     if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
     out.rawExportSeconds = exported.ms / 1000;
     let k = 0;
-    out.rawBulkMs = await bulkMedian(`${raw.url}/bulk`, () =>
-      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+    const bulk = await bulkMedian(
+      `${raw.url}/bulk`,
+      () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+      pid,
     );
+    out.rawBulkMs = bulk.ms;
+    out.rawBulkCpuMs = bulk.cpuMs;
   }
   if (pouch) {
     const docs = Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i));
@@ -83,9 +109,11 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     });
     out.pouchImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
     let k = 0;
-    out.pouchBulkMs = await bulkMedian(`${pouch.url}/imported/_bulk_docs`, () =>
-      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
-    );
+    out.pouchBulkMs = (
+      await bulkMedian(`${pouch.url}/imported/_bulk_docs`, () =>
+        JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+      )
+    ).ms;
   }
   return out;
 }
@@ -115,12 +143,18 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
   const folioExport = field(folio.transfer, 'export_ndjson', 'ms');
   const folioExportSeconds = typeof folioExport === 'number' ? folioExport / 1000 : undefined;
   const folioBulk = field(folio.transfer, 'bulk100Ms', 'median');
+  const folioImportCpu = field(folio.transfer, 'importNdjson', 'cpuMicrosPerDoc');
+  const folioExportCpu = field(folio.transfer, 'export_ndjson', 'cpuMs');
+  const folioBulkCpu = field(folio.transfer, 'bulk100Ms', 'cpuMsMean');
   return [
     '| workload | unit | Folio | raw better-sqlite3 | Folio ÷ raw | json-server | pouchdb-server |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON; pouchdb: \`_bulk_docs\`) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON, the same documents; pouchdb: \`_bulk_docs\` of the list rows) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} |`,
     `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} |`,
     `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} |`,
+    `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
+    `| export, server CPU | ms | ${fixed(folioExportCpu, 0)} | ${fixed(b.rawExportCpuMs, 0)} | ${ratio(folioExportCpu, b.rawExportCpuMs)} | ${NA} | ${NA} |`,
+    `| bulk, server CPU | ms per request, mean | ${fixed(folioBulkCpu, 1)} | ${fixed(b.rawBulkCpuMs, 1)} | ${ratio(folioBulkCpu, b.rawBulkCpuMs)} | ${NA} | ${NA} |`,
     `| change stream, write to event, ${String(field(thousand, 'scenario') ?? '1,000 subscribers')} | p50 / p99 ms | ${fixed(field(thousand, 'p50'), 1)} / ${fixed(field(thousand, 'p99'), 1)} | ${NA} | ${NA} | ${NA} | ${NA} |`,
     `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} |`,
   ];

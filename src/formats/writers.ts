@@ -42,6 +42,32 @@ async function* ndjson(docs: AsyncIterable<JsonObject>): AsyncGenerator<string> 
   for await (const doc of docs) yield `${JSON.stringify(doc)}\n`;
 }
 
+/**
+ * NDJSON or a JSON array from documents already serialised (DocumentRepository.scanJson), pages
+ * of them: the same text `writeDocuments` gives for those documents, one chunk per page or more.
+ */
+export async function* writeJsonTexts(
+  format: 'ndjson' | 'json',
+  pages: AsyncIterable<string[]>,
+): AsyncGenerator<string> {
+  let buffer = format === 'json' ? '[' : '';
+  let first = true;
+  for await (const page of pages) {
+    if (page.length === 0) continue;
+    if (format === 'ndjson') buffer += `${page.join('\n')}\n`;
+    else {
+      buffer += `${first ? '\n' : ',\n'}${page.join(',\n')}`;
+      first = false;
+    }
+    if (buffer.length >= CHUNK_CHARS) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  if (format === 'json') buffer += first ? ']\n' : '\n]\n';
+  if (buffer !== '') yield buffer;
+}
+
 function csvLines(rows: string[][]): string {
   return `${Papa.unparse(rows, { newline: CSV_NEWLINE, header: false })}${CSV_NEWLINE}`;
 }

@@ -121,7 +121,19 @@ export interface DocumentSizeLimits {
 }
 
 export function assertDocumentSize(doc: FolioDocument, limits: DocumentSizeLimits): void {
-  const bytes = Buffer.byteLength(JSON.stringify(doc));
+  assertMeasuredSize(Buffer.byteLength(JSON.stringify(doc)), () => doc, limits);
+}
+
+/**
+ * The same rule for a document known by its JSON size (`bytes`, what JSON.stringify of it
+ * takes): an import measures each record from the text it spools rather than serialising the
+ * document once more. `doc` is built only when the BSON bound must be checked exactly.
+ */
+export function assertMeasuredSize(
+  bytes: number,
+  doc: () => FolioDocument,
+  limits: DocumentSizeLimits,
+): void {
   if (bytes > limits.maxBytes) {
     throw payloadTooLarge(`Document is ${bytes} bytes; the maximum is ${limits.maxBytes}.`, {
       bytes,
@@ -131,7 +143,7 @@ export function assertDocumentSize(doc: FolioDocument, limits: DocumentSizeLimit
   // Most documents are far below the stored limit even at BSON's worst growth over JSON: measuring
   // them again as BSON was about 3 % of a create's CPU.
   if (storedBsonSizeBound(bytes) <= limits.maxBsonBytes) return;
-  const bsonBytes = storedBsonSize(doc);
+  const bsonBytes = storedBsonSize(doc());
   if (bsonBytes > limits.maxBsonBytes) {
     throw payloadTooLarge(
       `Document takes ${bsonBytes} bytes as stored (BSON); the maximum is ${limits.maxBsonBytes}. ` +

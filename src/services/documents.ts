@@ -48,10 +48,19 @@ interface Mutation {
   operation: WriteOperation;
 }
 
+interface DocumentServiceOptions {
+  durable?: boolean;
+  schemas?: SchemaService;
+  nowMs?: () => number;
+  /** Passed to every commit (CommitOptions.queued): see `withCommitQueued`. */
+  queued?: () => void;
+}
+
 export class DocumentService {
   readonly #commitOptions: CommitOptions;
   readonly #schemas: SchemaService | null;
   readonly #nowMs: () => number;
+  readonly #options: DocumentServiceOptions;
 
   /**
    * `durable: false` (the bulk service's own instance): commits may answer before they reach
@@ -60,11 +69,21 @@ export class DocumentService {
   constructor(
     private readonly store: Store,
     private readonly config: Config,
-    options: { durable?: boolean; schemas?: SchemaService; nowMs?: () => number } = {},
+    options: DocumentServiceOptions = {},
   ) {
+    this.#options = options;
     this.#commitOptions = { durable: options.durable ?? true };
+    if (options.queued) this.#commitOptions.queued = options.queued;
     this.#schemas = options.schemas ?? null;
     this.#nowMs = options.nowMs ?? Date.now;
+  }
+
+  /**
+   * The same service whose commits call `queued` once they have their place in the store's
+   * order (one bulk operation: the next may start then).
+   */
+  withCommitQueued(queued: () => void): DocumentService {
+    return new DocumentService(this.store, this.config, { ...this.#options, queued });
   }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {

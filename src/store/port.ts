@@ -103,6 +103,13 @@ export interface CommitOptions {
    * earlier than that. The commit is visible to reads at once. Default true.
    */
   durable?: boolean;
+  /**
+   * Called once the commit has its place in the store's order, before it is applied: a commit
+   * made after this call is applied after this one. A store that cannot promise it (MongoDB:
+   * each commit is its own transaction) never calls it. Lets a bulk request start its next
+   * operation on another document while this one waits for its group.
+   */
+  queued?: () => void;
 }
 
 /** Ascending (1) or descending (-1), MongoDB-style. */
@@ -188,6 +195,12 @@ export interface DocumentRepository {
    * cursor. A refused query shape throws QueryRejectedError on the first step.
    */
   scan(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<FolioDocument>;
+  /**
+   * Optional: `scan` without a projection, each document as the text JSON.stringify gives of
+   * the one `scan` yields, a page of them at a time. A store that builds the text itself
+   * (embedded: SQLite) spares an export parsing and serialising every document.
+   */
+  scanJson?(scope: DataScope, collection: string, query: FindQuery): AsyncIterable<string[]>;
   /**
    * Number of documents matching the filter; with `upTo`, counting stops there (the answer is
    * then at most `upTo`), so a bounded count never reads every match.

@@ -10,10 +10,10 @@ import { AppError, invalidQuery } from '../../errors.js';
 import type { CellOptions } from '../../formats/csvCells.js';
 import { flattenDocument, MAX_CSV_COLUMNS } from '../../formats/csvDocument.js';
 import { fileExtension, MEDIA_TYPES, type TransferFormat } from '../../formats/formats.js';
-import { writeDocuments } from '../../formats/writers.js';
+import { writeDocuments, writeJsonTexts } from '../../formats/writers.js';
 import { isFilterParam, type RawQuery } from '../../query/filterParams.js';
 import { checkPlanQueryLimits, parseListQuery } from '../../query/listQuery.js';
-import { type FindQuery, type FolioDocument, QueryRejectedError, type Store } from '../../store/port.js';
+import { type FindQuery, QueryRejectedError, type Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 
 export interface ExportResponse {
@@ -118,11 +118,27 @@ export class ExportService {
     // Reading one more than allowed notices it, and the stream then fails (the client sees a
     // broken transfer) rather than ending as if complete.
     const query: FindQuery = { filter: parsed.filter, sort: parsed.sort, skip: 0, limit: max + 1 };
-    const columns = format === 'csv' ? await this.#columns(ctx, collection, query) : [];
-    const scan = await startScan(this.store.documents.scan(ctx.scope, collection, query), max);
-    const body = Readable.from(writeDocuments(format, scan.docs, columns, cells), { objectMode: false });
+    const documents = this.store.documents;
+    let text: AsyncIterable<string>;
+    let close: () => Promise<unknown>;
+    if (format !== 'csv' && documents.scanJson) {
+      // The store hands the documents' text: nothing parsed and serialised again.
+      const scan = await startScan(
+        documents.scanJson(ctx.scope, collection, query),
+        max,
+        (page) => page.length,
+      );
+      text = writeJsonTexts(format, scan.docs);
+      close = scan.close;
+    } else {
+      const columns = format === 'csv' ? await this.#columns(ctx, collection, query) : [];
+      const scan = await startScan(documents.scan(ctx.scope, collection, query), max, () => 1);
+      text = writeDocuments(format, scan.docs, columns, cells);
+      close = scan.close;
+    }
+    const body = Readable.from(text, { objectMode: false });
     // However the response ends (done, client gone, error), the cursor is released.
-    body.once('close', () => void scan.close());
+    body.once('close', () => void close());
     return {
       body,
       contentType: `${MEDIA_TYPES[format]}; charset=utf-8`,
@@ -156,18 +172,20 @@ export class ExportService {
  * Take the first step of the scan now, so a query the store refuses is a 400 before any byte
  * is sent; then hand out that document and the rest, failing past `max`.
  */
-async function startScan(
-  scan: AsyncIterable<FolioDocument>,
+async function startScan<T>(
+  scan: AsyncIterable<T>,
   max: number,
-): Promise<{ docs: AsyncIterable<FolioDocument>; close: () => Promise<unknown> }> {
+  /** Documents in one item: 1 for a document, the page's length for a page of texts. */
+  size: (item: T) => number,
+): Promise<{ docs: AsyncIterable<T>; close: () => Promise<unknown> }> {
   const iterator = scan[Symbol.asyncIterator]();
   const first = await iterator.next();
-  async function* all(): AsyncGenerator<FolioDocument> {
-    let step = first;
-    for (let n = 1; !step.done; n++) {
+  async function* all(): AsyncGenerator<T> {
+    let n = 0;
+    for (let step = first; !step.done; step = await iterator.next()) {
+      n += size(step.value);
       if (n > max) throw new ExportOverflow(max);
       yield step.value;
-      step = await iterator.next();
     }
   }
   return { docs: all(), close: async () => iterator.return?.() };

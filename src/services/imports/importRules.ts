@@ -90,6 +90,24 @@ function idText(value: JsonValue | undefined): JsonValue | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : value;
 }
 
+/** `$createdAt`/`$updatedAt` as `isoNow()` writes them: 24 characters until the year 10000. */
+const TIMESTAMP_CHARS = new Date(0).toISOString().length;
+/** What the metadata adds at most to a document's JSON after its fields. */
+const METADATA_TAIL_BYTES = Buffer.byteLength(
+  `,"$createdAt":"${'0'.repeat(TIMESTAMP_CHARS)}","$updatedAt":"${'0'.repeat(TIMESTAMP_CHARS)}","$version":${Number.MAX_SAFE_INTEGER}}`,
+);
+
+/**
+ * The UTF-8 bytes of `JSON.stringify` of the document a record becomes (`_id`, its fields, the
+ * metadata) at the largest version number there can be, from the fields' own JSON text: what
+ * documentRules.ts measures, without building and serialising the document again.
+ */
+export function largestDocumentBytes(id: string, fieldsJson: string): number {
+  // `{"_id":<id>` then, unless there are no fields, `,` and the fields without their braces.
+  const fields = fieldsJson === '{}' ? 0 : Buffer.byteLength(fieldsJson) - 1;
+  return '{"_id":'.length + Buffer.byteLength(JSON.stringify(id)) + fields + METADATA_TAIL_BYTES;
+}
+
 export type ImportAction = 'create' | 'overwrite' | 'skip' | 'conflict';
 
 /**

@@ -10,13 +10,15 @@
  *    `imports.batchBytes`). Each batch is one store commit: its documents, version records and
  *    change events land together or not at all. If the store fails mid-way the batches before
  *    are in, the rest are not, and the answer (503 `import_interrupted`) says where to resume.
+ *    Batches commit without waiting for the disk, with one sync per SYNC_EVERY_BATCHES and one
+ *    before the answer; their events are published once they are on disk.
  */
 import type { Config } from '../../config/schema.js';
 import { AppError, conflict } from '../../errors.js';
 import type { TransferFormat } from '../../formats/formats.js';
 import type { DataScope, DocumentWrite, Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
-import { assertDocumentSize } from '../documentRules.js';
+import { assertMeasuredSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
 import type { SchemaService } from '../schemas/index.js';
@@ -25,6 +27,7 @@ import {
   type ImportError,
   type ImportOptions,
   importError,
+  largestDocumentBytes,
   type PreparedRecord,
   prepareRecord,
 } from './importRules.js';
@@ -41,6 +44,13 @@ export interface ImportResult {
 
 /** Taken ids named in a 409: enough to act on, never a huge body. */
 const MAX_CONFLICT_IDS_LISTED = 100;
+/**
+ * Batches committed between two syncs. Each batch is still one transaction (all of it or none
+ * of it, after any crash, and what is in is always a prefix of whole batches: the WAL keeps
+ * commit order); committing it without its own sync took an import of 25,000 documents from 50
+ * syncs to 5, where the syncs were most of its time. Its events wait for the sync.
+ */
+const SYNC_EVERY_BATCHES = 10;
 /** Ids per look-up when checking which already exist. */
 const ID_LOOKUP_CHUNK = 500;
 
@@ -134,15 +144,17 @@ export class ImportService {
         continue;
       }
       let prepared: PreparedRecord;
+      let fieldsJson: string;
       try {
         prepared = prepareRecord(record.value, options.idField);
+        // Serialised once: measured here and spooled as is.
+        fieldsJson = JSON.stringify(prepared.fields);
         // Checked now, so that a too-large record is known before anything is written, at the
         // largest version number there can be: pass 2 need not measure it again.
-        assertDocumentSize(
-          {
-            ...buildDocument(prepared.id, prepared.fields, null),
-            $version: Number.MAX_SAFE_INTEGER,
-          },
+        const { id, fields } = prepared;
+        assertMeasuredSize(
+          largestDocumentBytes(id, fieldsJson),
+          () => ({ ...buildDocument(id, fields, null), $version: Number.MAX_SAFE_INTEGER }),
           this.config.documents,
         );
         // A record the collection's schema refuses is that record's error; the rest go on.
@@ -156,7 +168,7 @@ export class ImportService {
         if (givenIds.has(prepared.id)) repeated.add(prepared.id);
         givenIds.add(prepared.id);
       }
-      await spool.append(record.index, record.line, prepared.id, prepared.fields);
+      await spool.append(record.index, record.line, prepared.id, fieldsJson);
     }
     if (options.onConflict === 'fail') {
       const taken = [...repeated, ...(await this.#existing(ctx.scope, collection, givenIds))];
@@ -186,25 +198,46 @@ export class ImportService {
     const { batchDocuments, batchBytes } = this.config.imports;
     let batch: SpooledRecord[] = [];
     let bytes = 0;
-    const flush = async () => {
+    let unsynced = 0;
+    /** Commits the batch; `next`: the index of the first record after it. */
+    const flush = async (next: number) => {
       try {
         await this.#commitBatch(ctx, collection, options, batch, result);
       } catch (error) {
+        // The batches before are committed: they reach the disk before the answer says so
+        // (where the store can still sync at all).
+        await this.#sync(result, batch[0]?.index ?? result.total).catch(() => {});
         if (error instanceof AppError && error.status < 500) throw error;
         throw new ImportInterrupted({ ...result, resumeAt: batch[0]?.index ?? result.total }, error);
       }
       batch = [];
       bytes = 0;
+      unsynced += 1;
+      if (unsynced >= SYNC_EVERY_BATCHES) {
+        await this.#sync(result, next);
+        unsynced = 0;
+      }
     };
     for await (const record of spool.records()) {
       if (batch.length > 0 && (batch.length >= batchDocuments || bytes + record.bytes > batchBytes))
-        await flush();
+        await flush(record.index);
       batch.push(record);
       bytes += record.bytes;
     }
-    if (batch.length > 0) await flush();
+    if (batch.length > 0) await flush(result.total);
+    // Nothing is answered before every batch is on disk.
+    if (unsynced > 0) await this.#sync(result, result.total);
     result.errors.sort((a, b) => a.index - b.index);
     return result;
+  }
+
+  /** Every batch committed so far reaches the disk; `next`: the first record not committed. */
+  async #sync(result: ImportResult, next: number): Promise<void> {
+    try {
+      await this.store.documents.sync();
+    } catch (error) {
+      throw new ImportInterrupted({ ...result, resumeAt: next }, error);
+    }
   }
 
   /**
@@ -246,8 +279,11 @@ export class ImportService {
         state.set(record.id, doc);
         outcome.imported += 1;
       }
+      // Without waiting for the disk: #write syncs every SYNC_EVERY_BATCHES batches and before
+      // answering, and the batch's events are published only once it is on disk.
       const committed =
-        writes.length === 0 || (await this.store.documents.commit(ctx.scope, collection, writes)).ok;
+        writes.length === 0 ||
+        (await this.store.documents.commit(ctx.scope, collection, writes, { durable: false })).ok;
       if (committed) {
         result.imported += outcome.imported;
         result.skipped += outcome.skipped;

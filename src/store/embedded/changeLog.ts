@@ -46,19 +46,43 @@ export interface LoggedChange {
 }
 
 function toLogged(row: ChangeRow): LoggedChange {
-  return {
-    seq: row.seq,
-    key: feedKey(row.scope, row.collection),
-    event: {
-      token: String(row.seq),
-      scope: scopeFromKey(row.scope),
-      type: row.type,
-      collection: row.collection,
-      documentId: row.doc_id,
-      document: JSON.parse(row.document) as FolioDocument,
-      timestamp: row.timestamp,
-    },
+  const event = {
+    token: String(row.seq),
+    scope: scopeFromKey(row.scope),
+    type: row.type,
+    collection: row.collection,
+    documentId: row.doc_id,
+    document: undefined as unknown as FolioDocument,
+    timestamp: row.timestamp,
   };
+  // The tail reads back every row it publishes, and most events are looked at by no one who
+  // needs the document (the webhook dispatcher skips collections without webhooks): parsing
+  // them all was a third of an import's commit time. Parsed on first read, then kept; still an
+  // own enumerable property, so spreading, JSON and deep equality see the document.
+  const text = row.document;
+  Object.defineProperty(event, 'document', {
+    enumerable: true,
+    configurable: true,
+    get(): FolioDocument {
+      const document = JSON.parse(text) as FolioDocument;
+      Object.defineProperty(event, 'document', {
+        value: document,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return document;
+    },
+    set(value: FolioDocument) {
+      Object.defineProperty(event, 'document', {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    },
+  });
+  return { seq: row.seq, key: feedKey(row.scope, row.collection), event };
 }
 
 /** No row is held back (a seq no log reaches, and one SQLite binds as an integer). */

@@ -50,6 +50,15 @@ const SCAN_YIELD_EVERY = 256;
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
+/**
+ * A row's API text built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
+ * in fromStored's order, from the columns the same write set. The stored text came from
+ * JSON.stringify, so key order and number and string spellings are already its own.
+ */
+const API_TEXT =
+  "json_insert(json_remove(body, '$._folio'), " +
+  '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
+
 /** The barrier `sync()` commits: one row rewritten, so the group has something to sync. */
 const SYNC = Symbol('sync');
 
@@ -142,13 +151,9 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#feed = feed;
     this.#file = db.name;
     this.#queries = new StatementCache(db, 256);
-    // The API form built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
-    // in fromStored's order, from the columns the same write set. The stored text came from
-    // JSON.stringify, so key order and number and string spellings are already its own.
+    // The API form's text, built by SQLite (API_TEXT).
     this.#getJson = db.prepare(
-      "SELECT version, json_insert(json_remove(body, '$._folio'), " +
-        '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version) AS json ' +
-        'FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+      `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
     );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
@@ -239,7 +244,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     try {
-      return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
+      const committed = this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
+      // In the group's queue now: commits made from here on are applied after it.
+      options?.queued?.();
+      return await committed;
     } catch (error) {
       throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }
@@ -288,6 +296,39 @@ export class EmbeddedDocuments implements DocumentRepository {
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
+    } finally {
+      reader.close();
+    }
+  }
+
+  async *scanJson(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<string[]> {
+    const { projection: _none, ...whole } = query;
+    const { sql, params } = selectSql(
+      scope,
+      collection,
+      whole,
+      this.#usable(scope, collection),
+      false,
+      new Set(),
+      API_TEXT,
+    );
+    const reader = openReader(this.#file);
+    try {
+      const rows = reader
+        .prepare<SqlParam[], string>(sql)
+        .pluck()
+        .iterate(...params);
+      let page: string[] = [];
+      for (const text of rows) {
+        page.push(text);
+        // One turn of the event loop per page, as `scan` gives every SCAN_YIELD_EVERY rows.
+        if (page.length >= SCAN_YIELD_EVERY) {
+          yield page;
+          page = [];
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      if (page.length > 0) yield page;
     } finally {
       reader.close();
     }
@@ -524,6 +565,8 @@ export function selectSql(
   counted = false,
   /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
   arrayFree: ReadonlySet<string> = new Set(),
+  /** What each row gives: the stored body as text, or (scanJson) the API text. */
+  select = 'json(d.body)',
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
   const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
@@ -537,7 +580,7 @@ export function selectSql(
       ? compileKeyset(query.sort, query.after, indexed, arrayFree)
       : { sql: '1', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
+    `SELECT ${select} AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;
