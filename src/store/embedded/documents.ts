@@ -45,6 +45,16 @@ import type { EmbeddedTrash } from './trash.js';
 
 /** A reader only waits while another connection recovers the WAL; as long as writers wait. */
 const READER_BUSY_TIMEOUT_MS = 5000;
+/**
+ * The API form's text of a `documents` row, built by SQLite from the stored JSONB: `_folio`
+ * dropped, the metadata appended in fromStored's order from the columns the same write set. The
+ * stored text came from JSON.stringify, so key order and number and string spellings are already
+ * its own (documentJson tests). Columns unqualified: `d` is the only table where it is used.
+ */
+const DOCUMENT_JSON_SQL =
+  "json_insert(json_remove(body, '$._folio'), '$.\"$createdAt\"', created_at, " +
+  '\'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
+
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
 
@@ -146,9 +156,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     // in fromStored's order, from the columns the same write set. The stored text came from
     // JSON.stringify, so key order and number and string spellings are already its own.
     this.#getJson = db.prepare(
-      "SELECT version, json_insert(json_remove(body, '$._folio'), " +
-        '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version) AS json ' +
-        'FROM documents WHERE scope = ? AND collection = ? AND id = ?',
+      `SELECT version, ${DOCUMENT_JSON_SQL} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
     );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
@@ -270,6 +278,22 @@ export class EmbeddedDocuments implements DocumentRepository {
     const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
     return rows.map((row) => readRow(row.body, query.projection));
+  }
+
+  async findJson(
+    scope: DataScope,
+    collection: string,
+    query: Omit<FindQuery, 'projection'>,
+  ): Promise<string[]> {
+    const usable = this.#usable(scope, collection);
+    const arrayFree = this.#arrayFree(scope, collection, query, usable);
+    // The API text built by SQLite, as #getJson builds it: no parse, fromStored and re-stringify
+    // per row on a list page.
+    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, DOCUMENT_JSON_SQL);
+    return this.#queries
+      .get<{ body: string }>(sql)
+      .pluck()
+      .all(...params) as unknown as string[];
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
@@ -524,6 +548,8 @@ export function selectSql(
   counted = false,
   /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
   arrayFree: ReadonlySet<string> = new Set(),
+  /** What each row answers: the stored form's text by default (`findJson`: the API form's). */
+  body = 'json(d.body)',
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
   const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
@@ -537,7 +563,7 @@ export function selectSql(
       ? compileKeyset(query.sort, query.after, indexed, arrayFree)
       : { sql: '1', params: [] };
   const sql =
-    `SELECT json(d.body) AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
+    `SELECT ${body} AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
     `ORDER BY ${order.sql} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`;
   // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
   const limit = query.limit > 0 ? query.limit : -1;
