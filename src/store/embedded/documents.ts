@@ -228,7 +228,11 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
-    const scopeKey = scopeKeyOf(scope);
+    return this.#json(scopeKeyOf(scope), collection, id);
+  }
+
+  /** The document's API text and version: from the cache, else built by SQLite and cached. */
+  #json(scopeKey: string, collection: string, id: string): DocumentJson | null {
     const cached = this.cache.get(scopeKey, collection, id);
     if (cached) return cached;
     const row = this.#getJson.get(scopeKey, collection, id);
@@ -287,13 +291,19 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<string[]> {
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, query, usable);
-    // The API text built by SQLite, as #getJson builds it: no parse, fromStored and re-stringify
-    // per row on a list page.
-    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, DOCUMENT_JSON_SQL);
-    return this.#queries
+    // The page's ids (the index that orders the page usually holds them: no row is read), then
+    // each document's API text as a GET reads it: from the cache, else built by SQLite (and
+    // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
+    // comes between the ids and the texts.
+    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
+    const ids = this.#queries
       .get<{ body: string }>(sql)
       .pluck()
       .all(...params) as unknown as string[];
+    const scopeKey = scopeKeyOf(scope);
+    const texts: string[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) texts[i] = this.#json(scopeKey, collection, ids[i]!)!.json;
+    return texts;
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
