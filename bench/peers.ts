@@ -1031,9 +1031,11 @@ ${oneShot.join('\n')}
   of 3 rounds, in four alternating runs of \`npm run bench:peers\` on these eight targets (the
   code before, then after, twice; Folio ÷ raw in brackets): GET by id 48, 43 → 47, 48 µs
   (2.2, 1.9 → 2.1, 2.3 ×); PATCH merge 156, 136 → 157, 172 µs (3.6, 3.4 → 3.9, 4.0 ×, raw
-  40–43 µs; PATCH's code did not change and moves with the disk's speed that day: see the PATCH
-  runs below); filtered list 271, 222 → 172, 176 µs (4.3, 3.5 → 2.8, 2.7 ×, raw 62–65 µs);
-  count 100, 94 → 98, 99 µs (2.8, 2.9 → 2.8, 2.8 ×, raw 33–36 µs). What changed: a list page
+  40–43 µs; PATCH's code did not change: alone, in four more alternating runs, 151, 135 → 152,
+  152 µs, 3.8, 3.4 → 3.6, 3.6 ×); filtered list 271, 222 → 172, 176 µs (4.3, 3.5 → 2.8, 2.7 ×, raw 62–65 µs);
+  count 100, 94 → 98, 99 µs (2.8, 2.9 → 2.8, 2.8 ×, raw 33–36 µs). Throughput ÷ raw in the same
+  runs: GET 0.59, 0.88 → 0.49, 0.49; PATCH 0.27, 0.32 → 0.33, 0.27; list 0.27, 0.40 → 0.43, 0.45;
+  count 0.47, 0.37 → 0.43, 0.34 (req/s moved more than CPU between rounds). What changed: a list page
   without \`select\` is answered as text. The store reads the page's ids from the index that
   orders it (\`findJson\`), takes each document's text as a GET does (the document cache, else
   the text SQLite builds), and the service writes the answer's JSON around them, parsing only
