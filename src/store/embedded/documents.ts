@@ -49,7 +49,7 @@ const READER_BUSY_TIMEOUT_MS = 5000;
  * The API form's text of a `documents` row, built by SQLite from the stored JSONB: `_folio`
  * dropped, the metadata appended in fromStored's order from the columns the same write set. The
  * stored text came from JSON.stringify, so key order and number and string spellings are already
- * its own (documentJson tests). Columns unqualified: `d` is the only table where it is used.
+ * its own (documentJson tests). Read by id (#getJson); a list page reads its texts so too (findJson).
  */
 const DOCUMENT_JSON_SQL =
   "json_insert(json_remove(body, '$._folio'), '$.\"$createdAt\"', created_at, " +
@@ -558,7 +558,7 @@ export function selectSql(
   counted = false,
   /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
   arrayFree: ReadonlySet<string> = new Set(),
-  /** What each row answers: the stored form's text by default (`findJson`: the API form's). */
+  /** What each row answers: the stored form's text by default (`findJson`: the id alone). */
   body = 'json(d.body)',
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
