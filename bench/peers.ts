@@ -1050,6 +1050,41 @@ ${oneShot.join('\n')}
   collection, not probed twice per request (find 102 → 77 µs, count 51 → 41 µs). The page also
   carries a total (\`total=estimate\`, counting up to 1,000 matches past the page), which
   raw better-sqlite3 does not compute.
+- **Request workloads against raw better-sqlite3, 2026-11-26.** Server CPU per request, median
+  of 3 rounds, in four alternating runs of \`npm run bench:peers\` on these eight targets (the
+  code before, then after, twice; Folio ÷ raw in brackets): GET by id 48, 43 → 47, 48 µs
+  (2.2, 1.9 → 2.1, 2.3 ×); PATCH merge 156, 136 → 157, 172 µs (3.6, 3.4 → 3.9, 4.0 ×, raw
+  40–43 µs; PATCH's code did not change: alone, in four more alternating runs, 151, 135 → 152,
+  152 µs, 3.8, 3.4 → 3.6, 3.6 ×); filtered list 271, 222 → 172, 176 µs (4.3, 3.5 → 2.8, 2.7 ×, raw 62–65 µs);
+  count 100, 94 → 98, 99 µs (2.8, 2.9 → 2.8, 2.8 ×, raw 33–36 µs). Throughput ÷ raw in the same
+  runs: GET 0.59, 0.88 → 0.49, 0.49; PATCH 0.27, 0.32 → 0.33, 0.27; list 0.27, 0.40 → 0.43, 0.45;
+  count 0.47, 0.37 → 0.43, 0.34 (req/s moved more than CPU between rounds). What changed: a list page
+  without \`select\` is answered as text. The store reads the page's ids from the index that
+  orders it (\`findJson\`), takes each document's text as a GET does (the document cache, else
+  the text SQLite builds), and the service writes the answer's JSON around them, parsing only
+  the last document for the cursor; parse, \`fromStored\` and re-stringify of 21 documents were
+  about a third of a list request (in SQLite alone, 21 rows' \`json(body)\` took 40 µs against
+  11 µs for their ids). The per-route checks (406, unknown query names) no longer negotiate
+  when \`Accept\` is absent, \`*/*\` or a declared type, and allocate nothing for known names.
+  None of the four reaches 1.5 × raw. What remains, from \`--cpu-prof\` of Folio's process
+  under each load (shares of its samples): GET, the socket send 27 %, Node's HTTP code about
+  10 %, then Folio's code spread thin (key authentication 3 %, access log 3 %, routing among the
+  data routes 3 %, the cache look-up 2 %); the list, the socket send 19 %, the count behind
+  \`meta.total\` (\`total=exact\` by default, which raw does not compute: 200 matches a category)
+  13 %, the page's ids 11 %, garbage collection 6 %, 21 cache look-ups 6 %, compiling the
+  filter and sort twice (page and count) 4 %; the count, its SQL 29 % (11 µs in SQLite alone for
+  200 index entries of the partial sort-key index), the socket send 22 %, compiling 4 %;
+  PATCH, the group's transaction 46 % (its savepoint per write, the WAL frames of the document,
+  its version, the pruned version and its change row, and the sync, which the sampler counts
+  as time), writing those rows 16 %, the HTTP side (body parse, merge, field rules, answer)
+  about 25 %. A PATCH through the store alone, without HTTP and without syncs, cost 91–107 µs
+  of CPU in a micro-benchmark: more than raw's whole request, before any HTTP work.
+  In process, without HTTP (100,000 documents, the same queries in a loop), the listing
+  service answers a count in 17–21 µs (11 µs of it SQLite's) and a page with its total in
+  49–55 µs. The rest, about 75 µs a count and 120 µs a page (a larger answer), is Koa,
+  routing, the key, the rate limit, the access log and the socket, against 45 µs for a whole
+  GET. Where a count's extra 30 µs goes under load was not found: its SQL takes a larger
+  share of the server's samples than of the in-process loop's.
 `;
 }
 

@@ -165,12 +165,12 @@ export class FolioMetrics {
       total(cache, name, help, read);
     cacheCounted(
       'folio_sqlite_document_cache_hits_total',
-      'Embedded store: reads by id answered from the document cache.',
+      'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
       (c) => c.hits,
     );
     cacheCounted(
       'folio_sqlite_document_cache_misses_total',
-      'Embedded store: reads by id that went to the database.',
+      'Embedded store: documents read by id (GET, each document of a list page) from the database.',
       (c) => c.misses,
     );
     const groups = () => sources()?.commitGroups() ?? null;

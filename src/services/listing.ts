@@ -2,7 +2,7 @@
 
 import { forbidden, invalidQuery } from '../errors.js';
 import { cursorAfter } from '../query/cursor.js';
-import { checkPlanQueryLimits, parseListQuery, type TotalMode } from '../query/listQuery.js';
+import { checkPlanQueryLimits, type ListQuery, parseListQuery, type TotalMode } from '../query/listQuery.js';
 import { projectStored } from '../query/projection.js';
 import {
   type FolioDocument,
@@ -59,19 +59,40 @@ export class ListingService {
     collection: string,
     raw: RawQuery,
   ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
-    try {
-      return await this.answer(ctx, collection, raw);
-    } catch (error) {
-      if (error instanceof QueryRejectedError) throw invalidQuery(error.param, error.message);
-      throw error;
-    }
+    const answer = await this.answer(ctx, collection, raw, false);
+    return answer as ListPage | { count: number } | { plan: QueryPlan };
+  }
+
+  /**
+   * `list`'s answer as JSON text, the same bytes as `JSON.stringify(await list(...))`. A page
+   * without `select` is built from the store's own texts of its documents when it has them
+   * (`findJson`): no parse, fromStored and re-stringify per document on the list route.
+   */
+  async listJson(ctx: KeyContext, collection: string, raw: RawQuery): Promise<string> {
+    const answer = await this.answer(ctx, collection, raw, true);
+    return typeof answer === 'string' ? answer : JSON.stringify(answer);
   }
 
   private async answer(
     ctx: KeyContext,
     collection: string,
     raw: RawQuery,
-  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
+    asText: boolean,
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan } | string> {
+    try {
+      return await this.answerQuery(ctx, collection, raw, asText);
+    } catch (error) {
+      if (error instanceof QueryRejectedError) throw invalidQuery(error.param, error.message);
+      throw error;
+    }
+  }
+
+  private async answerQuery(
+    ctx: KeyContext,
+    collection: string,
+    raw: RawQuery,
+    asText: boolean,
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan } | string> {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,
@@ -106,6 +127,36 @@ export class ListingService {
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
     const cursorPage = query.position !== undefined;
     const offset = cursorPage ? 0 : query.offset;
+    if (asText && !query.projection && documents.findJson) {
+      const texts = await documents.findJson(ctx.scope, collection, {
+        filter: query.filter,
+        after: query.position,
+        sort: query.sort,
+        skip: offset,
+        limit: query.limit + 1,
+      });
+      const { data, total: known } = pageOf(texts, query.limit, offset);
+      const hasMore = texts.length > query.limit;
+      const last = data.at(-1);
+      // Only the last document is parsed, for the cursor: the same document find would give.
+      const next =
+        hasMore && last !== undefined
+          ? cursorAfter(toStored(JSON.parse(last) as FolioDocument), query.sort)
+          : null;
+      const meta = await this.meta(
+        ctx,
+        collection,
+        query,
+        cursorPage,
+        offset,
+        data.length,
+        known,
+        hasMore,
+        next,
+      );
+      // Key for key what JSON.stringify of the ListPage writes.
+      return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
+    }
     // One document more than the page: whether anything follows is then known without a count.
     const rows = await documents.find(ctx.scope, collection, {
       filter: query.filter,
@@ -124,23 +175,46 @@ export class ListingService {
     const data = projection
       ? fetched.map((doc) => fromStored(projectStored(toStored(doc), projection)))
       : fetched;
+    const meta = await this.meta(
+      ctx,
+      collection,
+      query,
+      cursorPage,
+      offset,
+      data.length,
+      known,
+      hasMore,
+      next,
+    );
+    return { data, meta };
+  }
+
+  /** The page's `meta`, counting the matches when the page alone does not tell the total. */
+  private async meta(
+    ctx: KeyContext,
+    collection: string,
+    query: ListQuery,
+    cursorPage: boolean,
+    offset: number,
+    length: number,
+    known: number | null,
+    hasMore: boolean,
+    next: string | null,
+  ): Promise<ListPage['meta']> {
     const counted = await this.total(
       ctx,
       collection,
       query.filter,
       query.total,
       cursorPage ? null : known,
-      offset + data.length,
+      offset + length,
     );
     return {
-      data,
-      meta: {
-        ...counted,
-        limit: query.limit,
-        ...(cursorPage ? {} : { offset }),
-        hasMore,
-        next,
-      },
+      ...counted,
+      limit: query.limit,
+      ...(cursorPage ? {} : { offset }),
+      hasMore,
+      next,
     };
   }
 

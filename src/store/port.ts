@@ -188,6 +188,12 @@ export interface DocumentRepository {
   /** Documents matching the query, in the query's order, projected. */
   find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]>;
   /**
+   * Optional fast path for list pages: the documents `find` answers for a query without a
+   * projection, each already serialised, byte for byte `JSON.stringify` of what `find` gives (as
+   * `getJson`). Callers fall back to `find`.
+   */
+  findJson?(scope: DataScope, collection: string, query: Omit<FindQuery, 'projection'>): Promise<string[]>;
+  /**
    * The same documents as `find`, streamed: memory stays flat whatever the result size, and the
    * first document arrives before the last one is read. Reads one consistent snapshot where
    * the store can (embedded: one read transaction on a connection of its own, so writers are

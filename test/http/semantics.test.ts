@@ -109,10 +109,26 @@ describe('HTTP semantics on every route', () => {
     const path = `/${tenant.project}/things/${created.body._id}`;
     const csv = await server.request('GET', path, { key: tenant.key, headers: { Accept: 'text/csv' } });
     expect(csv.status).to.equal(406);
-    for (const accept of ['*/*', 'application/json', 'text/html,application/json;q=0.9']) {
+    // Only an exact `*/*` or declared type skips negotiation: a type refused by q=0 is still 406.
+    for (const accept of ['application/json;q=0', '*/*;q=0', 'application/jsonx']) {
+      const res = await server.request('GET', path, { key: tenant.key, headers: { Accept: accept } });
+      expect(res.status, accept).to.equal(406);
+    }
+    for (const accept of ['*/*', 'application/json', 'text/html,application/json;q=0.9', 'application/*']) {
       const res = await server.request('GET', path, { key: tenant.key, headers: { Accept: accept } });
       expect(res.status, accept).to.equal(200);
     }
+  });
+
+  it('a list with known query names passes; one unknown name among them is a 400 naming it alone', async () => {
+    const path = `/${tenant.project}/things`;
+    const ok = await server.request('GET', `${path}?filter[a]=1&sort=a&limit=2&total=none`, {
+      key: tenant.key,
+    });
+    expect(ok.status).to.equal(200);
+    const bad = await server.request('GET', `${path}?filter[a]=1&sort=a&limitt=2`, { key: tenant.key });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.details).to.deep.equal({ param: 'limitt', params: ['limitt'] });
   });
 
   it('a bulk operation whose body holds __proto__ fails alone; the others run', async () => {

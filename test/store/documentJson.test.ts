@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { fieldNameProblem } from '../../src/fieldNames.js';
 import { newId } from '../../src/ids.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
-import type { DataScope, JsonObject } from '../../src/store/port.js';
+import type { DataScope, FindQuery, JsonObject } from '../../src/store/port.js';
 import { toStored } from '../../src/store/storedForm.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { firstVersion, nextVersion, putWrite } from './fixtures.js';
@@ -79,6 +79,43 @@ describe('embedded store: documents as JSON text', () => {
         expect(storedText(v1._id)).to.equal(JSON.stringify(toStored(v2)));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('findJson answers, row for row, the bytes JSON.stringify gives of what find answers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fields, { minLength: 1, maxLength: 5 }), fields, async (docs, update) => {
+        const collection = `list_${newId('doc')}`;
+        const written = docs.map((fields) => firstVersion(fields, newId('doc')));
+        expect(
+          (
+            await store.documents.commit(
+              scope,
+              collection,
+              written.map((doc) => putWrite(doc)),
+            )
+          ).ok,
+        ).to.equal(true);
+        // A second version too: the metadata columns move on with the body.
+        const v2 = nextVersion(written[0]!, update);
+        expect((await store.documents.commit(scope, collection, [putWrite(v2)])).ok).to.equal(true);
+        const queries: FindQuery[] = [
+          { filter: {}, sort: [] as Array<[string, 1 | -1]>, skip: 0, limit: 0 },
+          {
+            filter: { _id: { $in: [v2._id] } },
+            sort: [['_id', -1]] as Array<[string, 1 | -1]>,
+            skip: 0,
+            limit: 2,
+          },
+          { filter: {}, sort: [['_id', -1]] as Array<[string, 1 | -1]>, skip: 1, limit: 3 },
+        ];
+        for (const query of queries) {
+          const texts = await store.documents.findJson(scope, collection, query);
+          const found = await store.documents.find(scope, collection, query);
+          expect(texts).to.deep.equal(found.map((doc) => JSON.stringify(doc)));
+        }
+      }),
+      { numRuns: 60 },
     );
   });
 

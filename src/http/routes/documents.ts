@@ -237,7 +237,11 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   const ifMatch = (ctx: Ctx) => parseIfMatch(ctx.get('If-Match') || undefined);
 
   route(router, listDocuments, async (ctx) => {
-    ctx.body = await ctx.services.listing.list(keyOf(ctx), param(ctx, 'collection'), ctx.query);
+    // The answer's text as the service built it: a page's documents are not parsed and
+    // re-stringified one by one (ListingService.listJson).
+    const json = await ctx.services.listing.listJson(keyOf(ctx), param(ctx, 'collection'), ctx.query);
+    ctx.type = 'application/json';
+    ctx.body = json;
   });
 
   route(router, createDocument, body, async (ctx) => {

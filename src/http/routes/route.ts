@@ -59,12 +59,18 @@ export function bodyOf<O extends { body?: { validate?: z.ZodType } }>(
 
 function requestChecks(op: OperationDeclaration): RouteMiddleware {
   const types = answerTypes(op);
+  // `Accept` values that need no negotiation: none sent, `*/*`, or exactly a declared type (each
+  // is what `ctx.accepts` would accept). Anything else is negotiated.
+  const plainAccepts = new Set(['*/*', ...types]);
   const { names, families } = queryNames(op);
   const expected = [...names, ...[...families].map((f) => `${f}[...]`)];
+  // Run on every request: no allocation on the common path (no Accept or a plain one, known names).
   return (ctx, next) => {
-    if (types.length > 0 && !ctx.accepts(...types)) throw notAcceptable(types);
-    const unknown = Object.keys(ctx.query).filter((key) => !known(key, names, families));
-    if (unknown.length > 0) {
+    const accept = ctx.req.headers.accept;
+    if (types.length > 0 && accept !== undefined && !plainAccepts.has(accept) && !ctx.accepts(...types))
+      throw notAcceptable(types);
+    if (ctx.querystring !== '' && !allKnown(ctx.query, names, families)) {
+      const unknown = Object.keys(ctx.query).filter((key) => !known(key, names, families));
       throw new AppError(
         400,
         'invalid_query',
@@ -76,6 +82,11 @@ function requestChecks(op: OperationDeclaration): RouteMiddleware {
     }
     return next();
   };
+}
+
+function allKnown(query: object, names: Set<string>, families: Set<string>): boolean {
+  for (const key in query) if (!known(key, names, families)) return false;
+  return true;
 }
 
 function known(key: string, names: Set<string>, families: Set<string>): boolean {

@@ -3,6 +3,7 @@
  * the document rows, version rows (with pruning) and change-log rows; the change feed hears of
  * it only after it committed.
  */
+
 import Database from 'better-sqlite3';
 import { projectStored } from '../../query/projection.js';
 import {
@@ -25,6 +26,7 @@ import {
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
+import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
@@ -49,15 +51,6 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 const SCAN_YIELD_EVERY = 256;
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
-
-/**
- * A row's API text built by SQLite from the stored JSONB: `_folio` dropped, the metadata appended
- * in fromStored's order, from the columns the same write set. The stored text came from
- * JSON.stringify, so key order and number and string spellings are already its own.
- */
-const API_TEXT =
-  "json_insert(json_remove(body, '$._folio'), " +
-  '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
 
 /** The barrier `sync()` commits: one row rewritten, so the group has something to sync. */
 const SYNC = Symbol('sync');
@@ -225,7 +218,11 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
-    const scopeKey = scopeKeyOf(scope);
+    return this.#json(scopeKeyOf(scope), collection, id);
+  }
+
+  /** The document's API text and version: from the cache, else built by SQLite and cached. */
+  #json(scopeKey: string, collection: string, id: string): DocumentJson | null {
     const cached = this.cache.get(scopeKey, collection, id);
     if (cached) return cached;
     const row = this.#getJson.get(scopeKey, collection, id);
@@ -278,6 +275,28 @@ export class EmbeddedDocuments implements DocumentRepository {
     const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
     const rows = this.#queries.get<{ body: string }>(sql).all(...params);
     return rows.map((row) => readRow(row.body, query.projection));
+  }
+
+  async findJson(
+    scope: DataScope,
+    collection: string,
+    query: Omit<FindQuery, 'projection'>,
+  ): Promise<string[]> {
+    const usable = this.#usable(scope, collection);
+    const arrayFree = this.#arrayFree(scope, collection, query, usable);
+    // The page's ids (the index that orders the page usually holds them: no row is read), then
+    // each document's API text as a GET reads it: from the cache, else built by SQLite (and
+    // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
+    // comes between the ids and the texts.
+    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
+    const ids = this.#queries
+      .get<{ body: string }>(sql)
+      .pluck()
+      .all(...params) as unknown as string[];
+    const scopeKey = scopeKeyOf(scope);
+    const texts: string[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) texts[i] = this.#json(scopeKey, collection, ids[i]!)!.json;
+    return texts;
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {

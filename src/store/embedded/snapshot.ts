@@ -15,6 +15,7 @@
  * history: they are erased data to every reader, waiting only for the sweep to free the bytes,
  * and a backup file outlives any sweep.
  */
+
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -31,6 +32,7 @@ import type {
   WebhookRecord,
   WriteOperation,
 } from '../port.js';
+import { API_TEXT } from './apiText.js';
 import type { EmbeddedIndexes } from './declaredIndexes.js';
 import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
 import { SEALING_KEY_FILE } from './webhooks.js';
@@ -39,11 +41,6 @@ import { SEALING_KEY_FILE } from './webhooks.js';
 const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows handed out between two turns of the event loop. */
 const YIELD_EVERY = 256;
-
-/** The API text of a stored document: the same expression as `EmbeddedDocuments.getJson`. */
-const DOCUMENT_JSON_SQL =
-  "json_insert(json_remove(body, '$._folio'), '$.\"$createdAt\"', created_at, " +
-  '\'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
 
 /** The same statement as `EmbeddedDocuments`' upsert: the API text becomes the stored JSONB form. */
 const UPSERT_DOCUMENT_SQL =
@@ -292,7 +289,7 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         await pace();
       }
       const documents = reader.prepare<[], { scope: string; collection: string; json: string }>(
-        `SELECT scope, collection, ${DOCUMENT_JSON_SQL} AS json FROM documents ORDER BY scope, collection, id`,
+        `SELECT scope, collection, ${API_TEXT} AS json FROM documents ORDER BY scope, collection, id`,
       );
       for (const r of documents.iterate()) {
         yield {

@@ -1,0 +1,10 @@
+/**
+ * The API form's text of a `documents` row, built by SQLite from the stored JSONB: `_folio`
+ * dropped, the metadata appended in fromStored's order from the columns the same write set. The
+ * stored text came from JSON.stringify, so key order and number and string spellings are already
+ * its own (test/store/documentJson.test.ts). Read by id (GET), for list pages (findJson), by
+ * exports (scanJson) and by backups (snapshot.ts).
+ */
+export const API_TEXT =
+  "json_insert(json_remove(body, '$._folio'), " +
+  '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
