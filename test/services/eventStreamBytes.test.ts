@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { EventIds } from '../../src/services/streams/eventIds.js';
-import { EventStream, type StreamOwner } from '../../src/services/streams/eventStream.js';
 import { documentFrame, retryFrame } from '../../src/services/streams/sseFrames.js';
 import { FeedSubscription } from '../../src/store/changeFeed/subscription.js';
 import type { ChangeEvent } from '../../src/store/port.js';
+import { startEventStream, subscriptionSettings } from '../support/eventStreams.js';
 
 const scope = { projectId: 'prj_bytes', env: 'test' as const };
 const ids = new EventIds(randomBytes(32)).forScope(scope);
@@ -50,37 +50,10 @@ class NeverReads extends Writable {
   }
 }
 
-const owner: StreamOwner<null> = {
-  heartbeat: async () => true,
-  closed: () => {},
-  released: () => {},
-  checkpointed: () => {},
-};
-
 function openStream(bufferBytes: number) {
-  const subscription = new FeedSubscription({
-    bufferLimit: 1000,
-    compare: (a, b) => Number(a) - Number(b),
-    onFinish: () => {},
-  });
-  subscription.markReady();
-  const stream = new EventStream({
-    owner,
-    holder: null,
-    subscription,
-    project: 'p',
-    types: new Set(['created', 'updated', 'deleted'] as const),
-    filter: {},
-    heartbeats: { add: () => {}, delete: () => {} },
-    retryMs: RETRY_MS,
-    bufferLimit: 1000,
-    bufferBytes,
-    ids,
-    startId: null,
-    after: null,
-  });
+  const subscription = new FeedSubscription(subscriptionSettings());
   const body = new NeverReads();
-  stream.start(body);
+  const stream = startEventStream({ subscription, ids, body, bufferBytes, retryMs: RETRY_MS });
   return { stream, subscription, body };
 }
 

@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
 import { EventIds } from '../../src/services/streams/eventIds.js';
-import { EventStream, type StreamOwner } from '../../src/services/streams/eventStream.js';
+import type { StreamOwner } from '../../src/services/streams/eventStream.js';
 import { checkpointFrame, HEARTBEAT_FRAME } from '../../src/services/streams/sseFrames.js';
 import { FeedSubscription } from '../../src/store/changeFeed/subscription.js';
+import { quietOwner, startEventStream, subscriptionSettings } from '../support/eventStreams.js';
 
 const scope = { projectId: 'prj_quiet', env: 'test' as const };
 const ids = new EventIds(randomBytes(32)).forScope(scope);
@@ -26,38 +27,16 @@ class PositionedSubscription extends FeedSubscription {
 function openStream() {
   const checkpoints: Array<[string | null, string]> = [];
   const owner: StreamOwner<null> = {
-    heartbeat: async () => true,
-    closed: () => {},
-    released: () => {},
+    ...quietOwner,
     checkpointed: (_stream, from, to) => checkpoints.push([from, to]),
   };
-  const subscription = new PositionedSubscription({
-    bufferLimit: 1000,
-    compare: (a, b) => Number(a) - Number(b),
-    onFinish: () => {},
-  });
-  subscription.markReady();
-  const stream = new EventStream({
-    owner,
-    holder: null,
-    subscription,
-    project: 'p',
-    types: new Set(['created', 'updated', 'deleted'] as const),
-    filter: {},
-    heartbeats: { add: () => {}, delete: () => {} },
-    retryMs: 100,
-    bufferLimit: 1000,
-    bufferBytes: 1 << 20,
-    ids,
-    startId: null,
-    after: '7',
-  });
+  const subscription = new PositionedSubscription(subscriptionSettings());
   const body = new PassThrough();
   let text = '';
   body.on('data', (chunk: Buffer) => {
     text += chunk.toString('utf8');
   });
-  stream.start(body);
+  const stream = startEventStream({ subscription, ids, body, owner, after: '7' });
   return { stream, subscription, checkpoints, text: () => text };
 }
 
