@@ -221,6 +221,20 @@ for (const factory of factories) {
       expect(await store.attemptLocks.acquire(newId('dlv'), 'a', 60_000)).to.equal(true);
     });
 
+    it('keeps a delivery body once: the first bytes stay, its time only moves later, then it goes', async () => {
+      const key = `body_${newId('req')}`;
+      const t = Date.now() + 60_000;
+      expect(await store.deliveryBodies.get(key)).to.equal(null);
+      await store.deliveryBodies.keep(key, '{"a":1}', t);
+      await store.deliveryBodies.keep(key, '{"other":2}', t - 30_000);
+      expect(await store.deliveryBodies.get(key)).to.equal('{"a":1}');
+      await store.deliveryBodies.keep(key, '{"other":3}', t + 30_000);
+      await store.deliveryBodies.removeExpired(t + 1);
+      expect(await store.deliveryBodies.get(key)).to.equal('{"a":1}');
+      await store.deliveryBodies.removeExpired(t + 30_001);
+      expect(await store.deliveryBodies.get(key)).to.equal(null);
+    });
+
     it('lets another holder take an expired attempt lock, and only one of many racing for it', async () => {
       const id = newId('dlv');
       expect(await store.attemptLocks.acquire(id, 'a', 50)).to.equal(true);

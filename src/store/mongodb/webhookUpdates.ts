@@ -50,3 +50,20 @@ export function attemptLockTakeFilter(deliveryId: string, holder: string): Docum
 export function attemptLockTakeUpdate(holder: string, ttlMs: number): Document[] {
   return [{ $set: { holder: { $literal: holder }, expiresAt: { $add: ['$$NOW', ttlMs] } } }];
 }
+
+/**
+ * Keep a webhook body until at least `keepUntilMs` (an upsert by `_id`): the body kept first
+ * stays byte for byte, the time only moves later. `expiresAt` is a Date, which the TTL index
+ * reads (the server removes the document once it passes, within its TTL monitor's minute).
+ */
+export function deliveryBodyKeepUpdate(body: string, keepUntilMs: number): Document[] {
+  const until = new Date(keepUntilMs);
+  return [
+    {
+      $set: {
+        body: { $ifNull: ['$body', { $literal: body }] },
+        expiresAt: { $max: [{ $ifNull: ['$expiresAt', until] }, until] },
+      },
+    },
+  ];
+}
