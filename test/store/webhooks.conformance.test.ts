@@ -194,6 +194,14 @@ for (const factory of factories) {
       expect(await store.deliveries.list(webhookId, 10)).to.have.length(4);
     });
 
+    it('prunes to keep also when many saves of one webhook arrive together', async () => {
+      const webhookId = newId('wh');
+      const saved = [1, 2, 3, 4, 5, 6].map((n) => delivery(webhookId, n));
+      await Promise.all(saved.map((d) => store.deliveries.save(d, 3)));
+      const listed = await store.deliveries.list(webhookId, 10);
+      expect(listed.map((d) => d.id)).to.deep.equal([saved[5]!.id, saved[4]!.id, saved[3]!.id]);
+    });
+
     it('gives a feed consumer lease to one holder at a time, and saves positions only for it', async () => {
       const name = `consumer-${newId('req')}`;
       expect(await store.consumers.position(name)).to.equal(null);
