@@ -12,6 +12,7 @@ import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/rep
 import {
   attemptLockTakeFilter,
   attemptLockTakeUpdate,
+  deliveryBodyExtendUpdate,
   deliveryBodyKeepUpdate,
   failurePipeline,
   leaseHeldFilter,
@@ -168,5 +169,14 @@ describe('MongoDB store: kept delivery bodies', () => {
       ...kept,
       expiresAt: new Date(T + 1),
     });
+  });
+
+  it('extends a kept body without its bytes, and never moves its time earlier', () => {
+    const kept = { _id: 'body_1', body: 'first', expiresAt: new Date(T) };
+    expect(apply(kept, deliveryBodyExtendUpdate(T + 5))).to.deep.equal({
+      ...kept,
+      expiresAt: new Date(T + 5),
+    });
+    expect(apply(kept, deliveryBodyExtendUpdate(T - 5))).to.deep.equal(kept);
   });
 });

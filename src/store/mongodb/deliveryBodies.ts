@@ -7,7 +7,7 @@ import type { Collection, Db } from 'mongodb';
 import type { DeliveryBodyRepository } from '../port.js';
 import { SYSTEM_COLLECTIONS } from './naming.js';
 import { isDuplicateKeyError } from './serverErrors.js';
-import { deliveryBodyKeepUpdate } from './webhookUpdates.js';
+import { deliveryBodyExtendUpdate, deliveryBodyKeepUpdate } from './webhookUpdates.js';
 
 interface DeliveryBodyDoc {
   _id: string;
@@ -23,6 +23,9 @@ export class MongoDeliveryBodies implements DeliveryBodyRepository {
   }
 
   async keep(key: string, body: string, keepUntilMs: number): Promise<void> {
+    // Usually kept already (another webhook of the change): only its time, no body on the wire.
+    const extended = await this.#bodies.updateOne({ _id: key }, deliveryBodyExtendUpdate(keepUntilMs));
+    if (extended.matchedCount === 1) return;
     const update = deliveryBodyKeepUpdate(body, keepUntilMs);
     try {
       await this.#bodies.updateOne({ _id: key }, update, { upsert: true });
