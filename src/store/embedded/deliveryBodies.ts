@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { DELIVERY_JOB } from '../../jobs/webhookDelivery.js';
 import type { DeliveryBodyRepository } from '../port.js';
+import { GroupCommit } from './groupCommit.js';
 import { BODY_KEY_EXPRESSION, JOBS_TABLE } from './jobs/schema.js';
 
 /** Expired bodies are removed at most this often on `keep` (besides the job runner's sweep). */
@@ -14,6 +15,13 @@ const SWEEP_EVERY_MS = 60_000;
 export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
   readonly #db: Database.Database;
   readonly #keep: Database.Statement<{ key: string; body: string; until: number }>;
+  /**
+   * Keeps arriving together share one transaction committed without its own sync: the job
+   * that names the body is saved after it on the same connection, durably, and syncing the WAL
+   * carries every frame before it, so a job on disk always has its body (a burst of hand-overs
+   * paid one sync per body before).
+   */
+  readonly #keeps: GroupCommit<{ key: string; body: string; until: number }, void>;
   readonly #get: Database.Statement<[string], { body: string }>;
   #remove: Database.Statement<{ now: number; name: string }> | null = null;
   #sweptAt = Date.now();
@@ -36,10 +44,18 @@ export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
        WHERE excluded.keep_until > keep_until`,
     );
     this.#get = db.prepare('SELECT body FROM webhook_bodies WHERE key = ?');
+    this.#keeps = new GroupCommit(
+      db,
+      (row) => {
+        this.#keep.run(row);
+      },
+      { afterCommit: () => {}, beforeDeferred: () => {} },
+      { isolated: false },
+    );
   }
 
   async keep(key: string, body: string, keepUntilMs: number): Promise<void> {
-    this.#keep.run({ key, body, until: keepUntilMs });
+    await this.#keeps.commit({ key, body, until: keepUntilMs }, false);
     const now = Date.now();
     if (now - this.#sweptAt >= SWEEP_EVERY_MS) await this.removeExpired(now);
   }
