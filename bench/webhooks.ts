@@ -63,7 +63,7 @@ function ndjson(docs: number, tag: string): string {
   return body;
 }
 
-async function importBurst(
+export async function importBurst(
   server: TestServer,
   receiver: Receiver,
   tenant: { project: string; key: string },

@@ -14,6 +14,7 @@ import { type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
 import { createServices, type Services } from './services/index.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { partitions } from './services/webhooks/partitions.js';
+import type { HostLookup } from './services/webhooks/targets.js';
 import { EmbeddedStore } from './store/embedded/index.js';
 import type { MongoChangeFeed } from './store/mongodb/changes.js';
 import { openStore } from './store/open.js';
@@ -38,12 +39,17 @@ export interface RunningServer {
  * `logStream` receives every log line, the access log's included (default: standard output,
  * written asynchronously); tests pass their own to read them.
  */
-export async function startServer(config: Config, logStream?: DestinationStream): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  logStream?: DestinationStream,
+  /** Tests only: how webhook host names resolve (default: the system resolver). */
+  options: { lookup?: HostLookup } = {},
+): Promise<RunningServer> {
   const { logger, stream } = serverLogging(config.logLevel, logStream);
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
   const store = metrics ? timedStore(opened.store, metrics) : opened.store;
-  const services = createServices(store, config, logger);
+  const services = createServices(store, config, logger, Date.now, options.lookup);
   const spools = await services.imports.removeLeftoverSpools();
   if (spools.length > 0) logger.info({ spools }, 'removed import spools left by a stopped process');
   const jobs = new JobRunner(

@@ -11,10 +11,11 @@
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
 import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
-import type { JobUpkeep, Store } from '../store/port.js';
+import type { DeliveryBodyRepository, JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
   type DeliveryHandler,
+  type DeliveryJob,
   type DeliveryQueue,
   type DeliveryTask,
 } from './webhookDelivery.js';
@@ -43,12 +44,20 @@ export interface JobRunnerOptions {
 const STOP_GRACE_MS = 3_000;
 /** Due retries Agenda claims per poll, in rounds of the concurrency (see lockLimit). */
 const RETRY_ROUNDS_PER_POLL = 5;
+/**
+ * A kept body outlives the latest retry scheduled with it by this much: room for a server that
+ * was down when the retry fell due. The embedded store also never removes a body an unfinished
+ * job names; on MongoDB the TTL index goes by this time alone.
+ */
+export const BODY_GRACE_MS = 24 * 60 * 60 * 1000;
+
 /** How long stop() then waits for aborted attempts to be saved before letting the store close. */
 const STOP_WAIT_MS = 5_000;
 
 export class JobRunner implements DeliveryQueue {
   readonly #agenda: Agenda;
   readonly #upkeep: JobUpkeep;
+  readonly #bodies: DeliveryBodyRepository;
   readonly #embedded: boolean;
   readonly #shutdown = new AbortController();
   /** Jobs of this process between start and Agenda's save after the run, by id. */
@@ -64,6 +73,7 @@ export class JobRunner implements DeliveryQueue {
     this.#embedded = store.kind === 'embedded';
     const backend = store.agendaBackend();
     this.#upkeep = backend.repository;
+    this.#bodies = store.deliveryBodies;
     this.#agenda = new Agenda({
       backend,
       name: `folio-${process.pid}`,
@@ -112,7 +122,7 @@ export class JobRunner implements DeliveryQueue {
   }
 
   handleDeliveries(handler: DeliveryHandler): void {
-    this.#agenda.define<DeliveryTask>(
+    this.#agenda.define<DeliveryJob>(
       DELIVERY_JOB,
       async (job) => {
         let resolve = () => {};
@@ -125,17 +135,18 @@ export class JobRunner implements DeliveryQueue {
       {
         concurrency: this.options.concurrency,
         lockLifetime: this.lockLifetimeMs,
-        // Claimed (locked) but not yet running jobs wait in Agenda's memory, bodies included;
-        // unbounded, a backlog of due retries would all be claimed at once (memory, and locks
+        // Claimed (locked) but not yet running jobs wait in Agenda's memory (their bodies are
+        // read only when they run); unbounded, a backlog of due retries would all be claimed at once (memory, and locks
         // running out while they wait). Agenda claims more only at each poll, so this is also
         // the most retries started per poll: 5 rounds of the concurrency (100 per second by
-        // default) keep the runners fed with at most that many bodies in memory.
+        // default) keep the runners fed.
         lockLimit: RETRY_ROUNDS_PER_POLL * this.options.concurrency,
       },
     );
   }
 
-  async #runDelivery(job: Job<DeliveryTask>, handler: DeliveryHandler): Promise<void> {
+  async #runDelivery(job: Job<DeliveryJob>, handler: DeliveryHandler): Promise<void> {
+    const data = job.attrs.data;
     let next: Date | null;
     const touch = setInterval(() => {
       job
@@ -144,12 +155,22 @@ export class JobRunner implements DeliveryQueue {
     }, this.lockLifetimeMs / 3);
     touch.unref();
     try {
-      next = await handler(job.attrs.data, this.#shutdown.signal);
+      const body = data.body ?? (await this.#bodies.get(data.bodyKey));
+      if (body === null) {
+        // Only a MongoDB deployment down for longer than BODY_GRACE_MS past the retry gets here.
+        this.logger.error(
+          { deliveryId: data.deliveryId, bodyKey: data.bodyKey },
+          'webhook delivery body no longer kept; the delivery is dropped',
+        );
+        return;
+      }
+      next = await handler({ ...data, body }, this.#shutdown.signal);
+      // The body outlives this retry too (a later time only; no body bytes written).
+      if (next && data.body === undefined) {
+        await this.#bodies.keep(data.bodyKey, body, next.getTime() + BODY_GRACE_MS);
+      }
     } catch (error) {
-      this.logger.error(
-        { err: error, deliveryId: job.attrs.data.deliveryId },
-        'webhook delivery could not run',
-      );
+      this.logger.error({ err: error, deliveryId: data.deliveryId }, 'webhook delivery could not run');
       next = new Date(Date.now() + this.options.errorRetryMs);
     } finally {
       clearInterval(touch);
@@ -171,17 +192,25 @@ export class JobRunner implements DeliveryQueue {
     this.#sweepTimer.unref();
   }
 
+  /**
+   * The body is kept once per event (the first webhook's hand-over writes it, the others only
+   * its time) before the job that names it is saved, so no job exists without its body.
+   */
   async enqueueDelivery(task: DeliveryTask): Promise<void> {
+    const { body, ...job } = task;
+    await this.#bodies.keep(task.bodyKey, body, (task.runAt ?? Date.now()) + BODY_GRACE_MS);
     await this.#agenda
-      .create(DELIVERY_JOB, task)
+      .create<DeliveryJob>(DELIVERY_JOB, job)
       .unique({ 'data.dedupeKey': task.dedupeKey }, { insertOnly: true })
       .schedule(new Date(task.runAt ?? Date.now()))
       .save();
   }
 
   /** Remove delivery jobs that finished more than `keepFinishedMs` ago: one server-side delete. */
-  sweep(now = Date.now()): Promise<number> {
-    return this.#upkeep.removeCompletedBefore(DELIVERY_JOB, now - this.options.keepFinishedMs);
+  async sweep(now = Date.now()): Promise<number> {
+    const removed = await this.#upkeep.removeCompletedBefore(DELIVERY_JOB, now - this.options.keepFinishedMs);
+    await this.#bodies.removeExpired(now);
+    return removed;
   }
 
   async stop(): Promise<void> {

@@ -18,6 +18,7 @@ const TIMED_REPOSITORIES = new Set([
   'schemas',
   'trash',
   'attemptLocks',
+  'deliveryBodies',
 ]);
 
 export function timedStore(store: Store, metrics: FolioMetrics): Store {

@@ -25,6 +25,7 @@ import { DeliveryService } from './webhooks/deliveries.js';
 import { WebhookService } from './webhooks/registrations.js';
 import { SecretVault } from './webhooks/secretVault.js';
 import { WebhookSender } from './webhooks/sender.js';
+import { type HostLookup, systemLookup } from './webhooks/targets.js';
 
 export interface Services {
   config: Config;
@@ -59,12 +60,15 @@ export function createServices(
   logger: Logger = pino({ level: 'silent' }),
   /** The clock of trash retention (tests move it). */
   nowMs: () => number = Date.now,
+  /** How webhook host names resolve: the system resolver, except in tests (webhooks/targets.ts). */
+  lookup: HostLookup = systemLookup,
 ): Services {
   const keyCache = new KeyCache(config.auth.keyCacheMs);
   const vault = new SecretVault(store, config.webhooks.secretKey);
   const webhookSender = new WebhookSender(
     config.webhooks.allowPrivateTargets,
     `Folio-Webhooks/${FOLIO_VERSION}`,
+    lookup,
   );
   const deliveries = new DeliveryService(store, config, vault, webhookSender, logger);
   const schemas = new SchemaService(store, logger);
@@ -86,7 +90,7 @@ export function createServices(
     rateLimiter: new RateLimiter(store, config),
     sessionAccess: new SessionAccessService(config, new AccountService(store, config, keyCache)),
     collections: new CollectionService(store),
-    webhooks: new WebhookService(store, config, vault, deliveries),
+    webhooks: new WebhookService(store, config, vault, deliveries, lookup),
     deliveries,
     webhookSender,
     imports: new ImportService(store, config, schemas),

@@ -558,6 +558,8 @@ export interface Store {
   readonly deliveries: DeliveryRepository;
   readonly consumers: FeedConsumerRepository;
   readonly attemptLocks: AttemptLockRepository;
+  /** Webhook bodies of deliveries waiting for a retry: once per event, not per webhook. */
+  readonly deliveryBodies: DeliveryBodyRepository;
   readonly streamSlots: StreamSlotRepository;
   /** The whole store at one point in time, and written back (backup, restore, migrate). */
   readonly snapshots: SnapshotRepository;
@@ -696,6 +698,22 @@ export interface AttemptLockRepository {
   acquire(deliveryId: string, holder: string, ttlMs: number): Promise<boolean>;
   /** Free the lock if `holder` has it. Idempotent. */
   release(deliveryId: string, holder: string): Promise<void>;
+}
+
+/**
+ * The exact bodies of webhook deliveries handed to the job scheduler for a retry, one per event
+ * whatever the number of webhooks, so that retry jobs carry only the key. A body is kept at
+ * least until its `keepUntilMs`, which each retry scheduled pushes later (never earlier); after
+ * that the store removes it by itself (MongoDB: a TTL index; embedded: `removeExpired`, which
+ * also spares a body an unfinished delivery job still names).
+ */
+export interface DeliveryBodyRepository {
+  /** Keep `body` under `key` until at least `keepUntilMs`; a body kept already keeps its bytes. */
+  keep(key: string, body: string, keepUntilMs: number): Promise<void>;
+  /** The body kept under `key`, or null when there is none (any more). */
+  get(key: string): Promise<string | null>;
+  /** Remove bodies kept past their time; answers how many went. */
+  removeExpired(nowMs: number): Promise<number>;
 }
 
 /**

@@ -100,6 +100,7 @@ function task(scope: DataScope, webhookId: string, n: number): DeliveryTask {
     documentId: `doc_${n}`,
     timestamp,
     body: JSON.stringify({ n }),
+    bodyKey: `body_${deliveryId}`,
     enqueuedAt: Date.now(),
   };
 }

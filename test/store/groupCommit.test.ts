@@ -24,6 +24,41 @@ describe('embedded store: group commit and durability', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('runs endOfGroup once per group inside it; without isolation one failure fails the whole group', async () => {
+    const db = new Database(join(dir, 'g.db'));
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER); CREATE TABLE ends (n INTEGER)');
+    let ends = 0;
+    const group = new GroupCommit(
+      db,
+      ({ k, v }: { k: string; v: number }) => {
+        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
+        if (v < 0) throw new Error(`refused ${k}`);
+        return k;
+      },
+      {
+        afterCommit: () => {},
+        beforeDeferred: () => {},
+        endOfGroup: () => {
+          ends += 1;
+          db.prepare('INSERT INTO ends (n) VALUES (?)').run(ends);
+        },
+      },
+      { isolated: false },
+    );
+    expect(await Promise.all([group.commit({ k: 'a', v: 1 }), group.commit({ k: 'b', v: 2 })])).to.deep.equal(
+      ['a', 'b'],
+    );
+    expect(ends).to.equal(1);
+    const failed = await Promise.allSettled([
+      group.commit({ k: 'c', v: 3 }),
+      group.commit({ k: 'd', v: -1 }),
+    ]);
+    expect(failed.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).to.deep.equal(['a', 'b']);
+    expect(db.prepare('SELECT count(*) FROM ends').pluck().get()).to.equal(1);
+    db.close();
+  });
+
   it('commits what arrives together in one transaction, each commit in its own savepoint', async () => {
     const db = new Database(join(dir, 'g.db'));
     db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)');

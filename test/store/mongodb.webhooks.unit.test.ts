@@ -12,6 +12,8 @@ import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/rep
 import {
   attemptLockTakeFilter,
   attemptLockTakeUpdate,
+  deliveryBodyExtendUpdate,
+  deliveryBodyKeepUpdate,
   failurePipeline,
   leaseHeldFilter,
   leaseTakeFilter,
@@ -149,5 +151,32 @@ describe('MongoDB store: delivery attempt lock', () => {
     expect(taken.holder).to.equal('$holder');
     const expires = (taken.expiresAt as Date).getTime();
     expect(expires).to.be.within(Date.now() + 29_000, Date.now() + 30_000);
+  });
+});
+
+describe('MongoDB store: kept delivery bodies', () => {
+  const T = Date.parse('2026-01-01T00:00:00Z');
+
+  it('stores the body on insert as a literal, with its time as a Date the TTL index reads', () => {
+    const inserted = apply({ _id: 'body_1' }, deliveryBodyKeepUpdate('{"$set":"$x"}', T));
+    expect(inserted).to.deep.equal({ _id: 'body_1', body: '{"$set":"$x"}', expiresAt: new Date(T) });
+  });
+
+  it('keeps the first body byte for byte and only moves the time later', () => {
+    const kept = { _id: 'body_1', body: 'first', expiresAt: new Date(T) };
+    expect(apply(kept, deliveryBodyKeepUpdate('second', T - 1))).to.deep.equal(kept);
+    expect(apply(kept, deliveryBodyKeepUpdate('second', T + 1))).to.deep.equal({
+      ...kept,
+      expiresAt: new Date(T + 1),
+    });
+  });
+
+  it('extends a kept body without its bytes, and never moves its time earlier', () => {
+    const kept = { _id: 'body_1', body: 'first', expiresAt: new Date(T) };
+    expect(apply(kept, deliveryBodyExtendUpdate(T + 5))).to.deep.equal({
+      ...kept,
+      expiresAt: new Date(T + 5),
+    });
+    expect(apply(kept, deliveryBodyExtendUpdate(T - 5))).to.deep.equal(kept);
   });
 });

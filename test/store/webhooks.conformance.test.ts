@@ -194,6 +194,14 @@ for (const factory of factories) {
       expect(await store.deliveries.list(webhookId, 10)).to.have.length(4);
     });
 
+    it('prunes to keep also when many saves of one webhook arrive together', async () => {
+      const webhookId = newId('wh');
+      const saved = [1, 2, 3, 4, 5, 6].map((n) => delivery(webhookId, n));
+      await Promise.all(saved.map((d) => store.deliveries.save(d, 3)));
+      const listed = await store.deliveries.list(webhookId, 10);
+      expect(listed.map((d) => d.id)).to.deep.equal([saved[5]!.id, saved[4]!.id, saved[3]!.id]);
+    });
+
     it('gives a feed consumer lease to one holder at a time, and saves positions only for it', async () => {
       const name = `consumer-${newId('req')}`;
       expect(await store.consumers.position(name)).to.equal(null);
@@ -219,6 +227,20 @@ for (const factory of factories) {
       await store.attemptLocks.release(id, 'a');
       expect(await store.attemptLocks.acquire(id, 'b', 60_000)).to.equal(true);
       expect(await store.attemptLocks.acquire(newId('dlv'), 'a', 60_000)).to.equal(true);
+    });
+
+    it('keeps a delivery body once: the first bytes stay, its time only moves later, then it goes', async () => {
+      const key = `body_${newId('req')}`;
+      const t = Date.now() + 60_000;
+      expect(await store.deliveryBodies.get(key)).to.equal(null);
+      await store.deliveryBodies.keep(key, '{"a":1}', t);
+      await store.deliveryBodies.keep(key, '{"other":2}', t - 30_000);
+      expect(await store.deliveryBodies.get(key)).to.equal('{"a":1}');
+      await store.deliveryBodies.keep(key, '{"other":3}', t + 30_000);
+      await store.deliveryBodies.removeExpired(t + 1);
+      expect(await store.deliveryBodies.get(key)).to.equal('{"a":1}');
+      await store.deliveryBodies.removeExpired(t + 30_001);
+      expect(await store.deliveryBodies.get(key)).to.equal(null);
     });
 
     it('lets another holder take an expired attempt lock, and only one of many racing for it', async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
+import type { HostLookup } from '../../src/services/webhooks/targets.js';
 import type { Env, KeyScope, Plan } from '../../src/store/port.js';
 import { contractChecker } from './contract.js';
 
@@ -83,6 +84,8 @@ export interface TestServerOptions {
   logStream?: DestinationStream;
   /** Run on this data directory and leave it in place (restart tests); default: a fresh temp dir. */
   dataDir?: string;
+  /** How webhook host names resolve (default: the system resolver). */
+  lookup?: HostLookup;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -99,7 +102,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     RELAXED_SIGN_IN,
     options.config ?? {},
   ]);
-  const running = await startServer(config, options.logStream);
+  const running = await startServer(config, options.logStream, { lookup: options.lookup });
   // Every response any test receives from this server is checked against the OpenAPI document.
   contractChecker().watch(running.httpServer);
 

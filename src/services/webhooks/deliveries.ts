@@ -60,6 +60,8 @@ export class DeliveryService {
    * once (forgetWebhooks); one made by another instance is seen within `listCacheMs`.
    */
   readonly #lists = new BoundedCache<CachedList>(LIST_CACHE_LIMIT);
+  /** Opened secrets by webhook id and sealed form (#secretOf); a few per webhook at most. */
+  readonly #secrets = new BoundedCache<string>(LIST_CACHE_LIMIT);
   /** Attempt lock holders are this plus a counter: one holder per attempt, even in one process. */
   readonly #holderPrefix = `${process.pid}-${randomUUID()}`;
   #attempts = 0;
@@ -78,13 +80,27 @@ export class DeliveryService {
     delivery: { id: string; event: string; timestamp: string; body: string },
     signal?: AbortSignal,
   ): Promise<SendOutcome> {
-    const secret = (await this.vault.sealer()).unseal(webhook.sealedSecret, webhook.id);
+    const secret = await this.#secretOf(webhook);
     const headers = deliveryHeaders(delivery.event, delivery.id, delivery.timestamp, delivery.body, secret);
     return this.sender.send(webhook.url, delivery.body, headers, {
       timeoutMs: this.config.webhooks.timeoutMs,
       maxResponseBytes: this.config.webhooks.maxResponseBytes,
       signal,
     });
+  }
+
+  /**
+   * The webhook's secret, opened once per sealed form rather than per attempt (an AES-GCM open
+   * per delivery was a cost per event and webhook). Keyed by the sealed form itself: a rotated
+   * secret is a new sealed form, so it is opened afresh and the old entry is never used again.
+   */
+  async #secretOf(webhook: WebhookRecord): Promise<string> {
+    const key = `${webhook.id}\0${webhook.sealedSecret}`;
+    const known = this.#secrets.get(key);
+    if (known !== undefined) return known;
+    const secret = (await this.vault.sealer()).unseal(webhook.sealedSecret, webhook.id);
+    this.#secrets.set(key, secret);
+    return secret;
   }
 
   /** Active webhooks of the collection that receive `event`, oldest first (cached, see #lists). */

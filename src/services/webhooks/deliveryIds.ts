@@ -15,3 +15,11 @@ export function deliveryIdFor(eventToken: string, webhookId: string, eventTimeMs
   const fromDigest = () => (digest[next++ % digest.length] as number) / 256;
   return `dlv_${ulid(eventTimeMs, fromDigest)}`;
 }
+
+/**
+ * The key of an event's body among kept delivery bodies: the same for every webhook of the
+ * event (the body is one), short and fixed in length whatever the store's event token.
+ */
+export function bodyKeyFor(eventToken: string): string {
+  return `body_${createHash('sha256').update(eventToken).digest('base64url')}`;
+}

@@ -27,7 +27,7 @@ import { BoundedCache } from '../../boundedCache.js';
 import type { DeliveryQueue, DeliveryTask } from '../../jobs/webhookDelivery.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
 import type { DeliveryService } from './deliveries.js';
-import { deliveryIdFor } from './deliveryIds.js';
+import { bodyKeyFor, deliveryIdFor } from './deliveryIds.js';
 import { eventOf } from './events.js';
 import { acquireDelayMs, leaseName, type Partition, partitionOf, WHOLE_FEED } from './partitions.js';
 import { deliveryBody } from './payload.js';
@@ -382,6 +382,7 @@ export class WebhookDispatcher {
       timestamp: event.timestamp,
     });
     const eventMs = Date.parse(event.timestamp);
+    const bodyKey = bodyKeyFor(event.token);
     return webhooks.map((webhook) => {
       const deliveryId = deliveryIdFor(event.token, webhook.id, eventMs);
       return {
@@ -395,6 +396,7 @@ export class WebhookDispatcher {
         documentId: event.documentId,
         timestamp: event.timestamp,
         body,
+        bodyKey,
         enqueuedAt: Date.now(),
       };
     });

@@ -13,7 +13,7 @@ import { DOCUMENT_EVENTS, TEST_EVENT } from './events.js';
 import { deliveryBody } from './payload.js';
 import type { SecretVault } from './secretVault.js';
 import { generateSecret } from './signing.js';
-import { assertResolvesPublic, TargetRefusedError } from './targets.js';
+import { assertResolvesPublic, type HostLookup, systemLookup, TargetRefusedError } from './targets.js';
 
 const MAX_URL_LENGTH = 2048;
 
@@ -66,6 +66,8 @@ export class WebhookService {
     private readonly config: Config,
     private readonly vault: SecretVault,
     private readonly deliveries: DeliveryService,
+    /** How host names resolve at registration: the system resolver, except in tests. */
+    private readonly lookup: HostLookup = systemLookup,
   ) {}
 
   async register(
@@ -230,7 +232,7 @@ export class WebhookService {
     }
     if (!this.config.webhooks.allowPrivateTargets) {
       try {
-        await assertResolvesPublic(url);
+        await assertResolvesPublic(url, this.lookup);
       } catch (error) {
         if (error instanceof TargetRefusedError)
           throw badRequest(

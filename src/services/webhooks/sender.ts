@@ -4,9 +4,19 @@
  * (the rest is dropped with the connection), and target addresses checked as the socket
  * connects (targets.ts).
  */
+
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
-import { assertLiteralAllowed, guardedLookup, isForbiddenAddress, TargetRefusedError } from './targets.js';
+import {
+  assertLiteralAllowed,
+  guardedLookup,
+  type HostLookup,
+  isForbiddenAddress,
+  socketLookup,
+  systemLookup,
+  TargetRefusedError,
+} from './targets.js';
 
 export interface SendOptions {
   timeoutMs: number;
@@ -30,9 +40,13 @@ export class WebhookSender {
   constructor(
     private readonly allowPrivateTargets: boolean,
     readonly userAgent: string,
+    /** How host names resolve: the system resolver, except in tests (targets.ts). */
+    lookup: HostLookup = systemLookup,
   ) {
     this.#agent = new Agent({
-      connect: allowPrivateTargets ? {} : guardedConnector(),
+      connect: allowPrivateTargets
+        ? buildConnector({ lookup: socketLookup(lookup) })
+        : guardedConnector(lookup),
       // Receivers are many and mostly idle between events: keep few sockets for long.
       keepAliveTimeout: 4_000,
       connections: 16,
@@ -96,21 +110,30 @@ export class WebhookSender {
  * connected to, whatever the URL spelled (an IPv6 form embedding an IPv4 address included):
  * a forbidden one is closed before a byte is sent.
  */
-function guardedConnector(): buildConnector.connector {
-  const connect = buildConnector({ lookup: guardedLookup });
+function guardedConnector(lookup: HostLookup): buildConnector.connector {
+  const connect = buildConnector({ lookup: guardedLookup(lookup) });
   return (options, callback) =>
     connect(options, (error, socket) => {
       if (error || !socket) return callback(error ?? new Error('no socket'), null);
-      const address = socket.remoteAddress;
-      if (address === undefined || isForbiddenAddress(address)) {
-        socket.destroy();
-        return callback(
-          new TargetRefusedError('the URL points to a private, loopback or link-local address'),
-          null,
-        );
-      }
-      return callback(null, socket);
+      const refused = refuseForbiddenSocket(socket);
+      return refused ? callback(refused, null) : callback(null, socket);
     });
+}
+
+/**
+ * The last check, on the address the socket is connected to: a forbidden one (or none) closes
+ * the socket before a byte is sent and gives the reason. The lookup has refused such addresses
+ * already; this holds whatever resolved the name or however the address was spelled.
+ */
+export function refuseForbiddenSocket(
+  socket: Pick<Socket, 'remoteAddress' | 'destroy'>,
+): TargetRefusedError | null {
+  const address = socket.remoteAddress;
+  if (address !== undefined && !isForbiddenAddress(address)) return null;
+  socket.destroy();
+  return new TargetRefusedError(
+    `connected to ${address ?? 'an unknown address'}, a private, loopback or link-local address`,
+  );
 }
 
 /** A short, safe reason: never a header, body or secret. */

@@ -96,7 +96,7 @@ export function isForbiddenAddress(address: string): boolean {
   return embeddedIpv4(address).some((ipv4) => FORBIDDEN.check(ipv4, 'ipv4'));
 }
 
-/** Why a target is refused; the message is safe to show (it names no resolved address). */
+/** Why a target is refused; the message is safe to show (no header, body or secret). */
 export class TargetRefusedError extends Error {
   constructor(message: string) {
     super(message);
@@ -118,22 +118,28 @@ export function assertLiteralAllowed(url: URL): void {
   }
 }
 
-function lookupAll(hostname: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
+/**
+ * Resolves a host name to every address it has. Production uses `systemLookup` (the operating
+ * system's resolver, as `dns.lookup`) and never another; tests pass their own so that a name can
+ * resolve to a chosen address at registration and another at send time (DNS rebinding).
+ */
+export type HostLookup = (hostname: string, family: 0 | 4 | 6) => Promise<LookupAddress[]>;
+
+export const systemLookup: HostLookup = (hostname, family) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true, family }, (error, addresses) => {
       if (error) reject(error);
       else resolve(addresses);
     });
   });
-}
 
 /** Resolve the URL's host now and refuse it if any address it resolves to is forbidden. */
-export async function assertResolvesPublic(url: URL): Promise<void> {
+export async function assertResolvesPublic(url: URL, lookup: HostLookup = systemLookup): Promise<void> {
   assertLiteralAllowed(url);
   if (literalAddress(url) !== null) return;
   let addresses: LookupAddress[];
   try {
-    addresses = await lookupAll(url.hostname);
+    addresses = await lookup(url.hostname, 0);
   } catch {
     throw new TargetRefusedError(`the host ${url.hostname} does not resolve`);
   }
@@ -150,23 +156,62 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** The `lookup` option of a socket connection, over a `HostLookup`. */
+export type SocketLookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
+
+const familyOf = (options: LookupOptions): 0 | 4 | 6 =>
+  options.family === 4 || options.family === 'IPv4'
+    ? 4
+    : options.family === 6 || options.family === 'IPv6'
+      ? 6
+      : 0;
+
+/** `lookup` as is, in the shape sockets call it (private targets allowed). */
+export function socketLookup(lookup: HostLookup): SocketLookup {
+  return (hostname, options, callback) => {
+    lookup(hostname, familyOf(options)).then(
+      (addresses) => answer(addresses, options, callback),
+      (error: NodeJS.ErrnoException) => callback(error, []),
+    );
+  };
+}
+
 /**
  * A `lookup` for socket connections that refuses forbidden addresses: the check runs on the
- * very addresses the socket then connects to, so DNS cannot change between check and use.
+ * very addresses the socket then connects to, so DNS cannot change between check and use. The
+ * reason names the refused address: it is the account's own URL, and seeing what it resolved
+ * to at that moment is what tells a rebinding name from a misconfigured one.
  */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    const allowed = addresses.filter((a) => !isForbiddenAddress(a.address));
-    if (allowed.length === 0 || allowed.length !== addresses.length) {
-      const refused: NodeJS.ErrnoException = new TargetRefusedError(
-        `the host ${hostname} resolves to a private, loopback or link-local address`,
-      );
-      refused.code = 'ETARGETREFUSED';
-      return callback(refused, []);
-    }
-    if (options.all) return callback(null, allowed);
-    const first = allowed[0] as LookupAddress;
-    return callback(null, first.address, first.family);
-  });
+export function guardedLookup(lookup: HostLookup = systemLookup): SocketLookup {
+  return (hostname, options, callback) => {
+    lookup(hostname, familyOf(options)).then(
+      (addresses) => {
+        const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
+        if (addresses.length === 0 || forbidden) {
+          const refused: NodeJS.ErrnoException = new TargetRefusedError(
+            forbidden
+              ? `the host ${hostname} resolved to ${forbidden.address}, a private, loopback or link-local address`
+              : `the host ${hostname} resolved to no address`,
+          );
+          refused.code = 'ETARGETREFUSED';
+          return callback(refused, []);
+        }
+        return answer(addresses, options, callback);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, []),
+    );
+  };
+}
+
+function answer(addresses: LookupAddress[], options: LookupOptions, callback: LookupCallback): void {
+  if (addresses.length === 0) {
+    const none: NodeJS.ErrnoException = new Error('no address');
+    none.code = 'ENOTFOUND';
+    callback(none, []);
+  } else if (options.all) {
+    callback(null, addresses);
+  } else {
+    const first = addresses[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  }
 }

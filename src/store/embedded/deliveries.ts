@@ -19,13 +19,17 @@ export class EmbeddedDeliveries implements DeliveryRepository {
   readonly #get: Database.Statement<[string], DeliveryRow>;
   readonly #list: Database.Statement<[string, number], DeliveryRow>;
   /**
-   * Saves arriving in the same turn share one transaction (groupCommit.ts), committed without
-   * waiting for the disk (deferred): the next durable commit of the store (a document write,
-   * the dispatcher's position) syncs them too. A process crash loses none (they are in the
-   * WAL); a power loss may lose the last moments of history, never a delivery: a lost record
-   * makes its delivery look new, so at worst it is attempted once more.
+   * Saves arriving in the same turn share one transaction, committed without waiting for the
+   * disk (deferred): the next durable commit of the store (a document write, the dispatcher's
+   * position) syncs them too. A process crash loses none (they are in the WAL); a power loss may
+   * lose the last moments of history, never a delivery: a lost record makes its delivery look
+   * new, so at worst it is attempted once more. The history of each webhook with new records is
+   * pruned once per group, not once per save, and saves (plain upserts, nothing to conflict)
+   * run without a savepoint each: a burst ran a prune and a savepoint for every (event, webhook).
    */
   readonly #saves: GroupCommit<{ delivery: DeliveryRecord; keep: number }, void>;
+  /** Webhooks given a new record in the group being applied, with their `keep`. */
+  readonly #toPrune = new Map<string, number>();
 
   constructor(db: Database.Database) {
     this.#exists = db.prepare('SELECT id FROM webhook_deliveries WHERE id = ?');
@@ -63,9 +67,24 @@ export class EmbeddedDeliveries implements DeliveryRepository {
         created_at: delivery.createdAt,
         body: JSON.stringify(delivery),
       });
-      if (isNew) this.#prune.run({ webhookId: delivery.webhookId, keep });
+      if (isNew)
+        this.#toPrune.set(delivery.webhookId, Math.min(keep, this.#toPrune.get(delivery.webhookId) ?? keep));
     };
-    this.#saves = new GroupCommit(db, saveOne, { afterCommit: () => {}, beforeDeferred: () => {} });
+    this.#saves = new GroupCommit(
+      db,
+      saveOne,
+      {
+        afterCommit: () => {},
+        beforeDeferred: () => {},
+        beforeGroup: () => this.#toPrune.clear(),
+        // Inside the group's transaction, after its saves: one prune per webhook.
+        endOfGroup: () => {
+          for (const [webhookId, keep] of this.#toPrune) this.#prune.run({ webhookId, keep });
+          this.#toPrune.clear();
+        },
+      },
+      { isolated: false },
+    );
   }
 
   save(delivery: DeliveryRecord, keep: number): Promise<void> {

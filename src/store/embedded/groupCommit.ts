@@ -35,6 +35,11 @@ export interface GroupCommitHooks {
   afterCommit(durable: boolean): void;
   /** Runs before a group that will commit without its sync (the change feed holds its rows back). */
   beforeDeferred(): void;
+  /**
+   * Runs inside each group's transaction after its commits (work shared by the group, done once
+   * rather than per commit); if it throws, the whole group fails.
+   */
+  endOfGroup?(): void;
 }
 
 export class GroupCommit<A, R> {
@@ -49,27 +54,37 @@ export class GroupCommit<A, R> {
   /** The connection's `synchronous` level (2 FULL, 3 EXTRA sync on commit; 1 NORMAL does not). */
   readonly #synchronous: number;
 
-  /** `apply` is one commit's body. */
+  /**
+   * `apply` is one commit's body. `isolated: false` runs the commits of a group without a
+   * savepoint each: for commits that cannot conflict (plain upserts), where a savepoint per
+   * commit was most of a group's cost; a failing one then fails its whole group.
+   */
   constructor(
     db: Database.Database,
     apply: (args: A) => R,
     private readonly hooks: GroupCommitHooks,
+    options: { isolated?: boolean } = {},
   ) {
     this.#db = db;
     this.#synchronous = Number(db.pragma('synchronous', { simple: true }));
-    const savepoint = db.transaction(apply);
+    const isolated = options.isolated !== false;
+    const savepoint = isolated ? db.transaction(apply) : apply;
     this.#group =
       // IMMEDIATE takes the write lock up front, so each commit's checks and writes see the same
       // state even if another connection (a CLI next to the server) writes the same file.
-      db.transaction((batch: Array<Pending<A, R>>) =>
-        batch.map((item): Outcome<R> => {
+      db.transaction((batch: Array<Pending<A, R>>) => {
+        const outcomes = batch.map((item): Outcome<R> => {
+          // Without savepoints a failure rolls back the whole group's transaction.
+          if (!isolated) return { ok: true, value: savepoint(item.args) };
           try {
             return { ok: true, value: savepoint(item.args) };
           } catch (error) {
             return { ok: false, error };
           }
-        }),
-      ).immediate;
+        });
+        hooks.endOfGroup?.();
+        return outcomes;
+      }).immediate;
   }
 
   /**

@@ -17,6 +17,7 @@ import { asDataDirError, prepareDataDir } from './dataDir.js';
 import { type DataDirLock, lockDataDir } from './dataDirLock.js';
 import { EmbeddedIndexes } from './declaredIndexes.js';
 import { EmbeddedDeliveries } from './deliveries.js';
+import { EmbeddedDeliveryBodies } from './deliveryBodies.js';
 import { EmbeddedDocuments } from './documents.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
@@ -74,6 +75,7 @@ interface Parts {
   accounts: EmbeddedAccounts;
   webhooks: EmbeddedWebhooks;
   deliveries: EmbeddedDeliveries;
+  deliveryBodies: EmbeddedDeliveryBodies;
   consumers: EmbeddedFeedConsumers;
   snapshots: EmbeddedSnapshots;
   schemas: EmbeddedSchemas;
@@ -121,6 +123,10 @@ export class EmbeddedStore implements Store {
 
   get deliveries(): EmbeddedDeliveries {
     return this.#ready().deliveries;
+  }
+
+  get deliveryBodies(): EmbeddedDeliveryBodies {
+    return this.#ready().deliveryBodies;
   }
 
   get consumers(): EmbeddedFeedConsumers {
@@ -210,6 +216,7 @@ export class EmbeddedStore implements Store {
       accounts: new EmbeddedAccounts(db),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),
+      deliveryBodies: new EmbeddedDeliveryBodies(db),
       consumers: new EmbeddedFeedConsumers(db),
       snapshots: new EmbeddedSnapshots(db, this.options.dataDir, indexes),
       agenda: null,

@@ -19,6 +19,7 @@ import { MongoFeedConsumers } from './consumers.js';
 import { MongoCounters } from './counters.js';
 import { MongoIndexes } from './declaredIndexes.js';
 import { MongoDeliveries } from './deliveries.js';
+import { MongoDeliveryBodies } from './deliveryBodies.js';
 import { MongoDocuments } from './documents.js';
 import { translatingFailures } from './failureTranslation.js';
 import { ensureSystemIndexes } from './indexes.js';
@@ -86,6 +87,7 @@ class MongoStoreImpl implements MongoStore {
   readonly counters: MongoCounters;
   readonly webhooks: MongoWebhooks;
   readonly deliveries: MongoDeliveries;
+  readonly deliveryBodies: MongoDeliveryBodies;
   readonly consumers: MongoFeedConsumers;
   readonly streamSlots: MongoStreamSlots;
   readonly snapshots: MongoSnapshots;
@@ -158,6 +160,7 @@ class MongoStoreImpl implements MongoStore {
       translate,
     );
     this.deliveries = translatingFailures(new MongoDeliveries(this.#system), translate);
+    this.deliveryBodies = translatingFailures(new MongoDeliveryBodies(this.#system), translate);
     this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
     // Not translated: only the operator commands use it, and they report the driver's own error.

@@ -38,6 +38,8 @@ export const SYSTEM_INDEXES: Readonly<Record<SystemCollection, readonly IndexDes
   collectionSchemas: [],
   // Attempt locks of crashed holders go by themselves (see attemptLocks.ts).
   attemptLocks: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
+  // Webhook bodies of retries go once their time passed (see deliveryBodies.ts).
+  webhookBodies: [{ key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 }],
 };
 
 /** Each version sidecar: one record per (document, version); also serves history listings. */

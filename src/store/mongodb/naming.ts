@@ -43,6 +43,7 @@ export const SYSTEM_COLLECTIONS = {
   indexUsage: 'indexUsage',
   collectionSchemas: 'collectionSchemas',
   attemptLocks: 'attemptLocks',
+  webhookBodies: 'webhookBodies',
 } as const;
 
 export type SystemCollection = keyof typeof SYSTEM_COLLECTIONS;

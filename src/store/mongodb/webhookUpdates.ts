@@ -50,3 +50,28 @@ export function attemptLockTakeFilter(deliveryId: string, holder: string): Docum
 export function attemptLockTakeUpdate(holder: string, ttlMs: number): Document[] {
   return [{ $set: { holder: { $literal: holder }, expiresAt: { $add: ['$$NOW', ttlMs] } } }];
 }
+
+/**
+ * Keep a webhook body until at least `keepUntilMs` (an upsert by `_id`): the body kept first
+ * stays byte for byte, the time only moves later. `expiresAt` is a Date, which the TTL index
+ * reads (the server removes the document once it passes, within its TTL monitor's minute).
+ */
+export function deliveryBodyKeepUpdate(body: string, keepUntilMs: number): Document[] {
+  const until = new Date(keepUntilMs);
+  return [
+    {
+      $set: {
+        body: { $ifNull: ['$body', { $literal: body }] },
+        expiresAt: { $max: [{ $ifNull: ['$expiresAt', until] }, until] },
+      },
+    },
+  ];
+}
+
+/**
+ * Push a kept body's time later without sending the body again: what every webhook's hand-over
+ * after the first does (a 1 MiB body and 100 webhooks would otherwise send 100 MiB).
+ */
+export function deliveryBodyExtendUpdate(keepUntilMs: number): Document[] {
+  return [{ $set: { expiresAt: { $max: ['$expiresAt', new Date(keepUntilMs)] } } }];
+}

@@ -10,6 +10,9 @@ export const JOBS_TABLE = 'agenda_jobs';
 /** `data.dedupeKey` as JSON text: the indexed form of the one unique key the server uses. */
 export const DEDUPE_EXPRESSION = `(data -> '$."dedupeKey"')`;
 
+/** `data.bodyKey` as JSON text: which kept webhook body a delivery job sends (deliveryBodies.ts). */
+export const BODY_KEY_EXPRESSION = `(data -> '$."bodyKey"')`;
+
 const DDL = `
   CREATE TABLE IF NOT EXISTS ${JOBS_TABLE} (
     id TEXT PRIMARY KEY,
@@ -55,6 +58,11 @@ const DDL = `
   -- save, O(n^2) per burst). The expression must be spelled exactly as filter.ts writes it.
   CREATE INDEX IF NOT EXISTS ${JOBS_TABLE}_dedupe ON ${JOBS_TABLE} (name, ${DEDUPE_EXPRESSION})
     WHERE ${DEDUPE_EXPRESSION} IS NOT NULL;
+
+  -- A kept webhook body is removed only once no unfinished job names it (deliveryBodies.ts):
+  -- one look-up per body through this index.
+  CREATE INDEX IF NOT EXISTS ${JOBS_TABLE}_body ON ${JOBS_TABLE} (name, ${BODY_KEY_EXPRESSION})
+    WHERE ${BODY_KEY_EXPRESSION} IS NOT NULL;
 
   -- The sweep of finished jobs: one ranged DELETE per name, never a load of all jobs.
   CREATE INDEX IF NOT EXISTS ${JOBS_TABLE}_finished ON ${JOBS_TABLE} (name, last_finished_at)
