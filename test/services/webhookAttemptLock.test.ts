@@ -13,10 +13,10 @@ import { JobRunner } from '../../src/jobs/jobRunner.js';
 import type { DeliveryTask } from '../../src/jobs/webhookDelivery.js';
 import { createServices } from '../../src/services/index.js';
 import { attemptLockTtlMs, mayTakeAttemptLock } from '../../src/services/webhooks/attemptLock.js';
-import { SecretVault } from '../../src/services/webhooks/secretVault.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 describe('webhook attempt lock: the rule', () => {
   it('is free when absent, the holder’s own, or expired exactly at its time', () => {
@@ -47,43 +47,8 @@ const config = loadConfig({}, [
 ]);
 
 async function seedWebhook(store: Store, url: string): Promise<{ scope: DataScope; webhookId: string }> {
-  const now = isoNow();
-  const account = {
-    id: newId('acc'),
-    email: `${newId('acc')}@example.test`,
-    passwordHash: 'x',
-    plan: 'free' as const,
-    createdAt: now,
-  };
-  await store.accounts.createAccount(account);
-  const project = {
-    id: newId('prj'),
-    accountId: account.id,
-    name: 'app',
-    createdAt: now,
-    allowedOrigins: null,
-  };
-  await store.accounts.createProject(project);
-  const scope: DataScope = { projectId: project.id, env: 'test' };
-  const id = newId('wh');
-  const sealer = await new SecretVault(store, '').sealer();
-  await store.webhooks.create(
-    {
-      id,
-      scope,
-      collection: 'orders',
-      url,
-      events: ['document.created'],
-      description: '',
-      status: 'active',
-      sealedSecret: sealer.seal('whsec_test', id),
-      consecutiveFailures: 0,
-      createdAt: now,
-      updatedAt: now,
-    },
-    1,
-  );
-  return { scope, webhookId: id };
+  const scope = await seedTenantScope(store);
+  return { scope, webhookId: await seedWebhookOn(store, scope, 'orders', url) };
 }
 
 function task(scope: DataScope, webhookId: string, n: number): DeliveryTask {

@@ -11,18 +11,17 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import { DELIVERY_JOB } from '../../src/jobs/webhookDelivery.js';
 import { createServices } from '../../src/services/index.js';
 import { DISPATCHER_NAME, WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
-import { SecretVault } from '../../src/services/webhooks/secretVault.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import type { ChangeEvent, DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
 import { dropDatabases, mongoConnection } from '../support/mongodb.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 const LEASE_MS = 600;
 
@@ -81,42 +80,8 @@ async function stopInstance(instance: Instance): Promise<void> {
 
 /** A tenant and a webhook on `orders` of its test environment, straight through the store. */
 async function seed(store: Store, url: string): Promise<DataScope> {
-  const now = isoNow();
-  const account = {
-    id: newId('acc'),
-    email: `${newId('acc')}@example.test`,
-    passwordHash: 'x',
-    plan: 'free' as const,
-    createdAt: now,
-  };
-  await store.accounts.createAccount(account);
-  const project = {
-    id: newId('prj'),
-    accountId: account.id,
-    name: 'app',
-    createdAt: now,
-    allowedOrigins: null,
-  };
-  await store.accounts.createProject(project);
-  const scope: DataScope = { projectId: project.id, env: 'test' };
-  const id = newId('wh');
-  const sealer = await new SecretVault(store, '').sealer();
-  await store.webhooks.create(
-    {
-      id,
-      scope,
-      collection: 'orders',
-      url,
-      events: ['document.created'],
-      description: '',
-      status: 'active',
-      sealedSecret: sealer.seal('whsec_test', id),
-      consecutiveFailures: 0,
-      createdAt: now,
-      updatedAt: now,
-    },
-    1,
-  );
+  const scope = await seedTenantScope(store);
+  await seedWebhookOn(store, scope, 'orders', url);
   return scope;
 }
 

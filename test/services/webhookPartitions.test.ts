@@ -9,7 +9,6 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import { createServices } from '../../src/services/index.js';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
@@ -20,11 +19,11 @@ import {
   partitionOf,
   partitions,
 } from '../../src/services/webhooks/partitions.js';
-import { SecretVault } from '../../src/services/webhooks/secretVault.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 describe('webhook partitions: rules', () => {
   it('puts a collection in one partition in range, the same every time, and all in 0 of 1', () => {
@@ -140,44 +139,10 @@ describe('webhook partitions: several dispatchers on one embedded store', functi
   });
 
   it('share the partitions, deliver every event once, and take over a stopped instance’s share', async () => {
-    const now = isoNow();
-    const account = {
-      id: newId('acc'),
-      email: `${newId('acc')}@example.test`,
-      passwordHash: 'x',
-      plan: 'free' as const,
-      createdAt: now,
-    };
-    await store.accounts.createAccount(account);
-    const project = {
-      id: newId('prj'),
-      accountId: account.id,
-      name: 'app',
-      createdAt: now,
-      allowedOrigins: null,
-    };
-    await store.accounts.createProject(project);
-    const scope: DataScope = { projectId: project.id, env: 'test' };
-    const sealer = await new SecretVault(store, '').sealer();
+    const scope = await seedTenantScope(store);
     const collections = Array.from({ length: COLLECTIONS }, (_, i) => `c${i}`);
     for (const collection of collections) {
-      const id = newId('wh');
-      await store.webhooks.create(
-        {
-          id,
-          scope,
-          collection,
-          url: `${receiver.url}/${collection}`,
-          events: ['document.created'],
-          description: '',
-          status: 'active',
-          sealedSecret: sealer.seal('whsec_test', id),
-          consecutiveFailures: 0,
-          createdAt: now,
-          updatedAt: now,
-        },
-        1,
-      );
+      await seedWebhookOn(store, scope, collection, `${receiver.url}/${collection}`);
     }
     // The collections fall in more than one partition.
     expect(new Set(collections.map((c) => partitionOf(scope, c, PARTITIONS))).size).to.be.greaterThan(1);
