@@ -1085,6 +1085,17 @@ ${oneShot.join('\n')}
   routing, the key, the rate limit, the access log and the socket, against 45 µs for a whole
   GET. Where a count's extra 30 µs goes under load was not found: its SQL takes a larger
   share of the server's samples than of the in-process loop's.
+- **Two whole runs on 2026-11-26** (this report is the second). The first ran before the list
+  pages were answered as text, the second after; both after import, export and bulk changed.
+  CPU per request ÷ raw, first → second: GET 1.84 → 1.59, PATCH 3.31 → 3.17, list 3.97 → 2.50,
+  count 2.89 → 3.00; POST 0.73 → 0.67. Folio ÷ Parse Server on the filtered page 2.66 → 3.64
+  (the one peer target still missed). Change streams, 1,000 subscribers, Folio's p99 ÷ the bare
+  fan-out's: 1.23 in the first run and 1.68 in the second (24.9 against 20.2 ms, then 42.4
+  against 25.3 ms), on a machine where three more runs earlier that day gave 0.59, 0.75 and 0.98:
+  read the one figure over 1.5 as noise only with that history in mind. Webhook figures here
+  are from before the per-(event, webhook) costs were removed that day; \`npm run
+  bench:webhooks\` afterwards measured 4,502 deliveries/s for one webhook (0.17 × the import's
+  25,804 documents/s) and 7,252/s in total for ten.
 `;
 }
 
