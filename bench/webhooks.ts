@@ -98,6 +98,25 @@ export async function importBurst(
   };
 }
 
+/** One NDJSON import of `docs` documents into `collection`; its documents per second. */
+async function timedImport(
+  server: TestServer,
+  tenant: { project: string; key: string },
+  collection: string,
+  docs: number,
+): Promise<number> {
+  const body = ndjson(docs, collection);
+  const started = performance.now();
+  const res = await fetch(`${server.url}/${tenant.project}/${collection}/_import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/x-ndjson' },
+    body,
+  });
+  const answer = await res.text();
+  if (res.status !== 200) throw new Error(`import: ${res.status} ${answer.slice(0, 200)}`);
+  return docs / ((performance.now() - started) / 1000);
+}
+
 export async function runWebhookBench(): Promise<void> {
   const receiver = await startReceiver();
   const server = await startTestServer({
@@ -109,6 +128,11 @@ export async function runWebhookBench(): Promise<void> {
   const out = process.stdout;
   try {
     const tenant = await server.tenant({ plan: 'team' });
+    // The same import into a collection without webhooks, before any delivery exists: what a
+    // write costs when webhooks cost it nothing (the issue: within 1.2 × of it, whatever backlog).
+    await timedImport(server, tenant, 'warm', 1_000);
+    const quietImport = await timedImport(server, tenant, 'plain-quiet', IMPORT);
+    progress(`import without webhooks: ${Math.round(quietImport)} docs/s`);
     const one = await importBurst(server, receiver, tenant, 'burst1', IMPORT, 1);
     progress(`1 webhook: ${Math.round(one.deliveriesPerSecond)} deliveries/s`);
     const ten = await importBurst(server, receiver, tenant, 'burst10', IMPORT_10, 10);
@@ -185,6 +209,9 @@ export async function runWebhookBench(): Promise<void> {
     // Every delivery's first attempt failed, and some retries (which fail too) came on top.
     await until(() => failedAnswers >= DOWN, 'the failed first attempts', 600_000);
     const failedMs = performance.now() - downStarted;
+    // With every one of those deliveries waiting for a retry: an import elsewhere, no webhooks.
+    const backlogImport = await timedImport(server, tenant, 'plain-backlog', IMPORT);
+    progress(`import beside ${DOWN} deliveries pending retry: ${Math.round(backlogImport)} docs/s`);
     const metrics = await fetch(`${server.url}/metrics`, {
       headers: { authorization: 'Bearer bench-metrics-token' },
     });
@@ -216,6 +243,12 @@ export async function runWebhookBench(): Promise<void> {
       );
     }
     out.write(
+      `imports of ${IMPORT.toLocaleString('en')} docs, docs/s: no webhook ${Math.round(quietImport).toLocaleString('en')}; ` +
+        `1 webhook ${Math.round(one.importDocsPerSecond).toLocaleString('en')} (${(quietImport / one.importDocsPerSecond).toFixed(2)} x the time); ` +
+        `10 webhooks ${Math.round(ten.importDocsPerSecond).toLocaleString('en')} (${(quietImport / ten.importDocsPerSecond).toFixed(2)} x); ` +
+        `beside ${DOWN.toLocaleString('en')} deliveries pending retry ${Math.round(backlogImport).toLocaleString('en')} (${(quietImport / backlogImport).toFixed(2)} x)\n`,
+    );
+    out.write(
       `paced (${PACED} writes at ${Math.round(pacedRate)}/s): event-to-arrival p50 ${percentile(paced, 50)} ms, ` +
         `p99 ${percentile(paced, 99)} ms, max ${paced.at(-1)} ms\n`,
     );
@@ -235,6 +268,9 @@ export async function runWebhookBench(): Promise<void> {
             pacedP50: percentile(paced, 50),
             pacedP99: percentile(paced, 99),
             receiverDownMiB: added,
+            importWithoutWebhooksDocsPerSecond: quietImport,
+            importBesideBacklogDocsPerSecond: backlogImport,
+            tenWebhooksImportDocsPerSecond: ten.importDocsPerSecond,
           },
         })}\n`,
       );
