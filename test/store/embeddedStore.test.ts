@@ -156,7 +156,11 @@ describe('embedded store: database file and schema', () => {
           "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'webhook%'",
         )
         .all();
-      expect(tables.map((t) => t.name).sort()).to.deep.equal(['webhook_bodies', 'webhook_deliveries', 'webhooks']);
+      expect(tables.map((t) => t.name).sort()).to.deep.equal([
+        'webhook_bodies',
+        'webhook_deliveries',
+        'webhooks',
+      ]);
     } finally {
       await reopened.close();
     }
