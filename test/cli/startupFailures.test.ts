@@ -35,7 +35,13 @@ describe('folio serve: start-up failures', function () {
     // Root ignores file permissions, so the permission cases run the command as `nobody`,
     // which works only where `nobody` can read this checkout.
     await chmod(dir, 0o755);
-    const probe = await runFolio(['help'], {}, { uid: NOBODY, gid: NOBODY });
+    // `nobody` may not even reach the node binary (a Node installed in a private folder): then
+    // spawning fails outright, and the permission cases are skipped with that reason.
+    const probe = await runFolio(['help'], {}, { uid: NOBODY, gid: NOBODY }).catch((error: Error) => ({
+      code: null,
+      out: '',
+      err: error.message,
+    }));
     if (probe.code === 0) unprivileged = { uid: NOBODY, gid: NOBODY };
     else whyNotUnprivileged = `user nobody cannot run this checkout: ${probe.err.split('\n')[0]}`;
   });
