@@ -4,47 +4,29 @@
  * documented shutdown time (docs/webhooks.md: about 11 s whatever the backlog), and the next
  * start on the same data directory delivers every document.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { startFolio } from '../support/cli.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 
 const DOCS = Number(process.env.DEBUG_DOCS ?? 2_000);
 /** docs/webhooks.md, "Shutdown": 2 s + 3 s + 5 s of grace, and the store's close. */
 const DOCUMENTED_SHUTDOWN_MS = 11_000;
 
-async function startFolio(
-  dataDir: string,
-): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+/** `folio serve` on `dataDir`, logs included when DEBUG_FOLIO is set. */
+function start(dataDir: string) {
+  return startFolio(dataDir, {
     env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
       FOLIO_LOG_LEVEL: process.env.DEBUG_FOLIO ? 'info' : 'silent',
       FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
       // The bootstrap account is on Free: let one import carry the backlog.
       FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(DOCS),
-      FOLIO_DATA_DIR: dataDir,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const deadline = Date.now() + 20_000;
-  while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return { child, url: (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string, output: () => out };
 }
 
 describe('SIGTERM with a webhook backlog (folio serve)', function () {
@@ -68,7 +50,7 @@ describe('SIGTERM with a webhook backlog (folio serve)', function () {
   });
 
   it('exits within the documented time whatever the backlog, and the next start delivers everything', async () => {
-    let folio = await startFolio(dataDir);
+    let folio = await start(dataDir);
     child = folio.child;
     const key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
     const project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
@@ -99,7 +81,7 @@ describe('SIGTERM with a webhook backlog (folio serve)', function () {
     expect(Date.now() - started).to.be.below(DOCUMENTED_SHUTDOWN_MS);
 
     receiver.delayMs = 0;
-    folio = await startFolio(dataDir);
+    folio = await start(dataDir);
     child = folio.child;
     const all = await receiver
       .waitFor(DOCS, () => true, 90_000)

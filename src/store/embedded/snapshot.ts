@@ -35,7 +35,7 @@ import type {
 import { API_TEXT } from './apiText.js';
 import type { EmbeddedIndexes } from './declaredIndexes.js';
 import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
-import { SEALING_KEY_FILE } from './webhooks.js';
+import { SEALING_KEY_FILE, type WebhookRow, toRecord as webhookRecordOf } from './webhooks.js';
 
 /** How long the snapshot's first read waits for a connection recovering the WAL. */
 const READER_BUSY_TIMEOUT_MS = 5000;
@@ -245,25 +245,10 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         };
         await pace();
       }
-      for (const r of reader.prepare('SELECT * FROM webhooks ORDER BY id').iterate() as Iterable<
-        Record<string, unknown>
-      >) {
-        yield {
-          type: 'webhook',
-          webhook: {
-            id: r.id as string,
-            scope: { projectId: r.project_id as string, env: r.env as WebhookRecord['scope']['env'] },
-            collection: r.collection as string,
-            url: r.url as string,
-            events: JSON.parse(r.events as string) as string[],
-            description: r.description as string,
-            status: r.status as WebhookRecord['status'],
-            sealedSecret: r.sealed_secret as string,
-            consecutiveFailures: r.consecutive_failures as number,
-            createdAt: r.created_at as string,
-            updatedAt: r.updated_at as string,
-          },
-        };
+      for (const row of reader
+        .prepare('SELECT * FROM webhooks ORDER BY id')
+        .iterate() as Iterable<WebhookRow>) {
+        yield { type: 'webhook', webhook: webhookRecordOf(row) };
         await pace();
       }
       const schemas = reader

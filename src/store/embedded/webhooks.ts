@@ -23,7 +23,7 @@ import { scopeKeyOf } from './scopeKey.js';
  */
 const NONE_MAX_ENTRIES = 10_000;
 
-interface WebhookRow {
+export interface WebhookRow {
   id: string;
   scope: string;
   project_id: string;
@@ -39,7 +39,8 @@ interface WebhookRow {
   updated_at: string;
 }
 
-function toRecord(row: WebhookRow): WebhookRecord {
+/** A `webhooks` row as the port's record (also read by snapshot.ts). */
+export function toRecord(row: WebhookRow): WebhookRecord {
   return {
     id: row.id,
     scope: { projectId: row.project_id, env: row.env },

@@ -29,6 +29,7 @@ import {
   SnapshotLostError,
   type SnapshotRecord,
   type SnapshotRepository,
+  type VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument, toStored } from '../storedForm.js';
 import { folioCollectionNames } from './collectionCatalog.js';
@@ -60,6 +61,11 @@ import type { VersionRecord } from './writePlan.js';
 
 /** Documents a snapshot cursor fetches per round trip. */
 const READ_BATCH_SIZE = 500;
+
+/** What a snapshot's version record says of a stored version (live or trashed history). */
+function versionInfoOf(v: VersionRecord | TrashVersionDoc): VersionInfo {
+  return { version: v.version, operation: v.operation, timestamp: v.timestamp, apiKeyHint: v.apiKeyHint };
+}
 
 /** The system collections a snapshot reads and writes, in the order the port promises. */
 const SYSTEM_TARGETS = ['settings', 'accounts', 'projects', 'keys', 'webhooks', 'collectionSchemas'] as const;
@@ -361,12 +367,7 @@ export class MongoSnapshots implements SnapshotRepository {
           scope,
           collection,
           id: v.docId,
-          version: {
-            version: v.version,
-            operation: v.operation,
-            timestamp: v.timestamp,
-            apiKeyHint: v.apiKeyHint,
-          },
+          version: versionInfoOf(v),
           document: fromStored(v.document),
         } satisfies SnapshotRecord;
       }
@@ -398,12 +399,7 @@ export class MongoSnapshots implements SnapshotRepository {
             scope,
             collection,
             id: v.docId,
-            version: {
-              version: v.version,
-              operation: v.operation,
-              timestamp: v.timestamp,
-              apiKeyHint: v.apiKeyHint,
-            },
+            version: versionInfoOf(v),
             document: fromStored(v.document),
           } satisfies SnapshotRecord;
         }
