@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { AutoIndexer } from '../../src/services/autoIndexes.js';
 import { tenantScope } from '../support/scope.js';
 import type { Json } from '../support/server.js';
-import { forEachStore } from '../support/stores.js';
+import { forEachStore, tenantCalls } from '../support/stores.js';
 
 /** Small numbers so a test sees an index come and go. */
 const POLICY = {
@@ -18,7 +18,7 @@ const POLICY = {
 forEachStore(
   'automatic indexes',
   (ctx) => {
-    const at = (collection: string, rest = '') => `/${ctx.tenant.project}/${collection}${rest}`;
+    const { at } = tenantCalls(ctx);
     const get = (path: string) => ctx.server.request('GET', path, { key: ctx.tenant.key });
     const settled = () => ctx.server.running.services.autoIndexes.settled();
     const indexes = async (collection: string) =>

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
-import { forEachStore } from '../support/stores.js';
+import { forEachStore, tenantCalls } from '../support/stores.js';
 
 /** Refuses exactly one field type: `n` must be a number, everything else is free. */
 const NUMBER_N = { type: 'object', properties: { n: { type: 'number' } } };
@@ -30,13 +30,7 @@ function objects(n: number): Json {
 forEachStore(
   'collection schemas (/{ns}/{collection}/_schema)',
   (ctx) => {
-    const at = (collection: string, rest = '') => `/${ctx.tenant.project}/${collection}${rest}`;
-    const call = (method: string, path: string, body?: Json, key = ctx.tenant.key, contentType?: string) =>
-      ctx.server.request(method, path, {
-        key,
-        ...(body === undefined ? {} : { body }),
-        ...(contentType ? { contentType } : {}),
-      });
+    const { at, call } = tenantCalls(ctx);
     const setSchema = async (collection: string, schema: Json, mode?: string) => {
       const res = await call('PUT', at(collection, '/_schema'), { schema, ...(mode ? { mode } : {}) });
       expect(res.status, res.text).to.equal(200);

@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
 import { StreamClient } from '../support/sse.js';
-import { forEachStore } from '../support/stores.js';
+import { forEachStore, tenantCalls } from '../support/stores.js';
 
 forEachStore(
   'trash (/{ns}/{collection}/_trash)',
   (ctx) => {
-    const at = (collection: string, rest = '') => `/${ctx.tenant.project}/${collection}${rest}`;
-    const call = (method: string, path: string, body?: Json, key = ctx.tenant.key) =>
-      ctx.server.request(method, path, { key, ...(body === undefined ? {} : { body }) });
+    const { at, call } = tenantCalls(ctx);
     let readOnly = '';
     before(async () => {
       readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;

@@ -5,7 +5,7 @@
 import type { ConfigOverrides } from '../../src/config/load.js';
 import type { Plan } from '../../src/store/port.js';
 import { mongoServerOverrides } from './mongodb.js';
-import { startTestServer, type Tenant, type TestServer } from './server.js';
+import { type Json, startTestServer, type Tenant, type TestServer } from './server.js';
 
 export interface StoreTarget {
   /** `embedded`, or a name tagged `@mongodb` so `npm run test:mongodb` can select it. */
@@ -45,4 +45,19 @@ export function forEachStore(
       body(ctx, target);
     });
   }
+}
+
+/**
+ * The calls a suite of `forEachStore` makes as its tenant: `at` builds a collection's path in
+ * the tenant's project, `call` sends a request with the tenant's key (or `key`).
+ */
+export function tenantCalls(ctx: SuiteContext) {
+  const at = (collection: string, rest = '') => `/${ctx.tenant.project}/${collection}${rest}`;
+  const call = (method: string, path: string, body?: Json, key = ctx.tenant.key, contentType?: string) =>
+    ctx.server.request(method, path, {
+      key,
+      ...(body === undefined ? {} : { body }),
+      ...(contentType ? { contentType } : {}),
+    });
+  return { at, call };
 }
