@@ -5,6 +5,7 @@
  * count stays fixed however many tenants there are.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { FeedStats } from '../store/mongodb/changes.js';
 
 /** What the metrics read at scrape time from parts that already count themselves. */
 export interface MetricSources {
@@ -21,17 +22,8 @@ export interface MetricSources {
   changeFeed?(): ChangeFeedCounts | null;
 }
 
-/** As the MongoDB change feed counts them (src/store/mongodb/changes.ts, FeedStats). */
-export interface ChangeFeedCounts {
-  skippedEvents: number;
-  joinedEvents: number;
-  eventsWithoutImage: number;
-  sourceFailures: number;
-  ringResumes: number;
-  catchUpResumes: number;
-  catchUpRefused: number;
-  readyTimeouts: number;
-}
+/** As the MongoDB change feed counts them. */
+export type ChangeFeedCounts = FeedStats;
 
 /** As the embedded store counts them (src/store/embedded/groupCommit.ts). */
 export interface CommitGroupCounts {

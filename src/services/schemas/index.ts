@@ -22,6 +22,7 @@ import type {
 } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import { userFields } from '../documentRules.js';
+import { parsePageQuery } from '../pageQuery.js';
 import { checkSchema } from './schemaRules.js';
 import { CompiledSchemas, type SchemaViolation } from './validators.js';
 
@@ -233,28 +234,6 @@ function parseViolationsQuery(
   query: Record<string, unknown>,
   maxLimit: number,
 ): { limit: number; after?: string } {
-  for (const name of Object.keys(query)) {
-    if (name !== 'limit' && name !== 'after') {
-      throw new AppError(400, 'invalid_query', `Unknown query parameter: ${name.slice(0, 100)}.`, {
-        param: name.slice(0, 100),
-      });
-    }
-  }
-  let limit = 20;
-  if (query.limit !== undefined) {
-    const raw = query.limit;
-    if (typeof raw !== 'string' || !/^[1-9]\d{0,5}$/.test(raw) || Number(raw) > maxLimit) {
-      throw new AppError(400, 'invalid_query', `limit: must be an integer from 1 to ${maxLimit}.`, {
-        param: 'limit',
-      });
-    }
-    limit = Number(raw);
-  }
-  const after = query.after;
-  if (after !== undefined && (typeof after !== 'string' || after === '')) {
-    throw new AppError(400, 'invalid_query', 'after: must be the `next` of the previous page.', {
-      param: 'after',
-    });
-  }
+  const { limit, after } = parsePageQuery(query, maxLimit);
   return after === undefined ? { limit } : { limit, after };
 }

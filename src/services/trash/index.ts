@@ -13,6 +13,7 @@ import type { FolioDocument, Store, TrashEntry, TrashPosition, VersionInfo } fro
 import type { KeyContext } from '../context.js';
 import { userFields } from '../documentRules.js';
 import { buildDocument, putWrite } from '../documentWrites.js';
+import { parsePageQuery } from '../pageQuery.js';
 import type { SchemaService } from '../schemas/index.js';
 
 /** Attempts of a restore that keeps meeting a changing trash entry. */
@@ -137,22 +138,6 @@ function parseListQuery(
   query: Record<string, unknown>,
   maxLimit: number,
 ): { limit: number; after: TrashPosition | undefined } {
-  for (const name of Object.keys(query)) {
-    if (name !== 'limit' && name !== 'after') {
-      throw new AppError(400, 'invalid_query', `Unknown query parameter: ${name.slice(0, 100)}.`, {
-        param: name.slice(0, 100),
-      });
-    }
-  }
-  let limit = 20;
-  if (query.limit !== undefined) {
-    const raw = query.limit;
-    if (typeof raw !== 'string' || !/^[1-9]\d{0,5}$/.test(raw) || Number(raw) > maxLimit) {
-      throw invalidQuery('limit', `must be an integer from 1 to ${maxLimit}`);
-    }
-    limit = Number(raw);
-  }
-  const cursor = query.after;
-  if (cursor !== undefined && typeof cursor !== 'string') throw invalidQuery('after', 'given twice');
-  return { limit, after: cursor === undefined ? undefined : decodeCursor(cursor) };
+  const { limit, after } = parsePageQuery(query, maxLimit);
+  return { limit, after: after === undefined ? undefined : decodeCursor(after) };
 }
