@@ -41,7 +41,7 @@ import {
   startParsePeer,
 } from './workloads/parseServer.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
-import { workloadTargets } from './workloads/peerTargets.js';
+import { RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
 import { BODY, categoryCycle } from './workloads/rows.js';
 import {
   type Baselines,
@@ -112,6 +112,7 @@ export interface Target {
     | 'Koa + duties'
     | 'Folio'
     | 'raw better-sqlite3'
+    | 'raw better-sqlite3, same rows'
     | 'json-server'
     | 'pouchdb-server'
     | 'Parse Server';
@@ -709,6 +710,7 @@ async function report(
     'bare Koa + work',
     'Koa + duties',
     'raw better-sqlite3',
+    'raw better-sqlite3, same rows',
     'Folio',
     'json-server',
     'pouchdb-server',
@@ -737,6 +739,7 @@ async function report(
     'bare Koa',
     'Koa + duties',
     'raw better-sqlite3',
+    RAW_ROWS,
     'json-server',
     'pouchdb-server',
     'Parse Server',
@@ -764,6 +767,25 @@ async function report(
     '| --- | ---: | --- |',
     ...verdicts.map(verdictLine),
   );
+  // Not targets: Folio's writes beside a raw server writing the same rows (document, version, change).
+  const sameRows = ['POST create', 'PATCH merge'].flatMap((workload) => {
+    const folio = lookup('Folio', workload);
+    const rows = lookup(RAW_ROWS, workload);
+    return folio && rows
+      ? [
+          `| ${workload} | ${(folio.cpuMicrosPerRequest / rows.cpuMicrosPerRequest).toFixed(2)} | ${(folio.requestsPerSecond / rows.requestsPerSecond).toFixed(2)} |`,
+        ]
+      : [];
+  });
+  if (sameRows.length > 0)
+    versus.push(
+      '',
+      `Beside ${RAW_ROWS} (no target: the ceiling of a store that writes a document's version and change event in its transaction, as Folio does):`,
+      '',
+      '| workload | Folio ÷ it, CPU per request | Folio ÷ it, req/s |',
+      '| --- | ---: | ---: |',
+      ...sameRows,
+    );
   if (parseSkipped) versus.push('', `Parse Server: ${parseSkipped}.`);
   // What each target ratio stands for in µs of work per request (bench/workBudget.ts).
   const budgets = BARE_KOA_TARGETS.map(([workload, goal]) => {
@@ -878,6 +900,12 @@ all targets (so a noisy moment spreads over all of them); the median round is re
   \`synchronous=FULL\` as Folio's default: one prepared statement (a transaction for PATCH,
   bulk and import) per request, no auth, versions, change log or validation. The storage
   ceiling under Folio's GET, POST and PATCH.
+- **raw better-sqlite3, same rows**: the same server writing, for POST and PATCH, the rows
+  Folio writes (\`/rows\` routes): the document in Folio's table with its three indexes (body
+  stored as JSONB), a version row with those past the Team plan's 100 pruned, and a change row
+  with its two indexes, in one transaction and one sync per request. Still no auth, validation,
+  rate limit, log, cache or change feed. Not a target: it shows how much of Folio's write cost
+  is the history and outbox it keeps.
 - **Folio**: \`folio serve\` on the embedded store, as in production: request log at \`info\`
   (to a file), API-key auth and the Team plan's rate limit on every request. Requests spread
   over a pool of ${KEY_POOL} keys, and the plan's per-key limit is raised by configuration

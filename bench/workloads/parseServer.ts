@@ -19,7 +19,7 @@ import { chmod, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, type Server, startProcess, type Target } from '../peers.js';
-import { PATCH_BODY } from './peerTargets.js';
+import { patchBody } from './peerTargets.js';
 import { BIG_DOCS, BODY, CATEGORIES, PAGE } from './rows.js';
 
 const run = promisify(execFile);
@@ -254,7 +254,7 @@ export function parseTargets(peer: ParsePeer, nextCategory: () => string): Targe
     workload: string,
     method: 'GET' | 'POST' | 'PUT',
     path: () => string,
-    body?: string,
+    body?: string | (() => string),
   ): Target => ({
     name,
     system: 'Parse Server',
@@ -265,10 +265,11 @@ export function parseTargets(peer: ParsePeer, nextCategory: () => string): Targe
       requests: [
         {
           method,
-          body,
+          body: typeof body === 'function' ? body() : body,
           setupRequest: (request) => {
             request.path = path();
             request.headers = { ...PARSE_HEADERS };
+            if (typeof body === 'function') request.body = body();
             return request;
           },
         },
@@ -279,7 +280,7 @@ export function parseTargets(peer: ParsePeer, nextCategory: () => string): Targe
     target('parse-get', 'GET by id', 'GET', () => `/parse/classes/Item/${nextId()}`),
     target('parse-post', 'POST create', 'POST', () => '/parse/classes/Item', JSON.stringify(BODY)),
     // Parse's update sets the fields it is given and keeps the rest: a merge patch.
-    target('parse-patch', 'PATCH merge', 'PUT', () => `/parse/classes/Item/${nextId()}`, PATCH_BODY),
+    target('parse-patch', 'PATCH merge', 'PUT', () => `/parse/classes/Item/${nextId()}`, patchBody),
     target(
       'parse-list',
       `filtered list, sort, limit ${PAGE}`,

@@ -8,7 +8,13 @@
  * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over
  *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
  * - `POST /bulk` (`{docs: [...]}` in one transaction), `POST /import` (NDJSON, one
- *   transaction), `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed).
+ *   transaction), `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
+ * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
+ *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
+ *   as JSONB), a version row (the document's text) with the versions past the Team plan's 100
+ *   pruned, and a change row (its text and two indexes), in one transaction per request. Still
+ *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
+ *   that keeps a history and an outbox, beside the one that keeps neither.
  *
  * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
  */
@@ -35,6 +41,24 @@ for (const table of ['items', 'big', 'imported', 'exported'])
 db.exec(
   "CREATE INDEX big_category_price ON big (json_extract(body, '$.category'), json_extract(body, '$.price'))",
 );
+// Folio's own tables for the `/rows` routes (src/store/embedded/schema.ts), trimmed of nothing
+// a write touches.
+db.exec(`
+  CREATE TABLE documents (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
+    version INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body BLOB NOT NULL,
+    PRIMARY KEY (scope, collection, id));
+  CREATE INDEX documents_created ON documents (scope, collection, created_at, id);
+  CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
+  CREATE INDEX documents_version ON documents (scope, collection, version, id);
+  CREATE TABLE versions (scope TEXT NOT NULL, collection TEXT NOT NULL, doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL, operation TEXT NOT NULL, timestamp TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (scope, collection, doc_id, version));
+  CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,
+    collection TEXT NOT NULL, type TEXT NOT NULL, doc_id TEXT NOT NULL, document TEXT NOT NULL,
+    timestamp TEXT NOT NULL);
+  CREATE INDEX changes_replay ON changes (scope, collection, seq);
+  CREATE INDEX changes_timestamp ON changes (timestamp);
+`);
 const insert = (table: string) => db.prepare(`INSERT INTO ${table} (id, body) VALUES (?, ?)`);
 const seed = (table: string, count: number, row: (i: number) => object) =>
   db.transaction(() => {
@@ -57,6 +81,56 @@ const page = db
 const count = db.prepare("SELECT count(*) FROM big WHERE json_extract(body, '$.category') = ?").pluck();
 const exportRows = db.prepare('SELECT body FROM exported ORDER BY id').pluck();
 const insertImported = insert('imported');
+
+const KEPT_VERSIONS = 100;
+const SCOPE = 'bench';
+const rowsGet = db.prepare<[string], { body: string; version: number; created_at: string }>(
+  "SELECT json(body) AS body, version, created_at FROM documents WHERE scope = 'bench' AND collection = 'items' AND id = ?",
+);
+const rowsUpsert = db.prepare(
+  'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+    'version = excluded.version, updated_at = excluded.updated_at, body = excluded.body',
+);
+const rowsVersion = db.prepare(
+  'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const rowsPrune = db.prepare(
+  'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
+);
+const rowsChange = db.prepare(
+  'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
+);
+/** One write as Folio's rows: the document, its version (older ones pruned), its change. */
+const writeRows = (
+  id: string,
+  version: number,
+  createdAt: string,
+  doc: Record<string, unknown>,
+  type: string,
+): string => {
+  const now = new Date().toISOString();
+  const text = JSON.stringify({ ...doc, _id: id, $version: version, $createdAt: createdAt, $updatedAt: now });
+  rowsUpsert.run(SCOPE, 'items', id, version, createdAt, now, text);
+  rowsVersion.run(SCOPE, 'items', id, version, type, now, 'folio_sk_...abcd', text);
+  if (version > KEPT_VERSIONS) rowsPrune.run(SCOPE, 'items', id, version - KEPT_VERSIONS);
+  rowsChange.run(SCOPE, 'items', type, id, text, now);
+  return text;
+};
+const rowsCreate = db.transaction((doc: Record<string, unknown>) =>
+  writeRows(randomUUID(), 1, new Date().toISOString(), doc, 'insert'),
+);
+const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): string | null => {
+  const row = rowsGet.get(id);
+  if (row === undefined) return null;
+  const { $version: _v, $createdAt: _c, $updatedAt: _u, ...doc } = JSON.parse(row.body);
+  return writeRows(id, row.version + 1, row.created_at, Object.assign(doc, patch), 'update');
+});
+db.transaction(() => {
+  const at = new Date().toISOString();
+  for (let i = 0; i < ITEMS; i++) writeRows(String(i + 1), 1, at, { ...BODY, n: i }, 'insert');
+})();
 
 const patchItem = db.transaction((id: string, patch: Record<string, unknown>): string | null => {
   const body = getItem.get(id) as string | undefined;
@@ -87,6 +161,17 @@ router.post('/items', koaBody(), (ctx) => {
 });
 router.patch('/items/:id', koaBody({ jsonStrict: true, json: true }), (ctx) => {
   const merged = patchItem(ctx.params.id as string, ctx.request.body as Record<string, unknown>);
+  if (merged === null) ctx.throw(404);
+  ctx.type = 'application/json';
+  ctx.body = merged;
+});
+router.post('/rows/items', koaBody(), (ctx) => {
+  ctx.status = 201;
+  ctx.type = 'application/json';
+  ctx.body = rowsCreate(ctx.request.body as Record<string, unknown>);
+});
+router.patch('/rows/items/:id', koaBody({ jsonStrict: true, json: true }), (ctx) => {
+  const merged = rowsPatch(ctx.params.id as string, ctx.request.body as Record<string, unknown>);
   if (merged === null) ctx.throw(404);
   ctx.type = 'application/json';
   ctx.body = merged;
