@@ -911,7 +911,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
   over a pool of ${KEY_POOL} keys, and the plan's per-key limit is raised by configuration
   (\`FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND=${RATE_LIMIT}\`) so it never caps the measurement:
   at the default 200 per second, ${KEY_POOL} keys cap it at ${KEY_POOL * 200} requests per
-  second, which a fast machine passes; the limiter still counts every request. GET and PATCH (merge patch) go to the ${SEED_DOCS} documents in turn; POST
+  second, which a fast machine passes; the limiter still counts every request. GET and PATCH go to the ${SEED_DOCS} documents in turn; on every
+  system the PATCH (a merge patch, \`{"n": …, "price": 13.5}\`) sets \`n\` to a new number each
+  time, so it always changes the document (an unchanged row costs SQLite no write and no sync); POST
   creates a document (with its first version record and change event in the same
   transaction). The list (\`filter[category]=…&sort=price&limit=20\`) and count
   (\`count=true&filter[category]=…\`) run over a collection of 100,000 documents (500
