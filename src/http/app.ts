@@ -33,7 +33,7 @@ import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/strea
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { routeByFirstSegment } from './routing.js';
+import { routeByFirstSegment, routeByShape } from './routing.js';
 import type { FolioContext, FolioState } from './types.js';
 
 /** Without `operations` (tools that only read the routes): never ready, no metrics. */
@@ -116,7 +116,8 @@ export function createApp(
           sessionData.allowedMethods(allowed),
         ],
       },
-      { routers: [data], middleware: [data.routes(), data.allowedMethods(allowed)] },
+      // The data routes split by path shape: a request tests a few routes' patterns, not all.
+      { routers: [data], middleware: [routeByShape(data, allowed)] },
     ),
   );
   return app;

@@ -4,7 +4,7 @@
  * every other first segment is a project. So a request runs one side's routers only: a data
  * request does not test its path against the dozens of account and dashboard routes first.
  */
-import type { Router, RouterContext } from '@koa/router';
+import { Router, type RouterContext } from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
 import { RESERVED_PROJECT_NAMES } from '../services/accounts.js';
@@ -45,6 +45,133 @@ export function routeByFirstSegment(own: RouteGroup, projects: RouteGroup): Rout
     isOwnPath(ctx.path) ? ownChain(ctx, next) : projectChain(ctx, next)) as Dispatcher;
   dispatch[GROUPS] = [own, projects];
   return dispatch;
+}
+
+/** What `allowedMethods` is given (the application's 405 and 501 answers). */
+type AllowedOptions = Parameters<Router<FolioState, FolioContext>['allowedMethods']>[0];
+
+/** A layer's path, split: a literal segment (lower case), or null for a `:param`. */
+type Template = (string | null)[];
+
+/**
+ * A router's routes split by the shape of the paths they can match, so a request tests its
+ * path against a handful of routes rather than all of them: @koa/router tests every route's
+ * pattern in turn (and logs each test through `debug`), a few per cent of a GET's CPU with the
+ * data routes' three dozen. The shape of a path is its segment count and, where some route has
+ * a literal segment (`_webhooks`, `versions`), that literal or "anything else". Each shape gets a
+ * router holding, in the original order, every route that could match a path of that shape; it
+ * still tests their patterns, so it answers exactly as the whole router would (the same routes
+ * matched, the same Allow, 404, 405 and 501). A route whose path is not plain segments and
+ * `:params` joins every shape.
+ */
+export function routeByShape(
+  router: Router<FolioState, FolioContext>,
+  allowed: AllowedOptions,
+): RoutedMiddleware {
+  const index = shapeIndex(router.stack);
+  const chains = new Map<string, RoutedMiddleware>();
+  return (ctx, next) => {
+    const { key, layers } = index(ctx.path);
+    let chain = chains.get(key);
+    if (chain === undefined) {
+      const part = new Router<FolioState, FolioContext>({ methods: router.methods });
+      part.stack.push(...layers);
+      chain = compose([part.routes(), part.allowedMethods(allowed)]);
+      chains.set(key, chain);
+    }
+    return chain(ctx, next);
+  };
+}
+
+/** A path's shape (`key`: one per shape, a few dozen at most) and the routes that could match it. */
+export interface ShapeMatch<L> {
+  key: string;
+  layers: L[];
+}
+
+/** For a list of routes (in order), the routes in that order that could match a given path. */
+export function shapeIndex<L extends { path: string | RegExp }>(
+  routes: readonly L[],
+): (path: string) => ShapeMatch<L> {
+  const templates = routes.map((layer) => ({ layer, template: templateOf(String(layer.path)) }));
+  /** Per position, the literal segments some route has there. */
+  const literals: Set<string>[] = [];
+  let maxSegments = 0;
+  for (const { template } of templates) {
+    if (!template) continue;
+    maxSegments = Math.max(maxSegments, template.length);
+    template.forEach((segment, i) => {
+      literals[i] ??= new Set();
+      if (segment !== null) literals[i].add(segment);
+    });
+  }
+  const byKey = new Map<string, ShapeMatch<L>>();
+  // Longer than any route (or an empty segment): only routes that are not plain segments.
+  const beyond = { key: '', layers: templates.filter((t) => t.template === null).map((t) => t.layer) };
+  return (path) => {
+    const shape = shapeOf(path, literals, maxSegments);
+    if (shape === null) return beyond;
+    // Segments joined by '/', after a '/': never '' (the key of `beyond`).
+    const key = `/${shape.join('/')}`;
+    let match = byKey.get(key);
+    if (match === undefined) {
+      const layers = templates
+        .filter(({ template }) => template === null || fits(template, shape))
+        .map((t) => t.layer);
+      match = { key, layers };
+      byKey.set(key, match);
+    }
+    return match;
+  };
+}
+
+/** `/:ns/:collection/_webhooks` → [null, null, '_webhooks']; null for anything but plain segments. */
+export function templateOf(path: string): Template | null {
+  if (!path.startsWith('/')) return null;
+  const segments = path.slice(1).split('/');
+  const template: Template = [];
+  for (const segment of segments) {
+    if (/^:\w+$/.test(segment)) template.push(null);
+    else if (/^[\w.~-]+$/.test(segment)) template.push(segment.toLowerCase());
+    else return null;
+  }
+  return template;
+}
+
+/**
+ * A path's shape: per segment, the segment in lower case where some route has it as a literal
+ * at that position (the routers match case-insensitively), else '' ("anything else"). One
+ * trailing slash is dropped, as the routers allow it. Null for a path no plain route can match:
+ * an empty segment (a `:param` needs at least one character), or more segments than any route.
+ */
+export function shapeOf(
+  path: string,
+  literals: readonly Set<string>[],
+  maxSegments: number,
+): string[] | null {
+  const end = path.length > 1 && path.endsWith('/') ? path.length - 1 : path.length;
+  const shape: string[] = [];
+  let start = 1;
+  while (start <= end) {
+    let stop = path.indexOf('/', start);
+    if (stop === -1 || stop > end) stop = end;
+    if (stop === start || shape.length === maxSegments) return null;
+    const atPosition = literals[shape.length];
+    let segment = '';
+    if (atPosition && atPosition.size > 0) {
+      const lower = path.slice(start, stop).toLowerCase();
+      if (atPosition.has(lower)) segment = lower;
+    }
+    shape.push(segment);
+    start = stop + 1;
+  }
+  return shape;
+}
+
+/** Whether a route of this template could match a path of this shape. */
+function fits(template: Template, shape: readonly string[]): boolean {
+  if (template.length !== shape.length) return false;
+  return template.every((segment, i) => segment === null || segment === shape[i]);
 }
 
 /** Every router an application built with `routeByFirstSegment` serves (route listings, tests). */

@@ -1,5 +1,16 @@
+import type { Router } from '@koa/router';
 import { expect } from 'chai';
-import { firstSegment, isOwnPath } from '../../src/http/routing.js';
+import fc from 'fast-check';
+import pino from 'pino';
+import { createApp } from '../../src/http/app.js';
+import {
+  firstSegment,
+  isOwnPath,
+  routersOf,
+  shapeIndex,
+  shapeOf,
+  templateOf,
+} from '../../src/http/routing.js';
 import { RESERVED_PROJECT_NAMES } from '../../src/services/accounts.js';
 import { forEachStore } from '../support/stores.js';
 
@@ -51,3 +62,107 @@ forEachStore('routing by first segment over HTTP', (ctx) => {
     expect(ownWrong.status).to.equal(405);
   });
 });
+
+describe('routing by path shape', () => {
+  const literals = [
+    new Set<string>(),
+    new Set<string>(),
+    new Set(['_webhooks', '_trash']),
+    new Set(['restore']),
+  ];
+
+  it('reads a route path as literal segments and params, and refuses anything else', () => {
+    expect(templateOf('/:ns/:collection/_Webhooks/:id')).to.deep.equal([null, null, '_webhooks', null]);
+    expect(templateOf('/:ns/{id}')).to.equal(null);
+    expect(templateOf('(.*)')).to.equal(null);
+  });
+
+  it('takes a path’s shape: known literals in lower case, anything else blank, one trailing slash dropped', () => {
+    expect(shapeOf('/acme/items/x', literals, 4)).to.deep.equal(['', '', '']);
+    expect(shapeOf('/acme/items/_WEBHOOKS/', literals, 4)).to.deep.equal(['', '', '_webhooks']);
+    expect(shapeOf('/acme/items/_webhooks/1/', literals, 4)).to.deep.equal(['', '', '_webhooks', '']);
+    // A literal counts only where some route has it.
+    expect(shapeOf('/_trash/items/restore', literals, 4)).to.deep.equal(['', '', '']);
+    expect(shapeOf('/acme/items/_trash/restore', literals, 4)).to.deep.equal(['', '', '_trash', 'restore']);
+    // As many segments as the longest route, and no more.
+    expect(shapeOf('/a/b/c/d', literals, 4)).to.deep.equal(['', '', '', '']);
+    expect(shapeOf('/a/b/c/d/e', literals, 4)).to.equal(null);
+    expect(shapeOf('/a/b/c/d/', literals, 4)).to.deep.equal(['', '', '', '']);
+    // An empty segment matches no `:param`.
+    expect(shapeOf('/a//c', literals, 4)).to.equal(null);
+    expect(shapeOf('/a/b//', literals, 4)).to.equal(null);
+    expect(shapeOf('/', literals, 4)).to.equal(null);
+  });
+
+  it('offers every data route whose pattern matches a path, in the router’s order, for any path', async () => {
+    const dataRouter = await dataRoutes();
+    const layers = dataRouter.stack;
+    const candidates = shapeIndex(layers);
+    const templates = layers.map((layer) => String(layer.path).slice(1).split('/'));
+    const longest = Math.max(...templates.map((t) => t.length));
+    const anySegment = fc.oneof(
+      fc.constantFrom('x', 'items', 'versions', 'diff', '%5Fwebhooks', 'restore', '_'),
+      fc.stringMatching(/^[A-Za-z0-9_.~%-]{1,12}$/),
+    );
+    // A route's path with its params filled in, literals in random case, or random segments.
+    const path = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom(...templates),
+          fc.array(anySegment, { minLength: longest + 1, maxLength: longest + 1 }),
+        )
+        .chain(([template, fill]) =>
+          fc
+            .array(fc.boolean(), { minLength: template.length, maxLength: template.length })
+            .map((upper) =>
+              template.map((segment, i) =>
+                segment.startsWith(':') ? fill[i] : upper[i] ? segment.toUpperCase() : segment,
+              ),
+            ),
+        ),
+      fc.array(fc.oneof(anySegment, fc.constant('')), { minLength: 0, maxLength: longest + 2 }),
+    );
+    fc.assert(
+      fc.property(path, fc.boolean(), fc.integer({ min: 0, max: longest + 1 }), (segments, slash, cut) => {
+        const full = `/${segments.slice(0, Math.max(cut, 1)).join('/')}${slash ? '/' : ''}`;
+        const matching = layers.filter((layer) => layer.match(full));
+        const offered = candidates(full).layers;
+        expect(
+          offered.filter((layer) => layer.match(full)),
+          full,
+        ).to.deep.equal(matching);
+        // In the router's order: the offered routes are a subsequence of its stack.
+        let at = -1;
+        for (const layer of offered) {
+          const next = layers.indexOf(layer, at + 1);
+          expect(next, full).to.be.greaterThan(at);
+          at = next;
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    // The longest routes are offered, and nothing for a path longer than any route.
+    const longestPath = `/${templates
+      .find((t) => t.length === longest)
+      ?.map((s) => (s.startsWith(':') ? 'x' : s))
+      .join('/')}`;
+    expect(candidates(longestPath).layers.some((layer) => layer.match(longestPath))).to.equal(true);
+    expect(candidates(`${longestPath}/x`).layers).to.deep.equal([]);
+  });
+});
+
+/** The data routes' router, as the application builds it (the one with `/:ns/...` routes). */
+async function dataRoutes(): Promise<Router> {
+  const { startTestServer } = await import('../support/server.js');
+  const server = await startTestServer();
+  try {
+    const app = createApp(server.running.services, pino({ level: 'silent' }));
+    const router = routersOf(app.middleware).find((r) =>
+      r.stack.some((l) => String(l.path).startsWith('/:ns/')),
+    );
+    if (!router) throw new Error('no data router');
+    return router as unknown as Router;
+  } finally {
+    await server.close();
+  }
+}
