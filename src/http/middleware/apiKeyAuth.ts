@@ -7,7 +7,7 @@ import { notFound, readOnlyKey } from '../../errors.js';
 import { RESERVED_PROJECT_NAMES } from '../../services/accounts.js';
 import type { KeyContext } from '../../services/context.js';
 import { decideOrigin, originNotAllowed } from '../../services/origins.js';
-import { rateLimitHeaders } from '../../services/rateLimit.js';
+import { writeRateLimitHeaders } from '../../services/rateLimit.js';
 import type { Ctx } from '../types.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -29,7 +29,8 @@ export function apiKeyAuth() {
         ? await apiKeys.authenticate(bearerToken(ctx.get('Authorization')))
         : await authenticateTicket(ctx, ticket);
     // Every request with a valid key counts and carries the headers, refused ones included.
-    ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
+    // Node's setHeader: Koa's set(object) builds two arrays per call, on every keyed request.
+    writeRateLimitHeaders(await rateLimiter.hit(key), ctx.res);
     apiKeys.assertProject(key, ns);
     checkOrigin(ctx, key);
     ctx.state.key = key;
