@@ -39,12 +39,17 @@ const GROUPS = Symbol('routeGroups');
 type Dispatcher = RoutedMiddleware & { [GROUPS]: RouteGroup[] };
 
 export function routeByFirstSegment(own: RouteGroup, projects: RouteGroup): RoutedMiddleware {
-  const ownChain = compose(own.middleware);
-  const projectChain = compose(projects.middleware);
+  const ownChain = chainOf(own.middleware);
+  const projectChain = chainOf(projects.middleware);
   const dispatch = ((ctx: RoutedContext, next: () => Promise<unknown>) =>
     isOwnPath(ctx.path) ? ownChain(ctx, next) : projectChain(ctx, next)) as Dispatcher;
   dispatch[GROUPS] = [own, projects];
   return dispatch;
+}
+
+/** The middleware run in turn; a single one as is (a compose of one is a step for nothing). */
+function chainOf(middleware: RoutedMiddleware[]): RoutedMiddleware {
+  return middleware.length === 1 && middleware[0] ? middleware[0] : compose(middleware);
 }
 
 /** What `allowedMethods` is given (the application's 405 and 501 answers). */
@@ -70,16 +75,76 @@ export function routeByShape(
 ): RoutedMiddleware {
   const index = shapeIndex(router.stack);
   const chains = new Map<string, RoutedMiddleware>();
+  const routeChains = new Map<RouteLayer, RoutedMiddleware>();
+  const routeChain = (layer: RouteLayer): RoutedMiddleware => {
+    let chain = routeChains.get(layer);
+    if (chain === undefined) {
+      chain = compose([enterRoute(layer), ...(layer.stack as RoutedMiddleware[])]);
+      routeChains.set(layer, chain);
+    }
+    return chain;
+  };
   return (ctx, next) => {
     const { key, layers } = index(ctx.path);
     let chain = chains.get(key);
     if (chain === undefined) {
       const part = new Router<FolioState, FolioContext>({ methods: router.methods });
       part.stack.push(...layers);
-      chain = compose([part.routes(), part.allowedMethods(allowed)]);
+      chain = compose([dispatchRoute(part, routeChain), part.allowedMethods(allowed)]);
       chains.set(key, chain);
     }
     return chain(ctx, next);
+  };
+}
+
+type RouteLayer = Router<FolioState, FolioContext>['stack'][number];
+
+/**
+ * What a router's `routes()` does, for the common case of one route matching the path and
+ * method, with that route's middleware composed once rather than per request (@koa/router
+ * builds and composes a chain for every request, and reads `ctx.host` for its host option).
+ * Any other case (no route, several, a router-level middleware) is left to the router itself.
+ */
+function dispatchRoute(
+  part: Router<FolioState, FolioContext>,
+  routeChain: (layer: RouteLayer) => RoutedMiddleware,
+): RoutedMiddleware {
+  const routes = part.routes();
+  return (ctx, next) => {
+    const path = ctx.path;
+    const method = ctx.method.toUpperCase();
+    const matched: RouteLayer[] = [];
+    let only: RouteLayer | undefined;
+    let answering = 0;
+    for (const layer of part.stack) {
+      if (!layer.match(path)) continue;
+      matched.push(layer);
+      if (layer.methods.length === 0) answering = 2;
+      else if (layer.methods.includes(method)) {
+        answering += 1;
+        only = layer;
+      }
+    }
+    if (answering !== 1 || only === undefined || ctx.matched) return routes(ctx, next);
+    ctx.matched = matched;
+    ctx.router = part;
+    ctx.routeMatched = true;
+    return routeChain(only)(ctx, next);
+  };
+}
+
+/** What @koa/router sets before a matched route's middleware: its params and its names. */
+function enterRoute(layer: RouteLayer): RoutedMiddleware {
+  return (ctx, next) => {
+    const path = ctx.path;
+    ctx.captures = layer.captures(path);
+    ctx.request.params = layer.params(path, ctx.captures, ctx.params);
+    ctx.params = ctx.request.params;
+    ctx.routerPath = layer.path as string;
+    ctx.routerName = layer.name || undefined;
+    ctx._matchedRoute = layer.path;
+    if (layer.name) ctx._matchedRouteName = layer.name;
+    return next();
   };
 }
 

@@ -1,11 +1,17 @@
-import type { Router } from '@koa/router';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Router } from '@koa/router';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
 import pino from 'pino';
 import { createApp } from '../../src/http/app.js';
 import {
   firstSegment,
   isOwnPath,
+  routeByShape,
   routersOf,
   shapeIndex,
   shapeOf,
@@ -150,6 +156,114 @@ describe('routing by path shape', () => {
     expect(candidates(`${longestPath}/x`).layers).to.deep.equal([]);
   });
 });
+
+describe('routing by path shape, answered', () => {
+  // The data routes' paths and methods, each answering what the router told it; the same routes
+  // run by the router itself and by routeByShape must answer every request the same way.
+  let routes: { path: string; methods: string[] }[];
+  const servers: Server[] = [];
+  const urls: string[] = [];
+
+  before(async () => {
+    routes = (await dataRoutes()).stack.map((layer) => ({
+      path: String(layer.path),
+      methods: layer.methods,
+    }));
+    for (const shaped of [false, true]) {
+      for (const throwing of [false, true]) {
+        const router = recordingRouter(routes);
+        const allowed = { throw: throwing };
+        const app = new Koa();
+        app.use(async (ctx, next) => {
+          try {
+            await next();
+          } catch (caught) {
+            const error = caught as { status?: number; message: string };
+            ctx.status = error.status ?? 500;
+            ctx.body = { error: error.message };
+          }
+        });
+        app.use(
+          shaped
+            ? (routeByShape(router as never, allowed) as Middleware)
+            : (compose([router.routes(), router.allowedMethods(allowed)]) as Middleware),
+        );
+        const server = createServer(app.callback()).listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        servers.push(server);
+        urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      }
+    }
+  });
+
+  after(() => {
+    for (const server of servers) server.close();
+  });
+
+  it('answers as the whole router: status, Allow, the route, its params and the routes matched', async () => {
+    const templates = routes.map((route) => route.path.slice(1).split('/'));
+    const segment = fc.oneof(
+      fc.constantFrom('x', 'diff', '_webhooks', 'versions', 'restore', '%7E', '%E2%82%AC', '%zz'),
+      fc.stringMatching(/^[A-Za-z0-9_.~-]{1,8}$/),
+    );
+    const path = fc.oneof(
+      fc
+        .tuple(fc.constantFrom(...templates), fc.array(segment, { minLength: 8, maxLength: 8 }), fc.boolean())
+        .map(([template, fill, upper]) =>
+          template.map((s, i) => (s.startsWith(':') ? fill[i] : upper ? s.toUpperCase() : s)),
+        ),
+      fc.array(segment, { minLength: 1, maxLength: 8 }),
+    );
+    const method = fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND');
+    await fc.assert(
+      fc.asyncProperty(path, method, fc.boolean(), fc.boolean(), async (segments, verb, slash, fall) => {
+        const target = `/${segments.join('/')}${slash ? '/' : ''}${fall ? '?fall=1' : ''}`;
+        for (const pair of [0, 1]) {
+          const [plain, shaped] = await Promise.all(
+            [urls[pair], urls[pair + 2]].map(async (url) => {
+              const res = await fetch(`${url}${target}`, { method: verb });
+              return { status: res.status, allow: res.headers.get('allow'), text: await res.text() };
+            }),
+          );
+          expect(shaped, `${verb} ${target}`).to.deep.equal(plain);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** Routes at these paths that answer with what the router set; `?fall=1` passes to the next. */
+function recordingRouter(routes: { path: string; methods: string[] }[]): Router {
+  const router = new Router();
+  router.param('ns', (ns, ctx, next) => {
+    ctx.state.seen = [...(ctx.state.seen ?? []), `ns:${ns}`];
+    return next();
+  });
+  routes.forEach(({ path, methods }, i) => {
+    router.register(
+      path,
+      methods,
+      async (ctx, next) => {
+        if (ctx.query.fall) {
+          ctx.state.seen = [...(ctx.state.seen ?? []), `fell:${i}`];
+          return next();
+        }
+        ctx.body = {
+          route: i,
+          params: ctx.params,
+          captures: ctx.captures,
+          routerPath: ctx.routerPath,
+          matchedRoute: ctx._matchedRoute,
+          matched: ctx.matched?.map((layer) => String(layer.path)),
+          seen: ctx.state.seen,
+        };
+      },
+      { name: `route${i}` },
+    );
+  });
+  return router;
+}
 
 /** The data routes' router, as the application builds it (the one with `/:ns/...` routes). */
 async function dataRoutes(): Promise<Router> {
