@@ -170,16 +170,16 @@ export function shapeIndex<L extends { path: string | RegExp }>(
       if (segment !== null) literals[i].add(segment);
     });
   }
+  const longest = literals.map((names) => Math.max(0, ...[...names].map((name) => name.length)));
   const byKey = new Map<string, ShapeMatch<L>>();
   // Longer than any route (or an empty segment): only routes that are not plain segments.
   const beyond = { key: '', layers: templates.filter((t) => t.template === null).map((t) => t.layer) };
   return (path) => {
-    const shape = shapeOf(path, literals, maxSegments);
-    if (shape === null) return beyond;
-    // Segments joined by '/', after a '/': never '' (the key of `beyond`).
-    const key = `/${shape.join('/')}`;
+    const key = shapeOf(path, literals, maxSegments, longest);
+    if (key === null) return beyond;
     let match = byKey.get(key);
     if (match === undefined) {
+      const shape = key.slice(1).split('/');
       const layers = templates
         .filter(({ template }) => template === null || fits(template, shape))
         .map((t) => t.layer);
@@ -204,36 +204,40 @@ export function templateOf(path: string): Template | null {
 }
 
 /**
- * A path's shape: per segment, the segment in lower case where some route has it as a literal
- * at that position (the routers match case-insensitively), else '' ("anything else"). One
- * trailing slash is dropped, as the routers allow it. Null for a path no plain route can match:
- * an empty segment (a `:param` needs at least one character), or more segments than any route.
+ * A path's shape, as a key: per segment a '/' and the segment in lower case where some route has
+ * it as a literal at that position (the routers match case-insensitively), else nothing
+ * ("anything else"): `/acme/items/_WEBHOOKS` → `///_webhooks`. One trailing slash is dropped, as
+ * the routers allow it. Null for a path no plain route can match: an empty segment (a `:param`
+ * needs at least one character), or more segments than any route. `longest`: per position, the
+ * longest literal there (a longer segment, such as a document id, is not looked up).
  */
 export function shapeOf(
   path: string,
   literals: readonly Set<string>[],
   maxSegments: number,
-): string[] | null {
+  longest: readonly number[] = [],
+): string | null {
   const end = path.length > 1 && path.endsWith('/') ? path.length - 1 : path.length;
-  const shape: string[] = [];
+  let key = '';
+  let position = 0;
   let start = 1;
   while (start <= end) {
     let stop = path.indexOf('/', start);
     if (stop === -1 || stop > end) stop = end;
-    if (stop === start || shape.length === maxSegments) return null;
-    const atPosition = literals[shape.length];
-    let segment = '';
-    if (atPosition && atPosition.size > 0) {
+    if (stop === start || position === maxSegments) return null;
+    key += '/';
+    const names = literals[position];
+    if (names && names.size > 0 && stop - start <= (longest[position] ?? Number.POSITIVE_INFINITY)) {
       const lower = path.slice(start, stop).toLowerCase();
-      if (atPosition.has(lower)) segment = lower;
+      if (names.has(lower)) key += lower;
     }
-    shape.push(segment);
+    position += 1;
     start = stop + 1;
   }
-  return shape;
+  return key;
 }
 
-/** Whether a route of this template could match a path of this shape. */
+/** Whether a route of this template could match a path of this shape (its key's segments). */
 function fits(template: Template, shape: readonly string[]): boolean {
   if (template.length !== shape.length) return false;
   return template.every((segment, i) => segment === null || segment === shape[i]);

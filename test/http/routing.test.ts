@@ -84,20 +84,25 @@ describe('routing by path shape', () => {
   });
 
   it('takes a path’s shape: known literals in lower case, anything else blank, one trailing slash dropped', () => {
-    expect(shapeOf('/acme/items/x', literals, 4)).to.deep.equal(['', '', '']);
-    expect(shapeOf('/acme/items/_WEBHOOKS/', literals, 4)).to.deep.equal(['', '', '_webhooks']);
-    expect(shapeOf('/acme/items/_webhooks/1/', literals, 4)).to.deep.equal(['', '', '_webhooks', '']);
+    expect(shapeOf('/acme/items/x', literals, 4)).to.equal('///');
+    expect(shapeOf('/acme/items/_WEBHOOKS/', literals, 4)).to.equal('///_webhooks');
+    expect(shapeOf('/acme/items/_webhooks/1/', literals, 4)).to.equal('///_webhooks/');
     // A literal counts only where some route has it.
-    expect(shapeOf('/_trash/items/restore', literals, 4)).to.deep.equal(['', '', '']);
-    expect(shapeOf('/acme/items/_trash/restore', literals, 4)).to.deep.equal(['', '', '_trash', 'restore']);
+    expect(shapeOf('/_trash/items/restore', literals, 4)).to.equal('///');
+    expect(shapeOf('/acme/items/_trash/restore', literals, 4)).to.equal('///_trash/restore');
     // As many segments as the longest route, and no more.
-    expect(shapeOf('/a/b/c/d', literals, 4)).to.deep.equal(['', '', '', '']);
+    expect(shapeOf('/a/b/c/d', literals, 4)).to.equal('////');
     expect(shapeOf('/a/b/c/d/e', literals, 4)).to.equal(null);
-    expect(shapeOf('/a/b/c/d/', literals, 4)).to.deep.equal(['', '', '', '']);
+    expect(shapeOf('/a/b/c/d/', literals, 4)).to.equal('////');
     // An empty segment matches no `:param`.
     expect(shapeOf('/a//c', literals, 4)).to.equal(null);
     expect(shapeOf('/a/b//', literals, 4)).to.equal(null);
     expect(shapeOf('/', literals, 4)).to.equal(null);
+    // A segment longer than every literal at its position is not looked up; as long, it is.
+    const longest = [0, 0, '_webhooks'.length, 'restore'.length];
+    expect(shapeOf('/acme/items/_WEBHOOKS', literals, 4, longest)).to.equal('///_webhooks');
+    expect(shapeOf('/acme/items/_trash/restore', literals, 4, longest)).to.equal('///_trash/restore');
+    expect(shapeOf('/acme/items/_trash/restore', literals, 4, [0, 0, 9, 6])).to.equal('///_trash/');
   });
 
   it('offers every data route whose pattern matches a path, in the router’s order, for any path', async () => {
