@@ -133,12 +133,43 @@ function dispatchRoute(
   };
 }
 
+/**
+ * `layer.params` for plain `:params`: each non-empty capture, percent-decoded (left as is when
+ * that fails), decoding skipped for a capture with no `%` (a document id, a collection name),
+ * where decodeURIComponent has nothing to do.
+ */
+function paramsOf(
+  layer: RouteLayer,
+  captures: string[],
+  existing: Record<string, string> = {},
+): Record<string, string> {
+  const params = { ...existing };
+  for (let i = 0; i < captures.length; i++) {
+    const key = layer.paramNames[i];
+    const value = captures[i];
+    if (key && value) params[key.name] = value.includes('%') ? decodeOrKeep(value) : value;
+  }
+  return params;
+}
+
+function decodeOrKeep(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
 /** What @koa/router sets before a matched route's middleware: its params and its names. */
 function enterRoute(layer: RouteLayer): RoutedMiddleware {
+  // Only named `:params` (no wildcard, which the router may leave out): read as paramsOf does.
+  const plain = layer.paramNames.every((key) => key.type === 'param');
   return (ctx, next) => {
     const path = ctx.path;
     ctx.captures = layer.captures(path);
-    ctx.request.params = layer.params(path, ctx.captures, ctx.params);
+    ctx.request.params = plain
+      ? paramsOf(layer, ctx.captures, ctx.params)
+      : layer.params(path, ctx.captures, ctx.params);
     ctx.params = ctx.request.params;
     ctx.routerPath = layer.path as string;
     ctx.routerName = layer.name || undefined;

@@ -101,8 +101,9 @@ export class ApiKeyService {
    * revocation, rotation or plan change is seen: at once here, within `auth.keyCacheMs` on
    * other instances).
    */
-  async authenticate(rawKey: string | undefined): Promise<KeyContext> {
-    if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
+  authenticate(rawKey: string | undefined): Promise<KeyContext> {
+    // Not async itself: the look-up's own promise, not one wrapping it, on every request.
+    if (!rawKey || !KEY_PATTERN.test(rawKey)) return Promise.reject(unauthorized());
     return this.authenticateHash(hashToken(rawKey));
   }
 
