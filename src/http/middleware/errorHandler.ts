@@ -1,9 +1,8 @@
 /**
  * Turns every failure into `{"error":{"code","message","details?"}}`, and a request no route
- * answered into a JSON 404. AppErrors carry their
- * own status and safe message; the store's StoreUnavailableError is a 503 with Retry-After;
- * errors from Koa's body parser are mapped by status; anything else is a 500 whose details stay
- * in the log.
+ * answered into a JSON 404. AppErrors carry their own status and safe message; the store's
+ * StoreUnavailableError is a 503 with Retry-After; errors from Koa's body parser are mapped by
+ * status; anything else is a 500 whose details stay in the log.
  */
 import type { Middleware, ParameterizedContext } from 'koa';
 import { AppError, notFound, storeUnavailable, uniqueViolation } from '../../errors.js';
