@@ -1,13 +1,14 @@
 /**
  * The Koa application. Cross-cutting concerns are middleware composed here, top to bottom:
- * request id → request metrics (when enabled) → CORS → access log → error mapping → JSON 404 → routes → JSON 405.
+ * request id → request metrics (when enabled) → CORS → access log → error mapping and JSON 404 →
+ * routes → JSON 405.
  * The routes are two sides chosen by the path's first segment (routing.ts): Folio's own (account
  * routes by session, dashboard, docs, operations) and the projects' data routes (by API key).
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
-import { AppError, notFound } from '../errors.js';
+import { AppError } from '../errors.js';
 import { Readiness } from '../operations/readiness.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
@@ -33,7 +34,7 @@ import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/strea
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { routeByFirstSegment } from './routing.js';
+import { routeByFirstSegment, routeByShape } from './routing.js';
 import type { FolioContext, FolioState } from './types.js';
 
 /** Without `operations` (tools that only read the routes): never ready, no metrics. */
@@ -91,18 +92,8 @@ export function createApp(
   if (operations.metrics) app.use(requestMetrics(operations.metrics));
   // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
   app.use(corsPolicy(services.config.cors.origin));
-  app.use(accessLog(logger, accessLines));
-  app.use(errorHandler());
-  app.use(async (ctx, next) => {
-    await next();
-    // Nothing answered: a JSON 404 rather than Koa's plain-text one.
-    if (ctx.status === 404 && ctx.body == null) throw notFound('Route');
-    // A plain OPTIONS (not a CORS preflight, which corsPolicy answered): the router sets only the
-    // Allow header; the API answers JSON everywhere, so the body says the same.
-    if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {
-      ctx.body = { allow: (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean) };
-    }
-  });
+  // The error mapping (and the JSON 404) just inside the access log, which sees its status.
+  app.use(accessLog(logger, accessLines, errorHandler()));
   const allowed = { throw: true, methodNotAllowed };
   app.use(
     routeByFirstSegment(
@@ -116,7 +107,8 @@ export function createApp(
           sessionData.allowedMethods(allowed),
         ],
       },
-      { routers: [data], middleware: [data.routes(), data.allowedMethods(allowed)] },
+      // The data routes split by path shape: a request tests a few routes' patterns, not all.
+      { routers: [data], middleware: [routeByShape(data, allowed)] },
     ),
   );
   return app;

@@ -37,6 +37,12 @@ export function publicKey(key: ApiKeyRecord, project: ProjectRecord) {
 // lastUsedAt is informational; stamping it at most once a minute keeps reads read-only.
 const TOUCH_INTERVAL_MS = 60_000;
 
+/** A resolved key's KeyContext, and its `lastUsedAt` in epoch ms (-∞ when never used). */
+interface Caller {
+  context: KeyContext;
+  lastUsedMs: number;
+}
+
 export class ApiKeyService {
   constructor(
     private readonly store: Store,
@@ -95,8 +101,9 @@ export class ApiKeyService {
    * revocation, rotation or plan change is seen: at once here, within `auth.keyCacheMs` on
    * other instances).
    */
-  async authenticate(rawKey: string | undefined): Promise<KeyContext> {
-    if (!rawKey || !KEY_PATTERN.test(rawKey)) throw unauthorized();
+  authenticate(rawKey: string | undefined): Promise<KeyContext> {
+    // Not async itself: the look-up's own promise, not one wrapping it, on every request.
+    if (!rawKey || !KEY_PATTERN.test(rawKey)) return Promise.reject(unauthorized());
     return this.authenticateHash(hashToken(rawKey));
   }
 
@@ -109,28 +116,44 @@ export class ApiKeyService {
       if (resolved?.key.status !== 'active') throw unauthorized('This API key is unknown or revoked.');
       this.cache.set(keyHash, resolved, generation);
     }
-    resolved = this.touch(keyHash, resolved);
-    const { key, project, account } = resolved;
-    return {
-      account,
-      project,
-      key,
-      plan: account.plan,
-      limits: this.config.plans[account.plan],
-      scope: { projectId: project.id, env: key.env },
-    };
+    let caller = this.#callers.get(resolved) ?? this.#callerOf(resolved);
+    // Stamp `lastUsedAt` at most once a minute, in the background (best effort).
+    const now = Date.now();
+    if (!(now - caller.lastUsedMs <= TOUCH_INTERVAL_MS)) caller = this.#touch(keyHash, resolved, now);
+    return caller.context;
   }
 
-  /** Stamp `lastUsedAt` at most once a minute, in the background (best effort). */
-  private touch(keyHash: string, resolved: ResolvedKey): ResolvedKey {
+  /**
+   * The caller a look-up resolved to, made once per look-up (not per request) and shared by the
+   * requests it serves: nothing changes a KeyContext once made. Kept as long as the look-up is
+   * (the key cache's entry, or this request alone when the cache is off).
+   */
+  readonly #callers = new WeakMap<ResolvedKey, Caller>();
+
+  #callerOf(resolved: ResolvedKey): Caller {
+    const { key, project, account } = resolved;
+    const caller = {
+      context: {
+        account,
+        project,
+        key,
+        plan: account.plan,
+        limits: this.config.plans[account.plan],
+        scope: { projectId: project.id, env: key.env },
+      },
+      lastUsedMs: key.lastUsedAt ? Date.parse(key.lastUsedAt) : Number.NEGATIVE_INFINITY,
+    };
+    this.#callers.set(resolved, caller);
+    return caller;
+  }
+
+  #touch(keyHash: string, resolved: ResolvedKey, now: number): Caller {
     const { key } = resolved;
-    const now = Date.now();
-    if (key.lastUsedAt && now - Date.parse(key.lastUsedAt) <= TOUCH_INTERVAL_MS) return resolved;
     const at = isoNow(now);
     void this.store.accounts.touchKey(key.id, at).catch(() => {});
     const touched = { ...resolved, key: { ...key, lastUsedAt: at } };
     this.cache.refresh(keyHash, touched);
-    return touched;
+    return this.#callerOf(touched);
   }
 
   /** The key may act only inside its own project. */

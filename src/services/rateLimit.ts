@@ -17,11 +17,23 @@ export interface RateLimitState {
 }
 
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
-  return {
-    'X-RateLimit-Limit': String(state.limit),
-    'X-RateLimit-Remaining': String(state.remaining),
-    'X-RateLimit-Reset': String(state.reset),
-  };
+  const headers: Record<string, string> = {};
+  writeRateLimitHeaders(state, {
+    setHeader: (name, value) => {
+      headers[name] = value;
+    },
+  });
+  return headers;
+}
+
+/** The same headers, set on a response (Node's own: no object per request). */
+export function writeRateLimitHeaders(
+  state: RateLimitState,
+  response: { setHeader(name: string, value: string): unknown },
+): void {
+  response.setHeader('X-RateLimit-Limit', String(state.limit));
+  response.setHeader('X-RateLimit-Remaining', String(state.remaining));
+  response.setHeader('X-RateLimit-Reset', String(state.reset));
 }
 
 export class RateLimiter {

@@ -31,17 +31,22 @@ export function defineRequestLog(context: object, logger: Logger): void {
   });
 }
 
-/** `sink`: the stream the server's logger writes to (pino's destination); no access log without it. */
+/**
+ * `sink`: the stream the server's logger writes to (pino's destination); no access log without it.
+ * `inner`: the middleware just inside the log (the error mapping), called directly rather than
+ * as a step of its own in the chain.
+ */
 export function accessLog(
   logger: Logger,
   sink: DestinationStream | null,
+  inner: Middleware<FolioState, FolioContext> = (_ctx, next) => next(),
 ): Middleware<FolioState, FolioContext> {
-  if (!sink || !logger.isLevelEnabled('info')) return (_ctx, next) => next();
+  if (!sink || !logger.isLevelEnabled('info')) return inner;
   const bindings = processBindings();
   return async (ctx, next) => {
     const started = performance.now();
     try {
-      await next();
+      await inner(ctx, next);
     } finally {
       sink.write(
         formatAccessLine(bindings, Date.now(), {

@@ -7,7 +7,7 @@ import { notFound, readOnlyKey } from '../../errors.js';
 import { RESERVED_PROJECT_NAMES } from '../../services/accounts.js';
 import type { KeyContext } from '../../services/context.js';
 import { decideOrigin, originNotAllowed } from '../../services/origins.js';
-import { rateLimitHeaders } from '../../services/rateLimit.js';
+import { writeRateLimitHeaders } from '../../services/rateLimit.js';
 import type { Ctx } from '../types.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -23,13 +23,16 @@ export function apiKeyAuth() {
     // Folio's own first segments are never a project (no project may take their names).
     if (RESERVED_PROJECT_NAMES.has(ns)) throw notFound('Route');
     const { apiKeys, rateLimiter } = ctx.services;
-    const ticket = streamTicketOf(ctx);
+    // Node's header, read once (Koa's get lower-cases the name and switches on it per call).
+    const authorization = ctx.req.headers.authorization;
+    const ticket = authorization ? null : streamTicketOf(ctx);
     const key =
       ticket === null
-        ? await apiKeys.authenticate(bearerToken(ctx.get('Authorization')))
+        ? await apiKeys.authenticate(bearerToken(authorization))
         : await authenticateTicket(ctx, ticket);
     // Every request with a valid key counts and carries the headers, refused ones included.
-    ctx.set(rateLimitHeaders(await rateLimiter.hit(key)));
+    // Node's setHeader: Koa's set(object) builds two arrays per call, on every keyed request.
+    writeRateLimitHeaders(await rateLimiter.hit(key), ctx.res);
     apiKeys.assertProject(key, ns);
     checkOrigin(ctx, key);
     ctx.state.key = key;
@@ -45,7 +48,7 @@ export function apiKeyAuth() {
  * included, so the page can read why it was refused.
  */
 function checkOrigin(ctx: Ctx, key: KeyContext): void {
-  const origin = ctx.get('Origin');
+  const origin = ctx.req.headers.origin;
   if (!origin) return;
   ctx.vary('Origin');
   ctx.set('Access-Control-Allow-Origin', origin);

@@ -38,8 +38,10 @@ export function corsPolicy(origin: string): Middleware<FolioState, FolioContext>
   // Only browsers send Origin, and CORS headers mean nothing to any other client: a request
   // without one gets none (still `Vary: Origin`, so a cache keeps the two answers apart).
   return (ctx, next) => {
-    if (ctx.get('Origin')) return policy(ctx, next);
-    ctx.vary('Origin');
+    if (ctx.req.headers.origin) return policy(ctx, next);
+    // Nothing before this sets Vary; Koa's vary() would parse the (absent) header first.
+    if (ctx.res.hasHeader('Vary')) ctx.vary('Origin');
+    else ctx.res.setHeader('Vary', 'Origin');
     return next();
   };
 }

@@ -1,13 +1,15 @@
 /**
- * Turns every failure into `{"error":{"code","message","details?"}}`. AppErrors carry their
- * own status and safe message; the store's StoreUnavailableError is a 503 with Retry-After;
- * errors from Koa's body parser are mapped by status; anything else is a 500 whose details stay
- * in the log.
+ * Turns every failure into `{"error":{"code","message","details?"}}`, and a request no route
+ * answered into a JSON 404. AppErrors carry their own status and safe message; the store's
+ * StoreUnavailableError is a 503 with Retry-After; errors from Koa's body parser are mapped by
+ * status; anything else is a 500 whose details stay in the log.
  */
-import type { Middleware } from 'koa';
-import { AppError, storeUnavailable, uniqueViolation } from '../../errors.js';
+import type { Middleware, ParameterizedContext } from 'koa';
+import { AppError, notFound, storeUnavailable, uniqueViolation } from '../../errors.js';
 import { StoreUnavailableError, UniqueIndexConflictError } from '../../store/port.js';
 import type { FolioContext, FolioState } from '../types.js';
+
+type FolioCtx = ParameterizedContext<FolioState, FolioContext>;
 
 interface HttpLikeError {
   code?: unknown;
@@ -47,33 +49,50 @@ function fromHttpError(err: HttpLikeError): AppError | null {
   return null;
 }
 
-export function errorHandler(): Middleware<FolioState, FolioContext> {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (caught) {
-      const known =
-        caught instanceof AppError
-          ? caught
-          : caught instanceof StoreUnavailableError
-            ? storeUnavailable(caught)
-            : caught instanceof UniqueIndexConflictError
-              ? uniqueViolation(caught.index, caught.conflictingId)
-              : fromHttpError(caught as HttpLikeError);
-      // The database's state, not a bug: logged for operators, answered 503 with Retry-After.
-      if (caught instanceof StoreUnavailableError) ctx.log?.warn({ err: caught }, 'store unavailable');
-      const error =
-        known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
-      if (!known) ctx.log?.error({ err: caught }, 'unhandled error');
-      ctx.status = error.status;
-      for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
-      ctx.body = {
-        error: {
-          code: error.code,
-          message: error.message,
-          ...(error.details ? { details: error.details } : {}),
-        },
-      };
+/**
+ * Runs the rest of the chain and answers what it leaves: a failure as its JSON error, nothing
+ * answered as a JSON 404 (rather than Koa's plain-text one). A plain function, not a middleware
+ * of its own: the access log calls it directly (accessLog.ts), one async step less per request.
+ */
+export async function answerErrors(ctx: FolioCtx, next: () => Promise<unknown>): Promise<void> {
+  try {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw notFound('Route');
+    // A plain OPTIONS (not a CORS preflight, which corsPolicy answered): the router sets only the
+    // Allow header; the API answers JSON everywhere, so the body says the same.
+    if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {
+      ctx.body = { allow: (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean) };
     }
+  } catch (caught) {
+    answerError(ctx, caught);
+  }
+}
+
+export function errorHandler(): Middleware<FolioState, FolioContext> {
+  return answerErrors;
+}
+
+function answerError(ctx: FolioCtx, caught: unknown): void {
+  const known =
+    caught instanceof AppError
+      ? caught
+      : caught instanceof StoreUnavailableError
+        ? storeUnavailable(caught)
+        : caught instanceof UniqueIndexConflictError
+          ? uniqueViolation(caught.index, caught.conflictingId)
+          : fromHttpError(caught as HttpLikeError);
+  // The database's state, not a bug: logged for operators, answered 503 with Retry-After.
+  if (caught instanceof StoreUnavailableError) ctx.log?.warn({ err: caught }, 'store unavailable');
+  const error =
+    known ?? new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+  if (!known) ctx.log?.error({ err: caught }, 'unhandled error');
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+  ctx.body = {
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+    },
   };
 }
