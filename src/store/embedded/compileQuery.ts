@@ -66,6 +66,70 @@ export function compileFilter(
 
 const NO_INDEXES: ReadonlySet<string> = new Set();
 
+/** What one filter object was last compiled against, and the result (see `compileFilterOnce`). */
+interface Compiled {
+  collection: string | null;
+  /** The paths the filter names, with whether each was indexed and array-free then (bit 1, 2). */
+  paths: string[];
+  flags: number[];
+  where: CompiledSql;
+}
+
+const lastCompiled = new WeakMap<StoredFilter, Compiled>();
+
+/**
+ * `compileFilter`, remembered per filter object: a list page and the count behind its total
+ * compile the same filter in one request (about 5 µs each for `filter[category]=…` over a
+ * declared index). A filter is a JSON value its parser builds and nothing changes afterwards,
+ * so the object stands for its content. The SQL depends on `indexed` and `arrayFree` only
+ * through the paths the filter names, so the reuse checks those paths, not the whole sets:
+ * the page and the count ask about different paths (the sort's), and the answer still holds.
+ */
+export function compileFilterOnce(
+  filter: StoredFilter,
+  indexed: ReadonlySet<string>,
+  arrayFree: ReadonlySet<string>,
+  collection: string | null,
+): CompiledSql {
+  const known = lastCompiled.get(filter);
+  if (known && known.collection === collection && sameFlags(known, indexed, arrayFree)) return known.where;
+  const where = compileFilter(filter, indexed, arrayFree, collection);
+  const paths = [...pathsNamed(filter)];
+  const flags = paths.map((path) => flagsOf(path, indexed, arrayFree));
+  lastCompiled.set(filter, { collection, paths, flags, where });
+  return where;
+}
+
+function flagsOf(path: string, indexed: ReadonlySet<string>, arrayFree: ReadonlySet<string>): number {
+  return (indexed.has(path) ? 1 : 0) | (arrayFree.has(path) ? 2 : 0);
+}
+
+function sameFlags(known: Compiled, indexed: ReadonlySet<string>, arrayFree: ReadonlySet<string>): boolean {
+  for (let i = 0; i < known.paths.length; i++) {
+    if (flagsOf(known.paths[i]!, indexed, arrayFree) !== known.flags[i]) return false;
+  }
+  return true;
+}
+
+/** Every field name the filter uses, under `$and`, `$or` and `$nor` too (explicit stack). */
+function pathsNamed(filter: StoredFilter): Set<string> {
+  const found = new Set<string>();
+  const stack: JsonValue[] = [filter];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$and' || key === '$or' || key === '$nor') stack.push(value);
+      else if (!key.startsWith('$')) found.add(key);
+    }
+  }
+  return found;
+}
+
 /**
  * An `ORDER BY` list in MongoDB's order (BSON type order, arrays by their min/max element).
  * A key the declared sort index orders exactly (`sortExpression`) is written as that index's
