@@ -6,7 +6,13 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseListQuery } from '../../src/query/listQuery.js';
-import { compileFilter, compileFilterOnce } from '../../src/store/embedded/compileQuery.js';
+import {
+  compileFilter,
+  compileFilterOnce,
+  filterText,
+  MAX_CACHED_FILTER_CHARS,
+} from '../../src/store/embedded/compileQuery.js';
+import type { StoredFilter } from '../../src/store/port.js';
 
 const PATHS = ['category', 'price', 'tags', 'other'] as const;
 const COLLECTIONS = [null, "d.scope = 's' AND d.collection = 'c'", "d.scope = 's' AND d.collection = 'x'"];
@@ -72,7 +78,7 @@ describe('compileFilterOnce', () => {
     expect(there.sql).to.contain("'x'").and.not.contain("'c'");
   });
 
-  it('never reuses across filter objects, even equal ones that differ in a value', () => {
+  it('keeps apart filters that differ only in a value', () => {
     const a = parseListQuery({ 'filter[category]': 'a' }).filter;
     const b = parseListQuery({ 'filter[category]': 'b' }).filter;
     const sets = [new Set(['category']), new Set(['category'])] as const;
@@ -81,4 +87,104 @@ describe('compileFilterOnce', () => {
     expect(cb.params).to.not.deep.equal(ca.params);
     expect(cb).to.deep.equal(compileFilter(b, ...sets, COLLECTIONS[1]!));
   });
+
+  it('gives what compileFilter gives across many filter objects, equal ones included', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(filterArb, contextArb), { minLength: 1, maxLength: 12 }), (asked) => {
+        for (const [filter, { indexed, arrayFree, collection }] of asked) {
+          // A copy: an equal filter in a new object, as the next request's parser builds it.
+          const copy = structuredClone(filter);
+          const fresh = compileFilter(copy, indexed, arrayFree, collection);
+          expect(compileFilterOnce(copy, indexed, arrayFree, collection)).to.deep.equal(fresh);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reuses a compilation for an equal filter in a new object, up to the longest cached text', () => {
+    const collection = COLLECTIONS[1]!;
+    const sets = [new Set(['category']), new Set(['category'])] as const;
+    // `${collection}\0${filterText}` of {category: {$in: [value]}} is this long for a value of n chars.
+    const overhead = `${collection}\0${filterText({ category: { $in: [''] } })}`.length;
+    const withValue = (n: number): StoredFilter => ({ category: { $in: ['v'.repeat(n)] } });
+    const atLimit = MAX_CACHED_FILTER_CHARS - overhead;
+    const first = compileFilterOnce(withValue(atLimit), ...sets, collection);
+    expect(compileFilterOnce(withValue(atLimit), ...sets, collection)).to.equal(first);
+    const over = compileFilterOnce(withValue(atLimit + 1), ...sets, collection);
+    const overAgain = compileFilterOnce(withValue(atLimit + 1), ...sets, collection);
+    expect(overAgain).to.not.equal(over);
+    expect(overAgain).to.deep.equal(over);
+  });
+
+  it('writes every pair of distinct scalars apart, JSON look-alikes included', () => {
+    const scalars = [
+      0,
+      -0,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      5,
+      null,
+      true,
+      false,
+      '5',
+      '',
+      'n5',
+      's',
+      'u',
+      'null',
+      'Infinity',
+      '0',
+      undefined,
+    ];
+    for (const x of scalars) {
+      for (const y of scalars) {
+        const same =
+          filterText({ a: { $in: [x] } } as StoredFilter) === filterText({ a: { $in: [y] } } as StoredFilter);
+        const member =
+          filterText({ a: { $gt: x } } as StoredFilter) === filterText({ a: { $gt: y } } as StoredFilter);
+        expect(same, `${String(x)} / ${String(y)}`).to.equal(Object.is(x, y));
+        expect(member, `${String(x)} / ${String(y)}`).to.equal(Object.is(x, y));
+      }
+    }
+  });
+
+  it('writes two filters as one text only when they are the same value', () => {
+    const scalar = fc.oneof(
+      fc.constantFrom(
+        0,
+        -0,
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        5,
+        null,
+        true,
+        false,
+      ),
+      fc.constantFrom('5', '', 'n5', 's', 'u', 'null', 'Infinity'),
+      fc.constant(undefined),
+    );
+    const filter = fc.dictionary(
+      fc.constantFrom('a', 'b'),
+      fc.dictionary(fc.constantFrom('$in', '$gt'), fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }))),
+    );
+    fc.assert(
+      fc.property(filter, filter, (a, b) => {
+        expect(filterText(a as StoredFilter) === filterText(b as StoredFilter)).to.equal(sameValue(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
+
+/** Deep equality with `Object.is` for scalars and key order kept, undefined members included. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
+  return ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

@@ -18,6 +18,7 @@
  *   name can change the shape of a path or of the SQL. The SQL text depends only on the shape of
  *   the query, which keeps prepared statements reusable.
  */
+import { BoundedCache } from '../../boundedCache.js';
 import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
 import { arrayIndexOf } from '../../query/pathValues.js';
 import type { FindQuery, JsonValue, SortPosition, StoredFilter } from '../port.js';
@@ -66,7 +67,7 @@ export function compileFilter(
 
 const NO_INDEXES: ReadonlySet<string> = new Set();
 
-/** What one filter object was last compiled against, and the result (see `compileFilterOnce`). */
+/** A filter's compilation, with what it was compiled against (see `compileFilterOnce`). */
 interface Compiled {
   collection: string | null;
   /** The paths the filter names, with whether each was indexed and array-free then (bit 1, 2). */
@@ -75,15 +76,23 @@ interface Compiled {
   where: CompiledSql;
 }
 
-const lastCompiled = new WeakMap<StoredFilter, Compiled>();
+/** Compilations by filter text (`filterText`) and collection; all forgotten past this many. */
+export const MAX_CACHED_FILTERS = 1000;
+/** A longer filter text is compiled every time: the cache holds no client's megabyte. */
+export const MAX_CACHED_FILTER_CHARS = 2000;
+
+const byObject = new WeakMap<StoredFilter, Compiled>();
+const byText = new BoundedCache<Compiled>(MAX_CACHED_FILTERS);
 
 /**
- * `compileFilter`, remembered per filter object: a list page and the count behind its total
- * compile the same filter in one request (about 5 µs each for `filter[category]=…` over a
- * declared index). A filter is a JSON value its parser builds and nothing changes afterwards,
- * so the object stands for its content. The SQL depends on `indexed` and `arrayFree` only
- * through the paths the filter names, so the reuse checks those paths, not the whole sets:
- * the page and the count ask about different paths (the sort's), and the answer still holds.
+ * `compileFilter`, remembered: by the filter object (a list page and the count behind its
+ * total compile the same filter in one request), then by the filter's text and collection
+ * (the same query asked again, as a list page or a count is; compiling `filter[category]=…`
+ * over a declared index takes about 5 µs, much of a count's own work). A filter is a JSON value
+ * its parser builds and nothing changes afterwards, so an object stands for its content. The
+ * SQL depends on `indexed` and `arrayFree` only through the paths the filter names, so a reuse
+ * checks those paths, not the whole sets: the page and the count ask about different paths
+ * (the sort's), and the compilation still holds; one that no longer fits is compiled again.
  */
 export function compileFilterOnce(
   filter: StoredFilter,
@@ -91,13 +100,41 @@ export function compileFilterOnce(
   arrayFree: ReadonlySet<string>,
   collection: string | null,
 ): CompiledSql {
-  const known = lastCompiled.get(filter);
-  if (known && known.collection === collection && sameFlags(known, indexed, arrayFree)) return known.where;
-  const where = compileFilter(filter, indexed, arrayFree, collection);
-  const paths = [...pathsNamed(filter)];
-  const flags = paths.map((path) => flagsOf(path, indexed, arrayFree));
-  lastCompiled.set(filter, { collection, paths, flags, where });
-  return where;
+  const mine = byObject.get(filter);
+  if (mine && fits(mine, collection, indexed, arrayFree)) return mine.where;
+  const text = `${collection ?? ''}\0${filterText(filter)}`;
+  let known = byText.get(text);
+  if (!known || !fits(known, collection, indexed, arrayFree)) {
+    const where = compileFilter(filter, indexed, arrayFree, collection);
+    const paths = [...pathsNamed(filter)];
+    const flags = paths.map((path) => flagsOf(path, indexed, arrayFree));
+    known = { collection, paths, flags, where };
+    if (text.length <= MAX_CACHED_FILTER_CHARS) byText.set(text, known);
+  }
+  byObject.set(filter, known);
+  return known.where;
+}
+
+/**
+ * The filter as text that tells any two filters apart: strings and numbers are tagged (`5` and
+ * `"5"` differ), and what JSON would lose is spelled out (`-0`, `Infinity`, `NaN`, an undefined
+ * member), so no two filters that compile differently share a text.
+ */
+export function filterText(filter: StoredFilter): string {
+  return JSON.stringify(filter, (_key, value: unknown) => {
+    if (typeof value === 'string') return `s${value}`;
+    if (typeof value === 'number') return `n${Object.is(value, -0) ? '-0' : String(value)}`;
+    return value === undefined ? 'u' : value;
+  });
+}
+
+function fits(
+  known: Compiled,
+  collection: string | null,
+  indexed: ReadonlySet<string>,
+  arrayFree: ReadonlySet<string>,
+): boolean {
+  return known.collection === collection && sameFlags(known, indexed, arrayFree);
 }
 
 function flagsOf(path: string, indexed: ReadonlySet<string>, arrayFree: ReadonlySet<string>): number {
