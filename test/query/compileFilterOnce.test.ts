@@ -150,6 +150,11 @@ describe('compileFilterOnce', () => {
     }
   });
 
+  it('gives a value that is not JSON a text of its own, so it is never reused', () => {
+    const odd = { a: { $in: [1n] } } as unknown as StoredFilter;
+    expect(filterText(odd)).to.not.equal(filterText(odd));
+  });
+
   it('writes two filters as one text only when they are the same value', () => {
     const scalar = fc.oneof(
       fc.constantFrom(

@@ -116,16 +116,49 @@ export function compileFilterOnce(
 }
 
 /**
- * The filter as text that tells any two filters apart: strings and numbers are tagged (`5` and
- * `"5"` differ), and what JSON would lose is spelled out (`-0`, `Infinity`, `NaN`, an undefined
- * member), so no two filters that compile differently share a text.
+ * The filter as text that tells any two filters apart: each value is tagged with its type (`5`
+ * and `"5"` differ), and what JSON would lose is spelled out (`-0`, `Infinity`, `NaN`, an
+ * undefined member), so no two filters that compile differently share a text. Members in the
+ * order `Object.entries` gives them, which is the order the compiler reads them in.
  */
 export function filterText(filter: StoredFilter): string {
-  return JSON.stringify(filter, (_key, value: unknown) => {
-    if (typeof value === 'string') return `s${value}`;
-    if (typeof value === 'number') return `n${Object.is(value, -0) ? '-0' : String(value)}`;
-    return value === undefined ? 'u' : value;
-  });
+  return textOf(filter);
+}
+
+let uncacheable = 0;
+
+/** Recursive: a filter is as deep as the parser builds it (a few levels), never a client's nesting. */
+function textOf(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return `s${JSON.stringify(value)}`;
+    case 'number':
+      return `n${Object.is(value, -0) ? '-0' : String(value)}`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    case 'undefined':
+      return 'u';
+    case 'object': {
+      if (value === null) return 'z';
+      let text: string;
+      if (Array.isArray(value)) {
+        text = '[';
+        for (const item of value) text += `${textOf(item)},`;
+        return `${text}]`;
+      }
+      text = '{';
+      for (const key in value) {
+        if (Object.hasOwn(value, key))
+          text += `${JSON.stringify(key)}:${textOf((value as Record<string, unknown>)[key])},`;
+      }
+      return `${text}}`;
+    }
+    default:
+      // Not JSON (a function, a symbol, a bigint; compileFilter refuses them): a text no other
+      // filter gets.
+      uncacheable += 1;
+      return `?${uncacheable}`;
+  }
 }
 
 function fits(
