@@ -918,7 +918,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
   transaction). The list (\`filter[category]=…&sort=price&limit=20\`) and count
   (\`count=true&filter[category]=…\`) run over a collection of 100,000 documents (500
   categories of 200) with a declared index on (category, price); the raw server has the same
-  expression index.
+  expression index. The list's \`meta.total\` is exact by default (a count of the category's
+  matches), which raw better-sqlite3 does not compute; the row "no total" is the same page with
+  \`total=none\`, the same storage work as raw's page (measured again beside it).
 - **json-server ${JSON_SERVER_VERSION}**: installed from npm into a temporary folder at bench
   time (not a dependency of Folio), on a \`db.json\` holding ${SEED_DOCS} documents of the same
   shape; \`GET /items/{id}\`, \`POST /items\`, \`PATCH /items/{id}\`, default options (it logs

@@ -77,7 +77,12 @@ export function workloadTargets(s: WorkloadServers): Target[] {
   const patch = 'PATCH merge';
   const list = `filtered list, sort, limit ${PAGE}`;
   const count = 'count';
+  // The same page without `meta.total` (Folio's documented `total=none`): the same storage work
+  // as raw better-sqlite3's page, which computes no total. The list row above keeps the default.
+  const listNoTotal = `${list}, no total`;
   const folioCategory = categoryCycle();
+  const folioNoTotalCategory = categoryCycle();
+  const rawNoTotalCategory = categoryCycle();
   const rawCategory = categoryCycle();
   const jsonCategory = categoryCycle();
   let pouchStart = 0;
@@ -97,6 +102,15 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       s.folio.url,
       'GET',
       () => `/bench/big?filter[category]=${folioCategory()}&sort=price&limit=${PAGE}`,
+      { key: s.nextKey },
+    ),
+    varying(
+      'folio-list-nototal',
+      'Folio',
+      listNoTotal,
+      s.folio.url,
+      'GET',
+      () => `/bench/big?filter[category]=${folioNoTotalCategory()}&sort=price&limit=${PAGE}&total=none`,
       { key: s.nextKey },
     ),
     {
@@ -145,6 +159,14 @@ export function workloadTargets(s: WorkloadServers): Target[] {
         raw,
         'GET',
         () => `/big?category=${rawCategory()}&limit=${PAGE}`,
+      ),
+      varying(
+        'raw-list-nototal',
+        'raw better-sqlite3',
+        listNoTotal,
+        raw,
+        'GET',
+        () => `/big?category=${rawNoTotalCategory()}&limit=${PAGE}`,
       ),
       varying(
         'raw-count',

@@ -29,7 +29,13 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
-import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
+import {
+  compileFilterOnce,
+  compileKeyset,
+  compileSort,
+  indexedPathsOf,
+  type SqlParam,
+} from './compileQuery.js';
 import {
   collectionMatch,
   compoundPaths,
@@ -357,7 +363,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
     const target = collectionMatch(scopeKeyOf(scope), collection, usable);
-    const where = compileFilter(filter, usable, arrayFree, target.literal);
+    const where = compileFilterOnce(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     if (upTo === undefined) {
       const sql = `SELECT count(*) AS n ${matches}`;
@@ -589,7 +595,7 @@ export function selectSql(
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
   const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
-  const where = compileFilter(query.filter, indexed, arrayFree, target.literal);
+  const where = compileFilterOnce(query.filter, indexed, arrayFree, target.literal);
   const examined = counted ? 'folio_examined() AND ' : '';
   const order =
     query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
