@@ -124,9 +124,10 @@ export class Spool {
   ): Promise<void> {
     if (this.#error) throw this.#error;
     this.count += 1;
-    // The text of JSON.stringify([index, line, id, fields]) (a Line), the fields not serialised again.
-    const text = `[${index},${line ?? null},${JSON.stringify(id)},${fieldsJson}]`;
-    const bytes = Buffer.byteLength(text);
+    // The text of JSON.stringify([index, line, id, fields]) (a Line), the fields not serialised
+    // again; in memory only its size is needed.
+    const head = `[${index},${line ?? null},${JSON.stringify(id)},`;
+    const bytes = Buffer.byteLength(head) + Buffer.byteLength(fieldsJson) + 1;
     if (this.#held !== null) {
       if (this.#heldBytes + bytes <= this.memoryBytes) {
         this.#heldBytes += bytes;
@@ -135,7 +136,7 @@ export class Spool {
       }
       await this.#spill();
     }
-    await this.#write(`${text}\n`);
+    await this.#write(`${head}${fieldsJson}]\n`);
   }
 
   /** Over the memory budget: the records held so far go to the file, and every later one. */
