@@ -30,6 +30,10 @@ const BULK_OPS = 100;
 const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? 7);
 const ONLY = process.env.TRANSFER_ONLY ? new Set(process.env.TRANSFER_ONLY.split(',')) : null;
 const want = (part: 'import' | 'export' | 'bulk' | 'cli') => !ONLY || ONLY.has(part);
+/** TRANSFER_EXPORT_FORMATS: the export formats measured (comma-separated; all three by default). */
+const EXPORT_FORMATS = process.env.TRANSFER_EXPORT_FORMATS
+  ? new Set(process.env.TRANSFER_EXPORT_FORMATS.split(','))
+  : null;
 const FOLIO_NODE_ARGS = process.env.TRANSFER_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 function serve(dataDir: string): Promise<FolioProcess> {
@@ -204,6 +208,7 @@ try {
       ['csv', 'text/csv'],
       ['json', 'application/json'],
     ] as const) {
+      if (EXPORT_FORMATS && !EXPORT_FORMATS.has(format)) continue;
       let sampledPeak = 0;
       const sampler = setInterval(() => {
         sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);

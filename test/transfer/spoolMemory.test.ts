@@ -15,6 +15,7 @@ interface Input {
   index: number;
   line: number | undefined;
   id: string;
+  given: boolean;
   fields: JsonObject;
 }
 
@@ -30,7 +31,8 @@ async function roundTrip(
 ): Promise<{ records: SpooledRecord[]; onDisk: boolean; dirs: number }> {
   const spool = new Spool(memoryBytes);
   try {
-    for (const r of inputs) await spool.append(r.index, r.line, r.id, r.fields, JSON.stringify(r.fields));
+    for (const r of inputs)
+      await spool.append(r.index, r.line, r.id, r.given, r.fields, JSON.stringify(r.fields));
     const dirs = (await ownSpools()).length;
     const records: SpooledRecord[] = [];
     for await (const record of spool.records()) records.push(record);
@@ -42,7 +44,7 @@ async function roundTrip(
 
 /** The UTF-8 bytes of a record's spooled line: what the budget counts. */
 function lineBytes(r: Input): number {
-  return Buffer.byteLength(JSON.stringify([r.index, r.line ?? null, r.id, r.fields]));
+  return Buffer.byteLength(JSON.stringify([r.index, r.line ?? null, r.id, r.fields, r.given ? 1 : 0]));
 }
 
 const inputs = (n: number): Input[] =>
@@ -50,6 +52,7 @@ const inputs = (n: number): Input[] =>
     index: i * 2,
     line: i % 3 === 0 ? undefined : i + 1,
     id: `id-${i}-é`,
+    given: i % 2 === 0,
     fields: { n: i, s: 'x'.repeat(i), nested: { a: [i, null, true] } },
   }));
 
@@ -84,6 +87,7 @@ describe('import spool memory budget', () => {
     const record = fc.record({
       line: fc.option(fc.nat(), { nil: undefined }),
       id: fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }),
+      given: fc.boolean(),
       fields: fc.dictionary(
         fc.string({ unit: 'binary', maxLength: 6 }).filter((k) => k !== '__proto__'),
         fc.jsonValue({ maxDepth: 2 }),

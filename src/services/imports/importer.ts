@@ -168,7 +168,7 @@ export class ImportService {
         if (givenIds.has(prepared.id)) repeated.add(prepared.id);
         givenIds.add(prepared.id);
       }
-      await spool.append(record.index, record.line, prepared.id, prepared.fields, fieldsJson);
+      await spool.append(record.index, record.line, prepared.id, prepared.given, prepared.fields, fieldsJson);
     }
     if (options.onConflict === 'fail') {
       const taken = [...repeated, ...(await this.#existing(ctx.scope, collection, givenIds))];
@@ -253,11 +253,17 @@ export class ImportService {
     result: ImportResult,
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const state = await this.#current(
-        ctx.scope,
-        collection,
-        batch.map((r) => r.id),
-      );
+      // An id Folio generated for a record names no document yet: only the records' own ids are
+      // looked up (all of them again after a lost race, which the commit would have reported).
+      const lookup = attempt === 1 ? batch.filter((r) => r.given) : batch;
+      const state =
+        lookup.length === 0
+          ? new Map<string, CurrentVersion>()
+          : await this.#current(
+              ctx.scope,
+              collection,
+              lookup.map((r) => r.id),
+            );
       const writes: DocumentWrite[] = [];
       const outcome = { imported: 0, skipped: 0, errors: [] as ImportError[] };
       for (const record of batch) {

@@ -89,12 +89,14 @@ export interface SpooledRecord {
   index: number;
   line: number | undefined;
   id: string;
+  /** Whether the id came from the record (else Folio generated it: no document can have it yet). */
+  given: boolean;
   fields: JsonObject;
   /** UTF-8 bytes of the record as spooled: what batches are sized by. */
   bytes: number;
 }
 
-type Line = [index: number, line: number | null, id: string, fields: JsonObject];
+type Line = [index: number, line: number | null, id: string, fields: JsonObject, given: 0 | 1];
 
 export class Spool {
   #out: WriteStream | null = null;
@@ -119,24 +121,26 @@ export class Spool {
     index: number,
     line: number | undefined,
     id: string,
+    given: boolean,
     fields: JsonObject,
     fieldsJson: string,
   ): Promise<void> {
     if (this.#error) throw this.#error;
     this.count += 1;
-    // The text of JSON.stringify([index, line, id, fields]) (a Line), the fields not serialised
-    // again; in memory only its size is needed.
+    // The text of JSON.stringify([index, line, id, fields, given]) (a Line), the fields not
+    // serialised again; in memory only its size is needed.
     const head = `[${index},${line ?? null},${JSON.stringify(id)},`;
-    const bytes = Buffer.byteLength(head) + Buffer.byteLength(fieldsJson) + 1;
+    const tail = given ? ',1]' : ',0]';
+    const bytes = Buffer.byteLength(head) + Buffer.byteLength(fieldsJson) + tail.length;
     if (this.#held !== null) {
       if (this.#heldBytes + bytes <= this.memoryBytes) {
         this.#heldBytes += bytes;
-        this.#held.push({ index, line, id, fields, bytes });
+        this.#held.push({ index, line, id, given, fields, bytes });
         return;
       }
       await this.#spill();
     }
-    await this.#write(`${head}${fieldsJson}]\n`);
+    await this.#write(`${head}${fieldsJson}${tail}\n`);
   }
 
   /** Over the memory budget: the records held so far go to the file, and every later one. */
@@ -152,7 +156,8 @@ export class Spool {
       this.#error ??= error;
     });
     for (const r of held) {
-      await this.#write(`${JSON.stringify([r.index, r.line ?? null, r.id, r.fields] satisfies Line)}\n`);
+      const entry: Line = [r.index, r.line ?? null, r.id, r.fields, r.given ? 1 : 0];
+      await this.#write(`${JSON.stringify(entry)}\n`);
     }
   }
 
@@ -184,8 +189,15 @@ export class Spool {
     });
     try {
       for await (const text of lines) {
-        const [index, line, id, fields] = JSON.parse(text) as Line;
-        yield { index, line: line ?? undefined, id, fields, bytes: Buffer.byteLength(text) };
+        const [index, line, id, fields, given] = JSON.parse(text) as Line;
+        yield {
+          index,
+          line: line ?? undefined,
+          id,
+          given: given === 1,
+          fields,
+          bytes: Buffer.byteLength(text),
+        };
       }
     } finally {
       lines.close();
