@@ -93,7 +93,12 @@ export class DocumentService {
    */
   over(documents: DocumentRepository): DocumentService {
     const store = new Proxy(this.store, {
-      get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
+      get: (target, name) => {
+        if (name === 'documents') return documents;
+        const value: unknown = Reflect.get(target, name, target);
+        // Called on the store itself (its private state is not the proxy's).
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
     });
     return new DocumentService(store, this.config, this.#options);
   }
