@@ -13,8 +13,8 @@
  * be made as planned (another writer changed one of the documents since it was read, or a
  * unique index refuses a write: it then writes nothing at all), or the request is larger than
  * an import batch (`imports.batchDocuments` / `imports.batchBytes`), the operations run one by
- * one as below. A commit per operation (even grouped) cost about three times the CPU of the
- * whole request in one.
+ * one as below. For 100 operations (bench/transfer.ts) the request in one commit took 6.8–7.7
+ * ms of server CPU against 9.3–10.3 ms one by one (four transactions, 100 savepoints).
  *
  * One by one, without one transaction per operation: the next operation starts as soon as
  * this one's commit has its place in the store's order (CommitOptions.queued), unless it writes
