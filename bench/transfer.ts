@@ -5,7 +5,11 @@
  * request, and the `folio` CLI importing a 100,000-row CSV on a Pro key (cut into parts).
  *
  * Run alone: `node --import tsx bench/transfer.ts`; `npm run bench` runs it after the query
- * bench. BENCH_JSON=1 adds a machine-readable line.
+ * bench. Env: BENCH_JSON=1 adds a machine-readable line; TRANSFER_ONLY (comma-separated, of
+ * import, export, bulk, cli) runs only those parts (export seeds its documents whatever is
+ * chosen); TRANSFER_FOLIO_NODE_ARGS: extra node arguments for the server (for example
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile per server process); TRANSFER_BULK_ROUNDS
+ * (7) bulk requests, of which the first two warm up.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -22,9 +26,18 @@ const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
 const CLI_ROWS = 100_000;
 const BULK_OPS = 100;
+/** Bulk requests sent; the first two warm up. */
+const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? 7);
+const ONLY = process.env.TRANSFER_ONLY ? new Set(process.env.TRANSFER_ONLY.split(',')) : null;
+const want = (part: 'import' | 'export' | 'bulk' | 'cli') => !ONLY || ONLY.has(part);
+/** TRANSFER_EXPORT_FORMATS: the export formats measured (comma-separated; all three by default). */
+const EXPORT_FORMATS = process.env.TRANSFER_EXPORT_FORMATS
+  ? new Set(process.env.TRANSFER_EXPORT_FORMATS.split(','))
+  : null;
+const FOLIO_NODE_ARGS = process.env.TRANSFER_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 function serve(dataDir: string): Promise<FolioProcess> {
-  return serveFolio({ FOLIO_DATA_DIR: dataDir });
+  return serveFolio({ FOLIO_DATA_DIR: dataDir }, FOLIO_NODE_ARGS);
 }
 
 /** Resident memory of a process, from /proc: current and peak (high-water mark), in MiB. */
@@ -120,121 +133,132 @@ try {
   const key = await tenant(server.url, 'bench-team@example.test', 'team');
 
   // Import 25,000 documents, NDJSON then CSV.
-  const nd = await timedImport(
-    server.url,
-    key,
-    'imported_nd',
-    ndjson(0, IMPORT_DOCS),
-    'application/x-ndjson',
-  );
-  const cs = await timedImport(server.url, key, 'imported_csv', csv(0, IMPORT_DOCS), 'text/csv');
-  results.importNdjson = nd;
-  results.importCsv = cs;
-
-  // Seed 250,000 documents for the export (10 imports of 25,000).
-  const seedStart = performance.now();
-  for (let part = 0; part < EXPORT_DOCS / IMPORT_DOCS; part++) {
-    await timedImport(
+  if (want('import')) {
+    const nd = await timedImport(
       server.url,
       key,
-      'exported',
-      ndjson(part * IMPORT_DOCS, IMPORT_DOCS),
+      'imported_nd',
+      ndjson(0, IMPORT_DOCS),
       'application/x-ndjson',
     );
+    const cs = await timedImport(server.url, key, 'imported_csv', csv(0, IMPORT_DOCS), 'text/csv');
+    results.importNdjson = nd;
+    results.importCsv = cs;
   }
-  results.seedMs = performance.now() - seedStart;
+
+  // Seed 250,000 documents for the export (10 imports of 25,000).
+  if (want('export')) {
+    const seedStart = performance.now();
+    for (let part = 0; part < EXPORT_DOCS / IMPORT_DOCS; part++) {
+      await timedImport(
+        server.url,
+        key,
+        'exported',
+        ndjson(part * IMPORT_DOCS, IMPORT_DOCS),
+        'application/x-ndjson',
+      );
+    }
+    results.seedMs = performance.now() - seedStart;
+  }
 
   // Bulk: 100 operations (creates, replaces, patches, deletes) in one request.
-  const bulkTimes: number[] = [];
-  const bulkCpu: number[] = [];
-  for (let round = 0; round < 7; round++) {
-    const operations = Array.from({ length: BULK_OPS }, (_, i) => {
-      const id = `b${round}-${i % 40}`;
-      if (i < 40) return { method: 'PUT', id, body: doc(i) };
-      if (i < 70) return { method: 'PATCH', id, body: { n: -i } };
-      if (i < 90) return { method: 'POST', body: doc(i) };
-      return { method: 'DELETE', id };
-    });
-    const t0 = performance.now();
-    const { value: res, cpuMs } = await serverCpu(() =>
-      call(`${server.url}/bench/bulk/_bulk`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ operations }),
-      }),
-    );
-    if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
-    if (round >= 2) {
-      bulkTimes.push(performance.now() - t0);
-      bulkCpu.push(cpuMs);
+  if (want('bulk')) {
+    const bulkTimes: number[] = [];
+    const bulkCpu: number[] = [];
+    for (let round = 0; round < BULK_ROUNDS; round++) {
+      const operations = Array.from({ length: BULK_OPS }, (_, i) => {
+        const id = `b${round}-${i % 40}`;
+        if (i < 40) return { method: 'PUT', id, body: doc(i) };
+        if (i < 70) return { method: 'PATCH', id, body: { n: -i } };
+        if (i < 90) return { method: 'POST', body: doc(i) };
+        return { method: 'DELETE', id };
+      });
+      const t0 = performance.now();
+      const { value: res, cpuMs } = await serverCpu(() =>
+        call(`${server.url}/bench/bulk/_bulk`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ operations }),
+        }),
+      );
+      if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
+      if (round >= 2) {
+        bulkTimes.push(performance.now() - t0);
+        bulkCpu.push(cpuMs);
+      }
     }
-  }
-  bulkTimes.sort((a, b) => a - b);
-  results.bulk100Ms = {
-    median: bulkTimes[Math.floor(bulkTimes.length / 2)],
-    min: bulkTimes[0],
-    max: bulkTimes.at(-1),
-    // Server CPU of one request, ms, as a mean: /proc counts 10 ms ticks.
-    cpuMsMean: bulkCpu.reduce((a, b) => a + b, 0) / bulkCpu.length,
-  };
-
-  // Export 250,000 from a freshly started server: peak RSS above idle is the export's own cost.
-  await stopFolio(server);
-  server = await serve(dataDir);
-  await call(`${server.url}/bench/exported?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
-  const idle = memory(server.child.pid!);
-  for (const [format, type] of [
-    ['ndjson', 'application/x-ndjson'],
-    ['csv', 'text/csv'],
-    ['json', 'application/json'],
-  ] as const) {
-    let sampledPeak = 0;
-    const sampler = setInterval(() => {
-      sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);
-    }, 10);
-    const cpuBefore = processCpuMs(server.child.pid);
-    const t0 = performance.now();
-    const res = await fetch(`${server.url}/bench/exported/_export`, {
-      headers: { Authorization: `Bearer ${key}`, Accept: type },
-    });
-    if (res.status !== 200 || !res.body) throw new Error(`export ${format}: ${res.status}`);
-    let firstByteMs = 0;
-    let bytes = 0;
-    for await (const chunk of res.body) {
-      if (bytes === 0) firstByteMs = performance.now() - t0;
-      bytes += chunk.byteLength;
-    }
-    const ms = performance.now() - t0;
-    const cpuMs = processCpuMs(server.child.pid) - cpuBefore;
-    clearInterval(sampler);
-    const mem = memory(server.child.pid!);
-    results[`export_${format}`] = {
-      ms,
-      firstByteMs,
-      mib: bytes / 2 ** 20,
-      idleRssMiB: idle.rss,
-      peakRssMiB: Math.max(mem.peak, sampledPeak),
-      aboveIdleMiB: Math.max(mem.peak, sampledPeak) - idle.rss,
-      cpuMs,
+    bulkTimes.sort((a, b) => a - b);
+    results.bulk100Ms = {
+      median: bulkTimes[Math.floor(bulkTimes.length / 2)],
+      min: bulkTimes[0],
+      max: bulkTimes.at(-1),
+      // Server CPU of one request, ms, as a mean: /proc counts 10 ms ticks.
+      cpuMsMean: bulkCpu.reduce((a, b) => a + b, 0) / bulkCpu.length,
     };
   }
 
+  // Export 250,000 from a freshly started server: peak RSS above idle is the export's own cost.
+  if (want('export')) {
+    await stopFolio(server);
+    server = await serve(dataDir);
+    await call(`${server.url}/bench/exported?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+    const idle = memory(server.child.pid!);
+    for (const [format, type] of [
+      ['ndjson', 'application/x-ndjson'],
+      ['csv', 'text/csv'],
+      ['json', 'application/json'],
+    ] as const) {
+      if (EXPORT_FORMATS && !EXPORT_FORMATS.has(format)) continue;
+      let sampledPeak = 0;
+      const sampler = setInterval(() => {
+        sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);
+      }, 10);
+      const cpuBefore = processCpuMs(server.child.pid);
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/bench/exported/_export`, {
+        headers: { Authorization: `Bearer ${key}`, Accept: type },
+      });
+      if (res.status !== 200 || !res.body) throw new Error(`export ${format}: ${res.status}`);
+      let firstByteMs = 0;
+      let bytes = 0;
+      for await (const chunk of res.body) {
+        if (bytes === 0) firstByteMs = performance.now() - t0;
+        bytes += chunk.byteLength;
+      }
+      const ms = performance.now() - t0;
+      const cpuMs = processCpuMs(server.child.pid) - cpuBefore;
+      clearInterval(sampler);
+      const mem = memory(server.child.pid!);
+      results[`export_${format}`] = {
+        ms,
+        firstByteMs,
+        mib: bytes / 2 ** 20,
+        idleRssMiB: idle.rss,
+        peakRssMiB: Math.max(mem.peak, sampledPeak),
+        aboveIdleMiB: Math.max(mem.peak, sampledPeak) - idle.rss,
+        cpuMs,
+      };
+    }
+  }
+
   // The CLI: a 100,000-row CSV on a Pro key (5,000 documents per request).
-  const proKey = await tenant(server.url, 'bench-pro@example.test', 'pro');
-  const file = join(dataDir, 'big.csv');
-  await writeFile(file, csv(0, CLI_ROWS));
-  const t0 = performance.now();
-  const cli = spawn(process.execPath, ['bin/folio.js', 'import', file, '-c', 'cli_big'], {
-    env: { ...process.env, FOLIO_URL: server.url, FOLIO_API_KEY: proKey, FOLIO_PROJECT: 'bench' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let summary = '';
-  cli.stdout!.on('data', (c) => {
-    summary += String(c);
-  });
-  const [code] = await once(cli, 'exit');
-  if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
-  results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
+  if (want('cli')) {
+    const proKey = await tenant(server.url, 'bench-pro@example.test', 'pro');
+    const file = join(dataDir, 'big.csv');
+    await writeFile(file, csv(0, CLI_ROWS));
+    const t0 = performance.now();
+    const cli = spawn(process.execPath, ['bin/folio.js', 'import', file, '-c', 'cli_big'], {
+      env: { ...process.env, FOLIO_URL: server.url, FOLIO_API_KEY: proKey, FOLIO_PROJECT: 'bench' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let summary = '';
+    cli.stdout!.on('data', (c) => {
+      summary += String(c);
+    });
+    const [code] = await once(cli, 'exit');
+    if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
+    results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
+  }
 } finally {
   await stopFolio(server).catch(() => {});
   await rm(dataDir, { recursive: true, force: true });
@@ -246,23 +270,28 @@ for (const [name, key] of [
   ['import 25,000 NDJSON', 'importNdjson'],
   ['import 25,000 CSV', 'importCsv'],
 ] as const) {
+  if (!r[key]) continue;
   out.write(
     `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s   server CPU ${r[key]!.cpuMicrosPerDoc!.toFixed(1)} µs/doc\n`,
   );
 }
-out.write(`${'seed 250,000 (10 imports)'.padEnd(28)}${((results.seedMs as number) / 1000).toFixed(1)} s\n`);
+if (results.seedMs !== undefined)
+  out.write(`${'seed 250,000 (10 imports)'.padEnd(28)}${((results.seedMs as number) / 1000).toFixed(1)} s\n`);
 for (const format of ['ndjson', 'csv', 'json']) {
-  const e = r[`export_${format}`]!;
+  const e = r[`export_${format}`];
+  if (!e) continue;
   out.write(
     `${`export 250,000 ${format}`.padEnd(28)}${(e.ms! / 1000).toFixed(2)} s   first byte ${e.firstByteMs!.toFixed(0)} ms   ` +
       `${e.mib!.toFixed(0)} MiB   server RSS idle ${e.idleRssMiB!.toFixed(0)} MiB, peak ${e.peakRssMiB!.toFixed(0)} MiB (+${e.aboveIdleMiB!.toFixed(0)})   server CPU ${e.cpuMs!.toFixed(0)} ms\n`,
   );
 }
-out.write(
-  `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
-);
-const cliRun = r.cli100kCsvPro!;
-out.write(
-  `${'CLI: 100,000-row CSV, Pro'.padEnd(28)}${(cliRun.ms! / 1000).toFixed(1)} s   ${cliRun.requests} requests   imported ${cliRun.imported}\n`,
-);
+if (r.bulk100Ms)
+  out.write(
+    `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
+  );
+const cliRun = r.cli100kCsvPro;
+if (cliRun)
+  out.write(
+    `${'CLI: 100,000-row CSV, Pro'.padEnd(28)}${(cliRun.ms! / 1000).toFixed(1)} s   ${cliRun.requests} requests   imported ${cliRun.imported}\n`,
+  );
 if (process.env.BENCH_JSON) out.write(`${JSON.stringify(results)}\n`);

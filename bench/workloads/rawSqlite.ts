@@ -26,7 +26,7 @@ import Database from 'better-sqlite3';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { serveForBench } from '../listen.js';
-import { BIG_DOCS, BODY, bigRow } from './rows.js';
+import { BIG_DOCS, BODY, bigRow, transferDoc } from './rows.js';
 
 const dir = process.env.RAW_DB_DIR;
 if (!dir) throw new Error('RAW_DB_DIR is required');
@@ -68,7 +68,8 @@ const seed = (table: string, count: number, row: (i: number) => object) =>
   })();
 seed('items', ITEMS, (i) => ({ ...BODY, n: i }));
 seed('big', BIG_DOCS, bigRow);
-seed('exported', EXPORT_DOCS, bigRow);
+// The documents Folio's export bench (bench/transfer.ts) exports, so both send the same bytes.
+seed('exported', EXPORT_DOCS, transferDoc);
 
 const getItem = db.prepare('SELECT body FROM items WHERE id = ?').pluck();
 const insertItem = insert('items');

@@ -7,8 +7,18 @@
  * as children by bench/run.ts); the raw better-sqlite3 and pouchdb-server figures are
  * measured here, on the servers the peer bench has started. A system with no equivalent
  * endpoint reads "n/a".
+ *
+ * Run alone (`node --import tsx bench/workloads/transferBaselines.ts`), it starts the raw
+ * better-sqlite3 server by itself and prints its figures, to set beside bench/transfer.ts's.
  */
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
 import { processCpuMs } from './processCpu.js';
@@ -159,3 +169,35 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
     `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} |`,
   ];
 }
+
+/**
+ * Alone: the raw better-sqlite3 figures of one run, as JSON. It starts the server itself (not
+ * through peerServers.ts, whose import of peers.ts imports this module back).
+ */
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'folio-bench-raw-transfer-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'], {
+    env: { ...process.env, RAW_DB_DIR: dir, RAW_EXPORT_DOCS: String(EXPORT_DOCS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  try {
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        output += String(chunk);
+        const found = /listening on (\S+)/.exec(output)?.[1];
+        if (found) resolve(found);
+      });
+      void exited.then(() => reject(new Error(`raw better-sqlite3 exited: ${output}`)));
+    });
+    const raw: Server = { name: 'raw better-sqlite3', url, child };
+    process.stdout.write(`${JSON.stringify(await measureBaselines(raw, null))}\n`);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -180,6 +180,8 @@ export const configSchema = z.strictObject({
     batchDocuments: positiveInt,
     batchBytes: positiveInt,
     maxConcurrentPerKey: positiveInt,
+    /** Checked records an import keeps in memory (their JSON bytes) before spooling to a file. */
+    spoolMemoryBytes: nonNegativeInt,
   }),
   plans: z.strictObject({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
 });

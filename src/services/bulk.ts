@@ -5,15 +5,38 @@
  * reported in its result without stopping the others. The operations reach the disk together,
  * with one sync, before the answer.
  *
- * Request order without one transaction per operation: the next operation starts as soon as
+ * First, the whole request in one commit: each operation runs through the same service call,
+ * in request order, against a planning view of the documents (the store's, as the earlier
+ * operations of the request leave them), which records its write instead of committing it;
+ * then every recorded write is committed at once, with its sync. An operation that fails in
+ * planning is that item's error and records nothing, as when run alone. If that commit cannot
+ * be made as planned (another writer changed one of the documents since it was read, or a
+ * unique index refuses a write: it then writes nothing at all), or the request is larger than
+ * an import batch (`imports.batchDocuments` / `imports.batchBytes`), the operations run one by
+ * one as below. For 100 operations (bench/transfer.ts) the request in one commit took 6.8–7.7
+ * ms of server CPU against 9.3–10.3 ms one by one (four transactions, 100 savepoints).
+ *
+ * One by one, without one transaction per operation: the next operation starts as soon as
  * this one's commit has its place in the store's order (CommitOptions.queued), unless it writes
  * a document an earlier one is still writing, in which case it waits for that one. Operations
  * on different documents thus share a group's transaction (each in its own savepoint), applied
  * and published in request order; one transaction per operation was most of a bulk's time.
  */
 import { z } from 'zod';
+import type { Config } from '../config/schema.js';
 import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';
-import { type JsonObject, type Store, UniqueIndexConflictError } from '../store/port.js';
+import {
+  type CommitOptions,
+  type CommitResult,
+  type DataScope,
+  type DocumentRepository,
+  type DocumentWrite,
+  type FolioDocument,
+  type JsonObject,
+  type Store,
+  UniqueIndexConflictError,
+} from '../store/port.js';
+import { writeId } from '../store/writeConditions.js';
 import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, isJsonObject, MAX_DEPTH, nestsDeeperThan } from './documentRules.js';
 import type { DocumentService } from './documents.js';
@@ -59,12 +82,51 @@ export class BulkService {
   constructor(
     private readonly documents: DocumentService,
     private readonly store: Store,
+    private readonly config: Config,
   ) {}
 
   async run(ctx: KeyContext, collection: string, body: unknown): Promise<BulkResult> {
     const operations = parseBulkEnvelope(body);
     const max = ctx.limits.maxBulkOperations;
     if (operations.length > max) throw planLimitExceeded('bulkOperations', max, ctx.plan);
+    const results =
+      (await this.#inOneCommit(ctx, collection, operations)) ??
+      (await this.#oneByOne(ctx, collection, operations));
+    const succeeded = results.filter((r) => r.ok).length;
+    return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded } };
+  }
+
+  /**
+   * Every operation planned in request order, then committed together (durably): the results,
+   * or null when nothing was written and the operations must run one by one instead.
+   */
+  async #inOneCommit(
+    ctx: KeyContext,
+    collection: string,
+    operations: BulkOperation[],
+  ): Promise<BulkItem[] | null> {
+    const { batchDocuments, batchBytes } = this.config.imports;
+    if (operations.length > batchDocuments) return null;
+    const plan = new PlanningView(this.store.documents, ctx.scope, collection);
+    const documents = this.documents.over(plan.repository);
+    const results: BulkItem[] = [];
+    for (const operation of operations) {
+      results.push(await this.#one(ctx, collection, operation, documents));
+    }
+    if (plan.writes.length === 0) return results;
+    if (plan.bytes() > batchBytes) return null;
+    let committed: CommitResult;
+    try {
+      committed = await this.store.documents.commit(ctx.scope, collection, plan.writes, { durable: true });
+    } catch (error) {
+      // The commit was refused as a whole: the operations one by one say which one it was.
+      if (error instanceof UniqueIndexConflictError) return null;
+      throw error;
+    }
+    return committed.ok ? results : null;
+  }
+
+  async #oneByOne(ctx: KeyContext, collection: string, operations: BulkOperation[]): Promise<BulkItem[]> {
     const results: BulkItem[] = new Array(operations.length);
     const running: Array<Promise<void>> = [];
     /** The last operation started on each document id, until it has settled. */
@@ -109,8 +171,7 @@ export class BulkService {
       await this.store.documents.sync();
     }
     if (failures.length > 0) throw failures[0];
-    const succeeded = results.filter((r) => r.ok).length;
-    return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded } };
+    return results;
   }
 
   async #one(
@@ -185,4 +246,85 @@ function withId(body: unknown, id: string | undefined): unknown {
   const copy: JsonObject = { ...body };
   copy._id = id;
   return copy;
+}
+
+/**
+ * The documents as a bulk request's earlier operations leave them, for planning the next: reads
+ * come from what the request wrote so far, else from the store; a commit is checked against
+ * that state (as the store would) and recorded, not made. Services treat documents as values
+ * (never changed in place), so the planned ones are kept as they are.
+ */
+class PlanningView {
+  readonly writes: DocumentWrite[] = [];
+  readonly #state = new Map<string, FolioDocument | null>();
+  readonly repository: DocumentRepository;
+
+  constructor(
+    private readonly documents: DocumentRepository,
+    private readonly scope: DataScope,
+    private readonly collection: string,
+  ) {
+    const get = (scope: DataScope, collection: string, id: string) => this.#get(scope, collection, id);
+    const commit = (
+      scope: DataScope,
+      collection: string,
+      writes: DocumentWrite[],
+      options?: CommitOptions,
+    ): Promise<CommitResult> => this.#commit(scope, collection, writes, options);
+    this.repository = new Proxy(documents, {
+      get: (target, name) => {
+        if (name === 'get') return get;
+        if (name === 'commit') return commit;
+        // Anything else a service might use: only reads by id and commits are planned.
+        if (name === 'getJson' || name === 'getVersion') return undefined;
+        const value: unknown = Reflect.get(target, name, target);
+        // Called on the store's repository itself (its private state is not the proxy's).
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** UTF-8 bytes of the planned documents' JSON (what an import batch is sized by). */
+  bytes(): number {
+    let total = 0;
+    for (const write of this.writes) {
+      if (write.kind === 'put') total += Buffer.byteLength(JSON.stringify(write.document));
+    }
+    return total;
+  }
+
+  #sameTarget(scope: DataScope, collection: string): void {
+    if (scope !== this.scope || collection !== this.collection)
+      throw new TypeError('a bulk request plans writes to its own collection only');
+  }
+
+  async #get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
+    this.#sameTarget(scope, collection);
+    if (this.#state.has(id)) return this.#state.get(id) ?? null;
+    const found = await this.documents.get(scope, collection, id);
+    this.#state.set(id, found);
+    return found;
+  }
+
+  async #commit(
+    scope: DataScope,
+    collection: string,
+    writes: DocumentWrite[],
+    options?: CommitOptions,
+  ): Promise<CommitResult> {
+    this.#sameTarget(scope, collection);
+    for (const write of writes) {
+      const id = writeId(write);
+      const current = this.#state.has(id) ? this.#state.get(id) : await this.#get(scope, collection, id);
+      const version = current?.$version ?? 0;
+      if (version !== write.expectedVersion || (write.kind === 'delete' && !current))
+        return { ok: false, conflicts: [{ id, currentVersion: current?.$version ?? null }] };
+    }
+    for (const write of writes) {
+      this.#state.set(writeId(write), write.kind === 'put' ? write.document : null);
+      this.writes.push(write);
+    }
+    options?.queued?.();
+    return { ok: true };
+  }
 }

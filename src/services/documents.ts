@@ -10,6 +10,7 @@ import type {
   CommitOptions,
   DeleteWrite,
   DocumentJson,
+  DocumentRepository,
   FolioDocument,
   JsonObject,
   JsonValue,
@@ -84,6 +85,22 @@ export class DocumentService {
    */
   withCommitQueued(queued: () => void): DocumentService {
     return new DocumentService(this.store, this.config, { ...this.#options, queued });
+  }
+
+  /**
+   * The same service reading and committing documents through `documents` instead of the
+   * store's own (a bulk request's planning view, bulk.ts); everything else is the store's.
+   */
+  over(documents: DocumentRepository): DocumentService {
+    const store = new Proxy(this.store, {
+      get: (target, name) => {
+        if (name === 'documents') return documents;
+        const value: unknown = Reflect.get(target, name, target);
+        // Called on the store itself (its private state is not the proxy's).
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return new DocumentService(store, this.config, this.#options);
   }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {

@@ -95,7 +95,11 @@ export function createServices(
     webhookSender,
     imports: new ImportService(store, config, schemas),
     exports: new ExportService(store),
-    bulk: new BulkService(new DocumentService(store, config, { durable: false, schemas, nowMs }), store),
+    bulk: new BulkService(
+      new DocumentService(store, config, { durable: false, schemas, nowMs }),
+      store,
+      config,
+    ),
     streams,
     schemas,
     trash: new TrashService(store, config, schemas, nowMs),

@@ -10,9 +10,12 @@ export interface FolioProcess {
   url: string;
 }
 
-/** Start it with `env` on a free port; resolves with its URL once it listens. */
-export function serveFolio(env: Record<string, string>): Promise<FolioProcess> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+/**
+ * Start it with `env` on a free port; resolves with its URL once it listens. `nodeArgs`: extra
+ * node arguments (a benchmark's `--cpu-prof`, which NODE_OPTIONS does not take).
+ */
+export function serveFolio(env: Record<string, string>, nodeArgs: string[] = []): Promise<FolioProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/folio.js', 'serve'], {
     env: {
       ...process.env,
       PORT: '0',

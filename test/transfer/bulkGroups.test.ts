@@ -1,8 +1,11 @@
 /**
- * A bulk request on the embedded store: operations on different documents share a group's
- * transaction (the next one starts once the previous commit has its place in the order), while
- * one on a document an earlier operation still writes waits for it. Results, events and the
- * documents are what running them one by one gives, in request order.
+ * A bulk request on the embedded store. Up to an import batch (`imports.batchDocuments`
+ * operations, `imports.batchBytes` of documents) it is one commit: every operation planned in
+ * request order, then all written together, with one sync. Larger, or when that commit is
+ * refused as a whole, operations on different documents share a group's transaction (the next
+ * one starts once the previous commit has its place in the order), while one on a document an
+ * earlier operation still writes waits for it. Either way, results, events and the documents
+ * are what running them one by one gives, in request order.
  */
 import { expect } from 'chai';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
@@ -10,97 +13,172 @@ import { ChangeReader } from '../store/fixtures.js';
 import { tenantScope } from '../support/scope.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-describe('bulk: operations grouped into commits [embedded]', function () {
-  this.timeout(60_000);
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ config: { plans: { free: { maxBulkOperations: 100 } } } });
-  });
-  after(async () => {
-    await server?.close();
-  });
+/** The chained operations below, and what running them one by one gives. */
+const CHAINED = [
+  { method: 'PUT', id: 'a', body: { v: 1 } },
+  { method: 'POST', body: { _id: 'b', v: 1 } },
+  { method: 'PATCH', id: 'a', body: { v: 2 } },
+  { method: 'PUT', id: 'c', body: { v: 1 } },
+  { method: 'PATCH', id: 'b', body: { v: 2 } },
+  { method: 'POST', id: 'a', body: {} },
+  { method: 'DELETE', id: 'a' },
+  { method: 'PATCH', id: 'zz', body: { v: 1 } },
+];
+const CHAINED_RESULTS = [
+  [201, 'a'],
+  [201, 'b'],
+  [200, 'a'],
+  [201, 'c'],
+  [200, 'b'],
+  [409, 'a'],
+  [204, 'a'],
+  [404, 'zz'],
+];
+const CHAINED_EVENTS = [
+  ['created', 'a'],
+  ['created', 'b'],
+  ['updated', 'a'],
+  ['created', 'c'],
+  ['updated', 'b'],
+  ['deleted', 'a'],
+];
+const CHAINED_DOCS = [
+  ['b', 2, 2],
+  ['c', 1, 1],
+];
 
-  async function bulk(collection: string, operations: unknown[]) {
-    const tenant = await server.tenant({ plan: 'free' });
-    const store = server.running.services.store as EmbeddedStore;
-    const reader = new ChangeReader(store.changes.watch(await tenantScope(server, tenant), collection));
-    try {
-      const before = store.documents.commitGroups;
-      const res = await fetch(`${server.url}/${tenant.project}/${collection}/_bulk`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ operations }),
-      });
-      const after = store.documents.commitGroups;
-      const body = (await res.json()) as {
-        results: Array<{ status: number; _id?: string }>;
-        summary: { succeeded: number };
-      };
-      const events = await reader.take(body.summary.succeeded);
-      const list = await fetch(`${server.url}/${tenant.project}/${collection}?sort=_id&limit=50`, {
-        headers: { Authorization: `Bearer ${tenant.key}` },
-      });
-      const docs = ((await list.json()) as { data: Array<Record<string, unknown>> }).data;
-      return {
-        status: res.status,
-        results: body.results.map((r) => [r.status, r._id]),
-        events: events.map((e) => [e.type, e.documentId]),
-        docs: docs.map((d) => [d._id, d.v, d.$version]),
-        groups: after.groups - before.groups,
-        durable: after.durable - before.durable,
-      };
-    } finally {
-      reader.sub.close();
-    }
+/** `n` PUTs creating d100... with `{v: i}`, and their documents' JSON bytes (24-character timestamps). */
+function distinct(n: number) {
+  const operations = Array.from({ length: n }, (_, i) => ({
+    method: 'PUT',
+    id: `d${100 + i}`,
+    body: { v: i },
+  }));
+  const stamp = 'x'.repeat(24);
+  const bytes = operations.reduce(
+    (sum, o) =>
+      sum +
+      Buffer.byteLength(
+        JSON.stringify({ _id: o.id, ...o.body, $createdAt: stamp, $updatedAt: stamp, $version: 1 }),
+      ),
+    0,
+  );
+  return { operations, bytes };
+}
+
+function suite(
+  title: string,
+  imports: { batchDocuments?: number; batchBytes?: number },
+  body: (bulk: Bulk) => void,
+) {
+  describe(`bulk: ${title} [embedded]`, function () {
+    this.timeout(60_000);
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ config: { imports, plans: { free: { maxBulkOperations: 100 } } } });
+    });
+    after(async () => {
+      await server?.close();
+    });
+    body((collection, operations) => run(server, collection, operations));
+  });
+}
+
+type Bulk = (collection: string, operations: unknown[]) => ReturnType<typeof run>;
+
+async function run(server: TestServer, collection: string, operations: unknown[]) {
+  const tenant = await server.tenant({ plan: 'free' });
+  const store = server.running.services.store as EmbeddedStore;
+  const reader = new ChangeReader(store.changes.watch(await tenantScope(server, tenant), collection));
+  try {
+    const before = store.documents.commitGroups;
+    const res = await fetch(`${server.url}/${tenant.project}/${collection}/_bulk`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ operations }),
+    });
+    const after = store.documents.commitGroups;
+    const body = (await res.json()) as {
+      results: Array<{ status: number; _id?: string }>;
+      summary: { succeeded: number };
+    };
+    const events = await reader.take(body.summary.succeeded);
+    const list = await fetch(`${server.url}/${tenant.project}/${collection}?sort=_id&limit=50`, {
+      headers: { Authorization: `Bearer ${tenant.key}` },
+    });
+    const docs = ((await list.json()) as { data: Array<Record<string, unknown>> }).data;
+    return {
+      status: res.status,
+      results: body.results.map((r) => [r.status, r._id]),
+      events: events.map((e) => [e.type, e.documentId]),
+      docs: docs.map((d) => [d._id, d.v, d.$version]),
+      groups: after.groups - before.groups,
+      durable: after.durable - before.durable,
+    };
+  } finally {
+    reader.sub.close();
   }
+}
 
-  it('50 operations on 50 documents: one group, then the sync', async () => {
-    const operations = Array.from({ length: 50 }, (_, i) => ({
-      method: 'PUT',
-      id: `d${100 + i}`,
-      body: { v: i },
-    }));
-    const out = await bulk('distinct', operations);
-    expect(out.status).to.equal(207);
-    expect(out.results).to.deep.equal(operations.map((o) => [201, o.id]));
-    expect(out.events).to.deep.equal(operations.map((o) => ['created', o.id]));
-    expect(out.docs).to.deep.equal(operations.map((o, i) => [o.id, i, 1]));
-    expect([out.groups, out.durable]).to.deep.equal([2, 1]);
+function expectDistinct(out: Awaited<ReturnType<typeof run>>, operations: Array<{ id: string }>) {
+  expect(out.status).to.equal(207);
+  expect(out.results).to.deep.equal(operations.map((o) => [201, o.id]));
+  expect(out.events).to.deep.equal(operations.map((o) => ['created', o.id]));
+  expect(out.docs).to.deep.equal(operations.map((o, i) => [o.id, i, 1]));
+}
+
+const FIFTY = distinct(50);
+
+suite('one commit up to an import batch', { batchDocuments: 50, batchBytes: FIFTY.bytes }, (bulk) => {
+  it('50 operations on 50 documents, exactly the batch in count and bytes: one durable commit', async () => {
+    const out = await bulk('distinct', FIFTY.operations);
+    expectDistinct(out, FIFTY.operations);
+    expect([out.groups, out.durable]).to.deep.equal([1, 1]);
   });
 
-  it('an operation on a document still being written waits for it; the rest keep request order', async () => {
-    const out = await bulk('chained', [
-      { method: 'PUT', id: 'a', body: { v: 1 } },
-      { method: 'POST', body: { _id: 'b', v: 1 } },
-      { method: 'PATCH', id: 'a', body: { v: 2 } },
-      { method: 'PUT', id: 'c', body: { v: 1 } },
-      { method: 'PATCH', id: 'b', body: { v: 2 } },
-      { method: 'POST', id: 'a', body: {} },
-      { method: 'DELETE', id: 'a' },
-      { method: 'PATCH', id: 'zz', body: { v: 1 } },
+  it('operations on the same documents, planned in request order: what one by one gives, in one commit', async () => {
+    const out = await bulk('chained', CHAINED);
+    expect(out.results).to.deep.equal(CHAINED_RESULTS);
+    expect(out.events).to.deep.equal(CHAINED_EVENTS);
+    expect(out.docs).to.deep.equal(CHAINED_DOCS);
+    expect([out.groups, out.durable]).to.deep.equal([1, 1]);
+  });
+
+  it('operations that all fail write nothing and commit nothing', async () => {
+    const out = await bulk('failing', [
+      { method: 'PATCH', id: 'nope', body: { v: 1 } },
+      { method: 'DELETE', id: 'nope' },
     ]);
     expect(out.results).to.deep.equal([
-      [201, 'a'],
-      [201, 'b'],
-      [200, 'a'],
-      [201, 'c'],
-      [200, 'b'],
-      [409, 'a'],
-      [204, 'a'],
-      [404, 'zz'],
+      [404, 'nope'],
+      [404, 'nope'],
     ]);
-    expect(out.events).to.deep.equal([
-      ['created', 'a'],
-      ['created', 'b'],
-      ['updated', 'a'],
-      ['created', 'c'],
-      ['updated', 'b'],
-      ['deleted', 'a'],
-    ]);
-    expect(out.docs).to.deep.equal([
-      ['b', 2, 2],
-      ['c', 1, 1],
-    ]);
+    expect([out.groups, out.durable]).to.deep.equal([0, 0]);
+  });
+});
+
+suite('one more operation than an import batch', { batchDocuments: 49 }, (bulk) => {
+  it('50 operations on 50 documents: one group, then the sync', async () => {
+    const out = await bulk('distinct', FIFTY.operations);
+    expectDistinct(out, FIFTY.operations);
+    expect([out.groups, out.durable]).to.deep.equal([2, 1]);
+  });
+});
+
+suite('one byte more than an import batch', { batchBytes: FIFTY.bytes - 1 }, (bulk) => {
+  it('50 operations on 50 documents: one group, then the sync', async () => {
+    const out = await bulk('distinct', FIFTY.operations);
+    expectDistinct(out, FIFTY.operations);
+    expect([out.groups, out.durable]).to.deep.equal([2, 1]);
+  });
+});
+
+suite('one by one', { batchDocuments: CHAINED.length - 1 }, (bulk) => {
+  it('an operation on a document still being written waits for it; the rest keep request order', async () => {
+    const out = await bulk('chained', CHAINED);
+    expect(out.results).to.deep.equal(CHAINED_RESULTS);
+    expect(out.events).to.deep.equal(CHAINED_EVENTS);
+    expect(out.docs).to.deep.equal(CHAINED_DOCS);
     // [PUT a, POST b] | [PATCH a, PUT c, PATCH b] | [POST a: refused] | [DELETE a] | the sync.
     expect([out.groups, out.durable]).to.deep.equal([5, 1]);
   });

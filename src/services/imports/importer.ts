@@ -2,7 +2,7 @@
  * `POST /{ns}/{collection}/_import`. Two passes over the body:
  *
  * 1. Read: parse every record, check it against the document rules and the plan, and spool the
- *    valid ones to a temporary file. Nothing is written yet, so every refusal of the whole
+ *    valid ones (in memory up to `imports.spoolMemoryBytes`, else to a temporary file). Nothing is written yet, so every refusal of the whole
  *    import (413 size, 403 document count, 400 unreadable body, 409 `onConflict=fail` meeting
  *    taken ids) leaves the collection untouched, and a client that disconnects while uploading
  *    changes nothing.
@@ -105,7 +105,7 @@ export class ImportService {
     options: ImportOptions,
   ): Promise<ImportResult> {
     return this.#slots.run(ctx.key.id, async () => {
-      const spool = new Spool();
+      const spool = new Spool(this.config.imports.spoolMemoryBytes);
       // However the request ends (answered, refused, failed, the client gone: reading its body
       // then throws), the spool goes with it.
       try {
@@ -168,7 +168,7 @@ export class ImportService {
         if (givenIds.has(prepared.id)) repeated.add(prepared.id);
         givenIds.add(prepared.id);
       }
-      await spool.append(record.index, record.line, prepared.id, fieldsJson);
+      await spool.append(record.index, record.line, prepared.id, prepared.given, prepared.fields, fieldsJson);
     }
     if (options.onConflict === 'fail') {
       const taken = [...repeated, ...(await this.#existing(ctx.scope, collection, givenIds))];
@@ -253,11 +253,17 @@ export class ImportService {
     result: ImportResult,
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const state = await this.#current(
-        ctx.scope,
-        collection,
-        batch.map((r) => r.id),
-      );
+      // An id Folio generated for a record names no document yet: only the records' own ids are
+      // looked up (all of them again after a lost race, which the commit would have reported).
+      const lookup = attempt === 1 ? batch.filter((r) => r.given) : batch;
+      const state =
+        lookup.length === 0
+          ? new Map<string, CurrentVersion>()
+          : await this.#current(
+              ctx.scope,
+              collection,
+              lookup.map((r) => r.id),
+            );
       const writes: DocumentWrite[] = [];
       const outcome = { imported: 0, skipped: 0, errors: [] as ImportError[] };
       for (const record of batch) {
