@@ -8,6 +8,8 @@
  * are what running them one by one gives, in request order.
  */
 import { expect } from 'chai';
+import { BulkService } from '../../src/services/bulk.js';
+import { DocumentService } from '../../src/services/documents.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { ChangeReader } from '../store/fixtures.js';
 import { tenantScope } from '../support/scope.js';
@@ -181,5 +183,79 @@ suite('one by one', { batchDocuments: CHAINED.length - 1 }, (bulk) => {
     expect(out.docs).to.deep.equal(CHAINED_DOCS);
     // [PUT a, POST b] | [PATCH a, PUT c, PATCH b] | [POST a: refused] | [DELETE a] | the sync.
     expect([out.groups, out.durable]).to.deep.equal([5, 1]);
+  });
+});
+
+describe('bulk: a write landing between the plan and its commit [embedded]', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('the planned commit is refused as a whole; the operations run one by one, and no update is lost', async () => {
+    const tenant = await server.tenant({ plan: 'free' });
+    const services = server.running.services;
+    const store = services.store as EmbeddedStore;
+    const at = (path: string) => `${server.url}/${tenant.project}/raced${path}`;
+    const send = (method: string, path: string, body?: unknown) =>
+      fetch(at(path), {
+        method,
+        headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    expect((await send('PUT', '/r', { base: 1 })).status).to.equal(201);
+    // The real store, except that its first read of `r` lets another writer in right after it:
+    // the bulk plans against version 1 while the document is already at version 2.
+    let interposed = false;
+    const documents = new Proxy(store.documents, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (name !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<typeof target.get>) => {
+          const read = await target.get(...args);
+          if (args[2] === 'r' && !interposed) {
+            interposed = true;
+            const key = await services.apiKeys.authenticate(tenant.key);
+            const put = await services.documents.replace(key, 'raced', 'r', { base: 1, other: 'kept' });
+            expect(put.doc.$version).to.equal(2);
+          }
+          return read;
+        };
+      },
+    });
+    const racedStore = new Proxy(store, {
+      get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
+    });
+    const original = services.bulk;
+    const groupsBefore = store.documents.commitGroups.groups;
+    services.bulk = new BulkService(
+      new DocumentService(racedStore, services.config, { durable: false, schemas: services.schemas }),
+      racedStore,
+      services.config,
+    );
+    try {
+      const res = await send('POST', '/_bulk', {
+        operations: [
+          { method: 'PATCH', id: 'r', body: { patched: true } },
+          { method: 'PUT', id: 's', body: { v: 1 } },
+        ],
+      });
+      expect(res.status).to.equal(207);
+      const body = (await res.json()) as { results: Array<{ status: number; $version?: number }> };
+      expect(body.results.map((r) => r.status)).to.deep.equal([200, 201]);
+      expect(interposed).to.equal(true);
+    } finally {
+      services.bulk = original;
+    }
+    // The interposed write and the patch both stand: version 3 holds both; s was written once.
+    const doc = (await (await send('GET', '/r')).json()) as Record<string, unknown>;
+    expect(doc).to.include({ base: 1, other: 'kept', patched: true, $version: 3 });
+    const s = (await (await send('GET', '/s')).json()) as Record<string, unknown>;
+    expect(s).to.include({ v: 1, $version: 1 });
+    // The planned commit wrote nothing; the one-by-one run made its own commits after the put's.
+    expect(store.documents.commitGroups.groups - groupsBefore).to.be.greaterThan(2);
   });
 });
