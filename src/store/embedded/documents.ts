@@ -206,6 +206,9 @@ export class EmbeddedDocuments implements DocumentRepository {
           this.#feed.committed(durable);
         },
       },
+      // Each commit keeps its own outcome; savepoints only once one fails (#apply runs again
+      // after a rollback: what it does outside the transaction, cache evictions, is idempotent).
+      { optimistic: true },
     );
   }
 
