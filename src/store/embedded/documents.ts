@@ -94,6 +94,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #upsert: Database.Statement<
     [string, string, string, number, string, string, string, number, string, string]
   >;
+  readonly #update: Database.Statement<
+    [number, string, string, number, string, string, string, string, string, string]
+  >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
   readonly #insertVersion: Database.Statement<
     [string, string, string, number, WriteOperation, string, string, string]
@@ -162,6 +165,15 @@ export class EmbeddedDocuments implements DocumentRepository {
         'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
         'version = excluded.version, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
+    );
+    // A new version of a stored document, the row found by its key and birth time: no insert to
+    // try first, and `created_at`, unchanged, is not written, so its index entry is left alone
+    // (the upsert rewrote it on every write). No row changed: the upsert does the write.
+    this.#update = db.prepare(
+      'UPDATE documents SET version = ?, updated_at = ?, body = jsonb(json_set(' +
+        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
+        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?))) " +
+        'WHERE scope = ? AND collection = ? AND id = ? AND created_at = ?',
     );
     this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
     this.#insertVersion = db.prepare(
@@ -491,18 +503,33 @@ export class EmbeddedDocuments implements DocumentRepository {
         if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
         const json = JSON.stringify(doc);
         const { _id, $version, $createdAt, $updatedAt } = doc;
-        this.#upsert.run(
-          scopeKey,
-          collection,
-          _id,
-          $version,
-          $createdAt,
-          $updatedAt,
-          json,
-          $version,
-          $createdAt,
-          $updatedAt,
-        );
+        const updated =
+          write.expectedVersion > 0 &&
+          this.#update.run(
+            $version,
+            $updatedAt,
+            json,
+            $version,
+            $createdAt,
+            $updatedAt,
+            scopeKey,
+            collection,
+            _id,
+            $createdAt,
+          ).changes === 1;
+        if (!updated)
+          this.#upsert.run(
+            scopeKey,
+            collection,
+            _id,
+            $version,
+            $createdAt,
+            $updatedAt,
+            json,
+            $version,
+            $createdAt,
+            $updatedAt,
+          );
         this.#insertVersion.run(
           scopeKey,
           collection,
