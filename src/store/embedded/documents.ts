@@ -501,7 +501,7 @@ export class EmbeddedDocuments implements DocumentRepository {
         const doc = write.document;
         // #check proved the trash holds the version this one follows.
         if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
-        const json = JSON.stringify(doc);
+        const json = write.json ?? JSON.stringify(doc);
         const { _id, $version, $createdAt, $updatedAt } = doc;
         const updated =
           write.expectedVersion > 0 &&
