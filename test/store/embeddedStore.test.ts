@@ -217,39 +217,6 @@ describe('embedded store: database file and schema', () => {
     }
   });
 
-  it('migrates a schema-7 directory to key-ordered version rows (migration 8), keeping every version', async () => {
-    await mkdir(dataDir, { recursive: true });
-    const raw = new Database(path.join(dataDir, 'folio.db'));
-    applySchema(raw, 7);
-    const scopeKey = scopeKeyOf(scope);
-    const insert = raw.prepare(
-      'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
-        "VALUES (?, 'things', 'd1', ?, 'update', '2026-01-01T00:00:00.000Z', 'hint', ?)",
-    );
-    for (let v = 1; v <= 3; v++) insert.run(scopeKey, v, JSON.stringify({ _id: 'd1', n: v, $version: v }));
-    raw.close();
-    const reopened = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
-    await reopened.init();
-    try {
-      expect(reopened.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
-      const table = reopened.db
-        .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'versions'")
-        .pluck()
-        .get() as string;
-      expect(table).to.match(/WITHOUT ROWID$/);
-      expect(
-        (await reopened.documents.listVersions(scope, 'things', 'd1')).map((v) => v.version),
-      ).to.deep.equal([3, 2, 1]);
-      expect(await reopened.documents.getVersion(scope, 'things', 'd1', 2)).to.deep.equal({
-        _id: 'd1',
-        n: 2,
-        $version: 2,
-      });
-    } finally {
-      await reopened.close();
-    }
-  });
-
   it('refuses a database written by a newer schema', async () => {
     const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
     await store.init();

@@ -182,24 +182,6 @@ const MIGRATIONS: readonly string[] = [
     body TEXT NOT NULL,
     PRIMARY KEY (scope, collection, doc_id, version)
   );`,
-  // 8: version rows clustered on their key (WITHOUT ROWID): every write inserts one and prunes
-  // one, and a rowid table keeps each row twice (the table, and the index behind its primary
-  // key), so each of those cost two b-tree changes instead of one.
-  `CREATE TABLE versions_by_key (
-    scope TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    operation TEXT NOT NULL,
-    timestamp TEXT NOT NULL,
-    api_key_hint TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (scope, collection, doc_id, version)
-  ) WITHOUT ROWID;
-  INSERT INTO versions_by_key SELECT scope, collection, doc_id, version, operation, timestamp,
-    api_key_hint, body FROM versions;
-  DROP TABLE versions;
-  ALTER TABLE versions_by_key RENAME TO versions;`,
 ];
 
 /** The schema version a fully migrated database reports. */
