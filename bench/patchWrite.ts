@@ -3,7 +3,7 @@
  * read-merge-commit (DocumentService.patch) and the store's commit alone, over 1,000 documents
  * patched in turn, `CONCURRENCY` writes in flight (they share a group's transaction and sync, as
  * under the peer bench's load). Prints CPU µs per write (process.cpuUsage, all threads) and
- * writes per second, per round; the versions kept per document are the Team plan's.
+ * writes per second and writes per group (the sync's CPU is shared by a group), per round; the versions kept per document are the Team plan's.
  *
  * Env: PATCH_WRITES (20000 per round), PATCH_ROUNDS (3), PATCH_CONCURRENCY (8),
  * PATCH_KEEP (storedVersions, 100), PATCH_SYNC (full | normal).
@@ -53,6 +53,7 @@ const nextId = () => String((next++ % DOCS) + 1);
 
 async function measure(label: string, write: (id: string, i: number) => Promise<unknown>): Promise<void> {
   for (let round = 1; round <= ROUNDS; round++) {
+    const groups0 = store.documents.commitGroups.groups;
     const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     let issued = 0;
@@ -67,8 +68,9 @@ async function measure(label: string, write: (id: string, i: number) => Promise<
     const cpu = process.cpuUsage(cpu0);
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const us = (cpu.user + cpu.system) / WRITES;
+    const perGroup = WRITES / (store.documents.commitGroups.groups - groups0);
     console.log(
-      `${label} round ${round}: ${us.toFixed(1)} µs CPU/write, ${Math.round(WRITES / seconds)} writes/s`,
+      `${label} round ${round}: ${us.toFixed(1)} µs CPU/write, ${Math.round(WRITES / seconds)} writes/s, ${perGroup.toFixed(1)} writes/group`,
     );
   }
 }
