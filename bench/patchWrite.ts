@@ -2,8 +2,9 @@
  * In-process cost of one PATCH merge on the embedded store, without HTTP: the service's
  * read-merge-commit (DocumentService.patch) and the store's commit alone, over 1,000 documents
  * patched in turn, `CONCURRENCY` writes in flight (they share a group's transaction and sync, as
- * under the peer bench's load). Prints CPU µs per write (process.cpuUsage, all threads) and
- * writes per second and writes per group (the sync's CPU is shared by a group), per round; the versions kept per document are the Team plan's.
+ * under the peer bench's load). Prints, per round, CPU µs per write (process.cpuUsage, all
+ * threads), writes per second and writes per group (a group shares one sync's CPU); the
+ * versions kept per document are the Team plan's.
  *
  * Env: PATCH_WRITES (20000 per round), PATCH_ROUNDS (3), PATCH_CONCURRENCY (8),
  * PATCH_KEEP (storedVersions, 100), PATCH_SYNC (full | normal).
