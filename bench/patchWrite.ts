@@ -3,12 +3,14 @@
  * read-merge-commit (DocumentService.patch) and the store's commit alone, over 1,000 documents
  * patched in turn, `CONCURRENCY` writes in flight (they share a group's transaction and sync, as
  * under the peer bench's load). Prints, per round, CPU µs per write (process.cpuUsage, all
- * threads), writes per second and writes per group (a group shares one sync's CPU); the
+ * threads), writes per second, writes per group (a group shares one sync's CPU) and bytes
+ * written per write (WAL frames and the checkpoint's copies: /proc/self/io); the
  * versions kept per document are the Team plan's.
  *
  * Env: PATCH_WRITES (20000 per round), PATCH_ROUNDS (3), PATCH_CONCURRENCY (8),
  * PATCH_KEEP (storedVersions, 100), PATCH_SYNC (full | normal).
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,12 +51,18 @@ await store.documents.commit(
   ),
 );
 
+/** Bytes this process handed to write(2) and friends so far (/proc/self/io `wchar`). */
+function bytesWritten(): number {
+  return Number(/wchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
+}
+
 let next = 0;
 const nextId = () => String((next++ % DOCS) + 1);
 
 async function measure(label: string, write: (id: string, i: number) => Promise<unknown>): Promise<void> {
   for (let round = 1; round <= ROUNDS; round++) {
     const groups0 = store.documents.commitGroups.groups;
+    const written0 = bytesWritten();
     const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     let issued = 0;
@@ -70,8 +78,9 @@ async function measure(label: string, write: (id: string, i: number) => Promise<
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const us = (cpu.user + cpu.system) / WRITES;
     const perGroup = WRITES / (store.documents.commitGroups.groups - groups0);
+    const kib = (bytesWritten() - written0) / 1024 / WRITES;
     console.log(
-      `${label} round ${round}: ${us.toFixed(1)} µs CPU/write, ${Math.round(WRITES / seconds)} writes/s, ${perGroup.toFixed(1)} writes/group`,
+      `${label} round ${round}: ${us.toFixed(1)} µs CPU/write, ${Math.round(WRITES / seconds)} writes/s, ${perGroup.toFixed(1)} writes/group, ${kib.toFixed(1)} KiB written/write`,
     );
   }
 }
