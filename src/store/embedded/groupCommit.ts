@@ -90,7 +90,7 @@ export class GroupCommit<A, R> {
             failedInApply = true;
           });
         } catch (error) {
-          // The group's own BEGIN or COMMIT failed: running it again would fail the same way.
+          // The group's own work failed (BEGIN, endOfGroup, COMMIT): it would fail again.
           if (!failedInApply) throw error;
           hooks.beforeGroup?.();
           return inSavepoints(batch);
