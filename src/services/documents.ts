@@ -14,11 +14,18 @@ import type {
   FolioDocument,
   JsonObject,
   JsonValue,
+  PutWrite,
   Store,
   WriteOperation,
 } from '../store/port.js';
 import type { KeyContext } from './context.js';
-import { assertBodyIdMatches, assertDocumentId, isJsonObject, userFields } from './documentRules.js';
+import {
+  assertBodyIdMatches,
+  assertDocumentId,
+  assertMeasuredSize,
+  isJsonObject,
+  userFields,
+} from './documentRules.js';
 import { buildDocument, newDocumentId, putWrite } from './documentWrites.js';
 import { applyJsonPatch, applyMergePatch } from './patches.js';
 import type { SchemaService } from './schemas/index.js';
@@ -128,14 +135,10 @@ export class DocumentService {
   async create(ctx: KeyContext, collection: string, body: unknown): Promise<FolioDocument> {
     const { fields, id: bodyId } = userFields(body);
     const id = newDocumentId(bodyId);
-    const doc = buildDocument(id, fields, null, this.config.documents);
+    const doc = buildDocument(id, fields, null);
+    const write = this.#measuredWrite(ctx, doc, 0, 'create');
     await this.#schemas?.check(ctx, collection, fields);
-    const result = await this.store.documents.commit(
-      ctx.scope,
-      collection,
-      [putWrite(ctx, doc, 0, 'create')],
-      this.#commitOptions,
-    );
+    const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
     if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
     return doc;
   }
@@ -236,18 +239,29 @@ export class DocumentService {
       const current = await this.store.documents.get(ctx.scope, collection, id);
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
-      const doc = buildDocument(id, fields, current, this.config.documents);
+      const doc = buildDocument(id, fields, current);
+      const write = this.#measuredWrite(ctx, doc, current?.$version ?? 0, operation);
       // The resulting document, whatever the write (replace, either patch, restore).
       await this.#schemas?.check(ctx, collection, fields);
-      const result = await this.store.documents.commit(
-        ctx.scope,
-        collection,
-        [putWrite(ctx, doc, current?.$version ?? 0, operation)],
-        this.#commitOptions,
-      );
+      const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
       if (result.ok) return doc;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }
+  }
+
+  /**
+   * The store write for `doc`, held to the size limits (413) by its JSON text, which goes to the
+   * store with it: the document is serialised once for both.
+   */
+  #measuredWrite(
+    ctx: KeyContext,
+    doc: FolioDocument,
+    expectedVersion: number,
+    operation: WriteOperation,
+  ): PutWrite {
+    const json = JSON.stringify(doc);
+    assertMeasuredSize(Buffer.byteLength(json), () => doc, this.config.documents);
+    return { ...putWrite(ctx, doc, expectedVersion, operation), json };
   }
 
   private onLostRace(precondition: Precondition | undefined, attempt: number, current: number | null): void {

@@ -58,6 +58,11 @@ export interface PutWrite {
    * (`currentVersion` null) when the trash no longer holds the id at `document.$version - 1`.
    */
   fromTrash?: boolean;
+  /**
+   * `JSON.stringify(document)`, when the writer has it already (it measured the document): a
+   * store may write it instead of serialising the document again.
+   */
+  json?: string;
 }
 
 /**

@@ -88,6 +88,24 @@ forEachStore('documents over HTTP', (ctx) => {
     expect(res.body.$createdAt).to.equal(doc.$createdAt);
   });
 
+  it('a write stores the text it answers: PATCH, PUT and POST answers are what GET and the version read back, byte for byte', async () => {
+    const created = await req('POST', '/echo', { body: { a: 1, ünï: 'ç', nested: { x: [1, { y: null }] } } });
+    const id = created.body._id;
+    const patched = await req('PATCH', `/echo/${id}`, {
+      body: { a: 2, z: 'new' },
+      contentType: 'application/merge-patch+json',
+    });
+    const put = await req('PUT', `/echo/${id}`, { body: { b: 'replaced', emoji: '😀' } });
+    for (const [answer, version] of [
+      [created, 1],
+      [patched, 2],
+      [put, 3],
+    ] as const) {
+      expect((await req('GET', `/echo/${id}/versions/${version}`)).text).to.equal(answer.text);
+    }
+    expect((await req('GET', `/echo/${id}`)).text).to.equal(put.text);
+  });
+
   it('PATCH with json-patch+json applies RFC 6902 operations', async () => {
     const doc = (await req('POST', '/notes', { body: { list: [1, 2], name: 'n' } })).body;
     const res = await req('PATCH', `/notes/${doc._id}`, {

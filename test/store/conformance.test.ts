@@ -248,6 +248,11 @@ for (const factory of factories) {
         const result = await store.documents.commit(scope, COLLECTION, [putWrite(stale)]);
         expect(result).to.deep.equal({ ok: false, conflicts: [{ id: v1!._id, currentVersion: 3 }] });
         expect(await store.documents.get(scope, COLLECTION, v1!._id)).to.deep.equal(v3);
+        const versions = await store.documents.listVersions(scope, COLLECTION, v1!._id);
+        expect(
+          versions.map((v) => v.version),
+          'no version recorded',
+        ).to.deep.equal([3, 2, 1]);
       });
 
       it('refuses to update a missing document, reporting currentVersion null', async () => {

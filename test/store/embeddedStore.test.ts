@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
+import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import { openStore } from '../../src/store/open.js';
 import type { DataScope, FolioDocument } from '../../src/store/port.js';
 import { rejection } from '../support/timeout.js';
@@ -112,6 +113,56 @@ describe('embedded store: database file and schema', () => {
         n: 1,
         _folio: { version: 1, createdAt: d.$createdAt, updatedAt: d.$updatedAt },
       });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes a new version in place, and takes a changed $createdAt (an import replacing a document) into its row and index', async () => {
+    const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const first = { ...doc(1), $createdAt: '2026-01-01T00:00:00.000Z' };
+      await store.documents.commit(scope, 'things', [putWrite(first)]);
+      const rowOf = () =>
+        store.db
+          .prepare<[], { version: number; created_at: string; updated_at: string; body: string }>(
+            'SELECT version, created_at, updated_at, json(body) AS body FROM documents',
+          )
+          .get()!;
+      const byCreated = (createdAt: string) =>
+        store.db
+          .prepare(
+            'SELECT id FROM documents INDEXED BY documents_created WHERE scope = ? AND collection = ? AND created_at = ?',
+          )
+          .pluck()
+          .all(scopeKeyOf(scope), 'things', createdAt);
+      const second = { ...doc(2, first._id), n: 'two', $createdAt: first.$createdAt };
+      await store.documents.commit(scope, 'things', [putWrite(second)]);
+      expect(rowOf()).to.deep.equal({
+        version: 2,
+        created_at: first.$createdAt,
+        updated_at: second.$updatedAt,
+        body: JSON.stringify({
+          _id: first._id,
+          n: 'two',
+          _folio: { version: 2, createdAt: first.$createdAt, updatedAt: second.$updatedAt },
+        }),
+      });
+      expect(await store.documents.get(scope, 'things', first._id)).to.deep.equal(second);
+      const third = { ...doc(3, first._id), $createdAt: '2025-06-01T00:00:00.000Z' };
+      await store.documents.commit(scope, 'things', [putWrite(third)]);
+      expect(rowOf()).to.include({ version: 3, created_at: third.$createdAt, updated_at: third.$updatedAt });
+      expect(JSON.parse(rowOf().body)._folio).to.deep.equal({
+        version: 3,
+        createdAt: third.$createdAt,
+        updatedAt: third.$updatedAt,
+      });
+      expect(byCreated(third.$createdAt)).to.deep.equal([first._id]);
+      expect(byCreated(first.$createdAt)).to.deep.equal([]);
+      expect(
+        (await store.documents.listVersions(scope, 'things', first._id)).map((v) => v.version),
+      ).to.deep.equal([3, 2, 1]);
     } finally {
       await store.close();
     }

@@ -13,7 +13,7 @@ import { newId } from '../../src/ids.js';
 import { GroupCommit } from '../../src/store/embedded/groupCommit.js';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
 import type { ChangeEvent, ChangeSubscription } from '../../src/store/port.js';
-import { firstVersion, putWrite } from './fixtures.js';
+import { firstVersion, nextVersion, putWrite } from './fixtures.js';
 
 describe('embedded store: group commit and durability', () => {
   let dir = '';
@@ -95,6 +95,119 @@ describe('embedded store: group commit and durability', () => {
     await group.commit({ k: 'd', v: 4 });
     expect(group.groups).to.equal(2);
     db.close();
+  });
+
+  it('optimistic: no savepoints while every commit succeeds; one that throws makes the group run again, each commit in its own savepoint', async () => {
+    const db = new Database(join(dir, 'o.db'));
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)');
+    const applied: string[] = [];
+    let groupsStarted = 0;
+    const group = new GroupCommit(
+      db,
+      ({ k, v }: { k: string; v: number }) => {
+        applied.push(k);
+        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
+        if (v < 0) throw new Error(`refused ${k}`);
+        return k;
+      },
+      {
+        beforeGroup: () => {
+          groupsStarted += 1;
+        },
+        afterCommit: () => {},
+        beforeDeferred: () => {},
+      },
+      { optimistic: true },
+    );
+    expect(await Promise.all([group.commit({ k: 'a', v: 1 }), group.commit({ k: 'b', v: 2 })])).to.deep.equal(
+      ['a', 'b'],
+    );
+    expect(applied, 'each commit applied once').to.deep.equal(['a', 'b']);
+    expect(groupsStarted).to.equal(1);
+    applied.length = 0;
+    const results = await Promise.allSettled([
+      group.commit({ k: 'c', v: 3 }),
+      group.commit({ k: 'd', v: -1 }),
+      group.commit({ k: 'e', v: 5 }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    // The first run stopped at the refusal and rolled back; the second ran every commit.
+    expect(applied).to.deep.equal(['c', 'd', 'c', 'd', 'e']);
+    expect(groupsStarted, 'beforeGroup again before the second run').to.equal(3);
+    expect(group.groups, 'still one group, one commit').to.equal(2);
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).to.deep.equal(['a', 'b', 'c', 'e']);
+    db.close();
+  });
+
+  it('optimistic: a group that fails outside its commits (endOfGroup) is not run a second time', async () => {
+    const db = new Database(join(dir, 'p.db'));
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+    let runs = 0;
+    const group = new GroupCommit(
+      db,
+      (k: string) => {
+        runs += 1;
+        return db.prepare('INSERT INTO t (k) VALUES (?)').run(k);
+      },
+      {
+        beforeGroup: () => {},
+        afterCommit: () => {},
+        beforeDeferred: () => {},
+        endOfGroup: () => {
+          throw new Error('end of group refused');
+        },
+      },
+      { optimistic: true },
+    );
+    const results = await Promise.allSettled([group.commit('x'), group.commit('y')]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+    expect(runs, 'applied once each: a failure outside the commits is not retried').to.equal(2);
+    expect(db.prepare('SELECT count(*) FROM t').pluck().get()).to.equal(0);
+    db.close();
+  });
+
+  it('documents: a commit a unique index refuses in the middle of a group leaves the others whole (rows, versions, events)', async () => {
+    const store = createEmbeddedStore({ dataDir: join(dir, 'unique'), eventRetentionMs: 60_000 });
+    await store.init();
+    try {
+      const scope = { projectId: newId('prj'), env: 'test' as const };
+      await store.indexes.create(
+        scope,
+        'u',
+        { name: 'email_1', fields: [{ path: 'email', order: 1 }], unique: true },
+        10,
+      );
+      const before = firstVersion({ email: 'a@x.io' });
+      await store.documents.commit(scope, 'u', [putWrite(before)]);
+      const seqBefore = Number(store.db.prepare('SELECT max(seq) FROM changes').pluck().get());
+      const updated = nextVersion(before, { email: 'b@x.io' });
+      const refused = firstVersion({ email: 'b@x.io' });
+      const third = firstVersion({ email: 'c@x.io' });
+      const results = await Promise.allSettled([
+        store.documents.commit(scope, 'u', [putWrite(updated)]),
+        store.documents.commit(scope, 'u', [putWrite(refused)]),
+        store.documents.commit(scope, 'u', [putWrite(third)]),
+      ]);
+      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+      expect(store.documents.commitGroups.groups, 'the three in one group').to.equal(2);
+      expect(await store.documents.get(scope, 'u', updated._id)).to.deep.equal(updated);
+      expect(await store.documents.get(scope, 'u', third._id)).to.deep.equal(third);
+      expect(await store.documents.get(scope, 'u', refused._id)).to.equal(null);
+      expect(
+        (await store.documents.listVersions(scope, 'u', updated._id)).map((v) => v.version),
+      ).to.deep.equal([2, 1]);
+      expect(await store.documents.listVersions(scope, 'u', refused._id)).to.deep.equal([]);
+      // One event each for the two that landed, on consecutive seqs (no gap from the rollback).
+      const events = store.db
+        .prepare('SELECT seq, doc_id, type FROM changes WHERE seq > ? ORDER BY seq')
+        .all(seqBefore);
+      expect(events).to.deep.equal([
+        { seq: seqBefore + 1, doc_id: updated._id, type: 'updated' },
+        { seq: seqBefore + 2, doc_id: third._id, type: 'created' },
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('fails every commit of a group whose own commit fails, and writes none of them', async () => {

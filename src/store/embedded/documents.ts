@@ -100,6 +100,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #upsert: Database.Statement<
     [string, string, string, number, string, string, string, number, string, string]
   >;
+  readonly #update: Database.Statement<
+    [number, string, string, number, string, string, string, string, string, number, string]
+  >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
   readonly #insertVersion: Database.Statement<
     [string, string, string, number, WriteOperation, string, string, string]
@@ -169,6 +172,16 @@ export class EmbeddedDocuments implements DocumentRepository {
         'version = excluded.version, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     );
+    // A new version of a stored document, the row found by its key, the version it follows and
+    // its birth time: no insert to try first, and `created_at`, unchanged, is not written, so its
+    // index entry is left alone (the upsert rewrote it on every write). No row changed: the
+    // upsert does the write (once the write's conditions are checked).
+    this.#update = db.prepare(
+      'UPDATE documents SET version = ?, updated_at = ?, body = jsonb(json_set(' +
+        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
+        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?))) " +
+        'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND created_at = ?',
+    );
     this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
     this.#insertVersion = db.prepare(
       'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
@@ -212,6 +225,9 @@ export class EmbeddedDocuments implements DocumentRepository {
           this.#feed.committed(durable);
         },
       },
+      // Each commit keeps its own outcome; savepoints only once one fails (#apply runs again
+      // after a rollback: what it does outside the transaction, cache evictions, is idempotent).
+      { optimistic: true },
     );
   }
 
@@ -475,8 +491,18 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** The body of one commit; runs inside the IMMEDIATE transaction. */
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
-    const conflicts = this.#check(scopeKey, collection, writes);
-    if (conflicts.length > 0) return { ok: false, conflicts };
+    // A commit of one new version of a stored document (a PATCH, a PUT of an existing id) is
+    // checked by its own UPDATE, conditioned on the version read: no separate read of the
+    // version first. Should that UPDATE change nothing, the write is checked as any other, before
+    // anything is written.
+    const single = writes.length === 1 ? writes[0]! : null;
+    const checkedByUpdate =
+      single !== null && single.kind === 'put' && !single.fromTrash && single.expectedVersion > 0;
+    if (checkedByUpdate) assertContiguous(writes);
+    else {
+      const conflicts = this.#check(scopeKey, collection, writes);
+      if (conflicts.length > 0) return { ok: false, conflicts };
+    }
     // What the cache learns once the group commits; recorded last, so a commit that throws
     // part-way (its savepoint rolled back) records nothing. A commit of many documents (an
     // import batch) only evicts: caching them would push out the documents being read.
@@ -492,20 +518,41 @@ export class EmbeddedDocuments implements DocumentRepository {
         const doc = write.document;
         // #check proved the trash holds the version this one follows.
         if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
-        const json = JSON.stringify(doc);
+        const json = write.json ?? JSON.stringify(doc);
         const { _id, $version, $createdAt, $updatedAt } = doc;
-        this.#upsert.run(
-          scopeKey,
-          collection,
-          _id,
-          $version,
-          $createdAt,
-          $updatedAt,
-          json,
-          $version,
-          $createdAt,
-          $updatedAt,
-        );
+        const updated =
+          write.expectedVersion > 0 &&
+          this.#update.run(
+            $version,
+            $updatedAt,
+            json,
+            $version,
+            $createdAt,
+            $updatedAt,
+            scopeKey,
+            collection,
+            _id,
+            write.expectedVersion,
+            $createdAt,
+          ).changes === 1;
+        if (!updated && checkedByUpdate) {
+          // Nothing written yet in this commit (one write, not from the trash).
+          const conflicts = this.#check(scopeKey, collection, writes);
+          if (conflicts.length > 0) return { ok: false, conflicts };
+        }
+        if (!updated)
+          this.#upsert.run(
+            scopeKey,
+            collection,
+            _id,
+            $version,
+            $createdAt,
+            $updatedAt,
+            json,
+            $version,
+            $createdAt,
+            $updatedAt,
+          );
         this.#insertVersion.run(
           scopeKey,
           collection,
