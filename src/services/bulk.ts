@@ -288,7 +288,7 @@ class PlanningView {
   bytes(): number {
     let total = 0;
     for (const write of this.writes) {
-      if (write.kind === 'put') total += Buffer.byteLength(JSON.stringify(write.document));
+      if (write.kind === 'put') total += Buffer.byteLength(write.json ?? JSON.stringify(write.document));
     }
     return total;
   }
