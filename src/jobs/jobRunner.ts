@@ -12,6 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
 import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
+import { EmbeddedJobRepository } from '../store/embedded/jobs/repository.js';
 import type { DeliveryBodyRepository, JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
@@ -86,6 +87,10 @@ export class JobRunner implements DeliveryQueue {
   ) {
     this.#embedded = store.kind === 'embedded';
     const backend = store.agendaBackend();
+    // Retries are handed over only by the dispatcher, which saves its position (a durable
+    // commit on the same SQLite connection) only after the jobs of the events it passes: that
+    // commit syncs them, so the hand-over need not sync on its own beside the API's writes.
+    if (backend.repository instanceof EmbeddedJobRepository) backend.repository.deferInserts = true;
     this.#upkeep = backend.repository;
     this.#bodies = store.deliveryBodies;
     // Every retry waiting for writes to pause listens to it (concurrency of them at once).

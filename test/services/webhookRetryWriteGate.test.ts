@@ -12,6 +12,7 @@ import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import type { DeliveryTask } from '../../src/jobs/webhookDelivery.js';
 import { RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '../../src/jobs/writeGate.js';
+import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 
@@ -230,3 +231,44 @@ async function until(done: () => boolean | Promise<boolean>, timeoutMs: number):
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('webhook retry hand-over on the embedded store', function () {
+  this.timeout(30_000);
+  let store: Store;
+  beforeEach(async () => {
+    store = await createTempEmbeddedStore();
+  });
+  afterEach(async () => {
+    await destroyTempEmbeddedStore(store);
+  });
+
+  it('commits the jobs handed over by the dispatcher without a sync of their own', async () => {
+    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    const runner = new JobRunner(
+      store,
+      { pollMs: 60_000, concurrency: 1, attemptTimeoutMs: 1_000, errorRetryMs: 200, keepFinishedMs: 60_000 },
+      pino({ level: 'silent' }),
+    );
+    runner.handleDeliveries(async () => null);
+    await runner.start();
+    try {
+      const later = Date.now() + 60_000;
+      await Promise.all([3, 4, 5].map((n) => runner.enqueueDelivery({ ...task(n), runAt: later })));
+      const { jobs } = await repository.queryJobs({ name: 'webhook-delivery' });
+      expect(jobs).to.have.length(3);
+      expect(repository.insertGroups.groups).to.be.at.least(1);
+      expect(repository.insertGroups.durable, 'inserts synced on their own').to.equal(0);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('syncs each insert group on its own for any other user of the backend', async () => {
+    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    await repository.saveJob(
+      { name: 'other', priority: 0, nextRunAt: new Date(), type: 'normal', data: {} },
+      undefined,
+    );
+    expect(repository.insertGroups).to.deep.equal({ groups: 1, durable: 1 });
+  });
+});
