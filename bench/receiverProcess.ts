@@ -136,6 +136,8 @@ async function runChild(): Promise<void> {
       process.send?.({ closed: true } satisfies ToParent);
     }
   });
+  // The bench ended without closing it (killed, failed): nothing more to receive for.
+  process.on('disconnect', () => process.exit(0));
   process.send?.({ url: receiver.url } satisfies ToParent);
 }
 
