@@ -60,6 +60,8 @@ export async function startServer(
       attemptTimeoutMs: config.webhooks.timeoutMs,
       errorRetryMs: Math.max(1_000, config.webhooks.backoffBaseMs),
       keepFinishedMs: config.events.retentionMs,
+      // Retries wait for a pause in document writes (src/jobs/writeGate.ts).
+      writeActivity: embeddedWriteGroups(opened.store),
     },
     logger,
   );
@@ -197,4 +199,10 @@ function listen(
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
+}
+
+/** Committed groups of document writes on the embedded store; none elsewhere. */
+function embeddedWriteGroups(store: unknown): (() => number) | undefined {
+  if (!(store instanceof EmbeddedStore)) return undefined;
+  return () => store.documents.commitGroups.groups;
 }

@@ -8,9 +8,11 @@
  * and `stop` waits for Agenda to have saved them, so the store can close right after. Agenda's own leftover timers keep nothing
  * waiting: `folio serve` exits when `close()` resolves.
  */
+import { setMaxListeners } from 'node:events';
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
 import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
+import { EmbeddedJobRepository } from '../store/embedded/jobs/repository.js';
 import type { DeliveryBodyRepository, JobUpkeep, Store } from '../store/port.js';
 import {
   DELIVERY_JOB,
@@ -19,6 +21,7 @@ import {
   type DeliveryQueue,
   type DeliveryTask,
 } from './webhookDelivery.js';
+import { RETRY_WRITE_GATE, WriteGate, type WriteGateRule } from './writeGate.js';
 
 export interface JobRunnerOptions {
   pollMs: number;
@@ -35,6 +38,15 @@ export interface JobRunnerOptions {
    * it short to show that the delivery's attempt lock, not this one, keeps attempts single.
    */
   lockLifetimeMs?: number;
+  /**
+   * A counter that grows with each committed group of document writes (the embedded store's
+   * group commit). Given, a retry waits for a quiet moment in those writes before it starts
+   * (writeGate.ts); absent (MongoDB, whose writes do not share this process's writer), it
+   * starts at once.
+   */
+  writeActivity?: () => number;
+  /** How long retries wait for writes (default RETRY_WRITE_GATE). */
+  writeGate?: WriteGateRule;
 }
 
 /**
@@ -60,6 +72,9 @@ export class JobRunner implements DeliveryQueue {
   readonly #bodies: DeliveryBodyRepository;
   readonly #embedded: boolean;
   readonly #shutdown = new AbortController();
+  /** Aborted when stop() begins: retries waiting for writes to pause start no attempt. */
+  readonly #stopping = new AbortController();
+  readonly #gate: WriteGate | null;
   /** Jobs of this process between start and Agenda's save after the run, by id. */
   readonly #running = new Map<string, { done: Promise<void>; resolve: () => void }>();
   #sweepTimer: NodeJS.Timeout | null = null;
@@ -72,8 +87,17 @@ export class JobRunner implements DeliveryQueue {
   ) {
     this.#embedded = store.kind === 'embedded';
     const backend = store.agendaBackend();
+    // Retries are handed over only by the dispatcher, which saves its position (a durable
+    // commit on the same SQLite connection) only after the jobs of the events it passes: that
+    // commit syncs them, so the hand-over need not sync on its own beside the API's writes.
+    if (backend.repository instanceof EmbeddedJobRepository) backend.repository.deferInserts = true;
     this.#upkeep = backend.repository;
     this.#bodies = store.deliveryBodies;
+    // Every retry waiting for writes to pause listens to it (concurrency of them at once).
+    setMaxListeners(0, this.#stopping.signal);
+    this.#gate = options.writeActivity
+      ? new WriteGate(options.writeActivity, options.writeGate ?? RETRY_WRITE_GATE)
+      : null;
     this.#agenda = new Agenda({
       backend,
       name: `folio-${process.pid}`,
@@ -155,6 +179,14 @@ export class JobRunner implements DeliveryQueue {
     }, this.lockLifetimeMs / 3);
     touch.unref();
     try {
+      // Writes go first (writeGate.ts): Agenda has claimed and started the job, but the attempt,
+      // its record and its reschedule wait for a pause in the document writes.
+      await this.#gate?.waitForQuiet(this.#stopping.signal);
+      if (this.#stopping.signal.aborted) {
+        // Stopping: no attempt was made; the job stays due, so it runs after the restart.
+        job.attrs.nextRunAt = new Date();
+        return;
+      }
       const body = data.body ?? (await this.#bodies.get(data.bodyKey));
       if (body === null) {
         // Only a MongoDB deployment down for longer than BODY_GRACE_MS past the retry gets here.
@@ -217,6 +249,7 @@ export class JobRunner implements DeliveryQueue {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     if (!this.#started) return;
     this.#started = false;
+    this.#stopping.abort();
     await this.#agenda.stop();
     const saved = Promise.all([...this.#running.values()].map((run) => run.done));
     await within(saved, Math.min(STOP_GRACE_MS, this.options.attemptTimeoutMs));

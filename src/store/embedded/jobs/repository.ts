@@ -11,6 +11,11 @@
  * Durability (the store syncs every commit, `synchronous=FULL`): a new job must survive a power
  * loss, so inserts are durable, but saves arriving in the same turn share one transaction and
  * one sync (groupCommit.ts): a burst of retries handed over costs a sync per group, not per job.
+ * A caller that makes a durable commit of its own on this connection after each insert (the
+ * webhook dispatcher saves its feed position only after the jobs it handed over) sets
+ * `deferInserts`: inserts then commit without their own sync, and that commit syncs them (the
+ * WAL is synced whole), so a crash or power loss loses a job only together with the position
+ * that would have skipped its event.
  * Everything else (claims, locks, unlocks, run state, re-saves of an existing job) commits
  * without waiting for the disk (`synchronous=NORMAL` for that statement): a process crash loses
  * none of it (it is in the WAL), and the next durable commit syncs it; what a power loss could
@@ -142,8 +147,15 @@ export class EmbeddedJobRepository implements JobRepository {
     null;
   /** The connection's own `synchronous` level, restored after each relaxed statement. */
   #synchronous = 2;
+  /** Inserts commit without their own sync (see the durability note above). */
+  deferInserts = false;
 
   constructor(private readonly db: Database.Database) {}
+
+  /** Groups of inserts committed so far, and of those the ones synced on their own. */
+  get insertGroups(): { groups: number; durable: number } {
+    return { groups: this.#inserts?.groups ?? 0, durable: this.#inserts?.durableGroups ?? 0 };
+  }
 
   /** Create the table and indexes if missing. Idempotent; every Agenda on this backend calls it. */
   async connect(): Promise<void> {
@@ -258,7 +270,7 @@ export class EmbeddedJobRepository implements JobRepository {
     // other process can insert the same single/unique job between this save's read and insert.
     const row = job._id
       ? this.#relaxed(() => this.#saveTransaction?.immediate(job, by, Date.now()) ?? null)
-      : await this.#groupedInserts().commit({ job, by, nowMs: Date.now() });
+      : await this.#groupedInserts().commit({ job, by, nowMs: Date.now() }, !this.deferInserts);
     // A job saved by id that was removed meanwhile comes back unchanged, as with Agenda's
     // other backends. `data` was written as JSON and is read back as what was written.
     return row ? (rowToJob(row) as JobParameters<DATA>) : job;
