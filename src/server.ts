@@ -61,7 +61,7 @@ export async function startServer(
       errorRetryMs: Math.max(1_000, config.webhooks.backoffBaseMs),
       keepFinishedMs: config.events.retentionMs,
       // Retries wait for a pause in document writes (src/jobs/writeGate.ts).
-      writeActivity: embeddedWriteGroups(opened.store),
+      writeActivity: embeddedDocumentsWritten(opened.store),
     },
     logger,
   );
@@ -201,8 +201,8 @@ function listen(
   });
 }
 
-/** Committed groups of document writes on the embedded store; none elsewhere. */
-function embeddedWriteGroups(store: unknown): (() => number) | undefined {
+/** Documents written on the embedded store (the retries' write gate); none elsewhere. */
+function embeddedDocumentsWritten(store: unknown): (() => number) | undefined {
   if (!(store instanceof EmbeddedStore)) return undefined;
-  return () => store.documents.commitGroups.groups;
+  return () => store.documents.documentsWritten;
 }

@@ -39,10 +39,9 @@ export interface JobRunnerOptions {
    */
   lockLifetimeMs?: number;
   /**
-   * A counter that grows with each committed group of document writes (the embedded store's
-   * group commit). Given, a retry waits for a quiet moment in those writes before it starts
-   * (writeGate.ts); absent (MongoDB, whose writes do not share this process's writer), it
-   * starts at once.
+   * A counter of the documents written (the embedded store's). Given, a retry waits while those
+   * writes are heavy before it starts (writeGate.ts); absent (MongoDB, whose writes do not share
+   * this process's writer), it starts at once.
    */
   writeActivity?: () => number;
   /** How long retries wait for writes (default RETRY_WRITE_GATE). */
@@ -93,7 +92,7 @@ export class JobRunner implements DeliveryQueue {
     if (backend.repository instanceof EmbeddedJobRepository) backend.repository.deferInserts = true;
     this.#upkeep = backend.repository;
     this.#bodies = store.deliveryBodies;
-    // Every retry waiting for writes to pause listens to it (concurrency of them at once).
+    // Every retry waiting for lighter writes listens to it (concurrency of them at once).
     setMaxListeners(0, this.#stopping.signal);
     this.#gate = options.writeActivity
       ? new WriteGate(options.writeActivity, options.writeGate ?? RETRY_WRITE_GATE)
@@ -180,8 +179,8 @@ export class JobRunner implements DeliveryQueue {
     touch.unref();
     try {
       // Writes go first (writeGate.ts): Agenda has claimed and started the job, but the attempt,
-      // its record and its reschedule wait for a pause in the document writes.
-      await this.#gate?.waitForQuiet(this.#stopping.signal);
+      // its record and its reschedule wait while the document writes are heavy.
+      await this.#gate?.waitForLightWrites(this.#stopping.signal);
       if (this.#stopping.signal.aborted) {
         // Stopping: no attempt was made; the job stays due, so it runs after the restart.
         job.attrs.nextRunAt = new Date();

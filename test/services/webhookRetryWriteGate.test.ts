@@ -1,9 +1,9 @@
 /**
- * Writes go first (src/jobs/writeGate.ts): a delivery retry waits for a pause in the document
- * writes, at most `maxWaitMs`. The rule as a pure function at its boundaries; the gate over a
- * counter the test moves; and a real JobRunner on a real embedded store: a due retry does not
- * start while writes commit, starts once they pause or once it waited `maxWaitMs`, and stop()
- * ends its wait at once, leaving the job due.
+ * Heavy writes go first (src/jobs/writeGate.ts): a delivery retry waits while documents are
+ * written at `maxDocuments` per window or more, at most `maxWaitMs`. The rule as pure functions
+ * at their boundaries; the gate over a counter the test moves; and a real JobRunner on a real
+ * embedded store: a due retry does not start under heavy writes, starts once they stop or once it
+ * waited `maxWaitMs`, and stop() ends its wait at once, leaving the job due.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -11,80 +11,113 @@ import { pino } from 'pino';
 import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import type { DeliveryTask } from '../../src/jobs/webhookDelivery.js';
-import { RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '../../src/jobs/writeGate.js';
+import { documentsPerWindow, RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '../../src/jobs/writeGate.js';
 import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 
 describe('webhook retry write gate: the rule', () => {
-  const rule = { quietMs: 250, maxWaitMs: 2_000 };
+  const rule = { windowMs: 250, maxDocuments: 250, maxWaitMs: 2_000 };
 
-  it('lets a retry start once writes were quiet for quietMs, not a millisecond before', () => {
-    expect(retryWaitMs(249, 0, rule)).to.equal(1);
-    expect(retryWaitMs(250, 0, rule)).to.equal(0);
-    expect(retryWaitMs(0, 0, rule)).to.equal(250);
+  it('lets a retry start while fewer than maxDocuments were written per window, not at maxDocuments', () => {
+    expect(retryWaitMs(249, 0, rule)).to.equal(0);
+    expect(retryWaitMs(250, 0, rule)).to.equal(50);
+    expect(retryWaitMs(0, 0, rule)).to.equal(0);
   });
 
   it('lets a retry start once it waited maxWaitMs, whatever the writes', () => {
-    expect(retryWaitMs(0, 1_999, rule)).to.equal(1);
-    expect(retryWaitMs(0, 2_000, rule)).to.equal(0);
-    expect(retryWaitMs(100, 1_900, rule)).to.equal(100);
+    expect(retryWaitMs(10_000, 1_999, rule)).to.equal(1);
+    expect(retryWaitMs(10_000, 2_000, rule)).to.equal(0);
+    expect(retryWaitMs(10_000, 1_900, rule)).to.equal(50);
   });
 
-  it('never waits past either bound (generated times)', () => {
+  it('never waits past maxWaitMs, and waits only under heavy writes (generated)', () => {
     fc.assert(
-      fc.property(fc.nat(10_000), fc.nat(10_000), (quietFor, waited) => {
-        const wait = retryWaitMs(quietFor, waited, rule);
-        const free = quietFor >= rule.quietMs || waited >= rule.maxWaitMs;
+      fc.property(fc.nat(100_000), fc.nat(10_000), (perWindow, waited) => {
+        const wait = retryWaitMs(perWindow, waited, rule);
+        const free = perWindow < rule.maxDocuments || waited >= rule.maxWaitMs;
         expect(wait === 0).to.equal(free);
-        if (!free) {
-          expect(wait).to.equal(Math.min(rule.quietMs - quietFor, rule.maxWaitMs - waited));
-          expect(quietFor + wait).to.be.at.most(rule.quietMs);
-          expect(waited + wait).to.be.at.most(rule.maxWaitMs);
-        }
+        if (!free) expect(waited + wait).to.be.at.most(rule.maxWaitMs);
       }),
     );
   });
 
-  it('is what the server uses: a quarter second of quiet, two seconds at most', () => {
+  it('measures documents per window over at least one window', () => {
+    // 100 documents in the last window; in half a window (as many per window as 200 would be,
+    // were it a window: spread over one window, never less).
+    expect(documentsPerWindow({ at: 0, count: 0 }, { at: 250, count: 100 }, 250)).to.equal(100);
+    expect(documentsPerWindow({ at: 125, count: 0 }, { at: 250, count: 100 }, 250)).to.equal(100);
+    // A base ten windows old: the average since then.
+    expect(documentsPerWindow({ at: 0, count: 0 }, { at: 2_500, count: 1_000 }, 250)).to.equal(100);
+  });
+
+  it('is what the server uses: 1,000 documents a second, two seconds at most', () => {
     expect(RETRY_WRITE_GATE).to.deep.equal(rule);
+    expect((RETRY_WRITE_GATE.maxDocuments * 1_000) / RETRY_WRITE_GATE.windowMs).to.equal(1_000);
   });
 });
 
 describe('webhook retry write gate: the counter', () => {
-  it('counts a change it finds as a write now, and quiet from then on', () => {
-    let now = 1_000;
-    let groups = 5;
+  const rule = { windowMs: 100, maxDocuments: 10, maxWaitMs: 1_000 };
+
+  it('measures the rate over the last window, not since the gate was made', () => {
+    let now = 10_000;
+    let written = 5;
     const gate = new WriteGate(
-      () => groups,
-      RETRY_WRITE_GATE,
+      () => written,
+      rule,
       () => now,
     );
-    // Nothing committed since the gate was made: quiet for ever.
-    expect(gate.quietForMs()).to.equal(Number.POSITIVE_INFINITY);
-    groups += 1;
-    now += 40;
-    expect(gate.quietForMs()).to.equal(0);
-    now += 249;
-    expect(gate.quietForMs()).to.equal(249);
-    now += 1;
-    expect(gate.quietForMs()).to.equal(250);
+    expect(gate.perWindow()).to.equal(0);
+    // 9 documents per window, looked at every 20 ms for ten windows: light.
+    for (let t = 0; t < 50; t++) {
+      now += 20;
+      if (t % 5 === 4) written += 9;
+      expect(gate.perWindow()).to.be.below(10);
+    }
+    // Then 10 a window: heavy once a whole window of it has been seen.
+    for (let t = 0; t < 5; t++) {
+      now += 20;
+      written += 2;
+    }
+    expect(gate.perWindow()).to.equal(10);
+    // A quiet spell of many windows: the rate falls as the writes stop.
+    now += 1_000;
+    expect(gate.perWindow()).to.be.below(10);
+    now += 20;
+    expect(gate.perWindow()).to.equal(0);
   });
 
-  it('waits while the counter keeps moving, until maxWaitMs; at once when aborted', async () => {
-    let groups = 0;
+  it('measures the last window however often it is asked', () => {
+    let now = 0;
+    let written = 0;
+    const gate = new WriteGate(
+      () => written,
+      rule,
+      () => now,
+    );
+    for (let t = 0; t < 10_000; t++) {
+      now += 1;
+      written += 1;
+      gate.perWindow();
+    }
+    // A document a millisecond: 100 a window, measured over the last window only.
+    expect(gate.perWindow()).to.be.within(99, 101);
+  });
+
+  it('waits while the writes stay heavy, until maxWaitMs; at once when aborted', async () => {
+    let written = 0;
     const writing = setInterval(() => {
-      groups += 1;
+      written += 50;
     }, 5);
     try {
-      const gate = new WriteGate(() => groups, { quietMs: 60, maxWaitMs: 300 });
-      // The counter moves after the gate first read it.
-      await new Promise((r) => setTimeout(r, 20));
+      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 300 });
+      await new Promise((r) => setTimeout(r, 80));
       const started = Date.now();
-      await gate.waitForQuiet(new AbortController().signal);
-      expect(Date.now() - started).to.be.at.least(300);
+      await gate.waitForLightWrites(new AbortController().signal);
+      expect(Date.now() - started).to.be.at.least(295);
       const stop = new AbortController();
-      const waiting = gate.waitForQuiet(stop.signal);
+      const waiting = gate.waitForLightWrites(stop.signal);
       stop.abort();
       const abortedAt = Date.now();
       await waiting;
@@ -94,15 +127,20 @@ describe('webhook retry write gate: the counter', () => {
     }
   });
 
-  it('lets a retry go once the counter stops, after quietMs', async () => {
-    let groups = 0;
-    const gate = new WriteGate(() => groups, { quietMs: 60, maxWaitMs: 10_000 });
-    groups += 1;
-    const started = Date.now();
-    await gate.waitForQuiet(new AbortController().signal);
-    const waited = Date.now() - started;
-    expect(waited).to.be.at.least(60);
-    expect(waited).to.be.below(10_000);
+  it('lets a retry go under a light trickle of writes at once', async () => {
+    let written = 0;
+    const trickle = setInterval(() => {
+      written += 1;
+    }, 20);
+    try {
+      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      await gate.waitForLightWrites(new AbortController().signal);
+      expect(Date.now() - started).to.be.below(50);
+    } finally {
+      clearInterval(trickle);
+    }
   });
 });
 
@@ -111,12 +149,12 @@ describe('webhook retry write gate: a real JobRunner', function () {
   const logger = pino({ level: 'silent' });
   let store: Store;
   let runner: JobRunner | null = null;
-  let groups = 0;
+  let written = 0;
   let writing: NodeJS.Timeout | null = null;
-  /** Document write groups committing every 5 ms, as during an import. */
+  /** Ten documents written every 5 ms (2,000 a second), as during an import. */
   const startWrites = () => {
     writing = setInterval(() => {
-      groups += 1;
+      written += 10;
     }, 5);
   };
   const stopWrites = () => {
@@ -143,8 +181,8 @@ describe('webhook retry write gate: a real JobRunner', function () {
         attemptTimeoutMs: 1_000,
         errorRetryMs: 200,
         keepFinishedMs: 60_000,
-        writeActivity: () => groups,
-        writeGate: { quietMs: 100, maxWaitMs },
+        writeActivity: () => written,
+        writeGate: { windowMs: 100, maxDocuments: 10, maxWaitMs },
       },
       logger,
     );
@@ -159,7 +197,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     return started;
   }
 
-  it('starts no retry while writes commit, and starts it once they pause', async () => {
+  it('starts no retry while writes are heavy, and starts it once they stop', async () => {
     const handled: number[] = [];
     startWrites();
     const jobs = await startRunner(60_000, handled);
@@ -169,7 +207,8 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const pausedAt = Date.now();
     stopWrites();
     await until(() => handled.length === 1, 5_000);
-    expect((handled[0] as number) - pausedAt).to.be.at.least(100);
+    // The rate falls under 10 a window only once most of a window has passed without writes.
+    expect((handled[0] as number) - pausedAt).to.be.at.least(50);
   });
 
   it('starts a retry after maxWaitMs even while writes never pause', async () => {

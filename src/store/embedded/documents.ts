@@ -116,6 +116,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
+  #documentsWritten = 0;
   readonly #syncMark: Database.Statement<[number]>;
 
   readonly #indexes: EmbeddedIndexes;
@@ -275,6 +276,15 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Write transactions committed, and those of them that synced (metrics, tests). */
   get commitGroups(): { groups: number; durable: number } {
     return { groups: this.#commits.groups, durable: this.#commits.durableGroups };
+  }
+
+  /**
+   * Documents written (each write of each commit applied), for the webhook retries' write gate
+   * (src/jobs/writeGate.ts). A group run again after a failure counts its writes again: a rate
+   * signal, not an account.
+   */
+  get documentsWritten(): number {
+    return this.#documentsWritten;
   }
 
   async sync(): Promise<void> {
@@ -491,6 +501,7 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** The body of one commit; runs inside the IMMEDIATE transaction. */
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
+    this.#documentsWritten += writes.length;
     // A commit of one new version of a stored document (a PATCH, a PUT of an existing id) is
     // checked by its own UPDATE, conditioned on the version read: no separate read of the
     // version first. Should that UPDATE change nothing, the write is checked as any other, before
