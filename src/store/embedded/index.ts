@@ -57,6 +57,8 @@ export interface EmbeddedStoreOptions {
    * collection of 100,000 documents: a list page then reads most of its rows from the file.
    */
   pageCacheBytes?: number;
+  /** Rows per chunk of the periodic sweeps (chunkedSweep.ts); default SWEEP_CHUNK_ROWS. For tests. */
+  sweepChunkRows?: number;
 }
 
 /** 64 MiB (`FOLIO_EMBEDDED_PAGE_CACHE_MB`). */
@@ -191,10 +193,19 @@ export class EmbeddedStore implements Store {
       lock?.release();
       throw asDataDirError(this.options.dataDir, error);
     }
-    const log = new ChangeLog(db);
+    const log = new ChangeLog(db, { pruneChunkRows: this.options.sweepChunkRows });
     const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
-    changes.prune();
-    const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
+    // In chunks, off the caller's turn (chunkedSweep.ts): a large backlog at start-up (a big
+    // import aged out while the server was down) does not hold init() or the first requests.
+    const prune = () => {
+      if (changes.pruning) return;
+      changes.prune().catch((error: unknown) => {
+        // Only a closing store stops a chunk half-way; anything else is worth seeing.
+        if (!this.#closed) process.emitWarning(`change-log prune failed: ${String(error)}`);
+      });
+    };
+    prune();
+    const pruneTimer = setInterval(prune, pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
     const indexes = new EmbeddedIndexes(db);
     const checkpoints =
@@ -242,6 +253,8 @@ export class EmbeddedStore implements Store {
     this.#parts = null;
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
+    // No sweep chunk may run on a closed connection: wait out the one under way.
+    await parts.changes.stopPruning();
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
     await parts.checkpoints?.stop();
     parts.db.close();
