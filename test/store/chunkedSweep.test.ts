@@ -72,7 +72,9 @@ describe('chunked sweeps', () => {
       const insert = s.db.prepare(
         "INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES ('prj_sweep/live', 'things', 'create', ?, '{}', ?)",
       );
-      s.db.transaction(() => timestamps.forEach((t, i) => insert.run(`doc_${i}`, t)))();
+      s.db.transaction(() => {
+        for (const [i, t] of timestamps.entries()) insert.run(`doc_${i}`, t);
+      })();
     }
 
     const seqs = (s: EmbeddedStore) =>
