@@ -3,8 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { DELIVERY_JOB } from '../../src/jobs/webhookDelivery.js';
 import { afterDeleteChunk, afterFindPage, START_PRUNE } from '../../src/store/embedded/changeLog.js';
-import { ChunkedSweep, chunkWasFull } from '../../src/store/embedded/chunkedSweep.js';
+import {
+  ChunkedSweep,
+  chunkWasFull,
+  nextCursor,
+  RANGE_START,
+} from '../../src/store/embedded/chunkedSweep.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope } from '../../src/store/port.js';
 import { firstVersion, putWrite } from './fixtures.js';
@@ -48,6 +54,17 @@ describe('chunked sweeps', () => {
         boundary: 7,
       });
       expect(afterDeleteChunk({ phase: 'delete', boundary: 7 }, 1, 2)).to.deep.equal({ phase: 'done' });
+    });
+
+    it('walks a range by cursor: on after a full page, done after a short one', () => {
+      const page = [
+        { at: 5, rowid: 9 },
+        { at: 6, rowid: 2 },
+      ];
+      expect(nextCursor(page, 2)).to.deep.equal({ at: 6, rowid: 2 });
+      expect(nextCursor(page, 3)).to.equal(null);
+      expect(nextCursor([], 1)).to.equal(null);
+      expect(RANGE_START.at).to.be.below(0);
     });
 
     it('refuses a chunk size below 1', () => {
@@ -166,6 +183,159 @@ describe('chunked sweeps', () => {
       expect(left).to.deep.equal(Array.from({ length: left.length }, (_, i) => left[0]! + i));
       await reopened.changes.prune();
       expect(seqs(reopened)).to.deep.equal([1001]);
+    });
+  });
+  describe('the other embedded sweeps, chunk by chunk', () => {
+    let store: EmbeddedStore | null = null;
+    let dataDir = '';
+    const CHUNK = 2;
+
+    async function open(): Promise<EmbeddedStore> {
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'folio-sweep-'));
+      store = createEmbeddedStore({ dataDir, eventRetentionMs: RETENTION_MS, sweepChunkRows: CHUNK });
+      await store.init();
+      return store;
+    }
+
+    afterEach(async () => {
+      await store?.close();
+      store = null;
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    const plan = (s: EmbeddedStore, sql: string, params: Record<string, unknown>) =>
+      s.db
+        .prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(params)
+        .map((row) => row.detail)
+        .join(' | ');
+
+    for (const removable of [CHUNK, CHUNK + 1]) {
+      it(`removes ${removable} finished jobs, walking past failed ones that fill whole chunks`, async () => {
+        const s = await open();
+        const repository = s.agendaBackend()
+          .repository as import('../../src/store/embedded/jobs/repository.js').EmbeddedJobRepository;
+        await repository.connect();
+        const cutoff = Date.now();
+        const job = (finishedMs: number, failed: boolean) =>
+          repository.saveJob(
+            {
+              name: 'd',
+              type: 'normal',
+              priority: 0,
+              data: {},
+              nextRunAt: null,
+              lastFinishedAt: new Date(finishedMs),
+              ...(failed ? { failedAt: new Date(finishedMs) } : {}),
+            },
+            undefined,
+          );
+        // The oldest rows of the range fail last: a whole chunk that removes nothing.
+        for (let i = 0; i < CHUNK; i++) await job(cutoff - 1000 + i, true);
+        for (let i = 0; i < removable; i++) await job(cutoff - 500 + i, false);
+        await job(cutoff, false); // at the cutoff: kept
+        expect(await repository.removeCompletedBefore('d', cutoff)).to.equal(removable);
+        expect((await repository.queryJobs({ name: 'd' })).total).to.equal(CHUNK + 1);
+      });
+
+      it(`removes ${removable} expired webhook bodies, walking past those a pending retry names`, async () => {
+        const s = await open();
+        const now = Date.now();
+        const repository = s.agendaBackend().repository;
+        await repository.connect();
+        // The oldest bodies are still named by a retry waiting to run: kept, a whole chunk of them.
+        for (let i = 0; i < CHUNK; i++) {
+          await s.deliveryBodies.keep(`named_${i}`, '{}', now - 1000 + i);
+          await repository.saveJob(
+            {
+              name: DELIVERY_JOB,
+              type: 'normal',
+              priority: 0,
+              data: { bodyKey: `named_${i}` },
+              nextRunAt: new Date(now + 60_000),
+            },
+            undefined,
+          );
+        }
+        for (let i = 0; i < removable; i++) await s.deliveryBodies.keep(`free_${i}`, '{}', now - 500 + i);
+        await s.deliveryBodies.keep('live', '{}', now + 60_000);
+        expect(await s.deliveryBodies.removeExpired(now)).to.equal(removable);
+        const keys = s.db
+          .prepare<[], { key: string }>('SELECT key FROM webhook_bodies ORDER BY key')
+          .all()
+          .map((row) => row.key);
+        expect(keys).to.deep.equal(['live', ...Array.from({ length: CHUNK }, (_, i) => `named_${i}`)]);
+      });
+
+      it(`sweeps ${removable} expired sessions when a session is created`, async () => {
+        const s = await open();
+        const createdAt = new Date().toISOString();
+        await s.accounts.createAccount({
+          id: 'acc_1',
+          email: 'a@example.test',
+          passwordHash: 'x',
+          plan: 'free',
+          createdAt,
+        });
+        const insert = s.db.prepare(
+          "INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, 'acc_1', ?, ?)",
+        );
+        const past = new Date(Date.now() - 60_000).toISOString();
+        for (let i = 0; i < removable; i++) insert.run(`old_${i}`, past, past);
+        const later = new Date(Date.now() + 60_000).toISOString();
+        await s.accounts.createSession({ tokenHash: 'new', accountId: 'acc_1', createdAt, expiresAt: later });
+        const left = s.db
+          .prepare<[], { token_hash: string }>('SELECT token_hash FROM sessions')
+          .all()
+          .map((row) => row.token_hash);
+        expect(left).to.deep.equal(['new']);
+      });
+    }
+
+    it('every sweep statement reads its range through an index', async () => {
+      const s = await open();
+      await s.agendaBackend().repository.connect();
+      const page = { afterAt: 0, afterRowid: 0, rows: 2 };
+      const { rangePageSql } = await import('../../src/store/embedded/chunkedSweep.js');
+      expect(
+        plan(
+          s,
+          rangePageSql('webhook_bodies', 'webhook_bodies_keep_until', 'keep_until', 'keep_until < @now'),
+          {
+            ...page,
+            now: 1,
+          },
+        ),
+      ).to.match(/keep_until=\? AND rowid>\?.*keep_until>\? AND keep_until<\?/);
+      expect(
+        plan(
+          s,
+          rangePageSql(
+            'agenda_jobs',
+            'agenda_jobs_finished',
+            'last_finished_at',
+            'name = @name AND next_run_at IS NULL AND locked_at IS NULL AND last_finished_at < @before',
+          ),
+          { ...page, name: 'd', before: 1 },
+        ),
+      ).to.match(/agenda_jobs_finished \(name=\? AND last_finished_at=\? AND rowid>\?\)/);
+      expect(
+        plan(
+          s,
+          'DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= @b ORDER BY seq LIMIT @n)',
+          {
+            b: 1,
+            n: 2,
+          },
+        ),
+      ).to.match(/INTEGER PRIMARY KEY \(rowid<\?\)/);
+      expect(
+        plan(
+          s,
+          'DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= @now ORDER BY expires_at LIMIT @n)',
+          { now: 'x', n: 2 },
+        ),
+      ).to.match(/COVERING INDEX sessions_expires/);
     });
   });
 });

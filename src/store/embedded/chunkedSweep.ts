@@ -77,3 +77,36 @@ export class ChunkedSweep {
     }
   }
 }
+
+/** A place in an index over an integer column: the column's value, then the rowid. */
+export interface RangeCursor {
+  at: number;
+  rowid: number;
+}
+
+/** Before every row of a range (column values are epoch milliseconds, rowids positive). */
+export const RANGE_START: RangeCursor = { at: Number.MIN_SAFE_INTEGER, rowid: 0 };
+
+/** Where the next page of a range starts after `page` (of at most `chunkRows`), or null: done. */
+export function nextCursor(page: readonly RangeCursor[], chunkRows: number): RangeCursor | null {
+  const last = page.at(-1);
+  return last && chunkWasFull(page.length, chunkRows) ? { at: last.at, rowid: last.rowid } : null;
+}
+
+/**
+ * A page of `index` (over `column`, then the rowid) after the cursor `(@afterAt, @afterRowid)`,
+ * among rows matching `where`: `at, rowid` of at most `@rows` rows. For ranges a sweep walks past
+ * rows it keeps (a body still named by a job, a failed job): without a cursor each chunk would
+ * look at them all again. Two ranges of the index, so a page starts where the last one ended
+ * even among many rows of one value: the rest of the last value (`column = ? AND rowid > ?`),
+ * then the values after it.
+ */
+export function rangePageSql(table: string, index: string, column: string, where: string): string {
+  const from = `SELECT ${column} AS at, rowid FROM ${table} INDEXED BY ${index} WHERE ${where}`;
+  return `SELECT at, rowid FROM (
+      ${from} AND ${column} = @afterAt AND rowid > @afterRowid ORDER BY rowid LIMIT @rows)
+    UNION ALL
+    SELECT at, rowid FROM (
+      ${from} AND ${column} > @afterAt ORDER BY ${column}, rowid LIMIT @rows)
+    ORDER BY at, rowid LIMIT @rows`;
+}

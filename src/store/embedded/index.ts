@@ -154,7 +154,7 @@ export class EmbeddedStore implements Store {
 
   agendaBackend(): JobBackend {
     const parts = this.#ready();
-    parts.agenda ??= new EmbeddedAgendaBackend(parts.db);
+    parts.agenda ??= new EmbeddedAgendaBackend(parts.db, { sweepChunkRows: this.options.sweepChunkRows });
     return parts.agenda;
   }
 
@@ -224,10 +224,10 @@ export class EmbeddedStore implements Store {
       trash,
       schemas: new EmbeddedSchemas(db),
       documents: new EmbeddedDocuments(db, log, changes, indexes, this.options.documentCacheBytes, trash),
-      accounts: new EmbeddedAccounts(db),
+      accounts: new EmbeddedAccounts(db, { sweepChunkRows: this.options.sweepChunkRows }),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),
-      deliveryBodies: new EmbeddedDeliveryBodies(db),
+      deliveryBodies: new EmbeddedDeliveryBodies(db, { sweepChunkRows: this.options.sweepChunkRows }),
       consumers: new EmbeddedFeedConsumers(db),
       snapshots: new EmbeddedSnapshots(db, this.options.dataDir, indexes),
       agenda: null,
@@ -253,8 +253,13 @@ export class EmbeddedStore implements Store {
     this.#parts = null;
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
-    // No sweep chunk may run on a closed connection: wait out the one under way.
-    await parts.changes.stopPruning();
+    // No sweep chunk may run on a closed connection: wait out the ones under way.
+    await Promise.all([
+      parts.changes.stopPruning(),
+      parts.accounts.stopSweeps(),
+      parts.deliveryBodies.stopSweeps(),
+      parts.agenda?.repository.stopSweeps(),
+    ]);
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
     await parts.checkpoints?.stop();
     parts.db.close();
