@@ -322,7 +322,7 @@ describe('chunked sweeps', () => {
       expect(
         plan(
           s,
-          'DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= @b ORDER BY seq LIMIT @n)',
+          'DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= @b ORDER BY seq LIMIT CAST(@n AS INTEGER))',
           {
             b: 1,
             n: 2,
@@ -332,7 +332,7 @@ describe('chunked sweeps', () => {
       expect(
         plan(
           s,
-          'DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= @now ORDER BY expires_at LIMIT @n)',
+          'DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= @now ORDER BY expires_at LIMIT CAST(@n AS INTEGER))',
           { now: 'x', n: 2 },
         ),
       ).to.match(/COVERING INDEX sessions_expires/);

@@ -18,6 +18,7 @@ import {
   type SessionRecord,
 } from '../port.js';
 import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 
 interface AccountRow {
   id: string;
@@ -199,7 +200,7 @@ export class EmbeddedAccounts implements AccountRepository {
     );
     // A chunk of the expired range of sessions_expires (chunkedSweep.ts).
     this.#sweepSessions = db.prepare(
-      'DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
+      `DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ${BOUND_COUNT})`,
     );
     // ISO 8601 UTC strings of fixed width compare in time order.
     this.#liveSession = db.prepare('SELECT * FROM sessions WHERE token_hash = ? AND expires_at > ?');

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import type { ChangeEvent, ChangeType, FolioDocument } from '../port.js';
 import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
 import { scopeFromKey } from './scopeKey.js';
-import { BOUND_COUNT } from './sqlLimit.js';
+import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
 interface ChangeRow {
   seq: number;
@@ -175,15 +175,15 @@ export class ChangeLog {
     this.#pruneFind = db.prepare(
       `SELECT timestamp, seq FROM (
          SELECT timestamp, seq FROM changes INDEXED BY changes_timestamp
-         WHERE timestamp = @afterTimestamp AND seq > @afterSeq AND timestamp < @before ORDER BY seq LIMIT @rows)
+         WHERE timestamp = @afterTimestamp AND seq > @afterSeq AND timestamp < @before ORDER BY seq LIMIT ${boundCount('rows')})
        UNION ALL
        SELECT timestamp, seq FROM (
          SELECT timestamp, seq FROM changes INDEXED BY changes_timestamp
-         WHERE timestamp > @afterTimestamp AND timestamp < @before ORDER BY timestamp, seq LIMIT @rows)
-       ORDER BY timestamp, seq LIMIT @rows`,
+         WHERE timestamp > @afterTimestamp AND timestamp < @before ORDER BY timestamp, seq LIMIT ${boundCount('rows')})
+       ORDER BY timestamp, seq LIMIT ${boundCount('rows')}`,
     );
     this.#pruneChunk = db.prepare(
-      'DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= ? ORDER BY seq LIMIT ?)',
+      `DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= ? ORDER BY seq LIMIT ${BOUND_COUNT})`,
     );
   }
 

@@ -7,6 +7,7 @@
  * chunk comes back short or the sweep is stopped. Sweeps of one kind never overlap: a second
  * `run` waits for the one under way.
  */
+import { boundCount } from './sqlLimit.js';
 
 /** Rows per chunk: a few milliseconds of deleting (bench/changePrune.ts). */
 export const SWEEP_CHUNK_ROWS = 2000;
@@ -104,9 +105,9 @@ export function nextCursor(page: readonly RangeCursor[], chunkRows: number): Ran
 export function rangePageSql(table: string, index: string, column: string, where: string): string {
   const from = `SELECT ${column} AS at, rowid FROM ${table} INDEXED BY ${index} WHERE ${where}`;
   return `SELECT at, rowid FROM (
-      ${from} AND ${column} = @afterAt AND rowid > @afterRowid ORDER BY rowid LIMIT @rows)
+      ${from} AND ${column} = @afterAt AND rowid > @afterRowid ORDER BY rowid LIMIT ${boundCount('rows')})
     UNION ALL
     SELECT at, rowid FROM (
-      ${from} AND ${column} > @afterAt ORDER BY ${column}, rowid LIMIT @rows)
-    ORDER BY at, rowid LIMIT @rows`;
+      ${from} AND ${column} > @afterAt ORDER BY ${column}, rowid LIMIT ${boundCount('rows')})
+    ORDER BY at, rowid LIMIT ${boundCount('rows')}`;
 }
