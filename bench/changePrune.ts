@@ -4,7 +4,9 @@
  * prefix) and the way it does now (chunks of SWEEP_CHUNK_ROWS, yielding between them). Reports
  * the longest the event loop was held: a setImmediate probe's longest gap between two of its
  * turns, and perf_hooks' monitorEventLoopDelay maximum. Alone:
- * `node --import tsx bench/changePrune.ts` (BENCH_PRUNE_ROWS, BENCH_PRUNE_CHUNK to vary).
+ * `node --import tsx bench/changePrune.ts` (BENCH_PRUNE_ROWS, BENCH_PRUNE_CHUNK to vary;
+ * BENCH_PRUNE_NO_CHECKPOINTER=1 leaves checkpoints to SQLite: the few turns over 10 ms in a
+ * chunked prune coincide with the worker thread's checkpoints, on a 2-core machine).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,10 +17,16 @@ import { createEmbeddedStore, type EmbeddedStore } from '../src/store/embedded/i
 const ROWS = Number(process.env.BENCH_PRUNE_ROWS ?? 250_000);
 const CHUNK = process.env.BENCH_PRUNE_CHUNK ? Number(process.env.BENCH_PRUNE_CHUNK) : undefined;
 const RETENTION_MS = 3_600_000;
+const CHECKPOINTER = process.env.BENCH_PRUNE_NO_CHECKPOINTER !== '1';
 
 async function filledStore(): Promise<{ store: EmbeddedStore; dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'folio-prune-'));
-  const store = createEmbeddedStore({ dataDir, eventRetentionMs: RETENTION_MS, sweepChunkRows: CHUNK });
+  const store = createEmbeddedStore({
+    dataDir,
+    eventRetentionMs: RETENTION_MS,
+    sweepChunkRows: CHUNK,
+    backgroundCheckpoints: CHECKPOINTER,
+  });
   await store.init();
   const old = new Date(Date.now() - 2 * RETENTION_MS).toISOString();
   const fresh = new Date().toISOString();
