@@ -237,7 +237,7 @@ export class EmbeddedJobRepository implements JobRepository {
    * last): ranges of the `finished` index, in chunks that yield to other work between them
    * (chunkedSweep.ts), each its own short transaction. How many were removed.
    */
-  removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
+  async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
     const statements = this.#ready();
     const before = Math.floor(beforeMs);
     return this.#sweeps.run(
