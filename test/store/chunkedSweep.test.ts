@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { DELIVERY_JOB } from '../../src/jobs/webhookDelivery.js';
+import { SWEEP_BATCH, TrashSweeper } from '../../src/services/trash/sweeper.js';
 import { afterDeleteChunk, afterFindPage, START_PRUNE } from '../../src/store/embedded/changeLog.js';
 import {
   ChunkedSweep,
@@ -336,6 +338,61 @@ describe('chunked sweeps', () => {
           { now: 'x', n: 2 },
         ),
       ).to.match(/COVERING INDEX sessions_expires/);
+    });
+  });
+  describe('the trash sweeper, round by round', () => {
+    let store: EmbeddedStore | null = null;
+    let dataDir = '';
+
+    afterEach(async () => {
+      await store?.close();
+      store = null;
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    async function withExpiredTrash(entries: number): Promise<EmbeddedStore> {
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'folio-sweep-'));
+      store = createEmbeddedStore({ dataDir, eventRetentionMs: RETENTION_MS });
+      await store.init();
+      store.db
+        .prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+           INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body)
+           SELECT 'prj_sweep/live', 'things', 'doc_' || i, 1, ?, 'h', ?, '{}' FROM n`,
+        )
+        .run(entries, OLD, OLD);
+      return store;
+    }
+
+    const left = (s: EmbeddedStore) =>
+      s.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM trash').get()!.n;
+
+    it('erases more than one round, letting other callbacks run between rounds', async () => {
+      const s = await withExpiredTrash(SWEEP_BATCH + 1);
+      const sweeper = new TrashSweeper(s, pino({ level: 'silent' }));
+      const order: string[] = [];
+      // Queued before the sweep: it runs between the rounds only if the sweep yields to the
+      // event loop (awaiting the store's synchronous rounds alone would not).
+      setImmediate(() => order.push('other'));
+      const swept = sweeper.sweep().then((n) => {
+        order.push('swept');
+        return n;
+      });
+      expect(await swept).to.equal(SWEEP_BATCH + 1);
+      expect(order).to.deep.equal(['other', 'swept']);
+      expect(left(s)).to.equal(0);
+    });
+
+    it('stops between rounds when stopped, and sweeps again once started', async () => {
+      const s = await withExpiredTrash(2 * SWEEP_BATCH + 1);
+      const sweeper = new TrashSweeper(s, pino({ level: 'silent' }));
+      const swept = sweeper.sweep();
+      await sweeper.stop();
+      expect(await swept).to.equal(SWEEP_BATCH);
+      expect(left(s)).to.equal(SWEEP_BATCH + 1);
+      sweeper.start(3_600_000);
+      expect(await sweeper.sweep()).to.equal(SWEEP_BATCH + 1);
+      await sweeper.stop();
     });
   });
 });
