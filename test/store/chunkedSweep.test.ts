@@ -338,6 +338,15 @@ describe('chunked sweeps', () => {
           { now: 'x', n: 2 },
         ),
       ).to.match(/COVERING INDEX sessions_expires/);
+      // The trash sweep's erasure scrubs an id's events through their own index, not by walking
+      // every event of the collection.
+      expect(
+        plan(
+          s,
+          "UPDATE changes INDEXED BY changes_doc SET document = '{}' WHERE scope = @s AND collection = @c AND doc_id = @d",
+          { s: 'x', c: 'y', d: 'z' },
+        ),
+      ).to.match(/USING INDEX changes_doc \(doc_id=\?\)/);
     });
   });
   describe('the trash sweeper, round by round', () => {
