@@ -237,7 +237,8 @@ export class JobRunner implements DeliveryQueue {
       .save();
   }
 
-  /** Remove delivery jobs that finished more than `keepFinishedMs` ago: one server-side delete. */
+  /** Remove delivery jobs that finished more than `keepFinishedMs` ago, in the store (MongoDB: one
+   * server-side delete; embedded: bounded chunks, yielding between them), never loaded here. */
   async sweep(now = Date.now()): Promise<number> {
     const removed = await this.#upkeep.removeCompletedBefore(DELIVERY_JOB, now - this.options.keepFinishedMs);
     await this.#bodies.removeExpired(now);

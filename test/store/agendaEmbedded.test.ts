@@ -24,6 +24,7 @@ import {
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { rangePageSql } from '../../src/store/embedded/chunkedSweep.js';
 import { EmbeddedAgendaBackend } from '../../src/store/embedded/jobs/agendaBackend.js';
 import { uniqueFilter } from '../../src/store/embedded/jobs/filter.js';
 import { CLAIM_SQL } from '../../src/store/embedded/jobs/repository.js';
@@ -707,7 +708,7 @@ describe('embedded store: Agenda backend (SQLite)', () => {
       );
     });
 
-    it('sweeps jobs completed before the cutoff with one ranged delete, keeping the rest', async () => {
+    it('sweeps jobs completed before the cutoff through ranges of the finished index, keeping the rest', async () => {
       const db = connection();
       const backend = backendOn(db);
       await backend.connect();
@@ -739,11 +740,16 @@ describe('embedded store: Agenda backend (SQLite)', () => {
       expect(await repository.getJobById(String(old._id))).to.equal(null);
       expect((await repository.queryJobs({ name: 'd' })).total).to.equal(4);
       expect((await repository.queryJobs({ name: 'other' })).total).to.equal(1);
+      // The sweep's own page statement (chunkedSweep.ts), as the repository builds it.
       const steps = plan(
         db,
-        `DELETE FROM agenda_jobs WHERE name = ? AND next_run_at IS NULL AND locked_at IS NULL
-           AND last_finished_at < ? AND (failed_at IS NULL OR last_finished_at > failed_at)`,
-        ['d', cutoff],
+        rangePageSql(
+          'agenda_jobs',
+          'agenda_jobs_finished',
+          'last_finished_at',
+          'name = @name AND next_run_at IS NULL AND locked_at IS NULL AND last_finished_at < @before',
+        ),
+        [{ name: 'd', before: cutoff, afterAt: 0, afterRowid: 0, rows: 10 }],
       );
       expect(steps).to.match(/USING INDEX agenda_jobs_finished/);
     });

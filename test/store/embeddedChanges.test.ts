@@ -97,8 +97,8 @@ describe('embedded change feed', () => {
   it('keeps events younger than the retention', async () => {
     store = await createTempEmbeddedStore(300_000);
     await create(store);
-    expect(store.changes.prune(Date.now() + 299_000)).to.equal(0);
-    expect(store.changes.prune(Date.now() + 301_000)).to.equal(1);
+    expect(await store.changes.prune(Date.now() + 299_000)).to.equal(0);
+    expect(await store.changes.prune(Date.now() + 301_000)).to.equal(1);
   });
 
   it('resumes from a token across a restart of the store', async () => {

@@ -1,7 +1,9 @@
 /**
  * Erases trash entries past their retention, store-wide, every SWEEP_EVERY_MS (readers stop
  * seeing an entry at its `expiresAt` already: this frees the space). A sweep erases in rounds
- * of SWEEP_BATCH so no single transaction holds the store for long.
+ * of SWEEP_BATCH so no single transaction holds the store for long, and yields to the event
+ * loop between rounds (an awaited store call that ran synchronously would not: only a timer or
+ * I/O turn lets requests and writes in). `stop` ends a sweep between rounds.
  */
 import type { Logger } from 'pino';
 import { isoNow } from '../../ids.js';
@@ -13,6 +15,7 @@ export const SWEEP_BATCH = 500;
 export class TrashSweeper {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<number> | null = null;
+  #stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -21,6 +24,7 @@ export class TrashSweeper {
   ) {}
 
   start(everyMs = SWEEP_EVERY_MS): void {
+    this.#stopped = false;
     this.#timer ??= setInterval(() => {
       this.sweep().catch((err: unknown) => this.logger.warn({ err }, 'trash sweep failed'));
     }, everyMs);
@@ -39,13 +43,16 @@ export class TrashSweeper {
     const now = isoNow(this.nowMs());
     let total = 0;
     for (;;) {
+      if (this.#stopped) return total;
       const erased = await this.store.trash.purgeExpired(now, SWEEP_BATCH);
       total += erased;
       if (erased < SWEEP_BATCH) return total;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     await this.#running?.catch(() => undefined);

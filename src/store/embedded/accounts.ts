@@ -17,6 +17,8 @@ import {
   type ResolvedKey,
   type SessionRecord,
 } from '../port.js';
+import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 
 interface AccountRow {
   id: string;
@@ -145,7 +147,8 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #countAccounts: Database.Statement<[], { n: number }>;
 
   readonly #insertSession: Database.Statement<[string, string, string, string]>;
-  readonly #sweepSessions: Database.Statement<[string]>;
+  readonly #sweepSessions: Database.Statement<[string, number]>;
+  readonly #sessionSweeps: ChunkedSweep;
   readonly #liveSession: Database.Statement<[string, string], SessionRow>;
   readonly #deleteSession: Database.Statement<[string]>;
 
@@ -182,7 +185,8 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #rotateTx: (oldId: string, replacement: ApiKeyRecord, at: string) => boolean;
   readonly #createKeyTx: (key: ApiKeyRecord, maxActive: number) => boolean;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, options: { sweepChunkRows?: number | undefined } = {}) {
+    this.#sessionSweeps = new ChunkedSweep(options.sweepChunkRows);
     this.#insertAccount = db.prepare(
       'INSERT INTO accounts (id, email, email_key, password_hash, plan, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -194,7 +198,10 @@ export class EmbeddedAccounts implements AccountRepository {
     this.#insertSession = db.prepare(
       'INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
     );
-    this.#sweepSessions = db.prepare('DELETE FROM sessions WHERE expires_at <= ?');
+    // A chunk of the expired range of sessions_expires (chunkedSweep.ts).
+    this.#sweepSessions = db.prepare(
+      `DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ${BOUND_COUNT})`,
+    );
     // ISO 8601 UTC strings of fixed width compare in time order.
     this.#liveSession = db.prepare('SELECT * FROM sessions WHERE token_hash = ? AND expires_at > ?');
     this.#deleteSession = db.prepare('DELETE FROM sessions WHERE token_hash = ?');
@@ -268,11 +275,23 @@ export class EmbeddedAccounts implements AccountRepository {
   }
 
   async createSession(session: SessionRecord): Promise<void> {
-    // Sweeping here keeps the table to live sessions without a timer; the index makes it cheap.
-    this.#sweepSessions.run(session.createdAt);
+    // Sweeping here keeps the table to live sessions without a timer; the index makes it cheap,
+    // and chunks keep a large backlog (logins rare, sessions many) from holding the event loop.
+    await this.#sessionSweeps.run(
+      () => session.createdAt,
+      (now, rows) => {
+        const removed = this.#sweepSessions.run(now, rows).changes;
+        return { removed, more: chunkWasFull(removed, rows) };
+      },
+    );
     translatingDuplicates(() =>
       this.#insertSession.run(session.tokenHash, session.accountId, session.createdAt, session.expiresAt),
     );
+  }
+
+  /** No sweep chunk runs after this (the store is closing); waits for the one under way. */
+  stopSweeps(): Promise<void> {
+    return this.#sessionSweeps.stop();
   }
 
   async findSession(tokenHash: string, now: string): Promise<SessionRecord | null> {

@@ -7,8 +7,9 @@
  */
 import type Database from 'better-sqlite3';
 import type { ChangeEvent, ChangeType, FolioDocument } from '../port.js';
+import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
 import { scopeFromKey } from './scopeKey.js';
-import { BOUND_COUNT } from './sqlLimit.js';
+import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
 interface ChangeRow {
   seq: number;
@@ -85,6 +86,46 @@ function toLogged(row: ChangeRow): LoggedChange {
   return { seq: row.seq, key: feedKey(row.scope, row.collection), event };
 }
 
+/** One entry of the changes_timestamp index. */
+export interface IndexEntry {
+  timestamp: string;
+  seq: number;
+}
+
+/**
+ * Where a change-log prune stands: finding its boundary (the newest seq older than the cutoff,
+ * walking the timestamp index after `after`), deleting the prefix up to it, or done.
+ */
+export type PruneState =
+  | { phase: 'find'; after: IndexEntry; boundary: number | null }
+  | { phase: 'delete'; boundary: number }
+  | { phase: 'done' };
+
+/** Before the first page: every timestamp sorts after the empty string. */
+export const START_PRUNE: PruneState = { phase: 'find', after: { timestamp: '', seq: 0 }, boundary: null };
+
+/** The state after a page of index entries older than the cutoff (at most `chunkRows`). */
+export function afterFindPage(
+  state: Extract<PruneState, { phase: 'find' }>,
+  page: readonly IndexEntry[],
+  chunkRows: number,
+): PruneState {
+  let boundary = state.boundary;
+  for (const entry of page) boundary = boundary === null ? entry.seq : Math.max(boundary, entry.seq);
+  const last = page.at(-1);
+  if (last && chunkWasFull(page.length, chunkRows)) return { phase: 'find', after: last, boundary };
+  return boundary === null ? { phase: 'done' } : { phase: 'delete', boundary };
+}
+
+/** The state after a chunk of the prefix removed `removed` rows (of at most `chunkRows`). */
+export function afterDeleteChunk(
+  state: Extract<PruneState, { phase: 'delete' }>,
+  removed: number,
+  chunkRows: number,
+): PruneState {
+  return chunkWasFull(removed, chunkRows) ? state : { phase: 'done' };
+}
+
 /** No row is held back (a seq no log reaches, and one SQLite binds as an integer). */
 const NOT_HELD = Number.MAX_SAFE_INTEGER;
 
@@ -94,7 +135,12 @@ export class ChangeLog {
   readonly #afterIn: Database.Statement<[string, string, number, number, number], ChangeRow>;
   readonly #oldestSeq: Database.Statement<[], { seq: number | null }>;
   readonly #lastIssuedSeq: Database.Statement<[], { seq: number }>;
-  readonly #prune: Database.Statement<[string]>;
+  readonly #pruneFind: Database.Statement<
+    { before: string; afterTimestamp: string; afterSeq: number; rows: number },
+    IndexEntry
+  >;
+  readonly #pruneChunk: Database.Statement<[number, number]>;
+  readonly #pruning: ChunkedSweep;
   /**
    * The first seq written by a commit not yet on disk (groupCommit.ts, deferred commits), or
    * none: readers stop before it, so no event is published, or read back, for a write that a
@@ -102,7 +148,8 @@ export class ChangeLog {
    */
   #heldFrom = NOT_HELD;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, options: { pruneChunkRows?: number | undefined } = {}) {
+    this.#pruning = new ChunkedSweep(options.pruneChunkRows);
     this.#insert = db.prepare(
       'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -115,9 +162,28 @@ export class ChangeLog {
     this.#oldestSeq = db.prepare('SELECT min(seq) AS seq FROM changes');
     this.#lastIssuedSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'");
     // Delete a prefix of the log (by seq, not by timestamp alone) so the retained rows stay
-    // contiguous even if the clock stepped backwards; `isLost` relies on that.
-    this.#prune = db.prepare(
-      'DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes WHERE timestamp < ?)',
+    // contiguous even if the clock stepped backwards; `isLost` relies on that. The prefix ends
+    // at the newest row older than the cutoff (a range of changes_timestamp), and goes in chunks
+    // from its oldest row (a range of the primary key): after each chunk the log is still a
+    // contiguous suffix, so a resume token meets the same history_lost rule mid-sweep.
+    // The boundary is found by walking changes_timestamp in pages: `max(seq) WHERE timestamp <
+    // ?` in one statement scans either every expired entry or, as SQLite plans it, the table
+    // backwards from the newest row, so every retained row, even when nothing has expired.
+    // Two ranges of the index, so that a page starts where the last one ended even among many
+    // rows of one timestamp (an import writes hundreds per millisecond): the rest of the last
+    // page's timestamp (timestamp = ? AND rowid > ?), then the timestamps after it.
+    this.#pruneFind = db.prepare(
+      `SELECT timestamp, seq FROM (
+         SELECT timestamp, seq FROM changes INDEXED BY changes_timestamp
+         WHERE timestamp = @afterTimestamp AND seq > @afterSeq AND timestamp < @before ORDER BY seq LIMIT ${boundCount('rows')})
+       UNION ALL
+       SELECT timestamp, seq FROM (
+         SELECT timestamp, seq FROM changes INDEXED BY changes_timestamp
+         WHERE timestamp > @afterTimestamp AND timestamp < @before ORDER BY timestamp, seq LIMIT ${boundCount('rows')})
+       ORDER BY timestamp, seq LIMIT ${boundCount('rows')}`,
+    );
+    this.#pruneChunk = db.prepare(
+      `DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= ? ORDER BY seq LIMIT ${BOUND_COUNT})`,
     );
   }
 
@@ -178,8 +244,42 @@ export class ChangeLog {
     return seq < firstRetained - 1;
   }
 
-  /** Delete changes committed before `beforeIso`; returns how many went. */
-  prune(beforeIso: string): number {
-    return this.#prune.run(beforeIso).changes;
+  /**
+   * Delete changes committed before `beforeIso`, in chunks (chunkedSweep.ts); how many went.
+   * A prune asked for while one runs waits for it.
+   */
+  prune(beforeIso: string): Promise<number> {
+    return this.#pruning.run(
+      () => ({ current: START_PRUNE }),
+      (state, chunkRows) => {
+        const at = state.current;
+        if (at.phase === 'find') {
+          const page = this.#pruneFind.all({
+            before: beforeIso,
+            afterTimestamp: at.after.timestamp,
+            afterSeq: at.after.seq,
+            rows: chunkRows,
+          });
+          state.current = afterFindPage(at, page, chunkRows);
+          return { removed: 0, more: state.current.phase !== 'done' };
+        }
+        if (at.phase === 'delete') {
+          const removed = this.#pruneChunk.run(at.boundary, chunkRows).changes;
+          state.current = afterDeleteChunk(at, removed, chunkRows);
+          return { removed, more: state.current.phase !== 'done' };
+        }
+        return { removed: 0, more: false };
+      },
+    );
+  }
+
+  /** Whether a prune is under way. */
+  get pruning(): boolean {
+    return this.#pruning.running;
+  }
+
+  /** No prune chunk runs after this (the store is closing); waits for the one under way. */
+  stopPruning(): Promise<void> {
+    return this.#pruning.stop();
   }
 }

@@ -166,9 +166,22 @@ export class EmbeddedChangeFeed implements ChangeFeed {
     return this.#subscribe(null, null, options);
   }
 
-  /** Delete events older than the retention period; returns how many went. */
-  prune(nowMs: number = Date.now()): number {
+  /**
+   * Delete events older than the retention period, in chunks that let other work run between
+   * them; how many went.
+   */
+  prune(nowMs: number = Date.now()): Promise<number> {
     return this.log.prune(new Date(nowMs - this.retentionMs).toISOString());
+  }
+
+  /** Whether a prune is under way (the timer skips its turn rather than queue another). */
+  get pruning(): boolean {
+    return this.log.pruning;
+  }
+
+  /** Stop pruning (the store closes): no chunk after this; waits for the one under way. */
+  stopPruning(): Promise<void> {
+    return this.log.stopPruning();
   }
 
   /** End every subscription; later `watch` calls end at once with `store_closed`. */

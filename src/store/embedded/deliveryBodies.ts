@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { DELIVERY_JOB } from '../../jobs/webhookDelivery.js';
 import type { DeliveryBodyRepository } from '../port.js';
+import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from './chunkedSweep.js';
 import { GroupCommit } from './groupCommit.js';
 import { BODY_KEY_EXPRESSION, JOBS_TABLE } from './jobs/schema.js';
 
@@ -23,11 +24,19 @@ export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
    */
   readonly #keeps: GroupCommit<{ key: string; body: string; until: number }, void>;
   readonly #get: Database.Statement<[string], { body: string }>;
-  #remove: Database.Statement<{ now: number; name: string }> | null = null;
+  /** Expired bodies after a cursor, in keep_until order (chunkedSweep.ts). */
+  readonly #expiredPage: Database.Statement<
+    { now: number; afterAt: number; afterRowid: number; rows: number },
+    RangeCursor
+  >;
+  readonly #removeListed: Database.Statement<{ ids: string }>;
+  #removeListedUnnamed: Database.Statement<{ ids: string; name: string }> | null = null;
+  readonly #sweeps: ChunkedSweep;
   #sweptAt = Date.now();
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, options: { sweepChunkRows?: number | undefined } = {}) {
     this.#db = db;
+    this.#sweeps = new ChunkedSweep(options.sweepChunkRows);
     db.exec(`
       CREATE TABLE IF NOT EXISTS webhook_bodies (
         key TEXT PRIMARY KEY,
@@ -44,6 +53,12 @@ export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
        WHERE excluded.keep_until > keep_until`,
     );
     this.#get = db.prepare('SELECT body FROM webhook_bodies WHERE key = ?');
+    this.#expiredPage = db.prepare(
+      rangePageSql('webhook_bodies', 'webhook_bodies_keep_until', 'keep_until', 'keep_until < @now'),
+    );
+    this.#removeListed = db.prepare(
+      'DELETE FROM webhook_bodies WHERE rowid IN (SELECT value FROM json_each(@ids))',
+    );
     this.#keeps = new GroupCommit(
       db,
       (row) => {
@@ -67,25 +82,53 @@ export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
   /**
    * Expired bodies (a range of the keep_until index) that no unfinished delivery job names
    * (one indexed look-up each): a retry delayed past its time (a server down for long) still
-   * finds its body.
+   * finds its body. In chunks (chunkedSweep.ts), each its own short transaction, walking past
+   * the bodies it keeps rather than looking at them again in every chunk.
    */
-  async removeExpired(nowMs: number): Promise<number> {
+  removeExpired(nowMs: number): Promise<number> {
     this.#sweptAt = nowMs;
-    if (!this.#remove) {
+    return this.#sweeps.run(
+      () => ({ after: RANGE_START as RangeCursor | null, remove: this.#removeStatement() }),
+      (state, rows) =>
+        this.#db
+          .transaction(() => {
+            const cursor = state.after ?? RANGE_START;
+            const page = this.#expiredPage.all({
+              now: nowMs,
+              afterAt: cursor.at,
+              afterRowid: cursor.rowid,
+              rows,
+            });
+            const ids = JSON.stringify(page.map((entry) => entry.rowid));
+            const removed = page.length === 0 ? 0 : state.remove(ids);
+            state.after = nextCursor(page, rows);
+            return { removed, more: state.after !== null };
+          })
+          .immediate(),
+    );
+  }
+
+  /** No sweep chunk runs after this (the store is closing); waits for the one under way. */
+  stopSweeps(): Promise<void> {
+    return this.#sweeps.stop();
+  }
+
+  /** Removes the listed bodies, less those an unfinished delivery job names; how many went. */
+  #removeStatement(): (ids: string) => number {
+    if (!this.#removeListedUnnamed) {
       const hasJobs = this.#db
         .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
         .get(JOBS_TABLE);
       // No job table yet (no job ever saved here): nothing can name a body.
-      if (!hasJobs) {
-        return this.#db.prepare('DELETE FROM webhook_bodies WHERE keep_until < ?').run(nowMs).changes;
-      }
-      this.#remove = this.#db.prepare(
-        `DELETE FROM webhook_bodies WHERE keep_until < @now AND NOT EXISTS (
+      if (!hasJobs) return (ids) => this.#removeListed.run({ ids }).changes;
+      this.#removeListedUnnamed = this.#db.prepare(
+        `DELETE FROM webhook_bodies WHERE rowid IN (SELECT value FROM json_each(@ids)) AND NOT EXISTS (
            SELECT 1 FROM ${JOBS_TABLE} j
            WHERE j.name = @name AND ${BODY_KEY_EXPRESSION.replace('data', 'j.data')} = json_quote(webhook_bodies.key)
              AND (j.next_run_at IS NOT NULL OR j.locked_at IS NOT NULL))`,
       );
     }
-    return this.#remove.run({ now: nowMs, name: DELIVERY_JOB }).changes;
+    const remove = this.#removeListedUnnamed;
+    return (ids) => remove.run({ ids, name: DELIVERY_JOB }).changes;
   }
 }

@@ -57,6 +57,8 @@ export interface EmbeddedStoreOptions {
    * collection of 100,000 documents: a list page then reads most of its rows from the file.
    */
   pageCacheBytes?: number;
+  /** Rows per chunk of the periodic sweeps (chunkedSweep.ts); default SWEEP_CHUNK_ROWS. For tests. */
+  sweepChunkRows?: number;
 }
 
 /** 64 MiB (`FOLIO_EMBEDDED_PAGE_CACHE_MB`). */
@@ -152,7 +154,7 @@ export class EmbeddedStore implements Store {
 
   agendaBackend(): JobBackend {
     const parts = this.#ready();
-    parts.agenda ??= new EmbeddedAgendaBackend(parts.db);
+    parts.agenda ??= new EmbeddedAgendaBackend(parts.db, { sweepChunkRows: this.options.sweepChunkRows });
     return parts.agenda;
   }
 
@@ -191,10 +193,19 @@ export class EmbeddedStore implements Store {
       lock?.release();
       throw asDataDirError(this.options.dataDir, error);
     }
-    const log = new ChangeLog(db);
+    const log = new ChangeLog(db, { pruneChunkRows: this.options.sweepChunkRows });
     const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
-    changes.prune();
-    const pruneTimer = setInterval(() => changes.prune(), pruneIntervalMs(this.options.eventRetentionMs));
+    // In chunks, off the caller's turn (chunkedSweep.ts): a large backlog at start-up (a big
+    // import aged out while the server was down) does not hold init() or the first requests.
+    const prune = () => {
+      if (changes.pruning) return;
+      changes.prune().catch((error: unknown) => {
+        // Only a closing store stops a chunk half-way; anything else is worth seeing.
+        if (!this.#closed) process.emitWarning(`change-log prune failed: ${String(error)}`);
+      });
+    };
+    prune();
+    const pruneTimer = setInterval(prune, pruneIntervalMs(this.options.eventRetentionMs));
     pruneTimer.unref();
     const indexes = new EmbeddedIndexes(db);
     const checkpoints =
@@ -213,10 +224,10 @@ export class EmbeddedStore implements Store {
       trash,
       schemas: new EmbeddedSchemas(db),
       documents: new EmbeddedDocuments(db, log, changes, indexes, this.options.documentCacheBytes, trash),
-      accounts: new EmbeddedAccounts(db),
+      accounts: new EmbeddedAccounts(db, { sweepChunkRows: this.options.sweepChunkRows }),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),
-      deliveryBodies: new EmbeddedDeliveryBodies(db),
+      deliveryBodies: new EmbeddedDeliveryBodies(db, { sweepChunkRows: this.options.sweepChunkRows }),
       consumers: new EmbeddedFeedConsumers(db),
       snapshots: new EmbeddedSnapshots(db, this.options.dataDir, indexes),
       agenda: null,
@@ -242,6 +253,13 @@ export class EmbeddedStore implements Store {
     this.#parts = null;
     clearInterval(parts.pruneTimer);
     parts.changes.close('store_closed');
+    // No sweep chunk may run on a closed connection: wait out the ones under way.
+    await Promise.all([
+      parts.changes.stopPruning(),
+      parts.accounts.stopSweeps(),
+      parts.deliveryBodies.stopSweeps(),
+      parts.agenda?.repository.stopSweeps(),
+    ]);
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
     await parts.checkpoints?.stop();
     parts.db.close();

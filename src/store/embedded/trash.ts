@@ -68,9 +68,14 @@ export class EmbeddedTrash implements TrashRepository {
     );
     this.#deleteEntry = db.prepare(`DELETE FROM trash ${where}`);
     this.#deleteHistory = db.prepare(`DELETE FROM trash_versions ${historyWhere}`);
+    // Erasing an id scrubs its events: without an index on the id that walked every retained
+    // event of the collection (30-45 ms an id with 250,000 of them, and a trash sweep erases up
+    // to 500 ids in one transaction). One more index entry per change row: no measurable cost
+    // on a create (~55 µs). Created here, idempotently, as deliveries.ts creates its own.
+    db.exec('CREATE INDEX IF NOT EXISTS changes_doc ON changes (doc_id)');
     // What a consumer of an old event still needs (which document, which version), nothing more.
     this.#scrubChanges = db.prepare(
-      "UPDATE changes SET document = json_object('_id', doc_id, '$createdAt', document ->> '$.\"$createdAt\"', " +
+      "UPDATE changes INDEXED BY changes_doc SET document = json_object('_id', doc_id, '$createdAt', document ->> '$.\"$createdAt\"', " +
         "'$updatedAt', document ->> '$.\"$updatedAt\"', '$version', document ->> '$.\"$version\"') " +
         historyWhere,
     );

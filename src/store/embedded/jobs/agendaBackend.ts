@@ -22,8 +22,8 @@ export class EmbeddedAgendaBackend implements AgendaBackend {
   readonly ownsConnection = false;
 
   /** `db`: the store's better-sqlite3 handle (WAL, busy_timeout set by the store). */
-  constructor(db: Database.Database) {
-    this.repository = new EmbeddedJobRepository(db);
+  constructor(db: Database.Database, options: { sweepChunkRows?: number | undefined } = {}) {
+    this.repository = new EmbeddedJobRepository(db, options);
   }
 
   /** Creates `agenda_jobs` and its indexes if missing. Idempotent: each Agenda calls it. */

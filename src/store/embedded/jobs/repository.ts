@@ -36,6 +36,7 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
+import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from '../chunkedSweep.js';
 import { GroupCommit } from '../groupCommit.js';
 import { BOUND_COUNT } from '../sqlLimit.js';
 import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
@@ -133,6 +134,23 @@ function prepareStatements(db: Database.Database) {
     names: db.prepare<[], { name: string }>(`SELECT DISTINCT name FROM ${T} ORDER BY name`),
     queueSize: db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM ${T} WHERE next_run_at < ?`),
     purge: db.prepare<[], void>(`DELETE FROM ${T}`),
+    // The sweep of finished jobs, in chunks (chunkedSweep.ts): a page of the `finished` index
+    // of one name, then those of it that did not fail last.
+    finishedPage: db.prepare<
+      { name: string; before: number; afterAt: number; afterRowid: number; rows: number },
+      RangeCursor
+    >(
+      rangePageSql(
+        T,
+        `${T}_finished`,
+        'last_finished_at',
+        'name = @name AND next_run_at IS NULL AND locked_at IS NULL AND last_finished_at < @before',
+      ),
+    ),
+    removeFinished: db.prepare<{ ids: string }, void>(
+      `DELETE FROM ${T} WHERE rowid IN (SELECT value FROM json_each(@ids))
+         AND (failed_at IS NULL OR last_finished_at > failed_at)`,
+    ),
   };
 }
 
@@ -149,8 +167,14 @@ export class EmbeddedJobRepository implements JobRepository {
   #synchronous = 2;
   /** Inserts commit without their own sync (see the durability note above). */
   deferInserts = false;
+  readonly #sweeps: ChunkedSweep;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    options: { sweepChunkRows?: number | undefined } = {},
+  ) {
+    this.#sweeps = new ChunkedSweep(options.sweepChunkRows);
+  }
 
   /** Groups of inserts committed so far, and of those the ones synced on their own. */
   get insertGroups(): { groups: number; durable: number } {
@@ -222,15 +246,37 @@ export class EmbeddedJobRepository implements JobRepository {
 
   /**
    * Remove jobs of `name` that completed before `beforeMs` (no next run, not locked, not failed
-   * last): one ranged DELETE on the `finished` index. How many were removed.
+   * last): ranges of the `finished` index, in chunks that yield to other work between them
+   * (chunkedSweep.ts), each its own short transaction. How many were removed.
    */
   async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
-    this.#ready();
-    return this.#run(
-      `DELETE FROM ${T} WHERE name = ? AND next_run_at IS NULL AND locked_at IS NULL
-         AND last_finished_at < ? AND (failed_at IS NULL OR last_finished_at > failed_at)`,
-      [name, Math.floor(beforeMs)],
+    const statements = this.#ready();
+    const before = Math.floor(beforeMs);
+    return this.#sweeps.run(
+      () => ({ after: RANGE_START as RangeCursor | null }),
+      (state, rows) =>
+        this.db
+          .transaction(() => {
+            const cursor = state.after ?? RANGE_START;
+            const page = statements.finishedPage.all({
+              name,
+              before,
+              afterAt: cursor.at,
+              afterRowid: cursor.rowid,
+              rows,
+            });
+            const ids = JSON.stringify(page.map((entry) => entry.rowid));
+            const removed = page.length === 0 ? 0 : statements.removeFinished.run({ ids }).changes;
+            state.after = nextCursor(page, rows);
+            return { removed, more: state.after !== null };
+          })
+          .immediate(),
     );
+  }
+
+  /** No sweep chunk runs after this (the store is closing); waits for the one under way. */
+  stopSweeps(): Promise<void> {
+    return this.#sweeps.stop();
   }
 
   async getDistinctJobNames(): Promise<string[]> {
