@@ -1117,7 +1117,7 @@ ${oneShot.join('\n')}
   routing, the key, the rate limit, the access log and the socket, against 45 µs for a whole
   GET. Where a count's extra 30 µs goes under load was not found: its SQL takes a larger
   share of the server's samples than of the in-process loop's.
-- **Two whole runs on 2026-11-26** (this report is the second). The first ran before the list
+- **Two whole runs earlier on 2026-11-26** (the report before this one was the second). The first ran before the list
   pages were answered as text, the second after; both after import, export and bulk changed.
   CPU per request ÷ raw, first → second: GET 1.84 → 1.59, PATCH 3.31 → 3.17, list 3.97 → 2.50,
   count 2.89 → 3.00; POST 0.73 → 0.67. Folio ÷ Parse Server on the filtered page 2.66 → 3.64
@@ -1128,6 +1128,62 @@ ${oneShot.join('\n')}
   are from before the per-(event, webhook) costs were removed that day; \`npm run
   bench:webhooks\` afterwards measured 4,502 deliveries/s for one webhook (0.17 × the import's
   25,804 documents/s) and 7,252/s in total for ten.
+- **Second session of 2026-11-26.** What changed, measured side by side (alternating runs of
+  the code before and after, or in process), then this whole run:
+  - *The PATCH workload wrote nothing.* Its merge patch was a constant, a no-op from its second
+    application on, and SQLite commits an UPDATE that leaves a row as it was without writing a
+    page or syncing: raw better-sqlite3's PATCH measured a read (10,500 req/s, against 156–187
+    once each patch changes the document, on a loaded machine). Every system's PATCH now sets
+    \`n\` to a new number. With a real write on both sides, PATCH is held to raw's one sync per
+    write as POST is, and Folio's group commit puts it above. *raw better-sqlite3, same rows*
+    shows what Folio's history and outbox cost: a store writing the document, its version and
+    its change row in one transaction per request.
+  - *The request path* (every route): data routes are matched by path shape and the one route
+    a request meets runs its middleware composed once (@koa/router and koa-compose 5.6 → 1.2 %
+    of a GET); headers are set through Node's \`setHeader\`; a key's context is built once per
+    key look-up, not per request. Two alternating pairs of \`PEERS_ONLY\` runs on a quiet
+    machine: GET 39.5, 39.7 → 26.7, 26.8 µs of CPU (÷ raw 2.11, 2.09 → 1.39, 1.39; req/s ÷ raw
+    0.49, 0.49 → 0.74, 0.74); count 97, 90 → 76, 76 µs (÷ raw 2.8 → 2.4); list 160, 157 → 140,
+    140 µs (÷ raw 2.5 → 2.3); raw's own figures unchanged. GET stayed at 26–30 µs with POST,
+    PATCH, list and count interleaved in the same server.
+  - *Single-document writes*: a group runs without a savepoint per write (it runs again with
+    them only when a write throws), a new version of a stored document is one UPDATE that is
+    also its version check, and the document is serialised once (the size rule measures the
+    text the store writes). In process: a PATCH through the service 46 → 40 µs, the store's
+    commit alone 50 → 40 µs. Versions in a WITHOUT ROWID table were tried and left out: 4 µs
+    less once every write prunes, 10 µs more while histories are still growing.
+  - *List and count*: compiled filters are kept (by filter object, and by filter text and
+    collection, 1,000 at most): 1.0 µs against 2.7–2.9 to compile. The count's SQL costs 24 µs
+    under load against 10 µs in a loop: Folio's index entries are about 90 bytes (the scope's
+    36-byte text, the collection, two sort keys, the id) against about 20 in raw's index, so a
+    count reads about five pages to raw's one. Indexes without the scope and collection (they
+    are partial indexes of one collection already) cut a count's SQL by about 30 % in a
+    prototype; not shipped (every existing file would rebuild its indexes at start).
+    *filtered list, no total* is the same page with \`total=none\`: the same storage work as raw's.
+  - *Import, export, bulk*: a bulk request up to an import batch is planned against a view of
+    the documents and committed at once (refused as a whole on a race or a unique index, then
+    run one by one): 9.3–10.3 → 6.8–7.7 ms of CPU per 100 operations. An import's checked
+    records stay in memory up to 8 MiB (\`imports.spoolMemoryBytes\`): 46 → 40 µs per document.
+    The API text is built in one pass over the JSONB: 12 % less SQLite CPU per exported row.
+    Raw's export now reads the same documents as Folio's (it read the smaller list rows). What
+    keeps import under 0.4 × raw: the commit alone is 15–17 µs per document (document row
+    6.7–7.2, version 2.9–3.1, change row 3.7–3.9, serialising 1.0) against 2.2–2.6 for raw's
+    one row, and 0.4 × raw leaves 18 µs per document for everything; batches of 2,500 and
+    multi-row INSERTs changed nothing. Bulk: the durable commit and its sync 4.7 ms, writing
+    the rows 3.1 ms, planning 1.3 ms, GC 3 ms per 100 operations.
+  - *Sweeps*: the change-log prune (one DELETE) held the event loop and SQLite's write lock for
+    516–727 ms with 250,000 expired changes; every embedded sweep now runs in chunks of 2,000
+    rows, yielding between them (longest turn 8.7–9.7 ms without the checkpoint thread beside
+    it, \`bench/changePrune.ts\`).
+  - *This report and the run before it* (the same code, an hour apart): CPU ÷ raw GET 1.91,
+    1.83; PATCH 1.22, 1.17; list 2.03, 2.05; count 2.47, 2.55; POST 0.88, 0.80; req/s ÷ raw
+    GET 0.56, 0.56; PATCH 1.12, 1.16; list 0.52, 0.49; count 0.41, 0.39; POST 1.57, 1.73;
+    Folio ÷ Parse Server on the filtered page 3.96, 4.26; import 0.19, 0.20 × raw; export 2.25,
+    2.17 × raw's time (38–41 MiB above idle); bulk 3.23, 1.46 × raw's time (raw's own bulk took
+    2.4 and 4.1 ms). In whole runs Folio's GET costs 36–40 µs, rising round after round
+    (35.7, 38.3, 40.3 here) while raw's stays at 21, against 26–30 µs (falling round after
+    round) in runs of only the GET, list, count and write workloads on the same machine: what
+    the rest of the whole run leaves in Folio's process that costs a GET 10 µs was not found.
 `;
 }
 
