@@ -880,18 +880,6 @@ export function indexedPathsOf(
   const found = new Set<string>();
   if (indexed.size === 0) return found;
   for (const [path] of sort) if (indexed.has(path)) found.add(path);
-  const stack: JsonValue[] = [filter];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== 'object' || node === null) continue;
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
-    }
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$and' || key === '$or' || key === '$nor') stack.push(value);
-      else if (indexed.has(key)) found.add(key);
-    }
-  }
+  for (const path of pathsNamed(filter)) if (indexed.has(path)) found.add(path);
   return found;
 }
