@@ -1175,7 +1175,7 @@ ${oneShot.join('\n')}
     516–727 ms with 250,000 expired changes; every embedded sweep now runs in chunks of 2,000
     rows, yielding between them (longest turn 8.7–9.7 ms without the checkpoint thread beside
     it, \`bench/changePrune.ts\`).
-  - *This report and the run before it* (the same code, an hour apart): CPU ÷ raw GET 1.91,
+  - *The two whole runs before this report* (the same code, an hour apart): CPU ÷ raw GET 1.91,
     1.83; PATCH 1.22, 1.17; list 2.03, 2.05; count 2.47, 2.55; POST 0.88, 0.80; req/s ÷ raw
     GET 0.56, 0.56; PATCH 1.12, 1.16; list 0.52, 0.49; count 0.41, 0.39; POST 1.57, 1.73;
     Folio ÷ Parse Server on the filtered page 3.96, 4.26; import 0.19, 0.20 × raw; export 2.25,
@@ -1184,7 +1184,31 @@ ${oneShot.join('\n')}
     (35.7, 38.3, 40.3 here) while raw's stays at 21, against 26–30 µs (falling round after
     round) in runs of only the GET, list, count and write workloads on the same machine: what
     the rest of the whole run leaves in Folio's process that costs a GET 10 µs was not found.
+  - *This report*: the same code, with the load now coming from a fresh process (\`npm run
+    bench\` runs this part in a process of its own; before, autocannon ran in the process that
+    had seeded 100,000 documents through the port for the query part, and every Folio workload
+    cost more with each round). A \`npm run bench:peers\` of its own just before gave GET 1.43 ×
+    raw's CPU and 0.73 × its req/s; here 1.53 and 0.68, with one round of three at 42.6 µs
+    against 31.6 and 32.3.
 `;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runPeerBench();
+/**
+ * What `npm run bench` hands this part when it runs it in a process of its own (PEERS_HANDOFF,
+ * a JSON file): the one-shot figures, and how long the run and its parts took so far.
+ */
+export interface PeerHandoff {
+  folioSide: FolioSide;
+  elapsedMs: number;
+  phases: Array<[string, number]>;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const file = process.env.PEERS_HANDOFF;
+  const handed = file ? (JSON.parse(await readFile(file, 'utf8')) as PeerHandoff) : null;
+  const timing = handed
+    ? { startedMs: performance.now() - handed.elapsedMs, phases: handed.phases }
+    : undefined;
+  await runPeerBench(handed?.folioSide ?? {}, timing);
+  if (timing) process.stdout.write(`\n${tookText(timing).trim()}\n`);
+}
