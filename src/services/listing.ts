@@ -125,16 +125,18 @@ export class ListingService {
       return { plan };
     }
     if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
-    const cursorPage = query.position !== undefined;
-    const offset = cursorPage ? 0 : query.offset;
+    // A cursor page starts at its cursor, never at an offset.
+    const offset = query.position !== undefined ? 0 : query.offset;
+    // One document more than the page: whether anything follows is then known without a count.
+    const window = {
+      filter: query.filter,
+      after: query.position,
+      sort: query.sort,
+      skip: offset,
+      limit: query.limit + 1,
+    };
     if (asText && !query.projection && documents.findJson) {
-      const texts = await documents.findJson(ctx.scope, collection, {
-        filter: query.filter,
-        after: query.position,
-        sort: query.sort,
-        skip: offset,
-        limit: query.limit + 1,
-      });
+      const texts = await documents.findJson(ctx.scope, collection, window);
       const { data, total: known } = pageOf(texts, query.limit, offset);
       const hasMore = texts.length > query.limit;
       const last = data.at(-1);
@@ -143,27 +145,18 @@ export class ListingService {
         hasMore && last !== undefined
           ? cursorAfter(toStored(JSON.parse(last) as FolioDocument), query.sort)
           : null;
-      const meta = await this.meta(
-        ctx,
-        collection,
-        query,
-        cursorPage,
+      const meta = await this.meta(ctx, collection, query, {
         offset,
-        data.length,
+        length: data.length,
         known,
         hasMore,
         next,
-      );
+      });
       // Key for key what JSON.stringify of the ListPage writes.
       return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
     }
-    // One document more than the page: whether anything follows is then known without a count.
     const rows = await documents.find(ctx.scope, collection, {
-      filter: query.filter,
-      after: query.position,
-      sort: query.sort,
-      skip: offset,
-      limit: query.limit + 1,
+      ...window,
       // The cursor needs the last row's sort values even when `select` leaves them out.
       projection: query.projection && withSortPaths(query.projection, query.sort),
     });
@@ -175,17 +168,13 @@ export class ListingService {
     const data = projection
       ? fetched.map((doc) => fromStored(projectStored(toStored(doc), projection)))
       : fetched;
-    const meta = await this.meta(
-      ctx,
-      collection,
-      query,
-      cursorPage,
+    const meta = await this.meta(ctx, collection, query, {
       offset,
-      data.length,
+      length: data.length,
       known,
       hasMore,
       next,
-    );
+    });
     return { data, meta };
   }
 
@@ -194,13 +183,10 @@ export class ListingService {
     ctx: KeyContext,
     collection: string,
     query: ListQuery,
-    cursorPage: boolean,
-    offset: number,
-    length: number,
-    known: number | null,
-    hasMore: boolean,
-    next: string | null,
+    page: { offset: number; length: number; known: number | null; hasMore: boolean; next: string | null },
   ): Promise<ListPage['meta']> {
+    const { offset, length, known, hasMore, next } = page;
+    const cursorPage = query.position !== undefined;
     const counted = await this.total(
       ctx,
       collection,

@@ -15,6 +15,27 @@ import { createEmbeddedStore } from '../../src/store/embedded/index.js';
 import type { ChangeEvent, ChangeSubscription } from '../../src/store/port.js';
 import { firstVersion, nextVersion, putWrite } from './fixtures.js';
 
+/** A database of one table `t (k, v)`, and a commit body that inserts a row and refuses v < 0. */
+function keyValueTable(
+  file: string,
+  extra = '',
+): {
+  db: Database.Database;
+  insertOrRefuse: (row: { k: string; v: number }) => string;
+} {
+  const db = new Database(file);
+  db.exec(`CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER);${extra}`);
+  const insert = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)');
+  return {
+    db,
+    insertOrRefuse: ({ k, v }) => {
+      insert.run(k, v);
+      if (v < 0) throw new Error(`refused ${k}`);
+      return k;
+    },
+  };
+}
+
 describe('embedded store: group commit and durability', () => {
   let dir = '';
   beforeEach(async () => {
@@ -25,16 +46,11 @@ describe('embedded store: group commit and durability', () => {
   });
 
   it('runs endOfGroup once per group inside it; without isolation one failure fails the whole group', async () => {
-    const db = new Database(join(dir, 'g.db'));
-    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER); CREATE TABLE ends (n INTEGER)');
+    const { db, insertOrRefuse } = keyValueTable(join(dir, 'g.db'), ' CREATE TABLE ends (n INTEGER)');
     let ends = 0;
     const group = new GroupCommit(
       db,
-      ({ k, v }: { k: string; v: number }) => {
-        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
-        if (v < 0) throw new Error(`refused ${k}`);
-        return k;
-      },
+      insertOrRefuse,
       {
         afterCommit: () => {},
         beforeDeferred: () => {},
@@ -60,23 +76,14 @@ describe('embedded store: group commit and durability', () => {
   });
 
   it('commits what arrives together in one transaction, each commit in its own savepoint', async () => {
-    const db = new Database(join(dir, 'g.db'));
-    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)');
+    const { db, insertOrRefuse } = keyValueTable(join(dir, 'g.db'));
     let flushed = 0;
-    const group = new GroupCommit(
-      db,
-      ({ k, v }: { k: string; v: number }) => {
-        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
-        if (v < 0) throw new Error(`refused ${k}`);
-        return k;
+    const group = new GroupCommit(db, insertOrRefuse, {
+      afterCommit: () => {
+        flushed += 1;
       },
-      {
-        afterCommit: () => {
-          flushed += 1;
-        },
-        beforeDeferred: () => {},
-      },
-    );
+      beforeDeferred: () => {},
+    });
     const results = await Promise.allSettled([
       group.commit({ k: 'a', v: 1 }),
       group.commit({ k: 'b', v: -1 }),
@@ -98,17 +105,14 @@ describe('embedded store: group commit and durability', () => {
   });
 
   it('optimistic: no savepoints while every commit succeeds; one that throws makes the group run again, each commit in its own savepoint', async () => {
-    const db = new Database(join(dir, 'o.db'));
-    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)');
+    const { db, insertOrRefuse } = keyValueTable(join(dir, 'o.db'));
     const applied: string[] = [];
     let groupsStarted = 0;
     const group = new GroupCommit(
       db,
-      ({ k, v }: { k: string; v: number }) => {
-        applied.push(k);
-        db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, v);
-        if (v < 0) throw new Error(`refused ${k}`);
-        return k;
+      (row: { k: string; v: number }) => {
+        applied.push(row.k);
+        return insertOrRefuse(row);
       },
       {
         beforeGroup: () => {
