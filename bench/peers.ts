@@ -41,7 +41,7 @@ import {
   startParsePeer,
 } from './workloads/parseServer.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
-import { RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
+import { FOLIO_UNCACHED, RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
 import { BODY, categoryCycle } from './workloads/rows.js';
 import {
   type Baselines,
@@ -113,6 +113,7 @@ export interface Target {
     | 'Folio'
     | 'raw better-sqlite3'
     | 'raw better-sqlite3, same rows'
+    | 'Folio, no query cache'
     | 'json-server'
     | 'pouchdb-server'
     | 'Parse Server';
@@ -214,6 +215,28 @@ export async function expectStatus(
 }
 
 /** An account on the Team plan with a project `bench` and a pool of read-write keys. */
+/** Folio as the main one runs, query cache off, over the same 100,000 rows (FOLIO_UNCACHED). */
+async function startFolioUncached(dir: string): Promise<{ server: Server; nextKey: () => string }> {
+  const server = await startProcess(
+    FOLIO_UNCACHED,
+    [...FOLIO_NODE_ARGS, 'bin/folio.js', 'serve'],
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      FOLIO_DATA_DIR: join(dir, 'data-uncached'),
+      FOLIO_BOOTSTRAP: 'false',
+      FOLIO_LOG_LEVEL: 'info',
+      FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: String(RATE_LIMIT),
+      FOLIO_EMBEDDED_QUERY_CACHE_MB: '0',
+    },
+    join(dir, 'folio-uncached.log'),
+    /listening on (\S+)/,
+  );
+  const nextKey = cycle((await folioTenant(server.url)).keys);
+  await seedFolioBig(server.url, nextKey());
+  return { server, nextKey };
+}
+
 async function folioTenant(url: string): Promise<{ project: string; keys: string[] }> {
   const signup = JSON.parse(
     await expectStatus(
@@ -483,6 +506,8 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     if (raw) servers.push(raw);
     const jsonBig = jsonServer ? await startJsonServerBig(dir) : null;
     if (jsonBig) servers.push(jsonBig);
+    const folioUncached = wanted('folionc') ? await startFolioUncached(dir) : null;
+    if (folioUncached) servers.push(folioUncached.server);
     if (wanted('parse')) {
       const started = await startParsePeer(dir, installPeer, SEED_DOCS);
       if ('skip' in started) {
@@ -644,7 +669,18 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
       },
     ];
     allTargets.push(
-      ...workloadTargets({ bare, folio, raw, jsonServer, jsonBig, pouch, nextKey, nextId, nextNumber }),
+      ...workloadTargets({
+        bare,
+        folio,
+        raw,
+        jsonServer,
+        jsonBig,
+        pouch,
+        folioUncached,
+        nextKey,
+        nextId,
+        nextNumber,
+      }),
       ...(parse ? parseTargets(parse, categoryCycle()) : []),
     );
     const targets = allTargets.filter((t) => !ONLY || ONLY.has(t.name));
@@ -712,6 +748,7 @@ async function report(
     'raw better-sqlite3',
     'raw better-sqlite3, same rows',
     'Folio',
+    FOLIO_UNCACHED,
     'json-server',
     'pouchdb-server',
     'Parse Server',
@@ -785,6 +822,27 @@ async function report(
       '| workload | Folio ÷ it, CPU per request | Folio ÷ it, req/s |',
       '| --- | ---: | ---: |',
       ...sameRows,
+    );
+  // The same list and count with every answer from SQLite: what a collection written between
+  // two reads costs, and how much of Folio's figure above is its query cache.
+  const uncached = rows
+    .filter((r) => r.system === FOLIO_UNCACHED)
+    .flatMap((r) => {
+      const raw = lookup('raw better-sqlite3', r.workload);
+      const cachedFolio = lookup('Folio', r.workload);
+      if (!raw || !cachedFolio) return [];
+      return [
+        `| ${r.workload} | ${(r.cpuMicrosPerRequest / raw.cpuMicrosPerRequest).toFixed(2)} | ${(r.requestsPerSecond / raw.requestsPerSecond).toFixed(2)} | ${(cachedFolio.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2)} |`,
+      ];
+    });
+  if (uncached.length > 0)
+    versus.push(
+      '',
+      `${FOLIO_UNCACHED} (no target: every page and count asked of SQLite, as on a collection written between two reads):`,
+      '',
+      '| workload | it ÷ raw better-sqlite3, CPU per request | it ÷ raw better-sqlite3, req/s | Folio (cache on) ÷ it, CPU per request |',
+      '| --- | ---: | ---: | ---: |',
+      ...uncached,
     );
   if (parseSkipped) versus.push('', `Parse Server: ${parseSkipped}.`);
   // What each target ratio stands for in µs of work per request (bench/workBudget.ts).

@@ -98,3 +98,48 @@ export function spread(values: readonly number[]): number {
       : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
   return ((finite.at(-1) as number) - (finite[0] as number)) / median;
 }
+
+/** A one-shot workload's target: Folio's figure ÷ raw better-sqlite3's of the same run. */
+export interface OneShotTarget {
+  name: string;
+  /** `rate`: docs/s, Folio ÷ raw at least `ratio`; `time`: seconds, Folio ÷ raw at most. */
+  measure: 'rate' | 'time';
+  ratio: number;
+}
+
+export const ONE_SHOT_TARGETS: readonly OneShotTarget[] = [
+  { name: 'import NDJSON', measure: 'rate', ratio: 0.4 },
+  { name: 'import CSV', measure: 'rate', ratio: 0.4 },
+  { name: 'export NDJSON', measure: 'time', ratio: 2.5 },
+  { name: 'bulk of 100', measure: 'time', ratio: 2.5 },
+];
+
+/** Each one-shot target against Folio's and raw's figures by target name (absent: not measured). */
+export function judgeOneShot(
+  figures: ReadonlyMap<string, { folio: number | undefined; raw: number | undefined }>,
+  targets = ONE_SHOT_TARGETS,
+): Array<{ target: OneShotTarget; measured: number; met: boolean | null }> {
+  return targets.map((target) => {
+    const pair = figures.get(target.name);
+    const measured =
+      pair?.folio !== undefined && pair.raw !== undefined && pair.raw > 0
+        ? pair.folio / pair.raw
+        : Number.NaN;
+    if (!Number.isFinite(measured)) return { target, measured, met: null };
+    return {
+      target,
+      measured,
+      met: target.measure === 'rate' ? measured >= target.ratio : measured <= target.ratio,
+    };
+  });
+}
+
+export function oneShotLine(v: ReturnType<typeof judgeOneShot>[number]): string {
+  const { name, measure, ratio } = v.target;
+  const text =
+    measure === 'rate'
+      ? `${name}: documents/s ≥ ${ratio} × raw better-sqlite3`
+      : `${name}: time ≤ ${ratio} × raw better-sqlite3's`;
+  const met = v.met === null ? 'not measured' : v.met ? 'yes' : 'no';
+  return `| ${text} | ${Number.isFinite(v.measured) ? v.measured.toFixed(2) : 'n/a'} | ${met} |`;
+}

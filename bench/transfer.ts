@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
 import { processCpuMs } from './workloads/processCpu.js';
-import { transferDoc, transferNdjson } from './workloads/rows.js';
+import { transferCsv as csv, transferDoc, transferNdjson } from './workloads/rows.js';
 
 const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
@@ -75,26 +75,6 @@ async function tenant(url: string, email: string, plan: 'pro' | 'team'): Promise
 
 const doc = transferDoc;
 const ndjson = transferNdjson;
-
-function csv(start: number, n: number): string {
-  const rows = ['sku,n,price,name,tags,address.city,address.zip,active'];
-  for (let i = start; i < start + n; i++) {
-    const d = doc(i);
-    rows.push(
-      [
-        d.sku,
-        d.n,
-        d.price,
-        `"${d.name.replace(/"/g, '""')}"`,
-        `"${JSON.stringify(d.tags).replace(/"/g, '""')}"`,
-        d.address.city,
-        `"""${d.address.zip}"""`,
-        d.active,
-      ].join(','),
-    );
-  }
-  return `${rows.join('\r\n')}\r\n`;
-}
 
 /** The server's CPU (ms, all its threads) while `work` runs. */
 async function serverCpu<T>(work: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {

@@ -99,6 +99,7 @@ export async function startServer(
       deliveryJobs: () => jobs.deliveryJobs(),
       walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
       documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
+      queryCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.answers : null),
       commitGroups: () =>
         opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
       changeFeed: () => feed.stats ?? null,

@@ -9,6 +9,12 @@ import { BODY, categoryCycle, PAGE } from './rows.js';
 
 /** raw better-sqlite3 writing Folio's rows (bench/workloads/rawSqlite.ts, `/rows`). */
 export const RAW_ROWS = 'raw better-sqlite3, same rows';
+/**
+ * Folio with its query cache off (`FOLIO_EMBEDDED_QUERY_CACHE_MB=0`): every list page and count
+ * asks SQLite, as on a collection written between two reads. The workloads repeat their
+ * queries over an unwritten collection, so Folio's own rows are the cache's hits.
+ */
+export const FOLIO_UNCACHED = 'Folio, no query cache';
 
 /**
  * A merge patch that changes the document every time (`n` counts up). A constant patch is a
@@ -27,6 +33,8 @@ export interface WorkloadServers {
   /** json-server over the 100,000-row `big` collection (its own process and db file). */
   jsonBig: Server | null;
   pouch: Server | null;
+  /** A second Folio, query cache off, over the same 100,000 rows (FOLIO_UNCACHED). */
+  folioUncached: { server: Server; nextKey: () => string } | null;
   /** Folio: a key from the pool for each request, a document id in turn. */
   nextKey: () => string;
   nextId: () => string;
@@ -129,6 +137,41 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       { key: s.nextKey },
     ),
   );
+  if (s.folioUncached) {
+    const { server, nextKey } = s.folioUncached;
+    const listCategory = categoryCycle();
+    const noTotalCategory = categoryCycle();
+    const countCategory = categoryCycle();
+    targets.push(
+      varying(
+        'folionc-list',
+        FOLIO_UNCACHED,
+        list,
+        server.url,
+        'GET',
+        () => `/bench/big?filter[category]=${listCategory()}&sort=price&limit=${PAGE}`,
+        { key: nextKey },
+      ),
+      varying(
+        'folionc-list-nototal',
+        FOLIO_UNCACHED,
+        listNoTotal,
+        server.url,
+        'GET',
+        () => `/bench/big?filter[category]=${noTotalCategory()}&sort=price&limit=${PAGE}&total=none`,
+        { key: nextKey },
+      ),
+      varying(
+        'folionc-count',
+        FOLIO_UNCACHED,
+        count,
+        server.url,
+        'GET',
+        () => `/bench/big?count=true&filter[category]=${countCategory()}`,
+        { key: nextKey },
+      ),
+    );
+  }
   if (s.raw) {
     const raw = s.raw.url;
     targets.push(

@@ -8,6 +8,7 @@
  * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over
  *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
  * - `POST /bulk` (`{docs: [...]}` in one transaction), `POST /import` (NDJSON, one
+ *   transaction), `POST /import/csv` (CSV read by papaparse, the same documents, one
  *   transaction), `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
  * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
  *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
@@ -25,8 +26,9 @@ import { Router } from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import Papa from 'papaparse';
 import { serveForBench } from '../listen.js';
-import { BIG_DOCS, BODY, bigRow, transferDoc } from './rows.js';
+import { BIG_DOCS, BODY, bigRow, documentOfCsvRecord, transferDoc } from './rows.js';
 
 const dir = process.env.RAW_DB_DIR;
 if (!dir) throw new Error('RAW_DB_DIR is required');
@@ -196,6 +198,16 @@ router.post('/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as unknown);
+  insertMany(docs);
+  ctx.body = { imported: docs.length };
+});
+router.post('/import/csv', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
+  const parsed = Papa.parse<Record<string, unknown>>(String(ctx.request.body), {
+    header: true,
+    dynamicTyping: true,
+    skipEmptyLines: true,
+  });
+  const docs = parsed.data.map(documentOfCsvRecord);
   insertMany(docs);
   ctx.body = { imported: docs.length };
 });

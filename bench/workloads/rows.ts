@@ -68,3 +68,48 @@ export function transferNdjson(start: number, count: number): string {
   for (let i = start; i < start + count; i++) out += `${JSON.stringify(transferDoc(i))}\n`;
   return out;
 }
+
+/**
+ * transferDoc rows `start` .. `start + count - 1` as CSV, as Folio's CSV import reads them back
+ * into the same documents: dotted headers for nested fields, a JSON array in a quoted cell, a
+ * quoted JSON string for the zip code (digits that stay text).
+ */
+export function transferCsv(start: number, count: number): string {
+  const rows = ['sku,n,price,name,tags,address.city,address.zip,active'];
+  for (let i = start; i < start + count; i++) {
+    const d = transferDoc(i);
+    rows.push(
+      [
+        d.sku,
+        d.n,
+        d.price,
+        `"${d.name.replace(/"/g, '""')}"`,
+        `"${JSON.stringify(d.tags).replace(/"/g, '""')}"`,
+        d.address.city,
+        `"""${d.address.zip}"""`,
+        d.active,
+      ].join(','),
+    );
+  }
+  return `${rows.join('\r\n')}\r\n`;
+}
+
+/**
+ * A record papaparse read from transferCsv (header row, dynamic typing) as the document Folio's
+ * CSV import stores: dotted headers nest, a cell holding JSON text (an array, an object, a
+ * quoted string) is that value. The raw better-sqlite3 baseline imports CSV with it.
+ */
+export function documentOfCsvRecord(record: Record<string, unknown>): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  for (const [header, cell] of Object.entries(record)) {
+    const value = typeof cell === 'string' && /^["[{]/.test(cell) ? (JSON.parse(cell) as unknown) : cell;
+    const path = header.split('.');
+    let at = doc;
+    for (const name of path.slice(0, -1)) {
+      at[name] ??= {};
+      at = at[name] as Record<string, unknown>;
+    }
+    at[path.at(-1) as string] = value;
+  }
+  return doc;
+}

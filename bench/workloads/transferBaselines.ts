@@ -21,8 +21,9 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
+import { judgeOneShot, oneShotLine } from '../storageTargets.js';
 import { processCpuMs } from './processCpu.js';
-import { bigRow, transferNdjson } from './rows.js';
+import { bigRow, transferCsv, transferNdjson } from './rows.js';
 
 export const IMPORT_DOCS = 25_000;
 export const EXPORT_DOCS = 250_000;
@@ -38,6 +39,8 @@ export interface FolioSide {
 
 export interface Baselines {
   rawImportDocsPerSecond?: number;
+  rawImportCsvDocsPerSecond?: number;
+  rawImportCsvCpuMicrosPerDoc?: number;
   rawExportSeconds?: number;
   rawBulkMs?: number;
   /** Server CPU: µs per imported document, ms for the export, ms per bulk request (mean). */
@@ -94,6 +97,14 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     });
     out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
     out.rawImportCpuMicrosPerDoc = ((processCpuMs(pid) - before) * 1000) / IMPORT_DOCS;
+    before = processCpuMs(pid);
+    const importedCsv = await timed(`${raw.url}/import/csv`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: transferCsv(0, IMPORT_DOCS),
+    });
+    out.rawImportCsvDocsPerSecond = IMPORT_DOCS / (importedCsv.ms / 1000);
+    out.rawImportCsvCpuMicrosPerDoc = ((processCpuMs(pid) - before) * 1000) / IMPORT_DOCS;
     before = processCpuMs(pid);
     const exported = await timed(`${raw.url}/export`, {});
     out.rawExportCpuMs = processCpuMs(pid) - before;
@@ -154,21 +165,38 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
   const folioExportSeconds = typeof folioExport === 'number' ? folioExport / 1000 : undefined;
   const folioBulk = field(folio.transfer, 'bulk100Ms', 'median');
   const folioImportCpu = field(folio.transfer, 'importNdjson', 'cpuMicrosPerDoc');
+  const folioImportCsv = field(folio.transfer, 'importCsv', 'docsPerSecond');
+  const folioImportCsvCpu = field(folio.transfer, 'importCsv', 'cpuMicrosPerDoc');
   const folioExportCpu = field(folio.transfer, 'export_ndjson', 'cpuMs');
   const folioBulkCpu = field(folio.transfer, 'bulk100Ms', 'cpuMsMean');
   return [
     '| workload | unit | Folio | raw better-sqlite3 | Folio ÷ raw | json-server | pouchdb-server |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
     `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON, the same documents; pouchdb: \`_bulk_docs\` of the list rows) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (CSV, the same documents; raw: papaparse) | docs/s | ${thousands(folioImportCsv)} | ${thousands(b.rawImportCsvDocsPerSecond)} | ${ratio(folioImportCsv, b.rawImportCsvDocsPerSecond)} | ${NA} | ${NA} |`,
     `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} |`,
     `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} |`,
     `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
+    `| import CSV, server CPU | µs per document | ${fixed(folioImportCsvCpu, 1)} | ${fixed(b.rawImportCsvCpuMicrosPerDoc, 1)} | ${ratio(folioImportCsvCpu, b.rawImportCsvCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
     `| export, server CPU | ms | ${fixed(folioExportCpu, 0)} | ${fixed(b.rawExportCpuMs, 0)} | ${ratio(folioExportCpu, b.rawExportCpuMs)} | ${NA} | ${NA} |`,
     `| bulk, server CPU | ms per request, mean | ${fixed(folioBulkCpu, 1)} | ${fixed(b.rawBulkCpuMs, 1)} | ${ratio(folioBulkCpu, b.rawBulkCpuMs)} | ${NA} | ${NA} |`,
     `| change stream, write to event, ${String(field(thousand, 'scenario') ?? '1,000 subscribers')} | p50 / p99 ms | ${fixed(field(thousand, 'p50'), 1)} / ${fixed(field(thousand, 'p99'), 1)} | ${NA} | ${NA} | ${NA} | ${NA} |`,
     `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} |`,
+    '',
+    '| target | measured | met |',
+    '| --- | ---: | --- |',
+    ...judgeOneShot(
+      new Map([
+        ['import NDJSON', { folio: numberOf(folioImport), raw: b.rawImportDocsPerSecond }],
+        ['import CSV', { folio: numberOf(folioImportCsv), raw: b.rawImportCsvDocsPerSecond }],
+        ['export NDJSON', { folio: numberOf(folioExportSeconds), raw: b.rawExportSeconds }],
+        ['bulk of 100', { folio: numberOf(folioBulk), raw: b.rawBulkMs }],
+      ]),
+    ).map(oneShotLine),
   ];
 }
+
+const numberOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 /**
  * Alone: the raw better-sqlite3 figures of one run, as JSON. It starts the server itself (not

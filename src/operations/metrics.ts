@@ -16,6 +16,8 @@ export interface MetricSources {
   walCheckpoints(): WalCheckpointCounts | null;
   /** The embedded store's cache of documents read by id; null on MongoDB. */
   documentCache(): DocumentCacheCounts | null;
+  /** The embedded store's cache of list pages and counts (same counts); null on MongoDB. */
+  queryCache?(): DocumentCacheCounts | null;
   /** The embedded store's group commits; null on MongoDB. */
   commitGroups(): CommitGroupCounts | null;
   /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
@@ -165,6 +167,27 @@ export class FolioMetrics {
       'Embedded store: documents read by id (GET, each document of a list page) from the database.',
       (c) => c.misses,
     );
+    const answers = () => sources()?.queryCache?.() ?? null;
+    total(
+      answers,
+      'folio_sqlite_query_cache_hits_total',
+      'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
+      (c) => c.hits,
+    );
+    total(
+      answers,
+      'folio_sqlite_query_cache_misses_total',
+      'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
+      (c) => c.misses,
+    );
+    new Gauge({
+      name: 'folio_sqlite_query_cache_bytes',
+      help: 'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
+      registers,
+      collect() {
+        this.set(answers()?.bytes ?? 0);
+      },
+    });
     const groups = () => sources()?.commitGroups() ?? null;
     total(
       groups,

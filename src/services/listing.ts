@@ -38,7 +38,17 @@ export interface ListPage {
  * tell it: a page with nothing after it (it may be full) that is not past the end gives
  * `offset + its length`, so only a page with more after it, or one past the end, needs a count.
  */
-export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null } {
+export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null };
+export function pageOf<T>(
+  rows: readonly T[],
+  limit: number,
+  offset: number,
+): { data: readonly T[]; total: number | null };
+export function pageOf<T>(
+  rows: readonly T[],
+  limit: number,
+  offset: number,
+): { data: readonly T[]; total: number | null } {
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   const last = !more && (data.length > 0 || offset === 0);

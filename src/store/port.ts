@@ -197,7 +197,11 @@ export interface DocumentRepository {
    * projection, each already serialised, byte for byte `JSON.stringify` of what `find` gives (as
    * `getJson`). Callers fall back to `find`.
    */
-  findJson?(scope: DataScope, collection: string, query: Omit<FindQuery, 'projection'>): Promise<string[]>;
+  findJson?(
+    scope: DataScope,
+    collection: string,
+    query: Omit<FindQuery, 'projection'>,
+  ): Promise<readonly string[]>;
   /**
    * The same documents as `find`, streamed: memory stays flat whatever the result size, and the
    * first document arrives before the last one is read. Reads one consistent snapshot where

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import {
+  judgeOneShot,
   judgeTargets,
   type Lookup,
+  ONE_SHOT_TARGETS,
+  oneShotLine,
   STORAGE_TARGETS,
   spread,
   verdictLine,
@@ -56,5 +59,34 @@ describe('bench storage targets', () => {
     expect(spread([100, 100])).to.equal(0);
     expect(spread([100, Number.NaN])).to.be.NaN;
     expect(spread([80, 100, 110, 120])).to.be.closeTo(40 / 105, 1e-12);
+  });
+});
+
+describe('bench one-shot targets', () => {
+  const one = (name: string) => ONE_SHOT_TARGETS.filter((t) => t.name === name);
+  const judged = (name: string, folio: number, raw: number) =>
+    judgeOneShot(new Map([[name, { folio, raw }]]), one(name))[0]?.met;
+
+  it('imports (NDJSON and CSV) are met at exactly 0.4 × raw’s documents per second, missed just below', () => {
+    for (const name of ['import NDJSON', 'import CSV']) {
+      expect(judged(name, 400, 1000)).to.equal(true);
+      expect(judged(name, 399, 1000)).to.equal(false);
+    }
+  });
+
+  it('export and bulk are met at exactly 2.5 × raw’s time, missed just above', () => {
+    for (const name of ['export NDJSON', 'bulk of 100']) {
+      expect(judged(name, 2.5, 1)).to.equal(true);
+      expect(judged(name, 2.51, 1)).to.equal(false);
+    }
+  });
+
+  it('a figure not measured is reported so, never met', () => {
+    const [verdict] = judgeOneShot(
+      new Map([['bulk of 100', { folio: 3, raw: undefined }]]),
+      one('bulk of 100'),
+    );
+    expect(verdict?.met).to.equal(null);
+    expect(oneShotLine(verdict!)).to.match(/\| n\/a \| not measured \|$/);
   });
 });

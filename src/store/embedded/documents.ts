@@ -45,6 +45,7 @@ import {
 } from './declaredIndexes.js';
 import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { GroupCommit } from './groupCommit.js';
+import { answerKey, DEFAULT_QUERY_CACHE_BYTES, QueryAnswerCache } from './queryCache.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
@@ -130,6 +131,11 @@ export class EmbeddedDocuments implements DocumentRepository {
    * writes before its commit and puts the new text back once the group has committed.
    */
   readonly cache: DocumentJsonCache;
+  /**
+   * Answers to list pages and counts (queryCache.ts), per collection until the collection is
+   * next written: #apply drops them before it writes.
+   */
+  readonly answers: QueryAnswerCache;
   /** The current group's writes, for the cache once it commits (#cacheWritten). */
   readonly #written: WrittenEntry[] = [];
 
@@ -140,9 +146,11 @@ export class EmbeddedDocuments implements DocumentRepository {
     indexes: EmbeddedIndexes,
     cacheBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
     trash?: EmbeddedTrash,
+    answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
   ) {
     this.#trash = trash ?? null;
     this.cache = new DocumentJsonCache(cacheBytes);
+    this.answers = new QueryAnswerCache(answerBytes);
     this.#indexes = indexes;
     this.#db = db;
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
@@ -313,21 +321,25 @@ export class EmbeddedDocuments implements DocumentRepository {
     scope: DataScope,
     collection: string,
     query: Omit<FindQuery, 'projection'>,
-  ): Promise<string[]> {
+  ): Promise<readonly string[]> {
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, query, usable);
     // The page's ids (the index that orders the page usually holds them: no row is read), then
     // each document's API text as a GET reads it: from the cache, else built by SQLite (and
     // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
-    // comes between the ids and the texts.
+    // comes between the ids and the texts, nor between the answer and its caching.
     const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
+    const scopeKey = scopeKeyOf(scope);
+    const key = answerKey(sql, params);
+    const known = this.answers.get(scopeKey, collection, key);
+    if (known !== undefined) return known as readonly string[];
     const ids = this.#queries
       .get<{ body: string }>(sql)
       .pluck()
       .all(...params) as unknown as string[];
-    const scopeKey = scopeKeyOf(scope);
     const texts: string[] = new Array(ids.length);
     for (let i = 0; i < ids.length; i++) texts[i] = this.#json(scopeKey, collection, ids[i]!)!.json;
+    this.answers.set(scopeKey, collection, key, texts);
     return texts;
   }
 
@@ -391,14 +403,20 @@ export class EmbeddedDocuments implements DocumentRepository {
     const target = collectionMatch(scopeKeyOf(scope), collection, usable);
     const where = compileFilterOnce(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
-    if (upTo === undefined) {
-      const sql = `SELECT count(*) AS n ${matches}`;
-      const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params);
-      return row?.n ?? 0;
-    }
-    const sql = `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
-    const row = this.#queries.get<{ n: number }>(sql).get(...target.params, ...where.params, upTo);
-    return row?.n ?? 0;
+    const sql =
+      upTo === undefined
+        ? `SELECT count(*) AS n ${matches}`
+        : `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
+    const params =
+      upTo === undefined ? [...target.params, ...where.params] : [...target.params, ...where.params, upTo];
+    // The answer and its caching in one synchronous step (queryCache.ts).
+    const scopeKey = scopeKeyOf(scope);
+    const key = answerKey(sql, params);
+    const known = this.answers.get(scopeKey, collection, key);
+    if (known !== undefined) return known as number;
+    const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
+    this.answers.set(scopeKey, collection, key, n);
+    return n;
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
@@ -522,6 +540,7 @@ export class EmbeddedDocuments implements DocumentRepository {
 
     const timestamp = new Date().toISOString();
     this.#indexes.documentsWritten(scopeKey, collection);
+    this.answers.written(scopeKey, collection);
     for (const write of writes) {
       // Before the write: should the group's commit fail, the next read goes to the database.
       this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);

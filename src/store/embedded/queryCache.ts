@@ -1,0 +1,156 @@
+/**
+ * Answers to list pages and counts on the embedded store, kept per collection until the
+ * collection is next written. A count or a page over an index costs SQLite 10–25 µs and the
+ * answer's assembly more; read-heavy collections (a catalogue, a dashboard's counters) ask the
+ * same questions again and again between writes.
+ *
+ * Never stale, for the reason the document cache is not (documentCache.ts): the embedded store
+ * is the only writer of its documents, and every document write passes through one method
+ * (`EmbeddedDocuments.#apply`), which drops the collection's answers before it writes, in the
+ * same synchronous step as the group's commit. A query and the caching of its answer are one
+ * synchronous step too, so no write lands between them. A group that fails has only dropped.
+ *
+ * An answer is keyed by the SQL that computes it and its parameters: the same text and values
+ * over the same rows give the same answer, whatever index or form the compiler chose.
+ *
+ * Bounded by an approximate byte budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`), the least recently
+ * used collection's oldest answers out first; an answer larger than an eighth of the budget is
+ * never kept. Collections are ordered as the document cache orders documents: a hit moves its
+ * collection to the newest end only from the older half of the order.
+ */
+import type { SqlParam } from './compileQuery.js';
+
+/** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
+export const DEFAULT_QUERY_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** Per answer beyond its key and texts: the Map slot, the objects, the array (approximate). */
+const ANSWER_OVERHEAD_BYTES = 160;
+
+/** A count, or a page's documents as API text. */
+export type QueryAnswer = number | readonly string[];
+
+interface Kept {
+  answer: QueryAnswer;
+  bytes: number;
+}
+
+interface Bucket {
+  /** Insertion order: oldest first. */
+  readonly answers: Map<string, Kept>;
+  bytes: number;
+  /** When the bucket last moved to the end of the order (the count of moves so far). */
+  moved: number;
+}
+
+export class QueryAnswerCache {
+  /** Insertion order is recency, by collection. */
+  readonly #buckets = new Map<string, Bucket>();
+  #moves = 0;
+  readonly #maxBytes: number;
+  readonly #maxAnswerBytes: number;
+  #bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  /** `maxBytes` 0 keeps nothing. */
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+    this.#maxAnswerBytes = Math.floor(maxBytes / 8);
+  }
+
+  /** Approximate bytes held. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(scopeKey: string, collection: string, key: string): QueryAnswer | undefined {
+    const name = bucketName(scopeKey, collection);
+    const bucket = this.#buckets.get(name);
+    const kept = bucket?.answers.get(key);
+    if (bucket === undefined || kept === undefined) {
+      this.misses += 1;
+      return undefined;
+    }
+    this.hits += 1;
+    if (this.#moves - bucket.moved >= this.#buckets.size / 2) {
+      this.#buckets.delete(name);
+      this.#moves += 1;
+      bucket.moved = this.#moves;
+      this.#buckets.set(name, bucket);
+    }
+    return kept.answer;
+  }
+
+  set(scopeKey: string, collection: string, key: string, answer: QueryAnswer): void {
+    const bytes = sizeOf(key, answer);
+    if (bytes > this.#maxAnswerBytes) return;
+    const name = bucketName(scopeKey, collection);
+    let bucket = this.#buckets.get(name);
+    if (bucket === undefined) {
+      this.#moves += 1;
+      bucket = { answers: new Map(), bytes: 0, moved: this.#moves };
+      this.#buckets.set(name, bucket);
+    }
+    const old = bucket.answers.get(key);
+    if (old !== undefined) {
+      bucket.answers.delete(key);
+      bucket.bytes -= old.bytes;
+      this.#bytes -= old.bytes;
+    }
+    bucket.answers.set(key, { answer, bytes });
+    bucket.bytes += bytes;
+    this.#bytes += bytes;
+    this.#evict();
+  }
+
+  /** The collection's documents are about to be written: its answers no longer hold. */
+  written(scopeKey: string, collection: string): void {
+    if (this.#buckets.size === 0) return;
+    const name = bucketName(scopeKey, collection);
+    const bucket = this.#buckets.get(name);
+    if (bucket === undefined) return;
+    this.#buckets.delete(name);
+    this.#bytes -= bucket.bytes;
+  }
+
+  /** Oldest collection first, its oldest answers first, until the budget holds. */
+  #evict(): void {
+    for (const [name, bucket] of this.#buckets) {
+      if (this.#bytes <= this.#maxBytes) return;
+      for (const [key, kept] of bucket.answers) {
+        if (this.#bytes <= this.#maxBytes) break;
+        bucket.answers.delete(key);
+        bucket.bytes -= kept.bytes;
+        this.#bytes -= kept.bytes;
+      }
+      if (bucket.answers.size === 0) this.#buckets.delete(name);
+    }
+  }
+}
+
+/**
+ * The key of a query's answer: its SQL and its parameters, each with its type and (for text)
+ * its length, so no two different parameter lists give one key.
+ */
+export function answerKey(sql: string, params: readonly SqlParam[]): string {
+  let key = sql;
+  for (const p of params) {
+    if (typeof p === 'string') key += `\u0000s${p.length}:${p}`;
+    else if (typeof p === 'number') key += `\u0000n${p}`;
+    else if (typeof p === 'bigint') key += `\u0000i${p}`;
+    else if (p === null) key += '\u0000z';
+    else key += `\u0000b${p.toString('hex')}`;
+  }
+  return key;
+}
+
+function bucketName(scopeKey: string, collection: string): string {
+  return `${scopeKey}\u0000${collection}`;
+}
+
+/** UTF-16 code units count as bytes: V8 keeps ASCII text one byte a character. */
+export function sizeOf(key: string, answer: QueryAnswer): number {
+  let bytes = ANSWER_OVERHEAD_BYTES + key.length;
+  if (typeof answer !== 'number') for (const text of answer) bytes += text.length + 16;
+  return bytes;
+}
