@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
-import { answerKey, QueryAnswerCache, sizeOf } from '../../src/store/embedded/queryCache.js';
+import { countKey, pageKey, QueryAnswerCache, sizeOf } from '../../src/store/embedded/queryCache.js';
 import type {
   DataScope,
   DocumentWrite,
@@ -113,31 +113,69 @@ describe('query cache: bounds and keys', () => {
     expect(cache.get('ab', 'c', 'k')).to.equal(1);
   });
 
-  it('gives different parameter lists different keys', () => {
-    const lists: Array<Parameters<typeof answerKey>[1]> = [
-      [],
-      ['a', 'b'],
-      ['ab'],
-      ['a\u0000s1:b'],
-      [1],
-      ['1'],
-      [1n],
-      [null],
-      ['null'],
-      [Buffer.from('ab')],
-      ['6162'],
-      [Buffer.from([])],
-      [''],
-    ];
-    const keys = lists.map((params) => answerKey('SELECT ?', params));
-    expect(new Set(keys).size).to.equal(lists.length);
+  it('gives different questions different keys, and the same question the same key', () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 3 }),
+      fc.integer({ min: -2, max: 2 }),
+      fc.boolean(),
+      fc.constant(null),
+    );
+    const filter = fc.dictionary(
+      fc.constantFrom('a', 'b', 'a.b', '"', ','),
+      fc.record({ $in: fc.array(value, { maxLength: 2 }) }),
+      { maxKeys: 2 },
+    );
+    const upTo = fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined });
     fc.assert(
-      fc.property(
-        fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { maxLength: 4 }),
-        fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { maxLength: 4 }),
-        (a, b) => (answerKey('q', a) === answerKey('q', b)) === (JSON.stringify(a) === JSON.stringify(b)),
+      fc.property(filter, upTo, filter, upTo, (f1, u1, f2, u2) =>
+        [
+          [f1, u1, f2, u2],
+          [f1, u1, f1, u2],
+          [f1, u1, f2, u1],
+        ].every(([fa, ua, fb, ub]) => {
+          const same = JSON.stringify([fa, ua ?? 'none']) === JSON.stringify([fb, ub ?? 'none']);
+          return (
+            (countKey(fa as typeof f1, ua as typeof u1) === countKey(fb as typeof f1, ub as typeof u1)) ===
+            same
+          );
+        }),
       ),
     );
+    const query = fc.record({
+      filter,
+      sort: fc.array(
+        fc.tuple(fc.constantFrom('a', 'a,1', '"', 'b'), fc.constantFrom(1 as const, -1 as const)),
+        {
+          maxLength: 2,
+        },
+      ),
+      skip: fc.nat(12),
+      limit: fc.nat(12),
+      after: fc.option(
+        fc.record({ keys: fc.array(value, { maxLength: 2 }), id: fc.string({ maxLength: 2 }) }),
+        {
+          nil: undefined,
+        },
+      ),
+    });
+    // Each part of the question alone: a key that left one out would give two questions one key.
+    const text = (q: object) => JSON.stringify(q, (_k, v) => (v === undefined ? 'none' : v));
+    fc.assert(
+      fc.property(
+        query,
+        query,
+        fc.constantFrom('filter', 'sort', 'skip', 'limit', 'after'),
+        (q1, q2, part) => {
+          const mixed = { ...q1, [part]: q2[part] };
+          return (pageKey(mixed) === pageKey(q1)) === (text(mixed) === text(q1));
+        },
+      ),
+    );
+    // Edges the generators may miss: a window's numbers run together, a count and a page.
+    const base = { filter: {}, sort: [], after: undefined };
+    expect(pageKey({ ...base, skip: 1, limit: 12 })).to.not.equal(pageKey({ ...base, skip: 11, limit: 2 }));
+    expect(countKey({}, 1)).to.not.equal(countKey({}, undefined));
+    expect(countKey({}, undefined)).to.not.equal(pageKey({ ...base, skip: 0, limit: 0 }));
   });
 });
 
@@ -200,6 +238,15 @@ describe('query cache: through the embedded store', () => {
         sort: fc.nat(sorts.length - 1),
         limit: fc.integer({ min: 1, max: 3 }),
         skip: fc.nat(2),
+        // A cursor page: after a position in the sort (its key per sort path, then the id).
+        after: fc.option(
+          fc.record({
+            n: fc.integer({ min: -3, max: 3 }),
+            color: fc.constantFrom('red', 'blue', 'green'),
+            id: fc.constantFrom(...ids),
+          }),
+          { nil: undefined },
+        ),
       }),
     );
     let run = 0;
@@ -246,7 +293,11 @@ describe('query cache: through the embedded store', () => {
               filter: filters[s.filter]!,
               sort: [...sorts[s.sort]!, ['_id', 1]],
               limit: s.limit,
-              skip: s.skip,
+              skip: s.after ? 0 : s.skip,
+              after: s.after && {
+                keys: [[], [s.after.n], [s.after.color]][s.sort]!,
+                id: s.after.id,
+              },
             };
             const expected = await uncached.documents.findJson!(scope, collection, query);
             expect(await cached.documents.findJson!(scope, collection, query)).to.deep.equal(expected);

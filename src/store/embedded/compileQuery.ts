@@ -122,8 +122,22 @@ export function compileFilterOnce(
  * order `Object.entries` gives them, which is the order the compiler reads them in.
  */
 export function filterText(filter: StoredFilter): string {
-  return textOf(filter);
+  // Once per filter object: a list page, the count behind its total and their cached answers
+  // (queryCache.ts) all ask for it.
+  let text = textByObject.get(filter);
+  if (text === undefined) {
+    text = textOf(filter);
+    textByObject.set(filter, text);
+  }
+  return text;
 }
+
+/** Any value as filterText spells it (a sort position's keys, for a page's cached answer). */
+export function valueText(value: unknown): string {
+  return textOf(value);
+}
+
+const textByObject = new WeakMap<StoredFilter, string>();
 
 let uncacheable = 0;
 

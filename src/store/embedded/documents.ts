@@ -45,7 +45,7 @@ import {
 } from './declaredIndexes.js';
 import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { GroupCommit } from './groupCommit.js';
-import { answerKey, DEFAULT_QUERY_CACHE_BYTES, QueryAnswerCache } from './queryCache.js';
+import { countKey, DEFAULT_QUERY_CACHE_BYTES, pageKey, QueryAnswerCache } from './queryCache.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
@@ -322,17 +322,18 @@ export class EmbeddedDocuments implements DocumentRepository {
     collection: string,
     query: Omit<FindQuery, 'projection'>,
   ): Promise<readonly string[]> {
+    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
+    const scopeKey = scopeKeyOf(scope);
+    const key = pageKey(query);
+    const known = this.answers.get(scopeKey, collection, key);
+    if (known !== undefined) return known as readonly string[];
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, query, usable);
     // The page's ids (the index that orders the page usually holds them: no row is read), then
     // each document's API text as a GET reads it: from the cache, else built by SQLite (and
     // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
-    // comes between the ids and the texts, nor between the answer and its caching.
+    // comes between the ids and the texts.
     const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
-    const scopeKey = scopeKeyOf(scope);
-    const key = answerKey(sql, params);
-    const known = this.answers.get(scopeKey, collection, key);
-    if (known !== undefined) return known as readonly string[];
     const ids = this.#queries
       .get<{ body: string }>(sql)
       .pluck()
@@ -398,9 +399,14 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
+    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
+    const scopeKey = scopeKeyOf(scope);
+    const key = countKey(filter, upTo);
+    const known = this.answers.get(scopeKey, collection, key);
+    if (known !== undefined) return known as number;
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
-    const target = collectionMatch(scopeKeyOf(scope), collection, usable);
+    const target = collectionMatch(scopeKey, collection, usable);
     const where = compileFilterOnce(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     const sql =
@@ -409,11 +415,6 @@ export class EmbeddedDocuments implements DocumentRepository {
         : `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
     const params =
       upTo === undefined ? [...target.params, ...where.params] : [...target.params, ...where.params, upTo];
-    // The answer and its caching in one synchronous step (queryCache.ts).
-    const scopeKey = scopeKeyOf(scope);
-    const key = answerKey(sql, params);
-    const known = this.answers.get(scopeKey, collection, key);
-    if (known !== undefined) return known as number;
     const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
     this.answers.set(scopeKey, collection, key, n);
     return n;

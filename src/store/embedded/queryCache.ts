@@ -10,15 +10,18 @@
  * same synchronous step as the group's commit. A query and the caching of its answer are one
  * synchronous step too, so no write lands between them. A group that fails has only dropped.
  *
- * An answer is keyed by the SQL that computes it and its parameters: the same text and values
- * over the same rows give the same answer, whatever index or form the compiler chose.
+ * An answer is keyed by what the query asks (countKey, pageKey: the filter as filterText spells
+ * it, which tells any two filters apart, and the sort, position and window), not by the SQL
+ * that computes it: the same question over the same rows has the same answer whatever index
+ * or form the compiler picks, and a hit then costs no compiling.
  *
  * Bounded by an approximate byte budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`), the least recently
  * used collection's oldest answers out first; an answer larger than an eighth of the budget is
  * never kept. Collections are ordered as the document cache orders documents: a hit moves its
  * collection to the newest end only from the older half of the order.
  */
-import type { SqlParam } from './compileQuery.js';
+import type { FindQuery, StoredFilter } from '../port.js';
+import { filterText, valueText } from './compileQuery.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
 export const DEFAULT_QUERY_CACHE_BYTES = 16 * 1024 * 1024;
@@ -128,20 +131,17 @@ export class QueryAnswerCache {
   }
 }
 
-/**
- * The key of a query's answer: its SQL and its parameters, each with its type and (for text)
- * its length, so no two different parameter lists give one key.
- */
-export function answerKey(sql: string, params: readonly SqlParam[]): string {
-  let key = sql;
-  for (const p of params) {
-    if (typeof p === 'string') key += `\u0000s${p.length}:${p}`;
-    else if (typeof p === 'number') key += `\u0000n${p}`;
-    else if (typeof p === 'bigint') key += `\u0000i${p}`;
-    else if (p === null) key += '\u0000z';
-    else key += `\u0000b${p.toString('hex')}`;
-  }
-  return key;
+/** The key of a count's answer: `upTo` bounds it (`total=estimate`), so it is part of the question. */
+export function countKey(filter: StoredFilter, upTo: number | undefined): string {
+  return `c${upTo ?? ''}\u0000${filterText(filter)}`;
+}
+
+/** The key of a page's answer (findJson): the filter, the sort, the cursor position, the window. */
+export function pageKey(query: Omit<FindQuery, 'projection'>): string {
+  let key = `p${query.skip}\u0000${query.limit}\u0000`;
+  for (const [path, direction] of query.sort) key += `${JSON.stringify(path)}${direction},`;
+  key += `\u0000${query.after === undefined ? 'u' : valueText(query.after)}\u0000`;
+  return key + filterText(query.filter);
 }
 
 function bucketName(scopeKey: string, collection: string): string {
