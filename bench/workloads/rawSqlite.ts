@@ -15,7 +15,9 @@
  *   as JSONB), a version row (the document's text) with the versions past the Team plan's 100
  *   pruned, and a change row (its text and two indexes), in one transaction per request. Still
  *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
- *   that keeps a history and an outbox, beside the one that keeps neither.
+ *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
+ *   (NDJSON) and `POST /rows/bulk` (`{docs}`) create documents the same way, all in one
+ *   transaction.
  *
  * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
  */
@@ -112,15 +114,21 @@ const writeRows = (
   createdAt: string,
   doc: Record<string, unknown>,
   type: string,
+  collection = 'items',
 ): string => {
   const now = new Date().toISOString();
   const text = JSON.stringify({ ...doc, _id: id, $version: version, $createdAt: createdAt, $updatedAt: now });
-  rowsUpsert.run(SCOPE, 'items', id, version, createdAt, now, text);
-  rowsVersion.run(SCOPE, 'items', id, version, type, now, 'folio_sk_...abcd', text);
-  if (version > KEPT_VERSIONS) rowsPrune.run(SCOPE, 'items', id, version - KEPT_VERSIONS);
-  rowsChange.run(SCOPE, 'items', type, id, text, now);
+  rowsUpsert.run(SCOPE, collection, id, version, createdAt, now, text);
+  rowsVersion.run(SCOPE, collection, id, version, type, now, 'folio_sk_...abcd', text);
+  if (version > KEPT_VERSIONS) rowsPrune.run(SCOPE, collection, id, version - KEPT_VERSIONS);
+  rowsChange.run(SCOPE, collection, type, id, text, now);
   return text;
 };
+/** Many new documents as Folio's rows, in one transaction (a collection of their own). */
+const rowsCreateMany = db.transaction((docs: Array<Record<string, unknown>>, collection: string) => {
+  const at = new Date().toISOString();
+  for (const doc of docs) writeRows(randomUUID(), 1, at, doc, 'insert', collection);
+});
 const rowsCreate = db.transaction((doc: Record<string, unknown>) =>
   writeRows(randomUUID(), 1, new Date().toISOString(), doc, 'insert'),
 );
@@ -178,6 +186,19 @@ router.patch('/rows/items/:id', koaBody({ jsonStrict: true, json: true }), (ctx)
   if (merged === null) ctx.throw(404);
   ctx.type = 'application/json';
   ctx.body = merged;
+});
+router.post('/rows/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
+  const docs = (ctx.request.body as { docs: Array<Record<string, unknown>> }).docs;
+  rowsCreateMany(docs, 'bulk');
+  ctx.body = { inserted: docs.length };
+});
+router.post('/rows/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
+  const docs = String(ctx.request.body)
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  rowsCreateMany(docs, 'imported');
+  ctx.body = { imported: docs.length };
 });
 router.get('/big', (ctx) => {
   const rows = page.all(String(ctx.query.category), Number(ctx.query.limit ?? 20)) as string[];

@@ -40,6 +40,9 @@ export interface FolioSide {
 export interface Baselines {
   rawImportDocsPerSecond?: number;
   rawImportCsvDocsPerSecond?: number;
+  /** raw better-sqlite3 writing Folio's rows (document, version, change) for each document. */
+  rowsImportDocsPerSecond?: number;
+  rowsBulkMs?: number;
   rawImportCsvCpuMicrosPerDoc?: number;
   rawExportSeconds?: number;
   rawBulkMs?: number;
@@ -119,6 +122,19 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     );
     out.rawBulkMs = bulk.ms;
     out.rawBulkCpuMs = bulk.cpuMs;
+    const rowsImported = await timed(`${raw.url}/rows/import`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: rows,
+    });
+    out.rowsImportDocsPerSecond = IMPORT_DOCS / (rowsImported.ms / 1000);
+    out.rowsBulkMs = (
+      await bulkMedian(
+        `${raw.url}/rows/bulk`,
+        () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+        pid,
+      )
+    ).ms;
   }
   if (pouch) {
     const docs = Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i));
@@ -176,6 +192,8 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
     `| import ${IMPORT_DOCS.toLocaleString('en')} rows (CSV, the same documents; raw: papaparse) | docs/s | ${thousands(folioImportCsv)} | ${thousands(b.rawImportCsvDocsPerSecond)} | ${ratio(folioImportCsv, b.rawImportCsvDocsPerSecond)} | ${NA} | ${NA} |`,
     `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} |`,
     `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON), beside raw writing Folio's rows (document, version, change; no target) | docs/s | ${thousands(folioImport)} | ${thousands(b.rowsImportDocsPerSecond)} | ${ratio(folioImport, b.rowsImportDocsPerSecond)} | ${NA} | ${NA} |`,
+    `| bulk, ${BULK_OPS} operations, beside raw writing Folio's rows for ${BULK_OPS} creates (no target) | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rowsBulkMs, 1)} | ${ratio(folioBulk, b.rowsBulkMs)} (time) | ${NA} | ${NA} |`,
     `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
     `| import CSV, server CPU | µs per document | ${fixed(folioImportCsvCpu, 1)} | ${fixed(b.rawImportCsvCpuMicrosPerDoc, 1)} | ${ratio(folioImportCsvCpu, b.rawImportCsvCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
     `| export, server CPU | ms | ${fixed(folioExportCpu, 0)} | ${fixed(b.rawExportCpuMs, 0)} | ${ratio(folioExportCpu, b.rawExportCpuMs)} | ${NA} | ${NA} |`,
