@@ -1045,6 +1045,44 @@ ${oneShot.join('\n')}
 
 ## Reading these numbers
 
+- **2026-11-28: list and count from the query cache, and what stays open.** Read-heavy
+  collections ask the same page or count again and again between writes; the embedded store now
+  keeps each answer until its collection is next written (\`FOLIO_EMBEDDED_QUERY_CACHE_MB\`,
+  16; docs/architecture.md says why it is never stale), keyed by the question, so a hit
+  compiles no filter and runs no SQL. The workloads here repeat 500 categories over a
+  collection nobody writes during the run, so Folio's rows are hits; *Folio, no query cache*
+  beside them is every answer from SQLite. CPU per request ÷ raw better-sqlite3, the report
+  before this one (2026-11-26, whole run) → this one: filtered list 1.94 → 1.11, count 2.33
+  → 1.51; req/s ÷ raw: list 0.52 → 0.93, count 0.43 → 0.65; Folio ÷ Parse Server on the
+  filtered page 4.24 → 6.19, count 5.28 → 6.49. Without the cache, in this run: list 1.97 ×
+  raw's CPU, count 2.24 × (as before it). Keying the cache by the question rather than the SQL
+  took a count hit from 100.8 to 91.6 µs of CPU (raw 64–65) in one pair of \`npm run
+  bench:peers\` runs of only these targets, where count measured 1.43 × raw and the list 1.13 ×.
+  What a count hit still costs, as shares of Folio's samples under the count load: the socket
+  send 27 %, the rest of Node's HTTP and Koa, parsing the query string and filter 8 % (Koa's
+  3 %, Folio's 5 %), the automatic-index bookkeeping 2 %, the cached answer 4 % (its key 2 %).
+  A count's miss pays its SQL over Folio's partial index of (scope, collection, category,
+  price, id), about 90 bytes an entry against about 20 in raw's expression index: 20.5 µs
+  against 10.3 in a loop over 100,000 documents, 14.5 with the scope and collection left out
+  of the index (a later change: every existing declared index would be rebuilt).
+  *GET by id* was not changed: 1.42–1.52 × raw's CPU in \`bench:peers\` runs of Folio and raw
+  alone on this machine today, 1.77 × in this whole run (1.65 in a run with Parse Server,
+  PostgreSQL, json-server and pouchdb-server started beside them), where Koa + duties (auth,
+  rate limit, log, headers, no store at all) took 1.28 × raw's whole GET. What remains of a
+  GET, from \`--cpu-prof\`: the socket send 24 %, Node's HTTP code about 15 %, Folio's own code
+  about 16 % spread thin (the access line 3 %, the key's SHA-256 2 %, the document cache's
+  look-up 2 %, the key's context 1.4 %, routing 1.3 %, the rate limit 0.8 %).
+  *Import* (NDJSON 0.24, CSV 0.29 × raw's documents per second here; target 0.4) writes a
+  document, its version and its change for each row: raw better-sqlite3 writing those same
+  three rows in one transaction imports at 26,393 documents per second, and Folio at 0.79 × that.
+  *Bulk* of 100 (5.0 × raw's time; target 2.5; 3.7 × raw writing Folio's rows for 100
+  creates): from \`--cpu-prof\` of 600 requests, the commit's statements 30 % of Folio's samples
+  (document, version, change and trash rows), the commit and its sync 15 %, each operation
+  planned through the same service code as its own route 11 %, reading each targeted document
+  7 %, the change log's rows 7 %, the change feed reading them back 5 %, the body's parse 5 %.
+  Both keep what the targets say every figure keeps (versions and change events in the
+  document's transaction); 0.4 × and 2.5 × raw's one row a document leave less time than those
+  rows take to write.
 - **Durability.** Folio's write figures are with \`synchronous=FULL\` (every acknowledged
   write is on disk) and group commit: commits that arrive together share one transaction and
   one sync. raw better-sqlite3 makes the same promise with one sync per request; the
