@@ -126,8 +126,10 @@ export function filterText(filter: StoredFilter): string {
   // (queryCache.ts) all ask for it.
   let text = textByObject.get(filter);
   if (text === undefined) {
+    const before = uncacheable;
     text = textOf(filter);
-    textByObject.set(filter, text);
+    // A value that is not JSON gets a text of its own at every call: never kept, never reused.
+    if (uncacheable === before) textByObject.set(filter, text);
   }
   return text;
 }
