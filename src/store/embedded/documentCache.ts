@@ -10,6 +10,7 @@
  * eighth of the budget is never kept.
  */
 import type { DocumentJson } from '../port.js';
+import { CacheBudget, type Ordered, RecencyOrder } from './cacheParts.js';
 
 /** The default budget (`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB`, 32). */
 export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -17,63 +18,53 @@ export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 /** Per entry beyond its text: the key, the Map slot and the objects (approximate). */
 const ENTRY_OVERHEAD_BYTES = 128;
 
-interface Slot {
+interface Slot extends Ordered {
   entry: DocumentJson;
-  /** When the entry last moved to the end of the order: the count of moves so far. */
-  moved: number;
 }
 
 export class DocumentJsonCache {
   /** Insertion order is recency: a set, and a hit in the older half, moves its entry to the end. */
-  readonly #entries = new Map<string, Slot>();
-  /** Moves to the end so far: an entry with `moved` ≥ this − n has at most n entries after it. */
-  #moves = 0;
-  readonly #maxBytes: number;
-  readonly #maxEntryBytes: number;
-  #bytes = 0;
-  hits = 0;
-  misses = 0;
+  readonly #order = new RecencyOrder<Slot>();
+  readonly #entries = this.#order.entries;
+  readonly #budget: CacheBudget;
 
   /** `maxBytes` 0 keeps nothing. */
   constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
-    this.#maxEntryBytes = Math.floor(maxBytes / 8);
+    this.#budget = new CacheBudget(maxBytes);
   }
 
-  /**
-   * A hit moves its entry to the end only when the entry is in the older half of the order.
-   * Moving is a delete and an insert, most of a hit's cost, and an entry in the newer half is
-   * far from eviction: it is evicted only after passing through the whole older half unread.
-   */
+  get hits(): number {
+    return this.#budget.hits;
+  }
+
+  get misses(): number {
+    return this.#budget.misses;
+  }
+
+  /** A hit moves its entry to the newest end only from the older half (cacheParts.ts). */
   get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {
     const key = entryKey(scopeKey, collection, id);
     const slot = this.#entries.get(key);
     if (slot === undefined) {
-      this.misses += 1;
+      this.#budget.misses += 1;
       return undefined;
     }
-    this.hits += 1;
-    if (this.#moves - slot.moved >= this.#entries.size / 2) {
-      this.#entries.delete(key);
-      this.#moves += 1;
-      slot.moved = this.#moves;
-      this.#entries.set(key, slot);
-    }
+    this.#budget.hits += 1;
+    this.#order.used(key, slot);
     return slot.entry;
   }
 
   set(scopeKey: string, collection: string, id: string, entry: DocumentJson): void {
     const size = sizeOf(entry);
-    if (size > this.#maxEntryBytes) return;
+    if (size > this.#budget.maxEntryBytes) return;
     const key = entryKey(scopeKey, collection, id);
     this.#remove(key);
-    this.#moves += 1;
-    this.#entries.set(key, { entry, moved: this.#moves });
-    this.#bytes += size;
+    this.#order.add(key, { entry, moved: 0 });
+    this.#budget.bytes += size;
     for (const [oldest, old] of this.#entries) {
-      if (this.#bytes <= this.#maxBytes) break;
+      if (!this.#budget.over) break;
       this.#entries.delete(oldest);
-      this.#bytes -= sizeOf(old.entry);
+      this.#budget.bytes -= sizeOf(old.entry);
     }
   }
 
@@ -87,14 +78,14 @@ export class DocumentJsonCache {
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#budget.bytes;
   }
 
   #remove(key: string): void {
     const old = this.#entries.get(key);
     if (old === undefined) return;
     this.#entries.delete(key);
-    this.#bytes -= sizeOf(old.entry);
+    this.#budget.bytes -= sizeOf(old.entry);
   }
 }
 

@@ -21,6 +21,7 @@
  * collection to the newest end only from the older half of the order.
  */
 import type { FindQuery, StoredFilter } from '../port.js';
+import { CacheBudget, type Ordered, RecencyOrder } from './cacheParts.js';
 import { filterText, valueText } from './compileQuery.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
@@ -37,33 +38,34 @@ interface Kept {
   bytes: number;
 }
 
-interface Bucket {
+interface Bucket extends Ordered {
   /** Insertion order: oldest first. */
   readonly answers: Map<string, Kept>;
   bytes: number;
-  /** When the bucket last moved to the end of the order (the count of moves so far). */
-  moved: number;
 }
 
 export class QueryAnswerCache {
-  /** Insertion order is recency, by collection. */
-  readonly #buckets = new Map<string, Bucket>();
-  #moves = 0;
-  readonly #maxBytes: number;
-  readonly #maxAnswerBytes: number;
-  #bytes = 0;
-  hits = 0;
-  misses = 0;
+  /** Insertion order is recency, by collection (cacheParts.ts). */
+  readonly #order = new RecencyOrder<Bucket>();
+  readonly #buckets = this.#order.entries;
+  readonly #budget: CacheBudget;
 
   /** `maxBytes` 0 keeps nothing. */
   constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
-    this.#maxAnswerBytes = Math.floor(maxBytes / 8);
+    this.#budget = new CacheBudget(maxBytes);
   }
 
   /** Approximate bytes held. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#budget.bytes;
+  }
+
+  get hits(): number {
+    return this.#budget.hits;
+  }
+
+  get misses(): number {
+    return this.#budget.misses;
   }
 
   get(scopeKey: string, collection: string, key: string): QueryAnswer | undefined {
@@ -71,38 +73,32 @@ export class QueryAnswerCache {
     const bucket = this.#buckets.get(name);
     const kept = bucket?.answers.get(key);
     if (bucket === undefined || kept === undefined) {
-      this.misses += 1;
+      this.#budget.misses += 1;
       return undefined;
     }
-    this.hits += 1;
-    if (this.#moves - bucket.moved >= this.#buckets.size / 2) {
-      this.#buckets.delete(name);
-      this.#moves += 1;
-      bucket.moved = this.#moves;
-      this.#buckets.set(name, bucket);
-    }
+    this.#budget.hits += 1;
+    this.#order.used(name, bucket);
     return kept.answer;
   }
 
   set(scopeKey: string, collection: string, key: string, answer: QueryAnswer): void {
     const bytes = sizeOf(key, answer);
-    if (bytes > this.#maxAnswerBytes) return;
+    if (bytes > this.#budget.maxEntryBytes) return;
     const name = bucketName(scopeKey, collection);
     let bucket = this.#buckets.get(name);
     if (bucket === undefined) {
-      this.#moves += 1;
-      bucket = { answers: new Map(), bytes: 0, moved: this.#moves };
-      this.#buckets.set(name, bucket);
+      bucket = { answers: new Map(), bytes: 0, moved: 0 };
+      this.#order.add(name, bucket);
     }
     const old = bucket.answers.get(key);
     if (old !== undefined) {
       bucket.answers.delete(key);
       bucket.bytes -= old.bytes;
-      this.#bytes -= old.bytes;
+      this.#budget.bytes -= old.bytes;
     }
     bucket.answers.set(key, { answer, bytes });
     bucket.bytes += bytes;
-    this.#bytes += bytes;
+    this.#budget.bytes += bytes;
     this.#evict();
   }
 
@@ -113,18 +109,18 @@ export class QueryAnswerCache {
     const bucket = this.#buckets.get(name);
     if (bucket === undefined) return;
     this.#buckets.delete(name);
-    this.#bytes -= bucket.bytes;
+    this.#budget.bytes -= bucket.bytes;
   }
 
   /** Oldest collection first, its oldest answers first, until the budget holds. */
   #evict(): void {
     for (const [name, bucket] of this.#buckets) {
-      if (this.#bytes <= this.#maxBytes) return;
+      if (!this.#budget.over) return;
       for (const [key, kept] of bucket.answers) {
-        if (this.#bytes <= this.#maxBytes) break;
+        if (!this.#budget.over) break;
         bucket.answers.delete(key);
         bucket.bytes -= kept.bytes;
-        this.#bytes -= kept.bytes;
+        this.#budget.bytes -= kept.bytes;
       }
       if (bucket.answers.size === 0) this.#buckets.delete(name);
     }
