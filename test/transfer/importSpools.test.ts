@@ -183,7 +183,9 @@ describe('import spools left by a stopped process', () => {
     const target = await mkdtemp(join(dir, 'spool-link-target-'));
     made.push(target.slice(dir.length + 1));
     await writeFile(join(target, 'keep'), 'x');
-    const link = `folio-import-${deadPid}-0badcafe-l${suffix.slice(1)}`;
+    // Upper case: the random suffixes are lower case, so the link never takes `dead`'s name
+    // (with a lower-case `l` it did whenever the suffix began with one).
+    const link = `folio-import-${deadPid}-0badcafe-L${suffix.slice(1)}`;
     await symlink(target, join(dir, link));
     made.push(link);
 
