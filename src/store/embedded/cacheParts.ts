@@ -1,9 +1,9 @@
 /**
- * What the embedded store's caches (documentCache.ts, queryCache.ts) share: an order of use and
- * a byte budget.
+ * What the embedded store's caches (documentCache.ts, queryCache.ts) share: an order of use, a
+ * byte budget and their counts.
  */
 
-/** An entry of a RecencyOrder. */
+/** An entry of a RecentlyUsedCache. */
 export interface Ordered {
   /** When the entry last moved to the newest end: the count of moves so far then. */
   moved: number;
@@ -14,40 +14,20 @@ export interface Ordered {
  * evicted first. A hit moves its entry to the newest end only when the entry is in the older
  * half of the order: moving is a delete and an insert, most of a hit's cost, and an entry in
  * the newer half is far from eviction (it is evicted only after passing through the whole older
- * half unread).
+ * half unread). Entries are measured approximately, in bytes, against a budget; none larger
+ * than an eighth of the budget is kept (so one entry never empties most of the cache).
  */
-export class RecencyOrder<V extends Ordered> {
+export abstract class RecentlyUsedCache<V extends Ordered> {
   /** Oldest first. */
-  readonly entries = new Map<string, V>();
+  protected readonly entries = new Map<string, V>();
+  protected readonly maxBytes: number;
+  protected readonly maxEntryBytes: number;
+  /** Approximate bytes held; the subclass adds and removes its entries' sizes. */
+  protected held = 0;
   /** Moves to the newest end so far: an entry with `moved` ≥ this − n has at most n after it. */
   #moves = 0;
-
-  /** Puts `value` at the newest end (replacing any entry of `key`). */
-  add(key: string, value: V): void {
-    this.entries.delete(key);
-    this.#moves += 1;
-    value.moved = this.#moves;
-    this.entries.set(key, value);
-  }
-
-  /** A hit on `value`, the entry of `key`: to the newest end if it is in the older half. */
-  used(key: string, value: V): void {
-    if (this.#moves - value.moved >= this.entries.size / 2) this.add(key, value);
-  }
-}
-
-/**
- * A cache's byte budget and its counts: the caches measure their entries approximately, in
- * bytes, and never keep one larger than an eighth of the budget (so one entry never empties
- * most of the cache).
- */
-export class CacheBudget {
-  readonly maxBytes: number;
-  readonly maxEntryBytes: number;
-  /** Approximate bytes held. */
-  bytes = 0;
-  hits = 0;
-  misses = 0;
+  #hits = 0;
+  #misses = 0;
 
   /** `maxBytes` 0 keeps nothing. */
   constructor(maxBytes: number) {
@@ -55,7 +35,39 @@ export class CacheBudget {
     this.maxEntryBytes = Math.floor(maxBytes / 8);
   }
 
-  get over(): boolean {
-    return this.bytes > this.maxBytes;
+  /** Approximate bytes held. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  get hits(): number {
+    return this.#hits;
+  }
+
+  get misses(): number {
+    return this.#misses;
+  }
+
+  /** Puts `value` at the newest end (replacing any entry of `key`). */
+  protected add(key: string, value: V): void {
+    this.entries.delete(key);
+    this.#moves += 1;
+    value.moved = this.#moves;
+    this.entries.set(key, value);
+  }
+
+  /** Counts a hit on `value`, the entry of `key`: to the newest end if it is in the older half. */
+  protected hit(key: string, value: V): void {
+    this.#hits += 1;
+    if (this.#moves - value.moved >= this.entries.size / 2) this.add(key, value);
+  }
+
+  protected miss(): undefined {
+    this.#misses += 1;
+    return undefined;
+  }
+
+  protected get over(): boolean {
+    return this.held > this.maxBytes;
   }
 }

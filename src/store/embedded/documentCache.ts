@@ -6,11 +6,11 @@
  * commands write accounts and keys only), and every write goes through one place that evicts
  * the documents it writes before its commit and, for a single-document commit, puts their new
  * text back once the group has committed, so an entry is never stale. Bounded by an approximate
- * byte budget, least recently used out first (nearly: see `get`); a document larger than an
+ * byte budget, least recently used out first (nearly: see cacheParts.ts); a document larger than an
  * eighth of the budget is never kept.
  */
 import type { DocumentJson } from '../port.js';
-import { CacheBudget, type Ordered, RecencyOrder } from './cacheParts.js';
+import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
 
 /** The default budget (`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB`, 32). */
 export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -22,49 +22,27 @@ interface Slot extends Ordered {
   entry: DocumentJson;
 }
 
-export class DocumentJsonCache {
-  /** Insertion order is recency: a set, and a hit in the older half, moves its entry to the end. */
-  readonly #order = new RecencyOrder<Slot>();
-  readonly #entries = this.#order.entries;
-  readonly #budget: CacheBudget;
-
-  /** `maxBytes` 0 keeps nothing. */
-  constructor(maxBytes: number) {
-    this.#budget = new CacheBudget(maxBytes);
-  }
-
-  get hits(): number {
-    return this.#budget.hits;
-  }
-
-  get misses(): number {
-    return this.#budget.misses;
-  }
-
-  /** A hit moves its entry to the newest end only from the older half (cacheParts.ts). */
+/** Least recently used out first (nearly: a hit moves its entry only from the older half, cacheParts.ts). */
+export class DocumentJsonCache extends RecentlyUsedCache<Slot> {
   get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {
     const key = entryKey(scopeKey, collection, id);
-    const slot = this.#entries.get(key);
-    if (slot === undefined) {
-      this.#budget.misses += 1;
-      return undefined;
-    }
-    this.#budget.hits += 1;
-    this.#order.used(key, slot);
+    const slot = this.entries.get(key);
+    if (slot === undefined) return this.miss();
+    this.hit(key, slot);
     return slot.entry;
   }
 
   set(scopeKey: string, collection: string, id: string, entry: DocumentJson): void {
     const size = sizeOf(entry);
-    if (size > this.#budget.maxEntryBytes) return;
+    if (size > this.maxEntryBytes) return;
     const key = entryKey(scopeKey, collection, id);
     this.#remove(key);
-    this.#order.add(key, { entry, moved: 0 });
-    this.#budget.bytes += size;
-    for (const [oldest, old] of this.#entries) {
-      if (!this.#budget.over) break;
-      this.#entries.delete(oldest);
-      this.#budget.bytes -= sizeOf(old.entry);
+    this.add(key, { entry, moved: 0 });
+    this.held += size;
+    for (const [oldest, old] of this.entries) {
+      if (!this.over) break;
+      this.entries.delete(oldest);
+      this.held -= sizeOf(old.entry);
     }
   }
 
@@ -74,18 +52,14 @@ export class DocumentJsonCache {
   }
 
   get size(): number {
-    return this.#entries.size;
-  }
-
-  get bytes(): number {
-    return this.#budget.bytes;
+    return this.entries.size;
   }
 
   #remove(key: string): void {
-    const old = this.#entries.get(key);
+    const old = this.entries.get(key);
     if (old === undefined) return;
-    this.#entries.delete(key);
-    this.#budget.bytes -= sizeOf(old.entry);
+    this.entries.delete(key);
+    this.held -= sizeOf(old.entry);
   }
 }
 

@@ -21,7 +21,7 @@
  * collection to the newest end only from the older half of the order.
  */
 import type { FindQuery, StoredFilter } from '../port.js';
-import { CacheBudget, type Ordered, RecencyOrder } from './cacheParts.js';
+import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
 import { filterText, valueText } from './compileQuery.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
@@ -44,85 +44,59 @@ interface Bucket extends Ordered {
   bytes: number;
 }
 
-export class QueryAnswerCache {
-  /** Insertion order is recency, by collection (cacheParts.ts). */
-  readonly #order = new RecencyOrder<Bucket>();
-  readonly #buckets = this.#order.entries;
-  readonly #budget: CacheBudget;
-
-  /** `maxBytes` 0 keeps nothing. */
-  constructor(maxBytes: number) {
-    this.#budget = new CacheBudget(maxBytes);
-  }
-
-  /** Approximate bytes held. */
-  get bytes(): number {
-    return this.#budget.bytes;
-  }
-
-  get hits(): number {
-    return this.#budget.hits;
-  }
-
-  get misses(): number {
-    return this.#budget.misses;
-  }
-
+/** The least recently used collection's oldest answers out first (cacheParts.ts). */
+export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
   get(scopeKey: string, collection: string, key: string): QueryAnswer | undefined {
     const name = bucketName(scopeKey, collection);
-    const bucket = this.#buckets.get(name);
+    const bucket = this.entries.get(name);
     const kept = bucket?.answers.get(key);
-    if (bucket === undefined || kept === undefined) {
-      this.#budget.misses += 1;
-      return undefined;
-    }
-    this.#budget.hits += 1;
-    this.#order.used(name, bucket);
+    if (bucket === undefined || kept === undefined) return this.miss();
+    this.hit(name, bucket);
     return kept.answer;
   }
 
   set(scopeKey: string, collection: string, key: string, answer: QueryAnswer): void {
     const bytes = sizeOf(key, answer);
-    if (bytes > this.#budget.maxEntryBytes) return;
+    if (bytes > this.maxEntryBytes) return;
     const name = bucketName(scopeKey, collection);
-    let bucket = this.#buckets.get(name);
+    let bucket = this.entries.get(name);
     if (bucket === undefined) {
       bucket = { answers: new Map(), bytes: 0, moved: 0 };
-      this.#order.add(name, bucket);
+      this.add(name, bucket);
     }
     const old = bucket.answers.get(key);
     if (old !== undefined) {
       bucket.answers.delete(key);
       bucket.bytes -= old.bytes;
-      this.#budget.bytes -= old.bytes;
+      this.held -= old.bytes;
     }
     bucket.answers.set(key, { answer, bytes });
     bucket.bytes += bytes;
-    this.#budget.bytes += bytes;
+    this.held += bytes;
     this.#evict();
   }
 
   /** The collection's documents are about to be written: its answers no longer hold. */
   written(scopeKey: string, collection: string): void {
-    if (this.#buckets.size === 0) return;
+    if (this.entries.size === 0) return;
     const name = bucketName(scopeKey, collection);
-    const bucket = this.#buckets.get(name);
+    const bucket = this.entries.get(name);
     if (bucket === undefined) return;
-    this.#buckets.delete(name);
-    this.#budget.bytes -= bucket.bytes;
+    this.entries.delete(name);
+    this.held -= bucket.bytes;
   }
 
   /** Oldest collection first, its oldest answers first, until the budget holds. */
   #evict(): void {
-    for (const [name, bucket] of this.#buckets) {
-      if (!this.#budget.over) return;
+    for (const [name, bucket] of this.entries) {
+      if (!this.over) return;
       for (const [key, kept] of bucket.answers) {
-        if (!this.#budget.over) break;
+        if (!this.over) break;
         bucket.answers.delete(key);
         bucket.bytes -= kept.bytes;
-        this.#budget.bytes -= kept.bytes;
+        this.held -= kept.bytes;
       }
-      if (bucket.answers.size === 0) this.#buckets.delete(name);
+      if (bucket.answers.size === 0) this.entries.delete(name);
     }
   }
 }
