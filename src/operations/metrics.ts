@@ -15,9 +15,9 @@ export interface MetricSources {
   /** The embedded store's background WAL checkpoints; null on MongoDB. */
   walCheckpoints(): WalCheckpointCounts | null;
   /** The embedded store's cache of documents read by id; null on MongoDB. */
-  documentCache(): DocumentCacheCounts | null;
-  /** The embedded store's cache of list pages and counts (same counts); null on MongoDB. */
-  queryCache?(): DocumentCacheCounts | null;
+  documentCache(): CacheCounts | null;
+  /** The embedded store's cache of list pages and counts; null on MongoDB. */
+  queryCache(): CacheCounts | null;
   /** The embedded store's group commits; null on MongoDB. */
   commitGroups(): CommitGroupCounts | null;
   /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
@@ -34,8 +34,8 @@ export interface CommitGroupCounts {
   durable: number;
 }
 
-/** As the embedded store counts them (src/store/embedded/documentCache.ts). */
-export interface DocumentCacheCounts {
+/** As the embedded store's caches count them (src/store/embedded/cacheParts.ts). */
+export interface CacheCounts {
   hits: number;
   misses: number;
   bytes: number;
@@ -154,39 +154,35 @@ export class FolioMetrics {
       'Embedded store: time the background worker spent checkpointing.',
       (c) => c.totalMs / 1000,
     );
-    const cache = () => sources()?.documentCache() ?? null;
-    const cacheCounted = (name: string, help: string, read: (counts: DocumentCacheCounts) => number) =>
-      total(cache, name, help, read);
-    cacheCounted(
-      'folio_sqlite_document_cache_hits_total',
-      'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
-      (c) => c.hits,
-    );
-    cacheCounted(
-      'folio_sqlite_document_cache_misses_total',
-      'Embedded store: documents read by id (GET, each document of a list page) from the database.',
-      (c) => c.misses,
-    );
-    const answers = () => sources()?.queryCache?.() ?? null;
-    total(
-      answers,
-      'folio_sqlite_query_cache_hits_total',
-      'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
-      (c) => c.hits,
-    );
-    total(
-      answers,
-      'folio_sqlite_query_cache_misses_total',
-      'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
-      (c) => c.misses,
-    );
-    new Gauge({
-      name: 'folio_sqlite_query_cache_bytes',
-      help: 'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
-      registers,
-      collect() {
-        this.set(answers()?.bytes ?? 0);
-      },
+    // Each embedded cache: `<prefix>_hits_total`, `<prefix>_misses_total`, `<prefix>_bytes`.
+    const cacheMetrics = (
+      read: () => CacheCounts | null,
+      prefix: string,
+      help: Record<keyof CacheCounts, string>,
+    ) => {
+      total(read, `${prefix}_hits_total`, help.hits, (c) => c.hits);
+      total(read, `${prefix}_misses_total`, help.misses, (c) => c.misses);
+      new Gauge({
+        name: `${prefix}_bytes`,
+        help: help.bytes,
+        registers,
+        collect() {
+          this.set(read()?.bytes ?? 0);
+        },
+      });
+    };
+    cacheMetrics(() => sources()?.documentCache() ?? null, 'folio_sqlite_document_cache', {
+      hits: 'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
+      misses: 'Embedded store: documents read by id (GET, each document of a list page) from the database.',
+      bytes:
+        'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
+    });
+    cacheMetrics(() => sources()?.queryCache() ?? null, 'folio_sqlite_query_cache', {
+      hits: 'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
+      misses:
+        'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
+      bytes:
+        'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
     });
     const groups = () => sources()?.commitGroups() ?? null;
     total(
@@ -201,14 +197,6 @@ export class FolioMetrics {
       'Embedded store: of those, the ones that waited for the disk (a bulk request syncs once).',
       (c) => c.durable,
     );
-    new Gauge({
-      name: 'folio_sqlite_document_cache_bytes',
-      help: 'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
-      registers,
-      collect() {
-        this.set(cache()?.bytes ?? 0);
-      },
-    });
     const feed = () => sources()?.changeFeed?.() ?? null;
     const feedCounted = (name: string, help: string, read: (counts: ChangeFeedCounts) => number) =>
       total(feed, name, help, read);
