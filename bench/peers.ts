@@ -214,29 +214,46 @@ export async function expectStatus(
   return res.text;
 }
 
-/** An account on the Team plan with a project `bench` and a pool of read-write keys. */
-/** Folio as the main one runs, query cache off, over the same 100,000 rows (FOLIO_UNCACHED). */
-async function startFolioUncached(dir: string): Promise<{ server: Server; nextKey: () => string }> {
-  const server = await startProcess(
-    FOLIO_UNCACHED,
+/**
+ * `folio serve` as in production (data in `dir/tag`, its log in `dir/tag.log`): request log at
+ * info, written to a file. The limiter still
+ * counts every request; on a fast machine the Team plan's 200/s per key over the key pool would
+ * cap the measurement (a project holds at most 100 active keys), so the plan's rate is raised.
+ */
+function startFolio(
+  dir: string,
+  name: string,
+  tag: string,
+  env: Record<string, string> = {},
+): Promise<Server> {
+  return startProcess(
+    name,
     [...FOLIO_NODE_ARGS, 'bin/folio.js', 'serve'],
     {
       PORT: '0',
       HOST: '127.0.0.1',
-      FOLIO_DATA_DIR: join(dir, 'data-uncached'),
+      FOLIO_DATA_DIR: join(dir, tag),
       FOLIO_BOOTSTRAP: 'false',
       FOLIO_LOG_LEVEL: 'info',
       FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: String(RATE_LIMIT),
-      FOLIO_EMBEDDED_QUERY_CACHE_MB: '0',
+      ...env,
     },
-    join(dir, 'folio-uncached.log'),
+    join(dir, `${tag}.log`),
     /listening on (\S+)/,
   );
+}
+
+/** A second Folio, query cache off, over the same 100,000 rows (FOLIO_UNCACHED). */
+async function startFolioUncached(dir: string): Promise<{ server: Server; nextKey: () => string }> {
+  const server = await startFolio(dir, FOLIO_UNCACHED, 'folio-uncached', {
+    FOLIO_EMBEDDED_QUERY_CACHE_MB: '0',
+  });
   const nextKey = cycle((await folioTenant(server.url)).keys);
   await seedFolioBig(server.url, nextKey());
   return { server, nextKey };
 }
 
+/** An account on the Team plan with a project `bench` and a pool of read-write keys. */
 async function folioTenant(url: string): Promise<{ project: string; keys: string[] }> {
   const signup = JSON.parse(
     await expectStatus(
@@ -418,23 +435,7 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
   const servers: Server[] = [];
   let parse: ParsePeer | null = null;
   try {
-    // Folio as `folio serve` runs it: request log at info, written to a file.
-    const folio = await startProcess(
-      'Folio',
-      [...FOLIO_NODE_ARGS, 'bin/folio.js', 'serve'],
-      {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        FOLIO_DATA_DIR: join(dir, 'data'),
-        FOLIO_BOOTSTRAP: 'false',
-        FOLIO_LOG_LEVEL: 'info',
-        // The limiter still counts every request; on a fast machine the Team plan's 200/s per key
-        // over the key pool would cap the measurement (a project holds at most 100 active keys).
-        FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: String(RATE_LIMIT),
-      },
-      join(dir, 'folio.log'),
-      /listening on (\S+)/,
-    );
+    const folio = await startFolio(dir, 'Folio', 'folio');
     servers.push(folio);
     const tenant = await folioTenant(folio.url);
     const nextKey = cycle(tenant.keys);

@@ -65,23 +65,29 @@ export function judgeTargets(lookup: Lookup, targets = STORAGE_TARGETS): Verdict
           ? folio.requestsPerSecond / other.requestsPerSecond
           : folio.cpuMicrosPerRequest / other.cpuMicrosPerRequest
         : Number.NaN;
-    if (!Number.isFinite(measured)) return { target, measured, met: null };
-    return {
-      target,
-      measured,
-      met: target.measure === 'throughput' ? measured >= target.ratio : measured <= target.ratio,
-    };
+    return { target, measured, met: meets(measured, target.ratio, target.measure === 'throughput') };
   });
+}
+
+/** Whether a ratio meets its bound (`atLeast`: from below, else from above); null when not measured. */
+function meets(measured: number, ratio: number, atLeast: boolean): boolean | null {
+  if (!Number.isFinite(measured)) return null;
+  return atLeast ? measured >= ratio : measured <= ratio;
+}
+
+/** A row of a report's target table: what is asked, what was measured, whether it is met. */
+function targetRow(asked: string, measured: number, met: boolean | null): string {
+  const verdict = met === null ? 'not measured' : met ? 'yes' : 'no';
+  return `| ${asked} | ${Number.isFinite(measured) ? measured.toFixed(2) : 'n/a'} | ${verdict} |`;
 }
 
 export function verdictLine(v: Verdict): string {
   const { workload, measure, versus, ratio } = v.target;
-  const name =
+  const asked =
     measure === 'throughput'
       ? `${workload}: req/s ≥ ${ratio} × ${versus}`
       : `${workload}: CPU per request ≤ ${ratio} × ${versus}`;
-  const met = v.met === null ? 'not measured' : v.met ? 'yes' : 'no';
-  return `| ${name} | ${Number.isFinite(v.measured) ? v.measured.toFixed(2) : 'n/a'} | ${met} |`;
+  return targetRow(asked, v.measured, v.met);
 }
 
 /**
@@ -125,21 +131,15 @@ export function judgeOneShot(
       pair?.folio !== undefined && pair.raw !== undefined && pair.raw > 0
         ? pair.folio / pair.raw
         : Number.NaN;
-    if (!Number.isFinite(measured)) return { target, measured, met: null };
-    return {
-      target,
-      measured,
-      met: target.measure === 'rate' ? measured >= target.ratio : measured <= target.ratio,
-    };
+    return { target, measured, met: meets(measured, target.ratio, target.measure === 'rate') };
   });
 }
 
 export function oneShotLine(v: ReturnType<typeof judgeOneShot>[number]): string {
   const { name, measure, ratio } = v.target;
-  const text =
+  const asked =
     measure === 'rate'
       ? `${name}: documents/s ≥ ${ratio} × raw better-sqlite3`
       : `${name}: time ≤ ${ratio} × raw better-sqlite3's`;
-  const met = v.met === null ? 'not measured' : v.met ? 'yes' : 'no';
-  return `| ${text} | ${Number.isFinite(v.measured) ? v.measured.toFixed(2) : 'n/a'} | ${met} |`;
+  return targetRow(asked, v.measured, v.met);
 }

@@ -16,6 +16,14 @@ export const RAW_ROWS = 'raw better-sqlite3, same rows';
  */
 export const FOLIO_UNCACHED = 'Folio, no query cache';
 
+const LIST = `filtered list, sort, limit ${PAGE}`;
+const COUNT = 'count';
+/**
+ * The same page without `meta.total` (Folio's documented `total=none`): the same storage work
+ * as raw better-sqlite3's page, which computes no total. The list row keeps the default.
+ */
+const LIST_NO_TOTAL = `${LIST}, no total`;
+
 /**
  * A merge patch that changes the document every time (`n` counts up). A constant patch is a
  * no-op from its second application on, and SQLite commits an UPDATE that leaves a row as it
@@ -80,16 +88,57 @@ function varying(
   };
 }
 
+/**
+ * A Folio's list, list without a total and count over `bench/big` (`<prefix>-list`,
+ * `<prefix>-list-nototal`, `<prefix>-count`); the list and count share one cycle of categories,
+ * as raw better-sqlite3's do.
+ */
+function folioQueryTargets(
+  prefix: string,
+  system: Target['system'],
+  url: string,
+  key: () => string,
+): Target[] {
+  const category = categoryCycle();
+  const noTotalCategory = categoryCycle();
+  return [
+    varying(
+      `${prefix}-list`,
+      system,
+      LIST,
+      url,
+      'GET',
+      () => `/bench/big?filter[category]=${category()}&sort=price&limit=${PAGE}`,
+      {
+        key,
+      },
+    ),
+    varying(
+      `${prefix}-list-nototal`,
+      system,
+      LIST_NO_TOTAL,
+      url,
+      'GET',
+      () => `/bench/big?filter[category]=${noTotalCategory()}&sort=price&limit=${PAGE}&total=none`,
+      { key },
+    ),
+    varying(
+      `${prefix}-count`,
+      system,
+      COUNT,
+      url,
+      'GET',
+      () => `/bench/big?count=true&filter[category]=${category()}`,
+      {
+        key,
+      },
+    ),
+  ];
+}
+
 export function workloadTargets(s: WorkloadServers): Target[] {
   const targets: Target[] = [];
   const patch = 'PATCH merge';
-  const list = `filtered list, sort, limit ${PAGE}`;
-  const count = 'count';
-  // The same page without `meta.total` (Folio's documented `total=none`): the same storage work
-  // as raw better-sqlite3's page, which computes no total. The list row above keeps the default.
-  const listNoTotal = `${list}, no total`;
-  const folioCategory = categoryCycle();
-  const folioNoTotalCategory = categoryCycle();
   const rawNoTotalCategory = categoryCycle();
   const rawCategory = categoryCycle();
   const jsonCategory = categoryCycle();
@@ -102,75 +151,18 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       body: patchBody,
       contentType: 'application/merge-patch+json',
     }),
-    { name: 'koa-list', system: 'bare Koa', workload: list, options: { url: `${s.bare.url}/docs` } },
-    varying(
-      'folio-list',
-      'Folio',
-      list,
-      s.folio.url,
-      'GET',
-      () => `/bench/big?filter[category]=${folioCategory()}&sort=price&limit=${PAGE}`,
-      { key: s.nextKey },
-    ),
-    varying(
-      'folio-list-nototal',
-      'Folio',
-      listNoTotal,
-      s.folio.url,
-      'GET',
-      () => `/bench/big?filter[category]=${folioNoTotalCategory()}&sort=price&limit=${PAGE}&total=none`,
-      { key: s.nextKey },
-    ),
+    { name: 'koa-list', system: 'bare Koa', workload: LIST, options: { url: `${s.bare.url}/docs` } },
     {
       name: 'koa-count',
       system: 'bare Koa',
-      workload: count,
+      workload: COUNT,
       options: { url: `${s.bare.url}/docs?count=true` },
     },
-    varying(
-      'folio-count',
-      'Folio',
-      count,
-      s.folio.url,
-      'GET',
-      () => `/bench/big?count=true&filter[category]=${folioCategory()}`,
-      { key: s.nextKey },
-    ),
+    ...folioQueryTargets('folio', 'Folio', s.folio.url, s.nextKey),
   );
   if (s.folioUncached) {
     const { server, nextKey } = s.folioUncached;
-    const listCategory = categoryCycle();
-    const noTotalCategory = categoryCycle();
-    const countCategory = categoryCycle();
-    targets.push(
-      varying(
-        'folionc-list',
-        FOLIO_UNCACHED,
-        list,
-        server.url,
-        'GET',
-        () => `/bench/big?filter[category]=${listCategory()}&sort=price&limit=${PAGE}`,
-        { key: nextKey },
-      ),
-      varying(
-        'folionc-list-nototal',
-        FOLIO_UNCACHED,
-        listNoTotal,
-        server.url,
-        'GET',
-        () => `/bench/big?filter[category]=${noTotalCategory()}&sort=price&limit=${PAGE}&total=none`,
-        { key: nextKey },
-      ),
-      varying(
-        'folionc-count',
-        FOLIO_UNCACHED,
-        count,
-        server.url,
-        'GET',
-        () => `/bench/big?count=true&filter[category]=${countCategory()}`,
-        { key: nextKey },
-      ),
-    );
+    targets.push(...folioQueryTargets('folionc', FOLIO_UNCACHED, server.url, nextKey));
   }
   if (s.raw) {
     const raw = s.raw.url;
@@ -198,7 +190,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'raw-list',
         'raw better-sqlite3',
-        list,
+        LIST,
         raw,
         'GET',
         () => `/big?category=${rawCategory()}&limit=${PAGE}`,
@@ -206,7 +198,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'raw-list-nototal',
         'raw better-sqlite3',
-        listNoTotal,
+        LIST_NO_TOTAL,
         raw,
         'GET',
         () => `/big?category=${rawNoTotalCategory()}&limit=${PAGE}`,
@@ -214,7 +206,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'raw-count',
         'raw better-sqlite3',
-        count,
+        COUNT,
         raw,
         'GET',
         () => `/big/count?category=${rawCategory()}`,
@@ -241,7 +233,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'json-server-list',
         'json-server',
-        list,
+        LIST,
         s.jsonBig.url,
         'GET',
         () => `/big?category=${jsonCategory()}&_sort=price&_limit=${PAGE}`,
@@ -250,7 +242,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'json-server-count',
         'json-server',
-        count,
+        COUNT,
         s.jsonBig.url,
         'GET',
         () => `/big?category=${jsonCategory()}&_limit=0`,
@@ -262,7 +254,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying(
         'pouchdb-list',
         'pouchdb-server',
-        list,
+        LIST,
         s.pouch.url,
         'GET',
         () =>

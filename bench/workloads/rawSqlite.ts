@@ -154,6 +154,13 @@ const insertMany = db.transaction((docs: unknown[]) => {
   for (const doc of docs) insertImported.run(randomUUID(), JSON.stringify(doc));
 });
 
+/** The documents of an NDJSON body, one a line (empty lines skipped). */
+const ndjsonDocs = (text: string): Array<Record<string, unknown>> =>
+  text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
 const app = new Koa();
 const router = new Router();
 router.get('/items/:id', (ctx) => {
@@ -193,10 +200,7 @@ router.post('/rows/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
   ctx.body = { inserted: docs.length };
 });
 router.post('/rows/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
-  const docs = String(ctx.request.body)
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const docs = ndjsonDocs(String(ctx.request.body));
   rowsCreateMany(docs, 'imported');
   ctx.body = { imported: docs.length };
 });
@@ -214,11 +218,7 @@ router.post('/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
   ctx.body = { inserted: docs.length };
 });
 router.post('/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
-  const text = String(ctx.request.body);
-  const docs = text
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as unknown);
+  const docs = ndjsonDocs(String(ctx.request.body));
   insertMany(docs);
   ctx.body = { imported: docs.length };
 });

@@ -40,16 +40,16 @@ export interface FolioSide {
 export interface Baselines {
   rawImportDocsPerSecond?: number;
   rawImportCsvDocsPerSecond?: number;
+  rawExportSeconds?: number;
+  rawBulkMs?: number;
+  /** Server CPU: µs per imported document (NDJSON, CSV), ms for the export, ms per bulk request (mean). */
+  rawImportCpuMicrosPerDoc?: number;
+  rawImportCsvCpuMicrosPerDoc?: number;
+  rawExportCpuMs?: number;
+  rawBulkCpuMs?: number;
   /** raw better-sqlite3 writing Folio's rows (document, version, change) for each document. */
   rowsImportDocsPerSecond?: number;
   rowsBulkMs?: number;
-  rawImportCsvCpuMicrosPerDoc?: number;
-  rawExportSeconds?: number;
-  rawBulkMs?: number;
-  /** Server CPU: µs per imported document, ms for the export, ms per bulk request (mean). */
-  rawImportCpuMicrosPerDoc?: number;
-  rawExportCpuMs?: number;
-  rawBulkCpuMs?: number;
   pouchImportDocsPerSecond?: number;
   pouchBulkMs?: number;
 }
