@@ -118,6 +118,30 @@ describe('query cache over HTTP', () => {
     expect(seen.missed).to.equal(0);
   });
 
+  it('keeps each tenant’s and each environment’s answers apart, for the same collection and question', async () => {
+    const other = await server.tenant({ plan: 'team' });
+    const live = (await tenant.newKey({ env: 'live' })).rawKey;
+    const askers = [
+      { key: tenant.key, project: tenant.project, docs: 1 },
+      { key: live, project: tenant.project, docs: 2 },
+      { key: other.key, project: other.project, docs: 3 },
+    ];
+    for (const { key, project, docs } of askers) {
+      for (let i = 0; i < docs; i++) {
+        const res = await server.request('POST', `/${project}/shared`, { key, body: { n: i } });
+        expect(res.status).to.equal(201);
+      }
+    }
+    // Each asks twice (the second from the cache); each sees only its own documents.
+    for (let round = 0; round < 2; round++) {
+      for (const { key, project, docs } of askers) {
+        const count = await server.request('GET', `/${project}/shared?count=true`, { key });
+        const page = await server.request('GET', `/${project}/shared?sort=n`, { key });
+        expect([count.body.count, page.body.data.length]).to.deep.equal([docs, docs]);
+      }
+    }
+  });
+
   it('keeps nothing with FOLIO_EMBEDDED_QUERY_CACHE_MB at 0', async () => {
     const off = await startTestServer({
       config: { metrics: { enabled: true, token: TOKEN }, embedded: { queryCacheMb: 0 } },
