@@ -47,4 +47,44 @@ describe('BoundedCache (memos bounded by forgetting everything when full)', () =
     expect(cache.get('toString')).to.equal(undefined);
     expect(cache.size).to.equal(3);
   });
+
+  describe('with a byte budget', () => {
+    it('keeps entries up to exactly `maxBytes`, and forgets everything on the first byte past it', () => {
+      const cache = new BoundedCache<number>(100, 30);
+      cache.set('a', 1, 10);
+      cache.set('b', 2, 20);
+      expect(cache.size).to.equal(2);
+      expect(cache.bytes).to.equal(30);
+      cache.set('c', 3, 1);
+      expect(cache.size).to.equal(1);
+      expect(cache.get('a')).to.equal(undefined);
+      expect(cache.get('c')).to.equal(3);
+      expect(cache.bytes).to.equal(1);
+    });
+
+    it('keeps no entry larger than the budget, and forgets nothing for it', () => {
+      const cache = new BoundedCache<number>(100, 30);
+      cache.set('a', 1, 10);
+      cache.set('huge', 2, 31);
+      expect(cache.has('huge')).to.equal(false);
+      expect(cache.get('a')).to.equal(1);
+      cache.set('whole', 3, 20);
+      expect(cache.bytes).to.equal(30);
+    });
+
+    it('a replaced or deleted entry gives its bytes back', () => {
+      const cache = new BoundedCache<number>(100, 30);
+      cache.set('a', 1, 25);
+      cache.set('a', 2, 5);
+      expect(cache.bytes).to.equal(5);
+      cache.set('b', 3, 25);
+      expect(cache.size).to.equal(2);
+      cache.delete('b');
+      expect(cache.bytes).to.equal(5);
+      // A replacement too large for the budget leaves the key out, not its old value in.
+      cache.set('a', 4, 31);
+      expect(cache.has('a')).to.equal(false);
+      expect(cache.bytes).to.equal(0);
+    });
+  });
 });

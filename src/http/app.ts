@@ -20,6 +20,7 @@ import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { requestId } from './middleware/requestId.js';
 import { requestMetrics } from './middleware/requestMetrics.js';
+import { shareParsedQueries } from './queryStrings.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
 import { registerCollectionRoutes } from './routes/collections.js';
@@ -55,6 +56,7 @@ export function createApp(
     maxIpsCount: 1,
   });
   app.context.services = services;
+  shareParsedQueries(app);
   defineRequestLog(app.context, logger);
   // Errors are answered by errorHandler; Koa's own handler would only log them twice.
   app.silent = true;

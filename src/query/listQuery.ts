@@ -95,7 +95,34 @@ export const listParamsSchema = z.object({
 // spelled `order` would otherwise silently return unfiltered or misordered data.
 const KNOWN_PARAMS = new Set(Object.keys(listParamsSchema.shape));
 
+/**
+ * Parses of frozen query objects (the shared parses of query strings: src/http/queryStrings.ts),
+ * kept while that object lives: a query string polled again is not parsed again, and its
+ * filter, the same object each time, finds its compiled text memoised too (compileQuery.ts
+ * `filterText`). Frozen all through, as the object it came from: requests share it. A query
+ * that fails to parse is parsed (and fails) again each time.
+ */
+const parsedLists = new WeakMap<RawQuery, ListQuery>();
+
 export function parseListQuery(query: RawQuery): ListQuery {
+  if (!Object.isFrozen(query)) return parseListQueryOnce(query);
+  const known = parsedLists.get(query);
+  if (known) return known;
+  const parsed = frozenThrough(parseListQueryOnce(query));
+  parsedLists.set(query, parsed);
+  return parsed;
+}
+
+/** `value` with every object and array in it frozen (a parsed query holds JSON values only). */
+function frozenThrough<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozenThrough(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function parseListQueryOnce(query: RawQuery): ListQuery {
   const params = new Map<string, string>();
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined || isFilterParam(key)) continue;

@@ -400,3 +400,47 @@ describe('plan limits on list queries', () => {
     overLimit(parseListQuery({ offset: '1001' }), 'offset', 1000);
   });
 });
+
+describe('list queries parsed once per shared query object', () => {
+  const raw = (): RawQuery =>
+    Object.freeze({
+      'filter[category]': 'c1',
+      'filter[price][gte]': '10',
+      sort: '-price',
+      select: 'name',
+      limit: '5',
+    });
+
+  it('a frozen query object (a shared parse of its query string) is parsed once: the same ListQuery again', () => {
+    const query = raw();
+    const first = parseListQuery(query);
+    expect(parseListQuery(query)).to.equal(first);
+    // Another object of the same names and values: a parse of its own, equal to the first.
+    const other = parseListQuery(raw());
+    expect(other).to.not.equal(first);
+    expect(other).to.deep.equal(first);
+  });
+
+  it('the kept parse is frozen all through: filter, sort, projection', () => {
+    const parsed = parseListQuery(raw());
+    for (const part of [parsed, parsed.filter, parsed.sort, parsed.sort[0], parsed.projection])
+      expect(Object.isFrozen(part)).to.equal(true);
+    const price = (parsed.filter as Record<string, unknown>).price;
+    expect(Object.isFrozen(price)).to.equal(true);
+  });
+
+  it('an object not frozen (it may change) is parsed anew each time, and left unfrozen', () => {
+    const query: RawQuery = { 'filter[category]': 'c1' };
+    const first = parseListQuery(query);
+    expect(Object.isFrozen(first)).to.equal(false);
+    query['filter[category]'] = 'c2';
+    expect(parseListQuery(query).filter).to.deep.equal(parseListQuery({ 'filter[category]': 'c2' }).filter);
+    expect(parseListQuery(query).filter).to.not.deep.equal(first.filter);
+  });
+
+  it('a frozen query that fails to parse fails again each time', () => {
+    const query = Object.freeze({ limit: 'ten' });
+    invalid(() => parseListQuery(query), 'limit');
+    invalid(() => parseListQuery(query), 'limit');
+  });
+});
