@@ -36,8 +36,12 @@ export function printableName(name: string): string {
 
 /**
  * Set `obj[key] = value` as an own, enumerable data property whatever `key` is. Plain assignment
- * of a client's key could hit an accessor on Object.prototype (`__proto__`) instead.
+ * of `__proto__` would set the prototype (the one accessor on Object.prototype) instead; every
+ * other name, `constructor` and `toString` included, assigns an own property, and assignment is
+ * what V8 keeps fast (defining each field was a twentieth of an import's CPU).
  */
 export function defineField<T>(obj: { [key: string]: T }, key: string, value: T): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }

@@ -56,25 +56,46 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
  * nesting deeper than MAX_DEPTH. Iterative, so no input can exhaust the stack.
  */
 function assertFieldNames(root: JsonValue): void {
-  const pending: Array<{ value: JsonValue; path: string; depth: number }> = [
-    { value: root, path: '', depth: 0 },
-  ];
+  // Each value with the way to it (its parent's entry and its key or index): the path is
+  // spelled only for an error, not for every field of every document written.
+  const pending: NamedValue[] = [{ value: root, depth: 0, parent: null, step: '' }];
   for (let item = pending.pop(); item; item = pending.pop()) {
-    const { value, path, depth } = item;
+    const { value, depth } = item;
     if (depth > MAX_DEPTH) throw badRequest(`Document nests deeper than ${MAX_DEPTH} levels.`);
     if (Array.isArray(value)) {
-      value.forEach((child, i) => {
-        pending.push({ value: child, path: `${path}[${i}]`, depth: depth + 1 });
-      });
+      for (let i = 0; i < value.length; i++)
+        pending.push({ value: value[i] as JsonValue, depth: depth + 1, parent: item, step: i });
     } else if (isJsonObject(value)) {
-      for (const [key, child] of Object.entries(value)) {
-        const where = path ? `${path}.${key}` : key;
+      for (const key of Object.keys(value)) {
         const problem = fieldNameProblem(key);
-        if (problem) throw badRequest(`Field "${printableName(where)}": ${problem}.`, { field: where });
-        pending.push({ value: child, path: where, depth: depth + 1 });
+        if (problem) {
+          const where = pathTo(item, key);
+          throw badRequest(`Field "${printableName(where)}": ${problem}.`, { field: where });
+        }
+        pending.push({ value: value[key] as JsonValue, depth: depth + 1, parent: item, step: key });
       }
     }
   }
+}
+
+interface NamedValue {
+  value: JsonValue;
+  depth: number;
+  parent: NamedValue | null;
+  /** Its key in its parent object, or index in its parent array. */
+  step: string | number;
+}
+
+/** `a.b[2].c`: the path to `key` of the object at `item`, spelled as the error names it. */
+function pathTo(item: NamedValue, key: string): string {
+  const steps: Array<string | number> = [key];
+  for (let at: NamedValue | null = item; at?.parent; at = at.parent) steps.push(at.step);
+  let path = '';
+  for (const step of steps.reverse()) {
+    if (typeof step === 'number') path = `${path}[${step}]`;
+    else path = path ? `${path}.${step}` : step;
+  }
+  return path;
 }
 
 /**
