@@ -1046,16 +1046,49 @@ ${oneShot.join('\n')}
 
 ## Reading these numbers
 
-- **2026-11-28: list and count from the query cache, and what stays open.** Read-heavy
+- **2026-11-28, second report: query strings parsed once, document fields assigned.** A
+  client polling a list or count sends the same query string again and again; \`ctx.query\` now
+  comes from a memo shared by requests (\`src/http/queryStrings.ts\`: frozen, 1,024 strings or
+  1 MiB), and the listing keeps its parse of such an object, so a repeated question parses
+  nothing and its filter's compiled text is memoised too. A count answered from the query cache
+  took 93.4 µs of server CPU before and 73.3 after (raw better-sqlite3 66.0 and 63.0), in one
+  pair of \`npm run bench:peers\` runs of only these targets; the profile before it had Koa's
+  query parse at about 5 µs and Folio's filter and path parse at about 4. The report before this
+  one → this one: count 1.51 → 1.14 × raw's CPU and 0.65 → 0.92 × its req/s (both targets met),
+  the filtered list 1.11 → 1.06 and 0.93 → 0.98, Folio ÷ Parse Server on the count 6.49 → 8.29.
+  A document's fields are now assigned (only a \`__proto__\` field is defined, as before) and
+  the field-name check spells a field's path only for its error: defining each field and
+  spelling every path was a twentieth of an import's CPU. Import, NDJSON, in one pair of
+  \`bench/transfer.ts\` runs each way: 57.6–59.0 → 48.8–51.9 µs of server CPU per document,
+  19,390–20,427 → 23,188–24,840 documents per second; the report before this one → this one:
+  59.8 → 49.7 µs (CSV 54.8 → 49.2), 20,892 → 23,464 documents per second, and beside raw
+  writing the same three rows per document, 0.79 → 1.02: Folio's import is now as fast as raw
+  better-sqlite3 writing the document, version and change rows Folio writes, with its parsing,
+  validation, auth and change feed on top. The target of 0.4 × raw's import (38,126 documents
+  per second in this run) stays out of reach for any store that keeps those rows: raw itself
+  writes them at 23,080. *Bulk* measured 6.4 ms (2.46 × raw, met) in this run against 13.2 in
+  the report before this one; runs of \`bench/transfer.ts\` alone measured 8.8–9.7 ms median
+  and 10.4–11.2 ms of server CPU before and after the change alike, so read it as at the target's
+  boundary, not past it. *Export* measured 2.72 × raw's time (missed) against 2.05 in the
+  report before this one, Folio's own time the same (0.78 s against 0.75) and raw's shorter
+  (0.29 s against 0.37); nothing on its path changed. *GET by id* measured 1.85 × raw's CPU in
+  this run (spread 11 % for Folio, 20 % for raw; Koa + duties alone took 1.31 × raw's whole
+  GET), 1.35, 1.60 and 1.66 × in \`bench:peers\` runs of GET alone today. What Folio does beyond
+  those duties, from \`--cpu-prof\` of Folio and of Koa + duties under the same GET load (the
+  profiler doubles each figure): 74 µs of busy samples per request for Koa + duties and 85 for
+  Folio, the difference the data routes' routing (about 2.3 µs), the key's context and rate
+  limit (2.6), the access-log middleware (0.8), the document cache and the route (1.3); the
+  socket send was 34 and 27 µs of them.
+- **2026-11-28, first report: list and count from the query cache, and what stays open.** Read-heavy
   collections ask the same page or count again and again between writes; the embedded store now
   keeps each answer until its collection is next written (\`FOLIO_EMBEDDED_QUERY_CACHE_MB\`,
   16; docs/architecture.md says why it is never stale), keyed by the question, so a hit
   compiles no filter and runs no SQL. The workloads here repeat 500 categories over a
   collection nobody writes during the run, so Folio's rows are hits; *Folio, no query cache*
   beside them is every answer from SQLite. CPU per request ÷ raw better-sqlite3, the report
-  before this one (2026-11-26, whole run) → this one: filtered list 1.94 → 1.11, count 2.33
+  before that one (2026-11-26, whole run) → that one: filtered list 1.94 → 1.11, count 2.33
   → 1.51; req/s ÷ raw: list 0.52 → 0.93, count 0.43 → 0.65; Folio ÷ Parse Server on the
-  filtered page 4.24 → 6.19, count 5.28 → 6.49. Without the cache, in this run: list 1.97 ×
+  filtered page 4.24 → 6.19, count 5.28 → 6.49. Without the cache, in that run: list 1.97 ×
   raw's CPU, count 2.24 × (as before it). Keying the cache by the question rather than the SQL
   took a count hit from 100.8 to 91.6 µs of CPU (raw 64–65) in one pair of \`npm run
   bench:peers\` runs of only these targets, where count measured 1.43 × raw and the list 1.13 ×.
@@ -1069,13 +1102,13 @@ ${oneShot.join('\n')}
   table to check the query's scope and collection terms (which the partial index's own WHERE
   already implies), so the index no longer covers the count: 24.9 µs.
   *GET by id* was not changed: 1.42–1.52 × raw's CPU in \`bench:peers\` runs of Folio and raw
-  alone on this machine today, 1.77 × in this whole run (1.65 in a run with Parse Server,
+  alone on this machine that day, 1.77 × in that whole run (1.65 in a run with Parse Server,
   PostgreSQL, json-server and pouchdb-server started beside them), where Koa + duties (auth,
   rate limit, log, headers, no store at all) took 1.28 × raw's whole GET. What remains of a
   GET, from \`--cpu-prof\`: the socket send 24 %, Node's HTTP code about 15 %, Folio's own code
   about 16 % spread thin (the access line 3 %, the key's SHA-256 2 %, the document cache's
   look-up 2 %, the key's context 1.4 %, routing 1.3 %, the rate limit 0.8 %).
-  *Import* (NDJSON 0.24, CSV 0.29 × raw's documents per second here; target 0.4) writes a
+  *Import* (NDJSON 0.24, CSV 0.29 × raw's documents per second in that run; target 0.4) writes a
   document, its version and its change for each row: raw better-sqlite3 writing those same
   three rows in one transaction imports at 26,393 documents per second, and Folio at 0.79 × that.
   *Bulk* of 100 (5.0 × raw's time; target 2.5; 3.7 × raw writing Folio's rows for 100
@@ -1084,7 +1117,7 @@ ${oneShot.join('\n')}
   planned through the same service code as its own route 11 %, reading each targeted document
   7 %, the change log's rows 7 %, the change feed reading them back 5 %, the body's parse 5 %.
   Both keep what the targets say every figure keeps (versions and change events in the
-  document's transaction). 0.4 × raw's import is 34,608 documents per second here, more than
+  document's transaction). 0.4 × raw's import was 34,608 documents per second in that run, more than
   raw itself reaches writing those three rows (26,393); 2.5 × raw's bulk is 6.5 ms, of which
   raw writing the rows of 100 creates takes 3.6, leaving 2.9 ms to parse, plan and check 100
   operations, move deleted documents to the trash and feed the change stream, which Folio does
@@ -1232,7 +1265,7 @@ ${oneShot.join('\n')}
   routing, the key, the rate limit, the access log and the socket, against 45 µs for a whole
   GET. Where a count's extra 30 µs goes under load was not found: its SQL takes a larger
   share of the server's samples than of the in-process loop's.
-- **Two whole runs earlier on 2026-11-26** (the report before this one was the second). The first ran before the list
+- **Two whole runs earlier on 2026-11-26** (the report before the 2026-11-28 ones was the second). The first ran before the list
   pages were answered as text, the second after; both after import, export and bulk changed.
   CPU per request ÷ raw, first → second: GET 1.84 → 1.59, PATCH 3.31 → 3.17, list 3.97 → 2.50,
   count 2.89 → 3.00; POST 0.73 → 0.67. Folio ÷ Parse Server on the filtered page 2.66 → 3.64
