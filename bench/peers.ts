@@ -1071,7 +1071,12 @@ ${oneShot.join('\n')}
   and 10.4–11.2 ms of server CPU before and after the change alike, so read it as at the target's
   boundary, not past it. *Export* measured 2.72 × raw's time (missed) against 2.05 in the
   report before this one, Folio's own time the same (0.78 s against 0.75) and raw's shorter
-  (0.29 s against 0.37); nothing on its path changed. *GET by id* measured 1.85 × raw's CPU in
+  (0.29 s against 0.37); nothing on its path changed. What an export's time is, from \`--cpu-prof\` of the
+  export alone: SQLite reading the rows and rendering each one's API text 54 % of the samples, the
+  socket's writes 8 %, turning the text into buffers 6 %, Folio's NDJSON writer 2 %. raw better-sqlite3
+  sends the text it stored; Folio stores JSONB (what its queries read) and renders the API form from it:
+  over 250,000 rows in a loop, 430 ms for that rendering against 264–335 ms for \`json(body)\` alone, and
+  500 ms when the metadata is spliced in JavaScript instead. *GET by id* measured 1.85 × raw's CPU in
   this run (spread 11 % for Folio, 20 % for raw; Koa + duties alone took 1.31 × raw's whole
   GET), 1.35, 1.60 and 1.66 × in \`bench:peers\` runs of GET alone today. What Folio does beyond
   those duties, from \`--cpu-prof\` of Folio and of Koa + duties under the same GET load (the
@@ -1079,6 +1084,10 @@ ${oneShot.join('\n')}
   Folio, the difference the data routes' routing (about 2.3 µs), the key's context and rate
   limit (2.6), the access-log middleware (0.8), the document cache and the route (1.3); the
   socket send was 34 and 27 µs of them.
+  Made after this run, on no path it measures (its pages' documents are in the document cache):
+  a page's documents missing from the cache are read in one read transaction, where each read
+  took and dropped SQLite's WAL read lock (\`fcntl\` twice); a page of 20 with both caches off went
+  from 72–75 to 35–41 µs of system CPU per request (docs/architecture.md).
 - **2026-11-28, first report: list and count from the query cache, and what stays open.** Read-heavy
   collections ask the same page or count again and again between writes; the embedded store now
   keeps each answer until its collection is next written (\`FOLIO_EMBEDDED_QUERY_CACHE_MB\`,
