@@ -1273,7 +1273,9 @@ ${oneShot.join('\n')}
   49–55 µs. The rest, about 75 µs a count and 120 µs a page (a larger answer), is Koa,
   routing, the key, the rate limit, the access log and the socket, against 45 µs for a whole
   GET. Where a count's extra 30 µs goes under load was not found: its SQL takes a larger
-  share of the server's samples than of the in-process loop's.
+  share of the server's samples than of the in-process loop's. (Found on 2026-11-28: parsing its query string
+  and filter, about 10 µs, each µs costing more under load as the socket's wake-ups grow; see
+  the second report of that day.)
 - **Two whole runs earlier on 2026-11-26** (the report before the 2026-11-28 ones was the second). The first ran before the list
   pages were answered as text, the second after; both after import, export and bulk changed.
   CPU per request ÷ raw, first → second: GET 1.84 → 1.59, PATCH 3.31 → 3.17, list 3.97 → 2.50,

@@ -5,8 +5,9 @@
  * from the query cache. Koa parses `ctx.query` once per request; here once per distinct query
  * string while it stays in the memo.
  *
- * The parsed object is frozen (and its arrays): requests share it, so none may change what
- * another reads; being frozen is also what lets parseListQuery keep its own parse of it.
+ * Koa parses (its own getter, so `ctx.query` is what Koa gives); the parsed object is then
+ * frozen (and its arrays): requests share it, so none may change what another reads; being
+ * frozen is also what lets parseListQuery keep its own parse of it.
  */
 import type Koa from 'koa';
 import { BoundedCache } from '../boundedCache.js';
@@ -24,52 +25,42 @@ export function parsedQueryBytes(text: string): number {
   return 4 * text.length + 256;
 }
 
-/**
- * The same object Koa's `ctx.query` gives (its `search-params` parse: URLSearchParams, a name
- * given once is a string, given more often an array in order, names in order of first
- * appearance, own properties even for `__proto__`), frozen.
- */
-export function parseQueryString(text: string): Readonly<RawQuery> {
-  const values = new Map<string, string[]>();
-  for (const [name, value] of new URLSearchParams(text)) {
-    const list = values.get(name);
-    if (list) list.push(value);
-    else values.set(name, [value]);
-  }
-  const parsed: RawQuery = {};
-  for (const [name, list] of values) {
-    Object.defineProperty(parsed, name, {
-      value: list.length === 1 ? list[0] : Object.freeze(list),
-      enumerable: true,
-    });
-  }
+/** `parsed`, and each array in it, frozen. */
+function frozen(parsed: RawQuery): Readonly<RawQuery> {
+  for (const value of Object.values(parsed)) if (Array.isArray(value)) Object.freeze(value);
   return Object.freeze(parsed);
 }
 
 export class QueryStringMemo {
   readonly #parsed = new BoundedCache<Readonly<RawQuery>>(QUERY_MEMO_ENTRIES, QUERY_MEMO_BYTES);
 
-  parse(text: string): Readonly<RawQuery> {
+  /** `text` parsed by `parse` (Koa's own), frozen; from the memo when it holds `text`. */
+  parse(text: string, parse: (text: string) => RawQuery): Readonly<RawQuery> {
     const known = this.#parsed.get(text);
     if (known) return known;
-    const parsed = parseQueryString(text);
+    const parsed = frozen(parse(text));
     this.#parsed.set(text, parsed, parsedQueryBytes(text));
     return parsed;
   }
 }
 
-/** `ctx.query` (and `ctx.request.query`) of `app` from `memo`; setting it works as in Koa. */
+/**
+ * `ctx.query` (and `ctx.request.query`) of `app` from `memo`, each distinct query string parsed
+ * by Koa's own getter (what `ctx.query` gives without the memo); setting it works as in Koa.
+ */
 export function shareParsedQueries<S, C>(app: Koa<S, C>, memo = new QueryStringMemo()): void {
   const request = app.request;
   const koaQuery = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(request), 'query');
+  const koaGet = koaQuery?.get;
+  if (!koaGet) throw new Error("Koa's request has no query getter");
   Object.defineProperty(request, 'query', {
     configurable: true,
     enumerable: true,
     get(this: Koa.Request) {
-      return memo.parse(this.querystring);
+      return memo.parse(this.querystring, () => koaGet.call(this) as RawQuery);
     },
     set(this: Koa.Request, value: unknown) {
-      koaQuery?.set?.call(this, value);
+      koaQuery.set?.call(this, value);
     },
   });
 }

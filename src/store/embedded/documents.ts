@@ -434,8 +434,8 @@ export class EmbeddedDocuments implements DocumentRepository {
       upTo === undefined
         ? `SELECT count(*) AS n ${matches}`
         : `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
-    const params =
-      upTo === undefined ? [...target.params, ...where.params] : [...target.params, ...where.params, upTo];
+    const params = [...target.params, ...where.params];
+    if (upTo !== undefined) params.push(upTo);
     const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
     this.answers.set(scopeKey, collection, key, n);
     return n;
