@@ -87,6 +87,110 @@ describe('document cache: bounds', () => {
   });
 });
 
+describe('document cache: shares between tenants', () => {
+  const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+  it('one tenant reading widely evicts its own documents, not those of a tenant within half', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    // Exactly half the budget (an even share of two): all of it stays.
+    for (const id of ids('a', 4)) cache.set('light', 'c', id, entryOf(256));
+    for (const id of ids('h', 40)) cache.set('heavy', 'c', id, entryOf(256));
+    expect(ids('a', 4).filter((id) => cache.get('light', 'c', id) === undefined)).to.deep.equal([]);
+    expect(cache.bytesOf('light')).to.equal(4 * 256);
+    expect(cache.bytesOf('heavy')).to.equal(4 * 256);
+    // The heavy tenant keeps its newest.
+    expect(ids('h', 40).filter((id) => cache.get('heavy', 'c', id) !== undefined)).to.deep.equal(
+      ids('h', 40).slice(36),
+    );
+  });
+
+  it('a tenant past an even share gives up its oldest documents down to it, and no further', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    for (const id of ids('a', 5)) cache.set('light', 'c', id, entryOf(256));
+    for (const id of ids('h', 40)) cache.set('heavy', 'c', id, entryOf(256));
+    expect(ids('a', 5).filter((id) => cache.get('light', 'c', id) !== undefined)).to.deep.equal(
+      ids('a', 5).slice(1),
+    );
+    expect(cache.bytesOf('light')).to.equal(4 * 256);
+  });
+
+  it('one tenant alone has the whole budget, and gives way to a second down to an even share', () => {
+    const cache = new DocumentJsonCache(8 * 256);
+    for (const id of ids('a', 8)) cache.set('first', 'c', id, entryOf(256));
+    expect(cache.bytesOf('first')).to.equal(8 * 256);
+    for (const id of ids('b', 20)) cache.set('second', 'c', id, entryOf(256));
+    expect([cache.bytesOf('first'), cache.bytesOf('second')]).to.deep.equal([4 * 256, 4 * 256]);
+    // The first tenant's newest four stayed.
+    expect(ids('a', 8).filter((id) => cache.get('first', 'c', id) !== undefined)).to.deep.equal(
+      ids('a', 8).slice(4),
+    );
+  });
+
+  it('evicts from a tenant holding at least the average, even after the heaviest shrank by writes', () => {
+    /** The tenant the cache would evict from next. */
+    class Observed extends DocumentJsonCache {
+      next(): string | undefined {
+        return this.victim()?.owner;
+      }
+    }
+    const cache = new Observed(16 * 256);
+    for (const id of ids('p', 6)) cache.set('p', 'c', id, entryOf(256));
+    for (const id of ids('q', 4)) cache.set('q', 'c', id, entryOf(256));
+    expect(cache.next()).to.equal('p');
+    // Writes to five of p's documents: p holds 1 of 5 entries (the average is 2.5), q holds 4.
+    for (const id of ids('p', 5)) cache.evict('p', 'c', id);
+    expect(cache.next()).to.equal('q');
+    // At the average exactly, a tenant may be the one: p 2, q 2.
+    cache.set('p', 'c', 'p9', entryOf(256));
+    for (const id of ids('q', 2)) cache.evict('q', 'c', id);
+    expect([cache.bytesOf('p'), cache.bytesOf('q')]).to.deep.equal([512, 512]);
+    expect(cache.next()).to.be.oneOf(['p', 'q']);
+  });
+
+  it('keeps every document of a tenant within an even share, whatever the others do (generated)', () => {
+    const budget = 16 * 256;
+    const tenants = ['light', 'h1', 'h2'];
+    const step = fc.oneof(
+      fc.record({
+        op: fc.constant('set' as const),
+        tenant: fc.constantFrom('h1', 'h2'),
+        id: fc.integer({ min: 0, max: 30 }),
+        // Even sizes from 130 (an empty text) to an eighth of the budget.
+        half: fc.integer({ min: 65, max: budget / 16 }),
+      }),
+      fc.record({
+        op: fc.constant('evict' as const),
+        tenant: fc.constantFrom('h1', 'h2'),
+        id: fc.integer({ min: 0, max: 30 }),
+      }),
+      fc.record({
+        op: fc.constant('get' as const),
+        tenant: fc.constantFrom(...tenants),
+        id: fc.integer({ min: 0, max: 30 }),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: Math.floor(budget / tenants.length / 256) }),
+        fc.array(step, { maxLength: 200 }),
+        (light, steps) => {
+          const cache = new DocumentJsonCache(budget);
+          for (let i = 0; i < light; i++) cache.set('light', 'c', String(i), entryOf(256));
+          for (const s of steps) {
+            if (s.op === 'set') cache.set(s.tenant, 'c', String(s.id), entryOf(s.half * 2));
+            else if (s.op === 'evict') cache.evict(s.tenant, 'c', String(s.id));
+            else cache.get(s.tenant, 'c', String(s.id));
+            expect(cache.bytes).to.be.at.most(budget);
+          }
+          for (let i = 0; i < light; i++) expect(cache.get('light', 'c', String(i))).to.not.equal(undefined);
+          expect(cache.bytes).to.equal(tenants.reduce((n, t) => n + cache.bytesOf(t), 0));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('document cache: through the embedded store', () => {
   let store: EmbeddedStore;
   const scope: DataScope = { projectId: 'prj_cache', env: 'test' };

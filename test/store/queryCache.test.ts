@@ -113,6 +113,38 @@ describe('query cache: bounds and keys', () => {
     expect(cache.get('ab', 'c', 'k')).to.equal(1);
   });
 
+  it('one tenant asking widely drops its own answers, not those of a tenant within half', () => {
+    const cache = new QueryAnswerCache(8 * 256);
+    for (const tag of ['l1', 'l2']) cache.set('light', 'a', keyOf(256, tag), 1);
+    for (const tag of ['l3', 'l4']) cache.set('light', 'b', keyOf(256, tag), 1);
+    // Many collections of the heavy tenant, asked after the light one's.
+    for (let i = 0; i < 20; i++) cache.set('heavy', `c${i}`, keyOf(256, `h${i}`), 2);
+    for (const [c, tag] of [
+      ['a', 'l1'],
+      ['a', 'l2'],
+      ['b', 'l3'],
+      ['b', 'l4'],
+    ] as const)
+      expect(cache.get('light', c, keyOf(256, tag))).to.equal(1);
+    expect([cache.bytesOf('light'), cache.bytesOf('heavy')]).to.deep.equal([4 * 256, 4 * 256]);
+    // The heavy tenant's oldest collections went first: its newest four remain.
+    const kept = Array.from({ length: 20 }, (_, i) => i).filter(
+      (i) => cache.get('heavy', `c${i}`, keyOf(256, `h${i}`)) !== undefined,
+    );
+    expect(kept).to.deep.equal([16, 17, 18, 19]);
+  });
+
+  it('a tenant past an even share gives up its oldest answers down to it, and no further', () => {
+    const cache = new QueryAnswerCache(8 * 256);
+    for (const tag of ['l1', 'l2', 'l3', 'l4', 'l5']) cache.set('light', 'a', keyOf(256, tag), 1);
+    for (let i = 0; i < 20; i++) cache.set('heavy', 'c', keyOf(256, `h${i}`), 2);
+    const kept = ['l1', 'l2', 'l3', 'l4', 'l5'].filter(
+      (tag) => cache.get('light', 'a', keyOf(256, tag)) === 1,
+    );
+    expect(kept).to.deep.equal(['l2', 'l3', 'l4', 'l5']);
+    expect(cache.bytes).to.equal(8 * 256);
+  });
+
   it('gives different questions different keys, and the same question the same key', () => {
     const value = fc.oneof(
       fc.string({ maxLength: 3 }),

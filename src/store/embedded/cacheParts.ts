@@ -1,31 +1,97 @@
 /**
- * What the embedded store's caches (documentCache.ts, queryCache.ts) share: an order of use, a
- * byte budget and their counts.
+ * What the embedded store's caches (documentCache.ts, queryCache.ts) share: an order of use per
+ * tenant, a byte budget split fairly among tenants, and their counts.
  */
 
-/** An entry of a RecentlyUsedCache. */
-export interface Ordered {
-  /** When the entry last moved to the newest end: the count of moves so far then. */
-  moved: number;
+/** A node of an OrderList: the list links its nodes through these two fields. */
+export interface Linked<N> {
+  older: N | null;
+  newer: N | null;
 }
 
 /**
- * A Map whose insertion order is recency of use, nearly: the oldest entry comes first, to be
- * evicted first. A hit moves its entry to the newest end only when the entry is in the older
- * half of the order: moving is a delete and an insert, most of a hit's cost, and an entry in
- * the newer half is far from eviction (it is evicted only after passing through the whole older
- * half unread). Entries are measured approximately, in bytes, against a budget; none larger
- * than an eighth of the budget is kept (so one entry never empties most of the cache).
+ * Nodes in order, oldest first, linked through their own fields: adding, removing and finding
+ * the oldest are O(1) whatever was removed before. (A Map in insertion order is not: V8 leaves
+ * a removed entry's slot in place until the table is rebuilt, and an iteration from the front
+ * steps over every one, so evicting the oldest entry of a full cache, again and again, cost
+ * 45–56 µs a time at 10,000 entries.)
  */
-export abstract class RecentlyUsedCache<V extends Ordered> {
-  /** Oldest first. */
+export class OrderList<N extends Linked<N>> {
+  #oldest: N | null = null;
+  #newest: N | null = null;
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get oldest(): N | null {
+    return this.#oldest;
+  }
+
+  /** Puts `node`, in no list, at the newest end. */
+  push(node: N): void {
+    node.older = this.#newest;
+    node.newer = null;
+    if (this.#newest) this.#newest.newer = node;
+    else this.#oldest = node;
+    this.#newest = node;
+    this.#size += 1;
+  }
+
+  /** Takes `node`, in this list, out. */
+  remove(node: N): void {
+    if (node.older) node.older.newer = node.newer;
+    else this.#oldest = node.newer;
+    if (node.newer) node.newer.older = node.older;
+    else this.#newest = node.older;
+    node.older = null;
+    node.newer = null;
+    this.#size -= 1;
+  }
+}
+
+/** One tenant's part of a cache (a data scope): its entries, oldest first, and its bytes. */
+export interface Share<V extends Linked<V>> {
+  readonly owner: string;
+  readonly order: OrderList<V>;
+  bytes: number;
+  /** Moves to the newest end so far: an entry with `moved` ≥ this − n has at most n after it. */
+  moves: number;
+}
+
+/** An entry of a RecentlyUsedCache. */
+export interface Ordered<V extends Ordered<V>> extends Linked<V> {
+  /** Its key in the cache. */
+  readonly key: string;
+  /** When the entry last moved to the newest end of its share: the share's count of moves then. */
+  moved: number;
+  readonly share: Share<V>;
+}
+
+/**
+ * A byte budget over entries, each owned by a tenant, kept in order of use per tenant, nearly:
+ * a hit moves its entry to the newest end of its tenant's order only when the entry is in the
+ * older half of that order (an entry in the newer half is far from eviction, and a hit then
+ * writes nothing). Entries are measured approximately, in bytes; none larger than an eighth of
+ * the budget is kept (so one entry never empties most of the cache).
+ *
+ * Past the budget, the oldest entries go of a tenant holding at least the average of the
+ * tenants' bytes (the heaviest, nearly: see `victim`), never of one holding less. One tenant
+ * alone has the whole budget; under contention, a tenant that keeps within an even share of it
+ * keeps all it has whatever the others ask, so one flooding the cache with reads of its own
+ * evicts its own entries, not another tenant's.
+ */
+export abstract class RecentlyUsedCache<V extends Ordered<V>> {
+  /** Every entry, by key; each is also in its share's order. */
   protected readonly entries = new Map<string, V>();
   protected readonly maxBytes: number;
   protected readonly maxEntryBytes: number;
-  /** Approximate bytes held; the subclass adds and removes its entries' sizes. */
+  /** Approximate bytes held (the sum of the shares' bytes). */
   protected held = 0;
-  /** Moves to the newest end so far: an entry with `moved` ≥ this − n has at most n after it. */
-  #moves = 0;
+  readonly #shares = new Map<string, Share<V>>();
+  /** The share that last grew past the one named before: the heaviest, unless since shrunk. */
+  #heaviest: Share<V> | null = null;
   #hits = 0;
   #misses = 0;
 
@@ -40,6 +106,11 @@ export abstract class RecentlyUsedCache<V extends Ordered> {
     return this.held;
   }
 
+  /** Approximate bytes held for `owner`. */
+  bytesOf(owner: string): number {
+    return this.#shares.get(owner)?.bytes ?? 0;
+  }
+
   get hits(): number {
     return this.#hits;
   }
@@ -48,18 +119,62 @@ export abstract class RecentlyUsedCache<V extends Ordered> {
     return this.#misses;
   }
 
-  /** Puts `value` at the newest end (replacing any entry of `key`). */
-  protected add(key: string, value: V): void {
-    this.entries.delete(key);
-    this.#moves += 1;
-    value.moved = this.#moves;
-    this.entries.set(key, value);
+  /** `owner`'s share, made if it has none. */
+  protected shareOf(owner: string): Share<V> {
+    let share = this.#shares.get(owner);
+    if (share === undefined) {
+      share = { owner, order: new OrderList(), bytes: 0, moves: 0 };
+      this.#shares.set(owner, share);
+    }
+    return share;
   }
 
-  /** Counts a hit on `value`, the entry of `key`: to the newest end if it is in the older half. */
-  protected hit(key: string, value: V): void {
+  /** Puts `value`, not in the cache, in it, at the newest end of its share. */
+  protected add(value: V): void {
+    this.entries.set(value.key, value);
+    this.#toNewest(value);
+  }
+
+  /** Takes `value`, in the cache, out; its bytes are the caller's to `charge` back. */
+  protected unlink(value: V): void {
+    this.entries.delete(value.key);
+    value.share.order.remove(value);
+  }
+
+  /** Adds `bytes` (negative: removes) to the held count and `share`'s. */
+  protected charge(share: Share<V>, bytes: number): void {
+    this.held += bytes;
+    share.bytes += bytes;
+    if (bytes > 0 && (this.#heaviest === null || share.bytes > this.#heaviest.bytes)) this.#heaviest = share;
+    if (share.order.size === 0 && share.bytes <= 0) {
+      this.#shares.delete(share.owner);
+      if (this.#heaviest === share) this.#heaviest = null;
+    }
+  }
+
+  /**
+   * The share to evict from: one holding at least the average. The share last seen growing
+   * past the heaviest usually is; when it has shrunk below the average since (its documents
+   * written, its collections dropped), the shares are counted again for the heaviest.
+   */
+  protected victim(): Share<V> | undefined {
+    const named = this.#heaviest;
+    if (named !== null && named.bytes * this.#shares.size >= this.held) return named;
+    let heaviest: Share<V> | undefined;
+    for (const share of this.#shares.values())
+      if (!heaviest || share.bytes > heaviest.bytes) heaviest = share;
+    this.#heaviest = heaviest ?? null;
+    return heaviest;
+  }
+
+  /** Counts a hit on `value`: to the newest end of its share if it is in the older half. */
+  protected hit(value: V): void {
     this.#hits += 1;
-    if (this.#moves - value.moved >= this.entries.size / 2) this.add(key, value);
+    const share = value.share;
+    if (share.moves - value.moved >= share.order.size / 2) {
+      share.order.remove(value);
+      this.#toNewest(value);
+    }
   }
 
   protected miss(): undefined {
@@ -69,5 +184,12 @@ export abstract class RecentlyUsedCache<V extends Ordered> {
 
   protected get over(): boolean {
     return this.held > this.maxBytes;
+  }
+
+  #toNewest(value: V): void {
+    const share = value.share;
+    share.moves += 1;
+    value.moved = share.moves;
+    share.order.push(value);
   }
 }

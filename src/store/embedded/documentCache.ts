@@ -6,8 +6,9 @@
  * commands write accounts and keys only), and every write goes through one place that evicts
  * the documents it writes before its commit and, for a single-document commit, puts their new
  * text back once the group has committed, so an entry is never stale. Bounded by an approximate
- * byte budget, least recently used out first (nearly: see cacheParts.ts); a document larger than an
- * eighth of the budget is never kept.
+ * byte budget, least recently used out first (nearly) of the data scope holding the most, so one
+ * tenant reading widely does not push out another's documents (cacheParts.ts); a document
+ * larger than an eighth of the budget is never kept.
  */
 import type { DocumentJson } from '../port.js';
 import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
@@ -18,17 +19,19 @@ export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 /** Per entry beyond its text: the key, the Map slot and the objects (approximate). */
 const ENTRY_OVERHEAD_BYTES = 128;
 
-interface Slot extends Ordered {
+interface Slot extends Ordered<Slot> {
   entry: DocumentJson;
 }
 
-/** Least recently used out first (nearly: a hit moves its entry only from the older half, cacheParts.ts). */
+/**
+ * Least recently used out first (nearly: a hit moves its entry only from the older half), of the
+ * data scope holding the most (cacheParts.ts).
+ */
 export class DocumentJsonCache extends RecentlyUsedCache<Slot> {
   get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {
-    const key = entryKey(scopeKey, collection, id);
-    const slot = this.entries.get(key);
+    const slot = this.entries.get(entryKey(scopeKey, collection, id));
     if (slot === undefined) return this.miss();
-    this.hit(key, slot);
+    this.hit(slot);
     return slot.entry;
   }
 
@@ -37,12 +40,13 @@ export class DocumentJsonCache extends RecentlyUsedCache<Slot> {
     if (size > this.maxEntryBytes) return;
     const key = entryKey(scopeKey, collection, id);
     this.#remove(key);
-    this.add(key, { entry, moved: 0 });
-    this.held += size;
-    for (const [oldest, old] of this.entries) {
-      if (!this.over) break;
-      this.entries.delete(oldest);
-      this.held -= sizeOf(old.entry);
+    const slot: Slot = { key, entry, moved: 0, share: this.shareOf(scopeKey), older: null, newer: null };
+    this.add(slot);
+    this.charge(slot.share, size);
+    while (this.over) {
+      const oldest = this.victim()?.order.oldest;
+      if (!oldest) break;
+      this.#drop(oldest);
     }
   }
 
@@ -57,9 +61,12 @@ export class DocumentJsonCache extends RecentlyUsedCache<Slot> {
 
   #remove(key: string): void {
     const old = this.entries.get(key);
-    if (old === undefined) return;
-    this.entries.delete(key);
-    this.held -= sizeOf(old.entry);
+    if (old !== undefined) this.#drop(old);
+  }
+
+  #drop(slot: Slot): void {
+    this.unlink(slot);
+    this.charge(slot.share, -sizeOf(slot.entry));
   }
 }
 

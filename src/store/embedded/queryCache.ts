@@ -21,7 +21,7 @@
  * collection to the newest end only from the older half of the order.
  */
 import type { FindQuery, StoredFilter } from '../port.js';
-import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
+import { type Linked, type Ordered, OrderList, RecentlyUsedCache } from './cacheParts.js';
 import { filterText, valueText } from './compileQuery.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
@@ -33,25 +33,29 @@ const ANSWER_OVERHEAD_BYTES = 160;
 /** A count, or a page's documents as API text. */
 export type QueryAnswer = number | readonly string[];
 
-interface Kept {
+interface Kept extends Linked<Kept> {
+  readonly key: string;
   answer: QueryAnswer;
   bytes: number;
 }
 
-interface Bucket extends Ordered {
-  /** Insertion order: oldest first. */
+interface Bucket extends Ordered<Bucket> {
+  /** By key, and oldest first. */
   readonly answers: Map<string, Kept>;
+  readonly order: OrderList<Kept>;
   bytes: number;
 }
 
-/** The least recently used collection's oldest answers out first (cacheParts.ts). */
+/**
+ * The least recently used collection's oldest answers out first, of the data scope holding the
+ * most (cacheParts.ts).
+ */
 export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
   get(scopeKey: string, collection: string, key: string): QueryAnswer | undefined {
-    const name = bucketName(scopeKey, collection);
-    const bucket = this.entries.get(name);
+    const bucket = this.entries.get(bucketName(scopeKey, collection));
     const kept = bucket?.answers.get(key);
     if (bucket === undefined || kept === undefined) return this.miss();
-    this.hit(name, bucket);
+    this.hit(bucket);
     return kept.answer;
   }
 
@@ -61,43 +65,61 @@ export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
     const name = bucketName(scopeKey, collection);
     let bucket = this.entries.get(name);
     if (bucket === undefined) {
-      bucket = { answers: new Map(), bytes: 0, moved: 0 };
-      this.add(name, bucket);
+      bucket = {
+        key: name,
+        answers: new Map(),
+        order: new OrderList(),
+        bytes: 0,
+        moved: 0,
+        share: this.shareOf(scopeKey),
+        older: null,
+        newer: null,
+      };
+      this.add(bucket);
     }
     const old = bucket.answers.get(key);
     if (old !== undefined) {
+      // Not #forget: the bucket stays, whatever else it holds.
       bucket.answers.delete(key);
+      bucket.order.remove(old);
       bucket.bytes -= old.bytes;
-      this.held -= old.bytes;
+      this.charge(bucket.share, -old.bytes);
     }
-    bucket.answers.set(key, { answer, bytes });
+    const kept: Kept = { key, answer, bytes, older: null, newer: null };
+    bucket.answers.set(key, kept);
+    bucket.order.push(kept);
     bucket.bytes += bytes;
-    this.held += bytes;
+    this.charge(bucket.share, bytes);
     this.#evict();
   }
 
   /** The collection's documents are about to be written: its answers no longer hold. */
   written(scopeKey: string, collection: string): void {
     if (this.entries.size === 0) return;
-    const name = bucketName(scopeKey, collection);
-    const bucket = this.entries.get(name);
+    const bucket = this.entries.get(bucketName(scopeKey, collection));
     if (bucket === undefined) return;
-    this.entries.delete(name);
-    this.held -= bucket.bytes;
+    this.unlink(bucket);
+    this.charge(bucket.share, -bucket.bytes);
   }
 
-  /** Oldest collection first, its oldest answers first, until the budget holds. */
+  /** The victim's oldest collection first, its oldest answers first, until the budget holds. */
   #evict(): void {
-    for (const [name, bucket] of this.entries) {
-      if (!this.over) return;
-      for (const [key, kept] of bucket.answers) {
-        if (!this.over) break;
-        bucket.answers.delete(key);
-        bucket.bytes -= kept.bytes;
-        this.held -= kept.bytes;
-      }
-      if (bucket.answers.size === 0) this.entries.delete(name);
+    while (this.over) {
+      const oldest = this.victim()?.order.oldest;
+      const answer = oldest?.order.oldest;
+      if (!oldest || !answer) return;
+      this.#forget(oldest, answer);
     }
+  }
+
+  /** Takes one answer out of `bucket`, and the bucket out of the cache with its last answer. */
+  #forget(bucket: Bucket, kept: Kept): void {
+    bucket.answers.delete(kept.key);
+    bucket.order.remove(kept);
+    bucket.bytes -= kept.bytes;
+    // Unlinked before its last bytes go back: a share with no entries and no bytes ends.
+    if (bucket.order.size === 0) this.unlink(bucket);
+    this.charge(bucket.share, -kept.bytes);
   }
 }
 
