@@ -2,16 +2,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
+import {
+  createEmbeddedStore,
+  type EmbeddedStore,
+  type EmbeddedStoreOptions,
+} from '../../src/store/embedded/index.js';
 import type { Store } from '../../src/store/port.js';
 import type { StoreFactory } from './factories.js';
 
 const dirs = new WeakMap<Store, string>();
 
 /** A fresh, initialised embedded store in its own temp dir; `eventRetentionMs` defaults to 5 min. */
-export async function createTempEmbeddedStore(eventRetentionMs = 300_000): Promise<EmbeddedStore> {
+export async function createTempEmbeddedStore(
+  eventRetentionMs = 300_000,
+  options: Omit<EmbeddedStoreOptions, 'dataDir' | 'eventRetentionMs'> = {},
+): Promise<EmbeddedStore> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'folio-store-'));
-  const store = createEmbeddedStore({ dataDir, eventRetentionMs });
+  const store = createEmbeddedStore({ ...options, dataDir, eventRetentionMs });
   try {
     await store.init();
   } catch (error) {

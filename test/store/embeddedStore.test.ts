@@ -12,6 +12,7 @@ import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/schema.js'
 import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import { openStore } from '../../src/store/open.js';
 import type { DataScope, FolioDocument } from '../../src/store/port.js';
+import { toStored } from '../../src/store/storedForm.js';
 import { rejection } from '../support/timeout.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { putWrite } from './fixtures.js';
@@ -78,6 +79,7 @@ describe('embedded store: database file and schema', () => {
         { name: 'created_at', type: 'TEXT', notnull: 1, pk: 0 },
         { name: 'updated_at', type: 'TEXT', notnull: 1, pk: 0 },
         { name: 'body', type: 'BLOB', notnull: 1, pk: 0 },
+        { name: 'api_form', type: 'INTEGER', notnull: 1, pk: 0 },
       ]);
       const indexColumns = (name: string) =>
         store.db
@@ -92,7 +94,7 @@ describe('embedded store: database file and schema', () => {
     }
   });
 
-  it('stores the full stored form as the body, including _id and _folio', async () => {
+  it('stores the API form as the body: _id, the fields, then the metadata (api_form 1)', async () => {
     const store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
     await store.init();
     try {
@@ -101,18 +103,24 @@ describe('embedded store: database file and schema', () => {
       const row = store.db
         .prepare<
           [],
-          { scope: string; version: number; created_at: string; updated_at: string; body: string }
-        >('SELECT scope, version, created_at, updated_at, json(body) AS body FROM documents')
+          {
+            scope: string;
+            version: number;
+            created_at: string;
+            updated_at: string;
+            api_form: number;
+            body: string;
+          }
+        >('SELECT scope, version, created_at, updated_at, api_form, json(body) AS body FROM documents')
         .get()!;
       expect(row.scope).to.equal('prj_embedded:test');
       expect(row.version).to.equal(1);
       expect(row.created_at).to.equal(d.$createdAt);
       expect(row.updated_at).to.equal(d.$updatedAt);
-      expect(JSON.parse(row.body)).to.deep.equal({
-        _id: d._id,
-        n: 1,
-        _folio: { version: 1, createdAt: d.$createdAt, updatedAt: d.$updatedAt },
-      });
+      expect(row.api_form).to.equal(1);
+      expect(row.body).to.equal(
+        JSON.stringify({ _id: d._id, n: 1, $createdAt: d.$createdAt, $updatedAt: d.$updatedAt, $version: 1 }),
+      );
     } finally {
       await store.close();
     }
@@ -146,17 +154,19 @@ describe('embedded store: database file and schema', () => {
         body: JSON.stringify({
           _id: first._id,
           n: 'two',
-          _folio: { version: 2, createdAt: first.$createdAt, updatedAt: second.$updatedAt },
+          $createdAt: first.$createdAt,
+          $updatedAt: second.$updatedAt,
+          $version: 2,
         }),
       });
       expect(await store.documents.get(scope, 'things', first._id)).to.deep.equal(second);
       const third = { ...doc(3, first._id), $createdAt: '2025-06-01T00:00:00.000Z' };
       await store.documents.commit(scope, 'things', [putWrite(third)]);
       expect(rowOf()).to.include({ version: 3, created_at: third.$createdAt, updated_at: third.$updatedAt });
-      expect(JSON.parse(rowOf().body)._folio).to.deep.equal({
-        version: 3,
-        createdAt: third.$createdAt,
-        updatedAt: third.$updatedAt,
+      expect(JSON.parse(rowOf().body)).to.include({
+        $version: 3,
+        $createdAt: third.$createdAt,
+        $updatedAt: third.$updatedAt,
       });
       expect(byCreated(third.$createdAt)).to.deep.equal([first._id]);
       expect(byCreated(first.$createdAt)).to.deep.equal([]);
@@ -212,6 +222,40 @@ describe('embedded store: database file and schema', () => {
         'webhook_deliveries',
         'webhooks',
       ]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('upgrades a schema-7 directory: its documents read as before and are converted to the API form', async () => {
+    await mkdir(dataDir, { recursive: true });
+    const raw = new Database(path.join(dataDir, 'folio.db'));
+    applySchema(raw, 7);
+    const d = doc(1);
+    // The row as schema 7's upsert wrote it: metadata under `_folio`.
+    raw
+      .prepare(
+        'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))',
+      )
+      .run('prj_embedded:test', 'things', d._id, 1, d.$createdAt, d.$updatedAt, JSON.stringify(toStored(d)));
+    raw.close();
+    const reopened = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await reopened.init();
+    try {
+      expect(await reopened.documents.getJson(scope, 'things', d._id)).to.deep.equal({
+        json: JSON.stringify(d),
+        version: 1,
+      });
+      // Start-up converts in the background; this waits for it, and finds nothing left.
+      expect(await reopened.convertStoredForms()).to.equal(0);
+      const row = reopened.db
+        .prepare<[], { form: number; body: string }>(
+          'SELECT api_form AS form, json(body) AS body FROM documents',
+        )
+        .get();
+      expect(row).to.deep.equal({ form: 1, body: JSON.stringify(d) });
+      reopened.documents.cache.evict('prj_embedded:test', 'things', d._id);
+      expect(await reopened.documents.get(scope, 'things', d._id)).to.deep.equal(d);
     } finally {
       await reopened.close();
     }

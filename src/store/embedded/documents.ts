@@ -16,7 +16,6 @@ import {
   type DocumentWrite,
   type FindQuery,
   type FolioDocument,
-  type JsonObject,
   type QueryPlan,
   type StoredFilter,
   UniqueIndexConflictError,
@@ -26,7 +25,7 @@ import {
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
-import { API_TEXT } from './apiText.js';
+import { API_TEXT, storedBodySql } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import {
@@ -99,10 +98,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<
-    [string, string, string, number, string, string, string, number, string, string]
+    [string, string, string, number, string, string, string, string, string, number]
   >;
   readonly #update: Database.Statement<
-    [number, string, string, number, string, string, string, string, string, number, string]
+    [number, string, string, string, string, number, string, string, string, number, string]
   >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
   readonly #insertVersion: Database.Statement<
@@ -174,24 +173,19 @@ export class EmbeddedDocuments implements DocumentRepository {
     );
     this.#upsert = db.prepare(
       // The body comes as the API form's text (serialised once per write, shared with the version
-      // and change rows); SQLite turns it into the stored form: metadata moved under `_folio`,
-      // appended last as toStored does.
-      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, jsonb(json_set(' +
-        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
-        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?)))) " +
+      // and change rows), stored as JSONB with its metadata last (apiText.ts).
+      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, api_form, body) ' +
+        `VALUES (?, ?, ?, ?, ?, ?, 1, ${storedBodySql('?', '?', '?', '?')}) ` +
         'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
         'version = excluded.version, created_at = excluded.created_at, ' +
-        'updated_at = excluded.updated_at, body = excluded.body',
+        'updated_at = excluded.updated_at, api_form = 1, body = excluded.body',
     );
     // A new version of a stored document, the row found by its key, the version it follows and
     // its birth time: no insert to try first, and `created_at`, unchanged, is not written, so its
     // index entry is left alone (the upsert rewrote it on every write). No row changed: the
     // upsert does the write (once the write's conditions are checked).
     this.#update = db.prepare(
-      'UPDATE documents SET version = ?, updated_at = ?, body = jsonb(json_set(' +
-        "json_remove(?, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
-        "json_object('version', CAST(? AS INTEGER), 'createdAt', ?, 'updatedAt', ?))) " +
+      `UPDATE documents SET version = ?, updated_at = ?, api_form = 1, body = ${storedBodySql('?', '?', '?', '?')} ` +
         'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND created_at = ?',
     );
     this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
@@ -578,9 +572,9 @@ export class EmbeddedDocuments implements DocumentRepository {
             $version,
             $updatedAt,
             json,
-            $version,
             $createdAt,
             $updatedAt,
+            $version,
             scopeKey,
             collection,
             _id,
@@ -601,9 +595,9 @@ export class EmbeddedDocuments implements DocumentRepository {
             $createdAt,
             $updatedAt,
             json,
-            $version,
             $createdAt,
             $updatedAt,
+            $version,
           );
         this.#insertVersion.run(
           scopeKey,
@@ -689,8 +683,8 @@ export function selectSql(
   counted = false,
   /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
   arrayFree: ReadonlySet<string> = new Set(),
-  /** What each row gives: the stored body as text, or (scanJson) the API text. */
-  select = 'json(d.body)',
+  /** What each row gives: the API text (readRow parses it), or another column. */
+  select = API_TEXT,
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
   const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
@@ -714,9 +708,10 @@ export function selectSql(
   };
 }
 
-function readRow(body: string, projection: string[] | undefined): FolioDocument {
-  const stored = JSON.parse(body) as JsonObject;
-  return fromStored(projection ? projectStored(stored, projection) : stored);
+/** A row's API text as the document, or its projection (computed on the stored form's paths). */
+function readRow(text: string, projection: string[] | undefined): FolioDocument {
+  const doc = JSON.parse(text) as FolioDocument;
+  return projection ? fromStored(projectStored(toStored(doc), projection)) : doc;
 }
 
 /** A read-only connection to the same file, with the functions compiled queries call. */

@@ -23,6 +23,7 @@ import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
 import { EmbeddedSnapshots } from './snapshot.js';
+import { StoredFormConversion } from './storedForms.js';
 import { EmbeddedStreamSlots } from './streamSlots.js';
 import { keepTemporaryInMemory } from './tempStore.js';
 import { EmbeddedTrash } from './trash.js';
@@ -87,6 +88,7 @@ interface Parts {
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
   checkpoints: BackgroundCheckpoints | null;
+  conversion: StoredFormConversion;
   lock: DataDirLock | null;
 }
 
@@ -219,6 +221,11 @@ export class EmbeddedStore implements Store {
             busyTimeoutMs: BUSY_TIMEOUT_MS,
           });
     const trash = new EmbeddedTrash(db);
+    // Documents written by an older version, rewritten in the background (storedForms.ts).
+    const conversion = new StoredFormConversion(db, this.options.sweepChunkRows);
+    conversion.run().catch((error: unknown) => {
+      if (!this.#closed) process.emitWarning(`converting stored documents failed: ${String(error)}`);
+    });
     this.#parts = {
       db,
       changes,
@@ -243,8 +250,17 @@ export class EmbeddedStore implements Store {
       agenda: null,
       pruneTimer,
       checkpoints,
+      conversion,
       lock,
     };
+  }
+
+  /**
+   * Convert the documents still in the form older versions stored (storedForms.ts); how many
+   * were. Start-up does it in the background; this waits for that and goes over what is left.
+   */
+  convertStoredForms(): Promise<number> {
+    return this.#ready().conversion.run();
   }
 
   /** The background checkpointer's counts, or null when the connection checkpoints itself. */
@@ -269,6 +285,7 @@ export class EmbeddedStore implements Store {
       parts.accounts.stopSweeps(),
       parts.deliveryBodies.stopSweeps(),
       parts.agenda?.repository.stopSweeps(),
+      parts.conversion.stop(),
     ]);
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
     await parts.checkpoints?.stop();

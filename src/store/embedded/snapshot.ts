@@ -32,7 +32,7 @@ import type {
   WebhookRecord,
   WriteOperation,
 } from '../port.js';
-import { API_TEXT } from './apiText.js';
+import { API_TEXT, storedBodySql } from './apiText.js';
 import type { EmbeddedIndexes } from './declaredIndexes.js';
 import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
 import { SEALING_KEY_FILE, type WebhookRow, toRecord as webhookRecordOf } from './webhooks.js';
@@ -42,12 +42,10 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows handed out between two turns of the event loop. */
 const YIELD_EVERY = 256;
 
-/** The same statement as `EmbeddedDocuments`' upsert: the API text becomes the stored JSONB form. */
+/** The same body as `EmbeddedDocuments`' upsert writes: the API text as JSONB (apiText.ts). */
 const UPSERT_DOCUMENT_SQL =
-  'INSERT OR REPLACE INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-  'VALUES (@scope, @collection, @id, @version, @createdAt, @updatedAt, jsonb(json_set(' +
-  "json_remove(@json, '$.\"$createdAt\"', '$.\"$updatedAt\"', '$.\"$version\"'), '$._folio', " +
-  "json_object('version', CAST(@version AS INTEGER), 'createdAt', @createdAt, 'updatedAt', @updatedAt))))";
+  'INSERT OR REPLACE INTO documents (scope, collection, id, version, created_at, updated_at, api_form, body) ' +
+  `VALUES (@scope, @collection, @id, @version, @createdAt, @updatedAt, 1, ${storedBodySql('@json', '@createdAt', '@updatedAt', '@version')})`;
 
 interface Statements {
   account: Database.Statement<AccountRecord & { emailKey: string }>;
