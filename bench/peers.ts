@@ -963,8 +963,9 @@ all targets (so a noisy moment spreads over all of them); the median round is re
   Folio writes (\`/rows\` routes): the document in Folio's table with its three indexes (body
   stored as JSONB), a version row with those past the Team plan's 100 pruned, and a change row
   with its two indexes, in one transaction and one sync per request. Still no auth, validation,
-  rate limit, log, cache or change feed. Not a target: it shows how much of Folio's write cost
-  is the history and outbox it keeps.
+  rate limit, log, cache or change feed. New documents get Folio's time-ordered ids, so each
+  insert lands at the end of the keys as Folio's do. Not a target: it shows how much of Folio's
+  write cost is the history and outbox it keeps.
 - **Folio**: \`folio serve\` on the embedded store, as in production: request log at \`info\`
   (to a file), API-key auth and the Team plan's rate limit on every request. Requests spread
   over a pool of ${KEY_POOL} keys, and the plan's per-key limit is raised by configuration
@@ -1046,6 +1047,41 @@ ${oneShot.join('\n')}
 
 ## Reading these numbers
 
+- **2026-11-28, third report: documents kept in the form the API returns; caches fair between
+  tenants.** The embedded store now keeps each document's body as the JSONB of its API text
+  (metadata last), so GET, list pages, finds and exports render it with \`json(body)\` in one pass
+  instead of dropping \`_folio\` and appending the metadata (docs/architecture.md, "Stored form";
+  data directories written before convert after start-up). Over 250,000 rows in SQLite alone:
+  445–465 → 252–255 ms; an in-process scan of them 508–514 → 337–342 ms; a write stores its text
+  without rendering it again (4.0–4.8 → 3.0–3.3 µs a document). The report before this one →
+  this one: export 0.78 s (2.72 × raw, missed) → 0.65 s (1.74 × raw's 0.38, met), its server CPU
+  882 → 773 ms; import 49.7 → 46.9 µs of CPU a document, 23,464 → 25,323 documents per second
+  (0.25 → 0.26 × raw; missed). *raw better-sqlite3, same rows* now gives new documents Folio's
+  time-ordered ids: random ids put each insert somewhere inside three B-trees, which made that
+  ceiling slower than the rows themselves cost (in process, 25,000 documents' three rows:
+  40,173–40,642 documents per second with random ids, 45,000–58,000 with ordered ones); beside
+  it Folio's import is 0.89 (1.02 against the slower ceiling before). The import target stays out
+  of reach for a store that writes these rows: 0.4 × raw is 39,254 documents per second in this
+  run, and SQLite alone, in process, with no HTTP, parsing or validation, writes Folio's three
+  rows at 45,000–58,000 (without the version row 64,000–70,000; without the three metadata
+  indexes 63,000–67,000). From \`--cpu-prof\` of the import: the group commit (SQLite writing the
+  rows, the commit, its sync) half of Folio's samples, reading the change rows back for the
+  change feed 6 %, parsing 6 %, the field rules 4 %. *Tried and left out*: reading exports in a
+  worker thread, to overlap SQLite building the text with the socket's writes. An in-process
+  scan took 705–746 ms there against 640–651 on the main thread (the reading is the work; there
+  is little to overlap), an HTTP export 1.36–1.59 s against 1.00–1.16, with 105–140 MiB more
+  resident memory and 253–364 ms to the first byte (the thread loading). The document and query
+  caches now keep an order of use per data scope and, past their budget, evict from a scope
+  holding at least the average, so a tenant reading widely pushes out its own entries, not
+  another's; the order is a list linked through the entries, because a Map's insertion order
+  made each insert into a full cache step over every removed slot (13.8–14.5 µs a set at 18,000
+  entries, 0.6–0.8 µs now; a full cache is what GET by id over 1,000,000 documents meets in
+  \`npm run bench:scale\`, whose run after these changes measured GET by id at 1,000,000 documents
+  0.50 → 0.43 ms p50 and the export of all of them 2.3 → 1.7 s, memory flat as before:
+  docs/performance-scale.md). *GET by id* measured 1.74 × raw's CPU (missed; Koa + duties alone took
+  1.26 × raw's whole GET); *bulk* 2.78 × raw's time (missed; runs alone earlier in the day 7.1 ms
+  median with the profiler on, 8.3–9.9 without); PATCH 0.92 × raw's CPU and the list and count
+  met as before.
 - **2026-11-28, second report: query strings parsed once, document fields assigned.** A
   client polling a list or count sends the same query string again and again; \`ctx.query\` now
   comes from a memo shared by requests (\`src/http/queryStrings.ts\`: frozen, 1,024 strings or
