@@ -5,7 +5,7 @@
  * fields, then `$createdAt`, `$updatedAt` and `$version`, in fromStored's order, so the API text
  * is `json(body)`, rendered once. Rows written before it (`api_form` 0) hold the stored form of
  * storedForm.ts (metadata under `_folio`): their text drops `_folio` and appends the metadata
- * from the columns the same write set; `convertStoredForms` (documents.ts) rewrites them in
+ * from the columns the same write set; storedForms.ts rewrites them in
  * chunks after start-up. Building the text from the `_folio` form was 445–465 ms over 250,000
  * rows against 252–255 for `json(body)`: over half an export's time went to it.
  *
