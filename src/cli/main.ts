@@ -1,4 +1,6 @@
 /** The `folio` command. */
+
+import { runtimeRefusal } from '../runtimeCheck.js';
 import { ADMIN_USAGE, admin } from './admin.js';
 import {
   BACKUP_HELP,
@@ -60,6 +62,12 @@ async function transfer(run: () => Promise<number>): Promise<number> {
 async function main(argv: string[]): Promise<void> {
   // No command prints help: a second server started by accident is worse than a hint.
   const [command = 'help', ...rest] = argv;
+  const refusal = ['help', '--help', '-h'].includes(command) ? null : runtimeRefusal(process.env);
+  if (refusal) {
+    process.stderr.write(`folio: ${refusal}\n`);
+    process.exitCode = 1;
+    return;
+  }
   switch (command) {
     case 'serve':
       return serve();
