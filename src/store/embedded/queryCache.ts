@@ -15,10 +15,12 @@
  * that computes it: the same question over the same rows has the same answer whatever index
  * or form the compiler picks, and a hit then costs no compiling.
  *
- * Bounded by an approximate byte budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`), the least recently
- * used collection's oldest answers out first; an answer larger than an eighth of the budget is
- * never kept. Collections are ordered as the document cache orders documents: a hit moves its
- * collection to the newest end only from the older half of the order.
+ * Bounded by an approximate byte budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`): past it, the oldest
+ * answers of the least recently used collection of a data scope holding at least the average
+ * go first, so one tenant asking many questions pushes out its own answers (cacheParts.ts); an
+ * answer larger than an eighth of the budget is never kept. Each scope's collections are ordered
+ * as the document cache orders documents: a hit moves its collection to the newest end only
+ * from the older half of the order.
  */
 import type { FindQuery, StoredFilter } from '../port.js';
 import { type Linked, type Ordered, OrderList, RecentlyUsedCache } from './cacheParts.js';
