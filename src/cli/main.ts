@@ -1,5 +1,4 @@
 /** The `folio` command. */
-
 import { runtimeRefusal } from '../runtimeCheck.js';
 import { ADMIN_USAGE, admin } from './admin.js';
 import {
@@ -42,6 +41,8 @@ const COMMAND_HELP = new Map([
   ['migrate', MIGRATE_HELP],
 ]);
 
+const HELP_COMMANDS = new Set(['help', '--help', '-h']);
+
 /** Run a transfer command: usage mistakes exit 2, failures 1, both with one line on stderr. */
 async function transfer(run: () => Promise<number>): Promise<number> {
   try {
@@ -62,7 +63,8 @@ async function transfer(run: () => Promise<number>): Promise<number> {
 async function main(argv: string[]): Promise<void> {
   // No command prints help: a second server started by accident is worse than a hint.
   const [command = 'help', ...rest] = argv;
-  const refusal = ['help', '--help', '-h'].includes(command) ? null : runtimeRefusal(process.env);
+  // Help reads no data; everything else parses JSON and is refused on a faulty runtime.
+  const refusal = HELP_COMMANDS.has(command) ? null : runtimeRefusal(process.env);
   if (refusal) {
     process.stderr.write(`folio: ${refusal}\n`);
     process.exitCode = 1;
@@ -91,12 +93,11 @@ async function main(argv: string[]): Promise<void> {
     case 'key':
       process.exitCode = await admin(argv);
       return;
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(COMMAND_HELP.get(rest[0] ?? '') ?? USAGE);
-      return;
     default:
+      if (HELP_COMMANDS.has(command)) {
+        process.stdout.write(COMMAND_HELP.get(rest[0] ?? '') ?? USAGE);
+        return;
+      }
       process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
       process.exitCode = 2;
   }

@@ -11,6 +11,7 @@
  */
 import type Koa from 'koa';
 import { BoundedCache } from '../boundedCache.js';
+import { frozenThrough } from '../frozen.js';
 import type { RawQuery } from '../query/filterParams.js';
 
 /** Distinct query strings kept, and the bytes they may hold (a query string is the client's). */
@@ -25,12 +26,6 @@ export function parsedQueryBytes(text: string): number {
   return 4 * text.length + 256;
 }
 
-/** `parsed`, and each array in it, frozen. */
-function frozen(parsed: RawQuery): Readonly<RawQuery> {
-  for (const value of Object.values(parsed)) if (Array.isArray(value)) Object.freeze(value);
-  return Object.freeze(parsed);
-}
-
 export class QueryStringMemo {
   readonly #parsed = new BoundedCache<Readonly<RawQuery>>(QUERY_MEMO_ENTRIES, QUERY_MEMO_BYTES);
 
@@ -38,7 +33,7 @@ export class QueryStringMemo {
   parse(text: string, parse: (text: string) => RawQuery): Readonly<RawQuery> {
     const known = this.#parsed.get(text);
     if (known) return known;
-    const parsed = frozen(parse(text));
+    const parsed: Readonly<RawQuery> = frozenThrough(parse(text));
     this.#parsed.set(text, parsed, parsedQueryBytes(text));
     return parsed;
   }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidQuery, planLimitExceeded } from '../errors.js';
+import { frozenThrough } from '../frozen.js';
 import type { FindQuery, SortDirection, SortPosition, StoredFilter } from '../store/port.js';
 import { keysetPosition } from './cursor.js';
 import { toStoredPath } from './fieldPath.js';
@@ -111,15 +112,6 @@ export function parseListQuery(query: RawQuery): ListQuery {
   const parsed = frozenThrough(parseListQueryOnce(query));
   parsedLists.set(query, parsed);
   return parsed;
-}
-
-/** `value` with every object and array in it frozen (a parsed query holds JSON values only). */
-function frozenThrough<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) frozenThrough(inner);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 function parseListQueryOnce(query: RawQuery): ListQuery {

@@ -15,7 +15,7 @@ import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import type { DataScope, FindQuery, JsonObject } from '../../src/store/port.js';
 import { toStored } from '../../src/store/storedForm.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
-import { firstVersion, nextVersion, putWrite } from './fixtures.js';
+import { commitAll, firstVersion, nextVersion, putWrite } from './fixtures.js';
 
 const scope: DataScope = { projectId: 'prj_json', env: 'test' };
 
@@ -101,15 +101,7 @@ describe('embedded store: documents as JSON text', () => {
       fc.asyncProperty(fc.array(fields, { minLength: 1, maxLength: 5 }), fields, async (docs, update) => {
         const collection = `list_${newId('doc')}`;
         const written = docs.map((fields) => firstVersion(fields, newId('doc')));
-        expect(
-          (
-            await store.documents.commit(
-              scope,
-              collection,
-              written.map((doc) => putWrite(doc)),
-            )
-          ).ok,
-        ).to.equal(true);
+        await commitAll(store.documents, scope, collection, written);
         // A second version too: the metadata columns move on with the body.
         const v2 = nextVersion(written[0]!, update);
         expect((await store.documents.commit(scope, collection, [putWrite(v2)])).ok).to.equal(true);
@@ -140,15 +132,7 @@ describe('embedded store: documents as JSON text', () => {
         fc.asyncProperty(fc.array(fields, { minLength: 1, maxLength: 7 }), async (all) => {
           const collection = `old_${newId('doc')}`;
           const docs = all.map((fields) => firstVersion(fields, newId('doc')));
-          expect(
-            (
-              await chunked.documents.commit(
-                scope,
-                collection,
-                docs.map((d) => putWrite(d)),
-              )
-            ).ok,
-          ).to.equal(true);
+          await commitAll(chunked.documents, scope, collection, docs);
           // Back into the form older versions wrote (their upsert's expression), past both caches.
           chunked.db
             .prepare(

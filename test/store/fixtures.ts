@@ -1,8 +1,11 @@
 /** Building blocks the store suites share: documents, put writes, and a change-feed reader. */
+import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
 import type {
   ChangeEvent,
   ChangeSubscription,
+  DataScope,
+  DocumentRepository,
   FolioDocument,
   JsonObject,
   PutWrite,
@@ -42,6 +45,21 @@ export function putWrite(
     apiKeyHint: HINT,
     keepVersions: options.keepVersions ?? 10,
   };
+}
+
+/** Commit a put of each of `docs` in one commit, which must take them all. */
+export async function commitAll(
+  documents: DocumentRepository,
+  scope: DataScope,
+  collection: string,
+  docs: FolioDocument[],
+): Promise<void> {
+  const result = await documents.commit(
+    scope,
+    collection,
+    docs.map((doc) => putWrite(doc)),
+  );
+  expect(result.ok).to.equal(true);
 }
 
 /** Reads one subscription through a single iterator, each step bounded by `waitMs`. */

@@ -12,7 +12,7 @@ import { newId } from '../../src/ids.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope, FindQuery, FolioDocument, JsonObject } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
-import { firstVersion, nextVersion, putWrite } from './fixtures.js';
+import { commitAll, firstVersion, nextVersion, putWrite } from './fixtures.js';
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -53,15 +53,7 @@ describe('DocumentRepository.scanJson [embedded]', () => {
         runs += 1;
         const collection = `c${runs}`;
         const docs = all.map((f) => firstVersion(JSON.parse(JSON.stringify(f)) as JsonObject));
-        expect(
-          (
-            await store.documents.commit(
-              scope,
-              collection,
-              docs.map((d) => putWrite(d)),
-            )
-          ).ok,
-        ).to.equal(true);
+        await commitAll(store.documents, scope, collection, docs);
         // An update too: its metadata comes from the new row.
         const second = nextVersion(docs[0]!, { again: all.length });
         const update = { ...putWrite(second), expectedVersion: 1, operation: 'update' as const };

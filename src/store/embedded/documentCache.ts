@@ -1,14 +1,14 @@
 /**
  * The API text of recently read or written documents, for reads by id on the embedded store.
- * Building that text from the stored JSONB (json_remove, json_insert, then a string into V8) is
- * the largest single cost of a GET after the socket itself. The embedded store is the only
- * writer of its documents (the data directory's lock keeps a second server out; operator
- * commands write accounts and keys only), and every write goes through one place that evicts
- * the documents it writes before its commit and, for a single-document commit, puts their new
- * text back once the group has committed, so an entry is never stale. Bounded by an approximate
- * byte budget, least recently used out first (nearly) of the data scope holding the most, so one
- * tenant reading widely does not push out another's documents (cacheParts.ts); a document
- * larger than an eighth of the budget is never kept.
+ * Rendering that text from the stored JSONB and handing it to V8 is the largest single cost of a
+ * GET after the socket itself. The embedded store is the only writer of its documents (the data
+ * directory's lock keeps a second server out; operator commands write accounts and keys only),
+ * and every write goes through one place that evicts the documents it writes before its commit
+ * and, for a single-document commit, puts their new text back once the group has committed, so
+ * an entry is never stale. Bounded by an approximate byte budget, least recently used out first
+ * (nearly) of a data scope holding at least the average, so one tenant reading widely does not
+ * push out another's documents (cacheParts.ts); a document larger than an eighth of the budget
+ * is never kept.
  */
 import type { DocumentJson } from '../port.js';
 import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
@@ -24,8 +24,8 @@ interface Slot extends Ordered<Slot> {
 }
 
 /**
- * Least recently used out first (nearly: a hit moves its entry only from the older half), of the
- * data scope holding the most (cacheParts.ts).
+ * Least recently used out first (nearly: a hit moves its entry only from the older half), of a
+ * data scope holding at least the average (cacheParts.ts).
  */
 export class DocumentJsonCache extends RecentlyUsedCache<Slot> {
   get(scopeKey: string, collection: string, id: string): DocumentJson | undefined {

@@ -381,16 +381,9 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async *scanJson(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<string[]> {
+    // The rows' API text, as `scan` reads before parsing it; a projection has no text here.
     const { projection: _none, ...whole } = query;
-    const { sql, params } = selectSql(
-      scope,
-      collection,
-      whole,
-      this.#usable(scope, collection),
-      false,
-      new Set(),
-      API_TEXT,
-    );
+    const { sql, params } = selectSql(scope, collection, whole, this.#usable(scope, collection));
     const reader = openReader(this.#file);
     try {
       const rows = reader
