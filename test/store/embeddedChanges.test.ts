@@ -149,6 +149,26 @@ describe('embedded change feed', () => {
     }
   });
 
+  it("delivers in commit order when another connection commits between this process's commits", async () => {
+    store = await createTempEmbeddedStore();
+    const sub = store.changes.watch(scope, 'things');
+    const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
+    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000, lock: false });
+    await other.init();
+    try {
+      // This process keeps its own rows for the tail; the other connection's row sits between.
+      const first = await create(store);
+      const between = await create(other);
+      const last = await create(store);
+      const events = await drain(sub, 100);
+      expect(events.map((e) => e.documentId)).to.deep.equal([first._id, between._id, last._id]);
+      expect(events.map((e) => Number(e.token))).to.deep.equal([1, 2, 3]);
+      expect(events[2]?.document).to.deep.equal(last);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('ends a catch-up that falls behind pruning with history_lost rather than skip events', async () => {
     store = await createTempEmbeddedStore();
     for (let i = 0; i < 5; i++) await create(store);

@@ -11,7 +11,7 @@ import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
 import { scopeFromKey } from './scopeKey.js';
 import { BOUND_COUNT, boundCount } from './sqlLimit.js';
 
-interface ChangeRow {
+export interface ChangeRow {
   seq: number;
   scope: string;
   collection: string;
@@ -129,6 +129,18 @@ export function afterDeleteChunk(
 /** No row is held back (a seq no log reaches, and one SQLite binds as an integer). */
 const NOT_HELD = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The documents' text the rows this connection committed may hold while the tail has not taken
+ * them (rows held back behind deferred commits); past it they are dropped and the tail reads
+ * them back from the table, as it does every other connection's rows.
+ */
+export const OWN_ROWS_MAX_BYTES = 8 * 1024 * 1024;
+
+/** What a kept row holds, about: its document's text and the row's own fields. */
+export function ownRowBytes(row: ChangeRow): number {
+  return 2 * row.document.length + 160;
+}
+
 export class ChangeLog {
   readonly #insert: Database.Statement<[string, string, ChangeType, string, string, string]>;
   readonly #after: Database.Statement<[number, number, number], ChangeRow>;
@@ -147,8 +159,23 @@ export class ChangeLog {
    * power loss could still take away.
    */
   #heldFrom = NOT_HELD;
+  /**
+   * While the tail runs, the rows this connection appends are kept as appended, so the tail
+   * publishes them without reading them back (a tenth of an import's commit work): `#group`
+   * holds the current group's until it commits, `#own` the committed ones the tail has not taken.
+   */
+  #keepOwn = false;
+  #group: ChangeRow[] = [];
+  #own: ChangeRow[] = [];
+  #ownFirst = 0;
+  #ownBytes = 0;
+  readonly #ownMaxBytes: number;
 
-  constructor(db: Database.Database, options: { pruneChunkRows?: number | undefined } = {}) {
+  constructor(
+    db: Database.Database,
+    options: { pruneChunkRows?: number | undefined; ownRowsMaxBytes?: number | undefined } = {},
+  ) {
+    this.#ownMaxBytes = options.ownRowsMaxBytes ?? OWN_ROWS_MAX_BYTES;
     this.#pruning = new ChunkedSweep(options.pruneChunkRows);
     this.#insert = db.prepare(
       'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
@@ -197,7 +224,96 @@ export class ChangeLog {
     documentJson: string,
     timestamp: string,
   ) {
-    this.#insert.run(scopeKey, collection, type, documentId, documentJson, timestamp);
+    const { lastInsertRowid } = this.#insert.run(
+      scopeKey,
+      collection,
+      type,
+      documentId,
+      documentJson,
+      timestamp,
+    );
+    if (!this.#keepOwn) return;
+    const seq = Number(lastInsertRowid);
+    // A seq issued again: a savepoint rolled back the rows from it on (AUTOINCREMENT's counter
+    // rolls back with them), so they were never written.
+    const group = this.#group;
+    while (group.length > 0 && group[group.length - 1]!.seq >= seq) group.pop();
+    group.push({
+      seq,
+      scope: scopeKey,
+      collection,
+      type,
+      doc_id: documentId,
+      document: documentJson,
+      timestamp,
+    });
+  }
+
+  /** Keep this connection's rows for the tail (while it runs), or stop and forget them. */
+  keepOwnRows(keep: boolean): void {
+    this.#keepOwn = keep;
+    this.#group = [];
+    this.#dropOwn();
+  }
+
+  /** A group's transaction begins (again, after a rollback): its rows so far were not written. */
+  groupStarted(): void {
+    if (this.#group.length > 0) this.#group = [];
+  }
+
+  /** The group's transaction committed: its rows are the tail's to take. */
+  groupCommitted(): void {
+    const group = this.#group;
+    if (group.length === 0) return;
+    this.#group = [];
+    // Rows a savepoint rolled back at the end of the group were issued no seq that stayed.
+    const lastIssued = this.lastIssued();
+    for (const row of group) {
+      if (row.seq > lastIssued) break;
+      this.#own.push(row);
+      this.#ownBytes += ownRowBytes(row);
+    }
+    // Past the bound the tail reads them back instead, as it reads every other connection's.
+    if (this.#ownBytes > this.#ownMaxBytes) this.#dropOwn();
+  }
+
+  /**
+   * The visible rows this connection committed right after `seq`, in order and without a gap,
+   * taken out of the log's keeping; null when the kept rows do not start right after `seq` (none
+   * kept, or another connection's rows, or rows dropped, come first): read them with `after`.
+   */
+  takeOwnAfter(seq: number): LoggedChange[] | null {
+    const own = this.#own;
+    let i = this.#ownFirst;
+    // Rows the tail already read back from the table.
+    for (; i < own.length && own[i]!.seq <= seq; i++) this.#ownBytes -= ownRowBytes(own[i]!);
+    let taken: LoggedChange[] | null = null;
+    if (i < own.length && own[i]!.seq === seq + 1) {
+      taken = [];
+      for (let next = seq + 1; i < own.length && own[i]!.seq === next && next < this.#heldFrom; i++, next++) {
+        this.#ownBytes -= ownRowBytes(own[i]!);
+        taken.push(toLogged(own[i]!));
+      }
+    }
+    this.#ownFirst = i;
+    if (i === own.length) this.#dropOwn();
+    else if (2 * i >= own.length) {
+      // What was taken goes with the array's front half, so the array never outgrows the bound.
+      this.#own = own.slice(i);
+      this.#ownFirst = 0;
+    }
+    return taken;
+  }
+
+  /** Whether kept rows remain that `takeOwnAfter` stopped before (a gap, or held back). */
+  get ownRowsLeft(): boolean {
+    return this.#ownFirst < this.#own.length;
+  }
+
+  #dropOwn(): void {
+    this.#own = [];
+    this.#ownFirst = 0;
+    this.#ownBytes = 0;
   }
 
   /** Up to `max` changes after `seq`, of every scope and collection; only those on disk. */

@@ -3,6 +3,8 @@
  * to every subscription. The embedded store serves one process, so the tail wakes on that
  * process's own commits (`committed()`, called right after each commit) and also polls every
  * `POLL_MS` for rows another connection to the same file (a CLI next to the server) committed.
+ * This process's own rows it takes from the log as they were appended (ChangeLog.takeOwnAfter),
+ * not from the table, whenever they follow on from the last row it published.
  */
 import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
 import {
@@ -50,6 +52,7 @@ class ChangeLogTail implements ChangeSource {
 
   start(): void {
     this.#running = true;
+    this.log.keepOwnRows(true);
     this.#lastSeq = this.log.lastVisible();
     this.#timer = setInterval(() => this.poll(), POLL_MS);
     this.#timer.unref();
@@ -57,6 +60,7 @@ class ChangeLogTail implements ChangeSource {
 
   stop(): void {
     this.#running = false;
+    this.log.keepOwnRows(false);
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
   }
@@ -68,6 +72,17 @@ class ChangeLogTail implements ChangeSource {
     this.#polling = true;
     try {
       while (this.#running) {
+        // This process's own commits, as appended: nothing to read back.
+        const own = this.log.takeOwnAfter(this.#lastSeq);
+        if (own !== null) {
+          for (const row of own) {
+            this.#lastSeq = row.seq;
+            this.publish(row);
+          }
+          // Kept rows after a gap (another connection's rows first) come from the table next.
+          if (own.length > 0 && this.log.ownRowsLeft) continue;
+          break;
+        }
         const rows = this.log.after(this.#lastSeq, TAIL_PAGE);
         for (const row of rows) {
           this.#lastSeq = row.seq;

@@ -224,9 +224,11 @@ export class EmbeddedDocuments implements DocumentRepository {
       {
         beforeGroup: () => {
           this.#written.length = 0;
+          this.#log.groupStarted();
         },
         beforeDeferred: () => this.#feed.held(),
         afterCommit: (durable) => {
+          this.#log.groupCommitted();
           this.#cacheWritten();
           this.#feed.committed(durable);
         },
