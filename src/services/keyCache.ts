@@ -7,6 +7,7 @@
  * MongoDB) sees such a change within `ttlMs`. Unknown and revoked keys are never cached, so a new
  * key works at once everywhere. `ttlMs` 0 turns the cache off.
  */
+import { OldestFirstMap } from '../oldestFirstMap.js';
 import type { ResolvedKey } from '../store/port.js';
 
 /** What this process just revoked, for whoever holds something under it (open streams). */
@@ -17,20 +18,22 @@ interface Entry {
   expiresAtMs: number;
 }
 
-/** Entries kept at most; the oldest go first (a Map iterates in insertion order). */
+/** Entries kept at most; the oldest look-ups go first, however recently used. */
 export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 export class KeyCache {
   /** By key hash (a SHA-256 hex string, never a user-chosen name). */
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: OldestFirstMap<Entry>;
   #generation = 0;
   readonly #revocationListeners: ((revocation: Revocation) => void)[] = [];
 
   constructor(
     readonly ttlMs: number,
     private readonly nowMs: () => number = Date.now,
-    private readonly maxEntries = KEY_CACHE_MAX_ENTRIES,
-  ) {}
+    maxEntries = KEY_CACHE_MAX_ENTRIES,
+  ) {
+    this.#entries = new OldestFirstMap(maxEntries);
+  }
 
   /**
    * Bumped by every eviction. A look-up reads it before asking the store and hands it to `set`,
@@ -58,12 +61,6 @@ export class KeyCache {
   /** Cache a fresh look-up of an active key, unless an eviction happened since `generation`. */
   set(keyHash: string, resolved: ResolvedKey, generation: number): void {
     if (this.ttlMs <= 0 || generation !== this.#generation || resolved.key.status !== 'active') return;
-    this.#entries.delete(keyHash);
-    while (this.#entries.size >= this.maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
-    }
     this.#entries.set(keyHash, { resolved, expiresAtMs: this.nowMs() + this.ttlMs });
   }
 
@@ -91,17 +88,13 @@ export class KeyCache {
   evictKey(keyId: string): void {
     this.#announce({ keyId });
     this.#generation++;
-    for (const [hash, entry] of this.#entries) {
-      if (entry.resolved.key.id === keyId) this.#entries.delete(hash);
-    }
+    this.#entries.deleteWhere((entry) => entry.resolved.key.id === keyId);
   }
 
   /** Forget every key of the account (its plan or one of its projects changed here). */
   evictAccount(accountId: string): void {
     this.#announce({ accountId });
     this.#generation++;
-    for (const [hash, entry] of this.#entries) {
-      if (entry.resolved.account.id === accountId) this.#entries.delete(hash);
-    }
+    this.#entries.deleteWhere((entry) => entry.resolved.account.id === accountId);
   }
 }

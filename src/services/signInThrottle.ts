@@ -14,6 +14,7 @@
  */
 import type { Config } from '../config/schema.js';
 import { AppError } from '../errors.js';
+import { OldestFirstMap } from '../oldestFirstMap.js';
 
 /** Keys (emails, addresses) each counter remembers at most; the oldest window goes first. */
 export const MAX_TRACKED = 10_000;
@@ -25,16 +26,19 @@ interface Window {
 
 /**
  * Counts per key in fixed windows that open at a key's first count. The map's order is the
- * order windows opened (a key whose window ended is deleted before it counts again), so the
- * ended windows and, when full, the oldest ones are at its front.
+ * order windows opened (a window is set once, when it opens; a key whose window ended is
+ * deleted before it counts again), so the ended windows and, when full, the oldest ones go
+ * first.
  */
 export class AttemptCounter {
-  readonly #windows = new Map<string, Window>();
+  readonly #windows: OldestFirstMap<Window>;
 
   constructor(
     private readonly windowMs: number,
-    private readonly maxKeys: number = MAX_TRACKED,
-  ) {}
+    maxKeys: number = MAX_TRACKED,
+  ) {
+    this.#windows = new OldestFirstMap(maxKeys);
+  }
 
   get size(): number {
     return this.#windows.size;
@@ -58,10 +62,6 @@ export class AttemptCounter {
     if (window) {
       window.count += 1;
       return window.count;
-    }
-    if (this.#windows.size >= this.maxKeys) {
-      const oldest = this.#windows.keys().next().value as string;
-      this.#windows.delete(oldest);
     }
     this.#windows.set(key, { count: 1, endsAtMs: nowMs + this.windowMs });
     return 1;
@@ -87,9 +87,10 @@ export class AttemptCounter {
   }
 
   #forgetEnded(nowMs: number): void {
-    for (const [key, window] of this.#windows) {
-      if (window.endsAtMs > nowMs) break;
-      this.#windows.delete(key);
+    let oldest = this.#windows.oldest;
+    while (oldest && oldest.value.endsAtMs <= nowMs) {
+      this.#windows.delete(oldest.key);
+      oldest = this.#windows.oldest;
     }
   }
 }

@@ -196,6 +196,16 @@ describe('sign-in throttle counters', () => {
     expect(MAX_TRACKED).to.equal(10_000);
   });
 
+  it('when full, forget the window opened first, however recently it counted', () => {
+    const counter = new AttemptCounter(1000, 3);
+    counter.add('a', 0);
+    counter.add('b', 10);
+    counter.add('c', 20);
+    expect(counter.add('a', 30)).to.equal(2);
+    counter.add('d', 40);
+    expect([counter.count('a', 40), counter.count('b', 40), counter.count('c', 40)]).to.deep.equal([0, 1, 1]);
+  });
+
   it('a flood of addresses never holds more than MAX_TRACKED keys', () => {
     const counter = new AttemptCounter(60_000);
     for (let i = 0; i < MAX_TRACKED + 500; i += 1) {

@@ -93,4 +93,17 @@ describe('API-key cache', () => {
     expect(cache.get('h1')).to.equal(null);
     expect(cache.get('h3')?.key.id).to.equal('key_3');
   });
+
+  it('when full, drops the oldest look-up however recently it was read; a fresh look-up is the newest', () => {
+    const cache = new KeyCache(60_000, clock, 2);
+    cache.set('h1', resolved('key_1'), cache.generation);
+    cache.set('h2', resolved('key_2'), cache.generation);
+    expect(cache.get('h1')?.key.id).to.equal('key_1');
+    cache.refresh('h1', resolved('key_1'));
+    cache.set('h3', resolved('key_3'), cache.generation);
+    expect([cache.get('h1'), cache.get('h2')?.key.id]).to.deep.equal([null, 'key_2']);
+    cache.set('h2', resolved('key_2'), cache.generation);
+    cache.set('h4', resolved('key_4'), cache.generation);
+    expect([cache.get('h3'), cache.get('h2')?.key.id]).to.deep.equal([null, 'key_2']);
+  });
 });

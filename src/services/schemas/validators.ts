@@ -8,6 +8,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { RE2JS } from 're2js';
 import { AppError } from '../../errors.js';
+import { OldestFirstMap } from '../../oldestFirstMap.js';
 import type { JsonObject } from '../../store/port.js';
 import { LINEAR_FORMATS } from './formats.js';
 
@@ -109,10 +110,12 @@ function violationsOf(errors: ErrorObject[]): SchemaViolation[] {
  * at once (which would make every busy collection compile again together).
  */
 export class CompiledSchemas {
-  readonly #cache = new Map<string, CompiledSchema>();
+  readonly #cache: OldestFirstMap<CompiledSchema>;
   #compilations = 0;
 
-  constructor(private readonly capacity = MAX_COMPILED_SCHEMAS) {}
+  constructor(capacity = MAX_COMPILED_SCHEMAS) {
+    this.#cache = new OldestFirstMap(capacity);
+  }
 
   /** How many compilations ran (tests: once per revision). */
   get compilations(): number {
@@ -121,17 +124,11 @@ export class CompiledSchemas {
 
   get(revision: string, schemaText: string): CompiledSchema {
     let compiled = this.#cache.get(revision);
-    if (compiled) {
-      // Most recently used last (Map keeps insertion order).
-      this.#cache.delete(revision);
-    } else {
+    if (!compiled) {
       compiled = compileSchema(schemaText);
       this.#compilations++;
-      if (this.#cache.size >= this.capacity) {
-        const oldest = this.#cache.keys().next().value;
-        if (oldest !== undefined) this.#cache.delete(oldest);
-      }
     }
+    // Set again on every use, so the least recently used is the oldest.
     this.#cache.set(revision, compiled);
     return compiled;
   }

@@ -22,8 +22,9 @@
  * as the document cache orders documents: a hit moves its collection to the newest end only
  * from the older half of the order.
  */
+import { type Linked, OrderList } from '../../orderList.js';
 import type { FindQuery, StoredFilter } from '../port.js';
-import { type Linked, type Ordered, OrderList, RecentlyUsedCache } from './cacheParts.js';
+import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
 import { filterText, valueText } from './compileQuery.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */

@@ -1,10 +1,10 @@
 /**
- * The order the embedded store's caches evict by (src/store/embedded/cacheParts.ts): OrderList
- * must agree with an array kept in the same order, whatever is added and removed.
+ * The order the bounded caches evict by (src/orderList.ts): OrderList must agree with an array
+ * kept in the same order, whatever is added and removed.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { type Linked, OrderList } from '../../src/store/embedded/cacheParts.js';
+import { type Linked, OrderList } from '../src/orderList.js';
 
 interface Node extends Linked<Node> {
   n: number;
