@@ -1041,7 +1041,10 @@ nested, JSON cells parsed: the same documents as Folio's CSV import stores). The
 raw writing Folio's rows" are the same server writing, for each document, the document, its
 version and its change row, all in one transaction (no target: the ceiling of a store that
 keeps a history and an outbox). Change streams and webhooks have no equivalent in the
-baselines ("n/a").
+baselines ("n/a"). Every system imports and exports three times (each import into a
+collection, table or database of its own) and sends 20 bulk requests after 5 that warm it up;
+each figure is the median, and the last column is how far the rounds spread (the largest
+minus the smallest, over the median).
 
 ${oneShot.join('\n')}
 

@@ -8,8 +8,10 @@
  * bench. Env: BENCH_JSON=1 adds a machine-readable line; TRANSFER_ONLY (comma-separated, of
  * import, export, bulk, cli) runs only those parts (export seeds its documents whatever is
  * chosen); TRANSFER_FOLIO_NODE_ARGS: extra node arguments for the server (for example
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile per server process); TRANSFER_BULK_ROUNDS
- * (7) bulk requests, of which the first two warm up.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile per server process); TRANSFER_IMPORT_ROUNDS
+ * (3) imports of each format and TRANSFER_EXPORT_ROUNDS (3) exports of each, the median
+ * reported with the spread across them; TRANSFER_BULK_ROUNDS (20) timed bulk requests after
+ * BULK_WARMUP (5) that warm the server's code up.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,6 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
+import { median } from './stats.js';
+import { spread } from './storageTargets.js';
 import { processCpuMs } from './workloads/processCpu.js';
 import { transferCsv as csv, transferDoc, transferNdjson } from './workloads/rows.js';
 
@@ -26,8 +30,18 @@ const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
 const CLI_ROWS = 100_000;
 const BULK_OPS = 100;
-/** Bulk requests sent; the first two warm up. */
-const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? 7);
+/**
+ * Rounds of each one-shot workload: a single import or export moves with whatever else the
+ * machine did in that second, so each figure is the median of several, with their spread.
+ */
+const IMPORT_ROUNDS = Number(process.env.TRANSFER_IMPORT_ROUNDS ?? 3);
+const EXPORT_ROUNDS = Number(process.env.TRANSFER_EXPORT_ROUNDS ?? 3);
+/**
+ * Bulk requests timed, after the warm-up ones. Five timed requests of a server that had just
+ * started measured its code before V8 optimised it, and moved 6.4–14 ms between runs.
+ */
+const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? 20);
+const BULK_WARMUP = 5;
 const ONLY = process.env.TRANSFER_ONLY ? new Set(process.env.TRANSFER_ONLY.split(',')) : null;
 const want = (part: 'import' | 'export' | 'bulk' | 'cli') => !ONLY || ONLY.has(part);
 /** TRANSFER_EXPORT_FORMATS: the export formats measured (comma-separated; all three by default). */
@@ -84,6 +98,23 @@ async function serverCpu<T>(work: () => Promise<T>): Promise<{ value: T; cpuMs: 
   return { value, cpuMs: processCpuMs(pid) - before };
 }
 
+type ImportRound = Awaited<ReturnType<typeof timedImport>>;
+
+/** The median of each figure over the rounds, and how far the rounds spread (max − min, ÷ median). */
+function importSummary(rounds: ImportRound[]) {
+  const of = (name: 'ms' | 'docsPerSecond' | 'cpuMs' | 'cpuMicrosPerDoc') => rounds.map((r) => r[name]);
+  return {
+    rounds: rounds.length,
+    ms: median(of('ms')),
+    docsPerSecond: median(of('docsPerSecond')),
+    spread: spread(of('docsPerSecond')),
+    bytes: rounds[0]!.bytes,
+    cpuMs: median(of('cpuMs')),
+    cpuMicrosPerDoc: median(of('cpuMicrosPerDoc')),
+    cpuSpread: spread(of('cpuMicrosPerDoc')),
+  };
+}
+
 async function timedImport(url: string, key: string, collection: string, body: string, type: string) {
   const cpuBefore = processCpuMs(server.child.pid);
   const t0 = performance.now();
@@ -112,18 +143,18 @@ let server = await serve(dataDir);
 try {
   const key = await tenant(server.url, 'bench-team@example.test', 'team');
 
-  // Import 25,000 documents, NDJSON then CSV.
+  // Import 25,000 documents, NDJSON then CSV, each round into collections of its own.
   if (want('import')) {
-    const nd = await timedImport(
-      server.url,
-      key,
-      'imported_nd',
-      ndjson(0, IMPORT_DOCS),
-      'application/x-ndjson',
-    );
-    const cs = await timedImport(server.url, key, 'imported_csv', csv(0, IMPORT_DOCS), 'text/csv');
-    results.importNdjson = nd;
-    results.importCsv = cs;
+    const ndBody = ndjson(0, IMPORT_DOCS);
+    const csvBody = csv(0, IMPORT_DOCS);
+    const nd: ImportRound[] = [];
+    const cs: ImportRound[] = [];
+    for (let round = 0; round < IMPORT_ROUNDS; round++) {
+      nd.push(await timedImport(server.url, key, `imported_nd_${round}`, ndBody, 'application/x-ndjson'));
+      cs.push(await timedImport(server.url, key, `imported_csv_${round}`, csvBody, 'text/csv'));
+    }
+    results.importNdjson = importSummary(nd);
+    results.importCsv = importSummary(cs);
   }
 
   // Seed 250,000 documents for the export (10 imports of 25,000).
@@ -145,7 +176,7 @@ try {
   if (want('bulk')) {
     const bulkTimes: number[] = [];
     const bulkCpu: number[] = [];
-    for (let round = 0; round < BULK_ROUNDS; round++) {
+    for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
       const operations = Array.from({ length: BULK_OPS }, (_, i) => {
         const id = `b${round}-${i % 40}`;
         if (i < 40) return { method: 'PUT', id, body: doc(i) };
@@ -162,16 +193,17 @@ try {
         }),
       );
       if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
-      if (round >= 2) {
+      if (round >= BULK_WARMUP) {
         bulkTimes.push(performance.now() - t0);
         bulkCpu.push(cpuMs);
       }
     }
     bulkTimes.sort((a, b) => a - b);
     results.bulk100Ms = {
-      median: bulkTimes[Math.floor(bulkTimes.length / 2)],
+      median: median(bulkTimes),
       min: bulkTimes[0],
       max: bulkTimes.at(-1),
+      spread: spread(bulkTimes),
       // Server CPU of one request, ms, as a mean: /proc counts 10 ms ticks.
       cpuMsMean: bulkCpu.reduce((a, b) => a + b, 0) / bulkCpu.length,
     };
@@ -193,30 +225,37 @@ try {
       const sampler = setInterval(() => {
         sampledPeak = Math.max(sampledPeak, memory(server.child.pid!).rss);
       }, 10);
-      const cpuBefore = processCpuMs(server.child.pid);
-      const t0 = performance.now();
-      const res = await fetch(`${server.url}/bench/exported/_export`, {
-        headers: { Authorization: `Bearer ${key}`, Accept: type },
-      });
-      if (res.status !== 200 || !res.body) throw new Error(`export ${format}: ${res.status}`);
-      let firstByteMs = 0;
-      let bytes = 0;
-      for await (const chunk of res.body) {
-        if (bytes === 0) firstByteMs = performance.now() - t0;
-        bytes += chunk.byteLength;
+      const rounds: Array<{ ms: number; firstByteMs: number; bytes: number; cpuMs: number }> = [];
+      for (let round = 0; round < EXPORT_ROUNDS; round++) {
+        const cpuBefore = processCpuMs(server.child.pid);
+        const t0 = performance.now();
+        const res = await fetch(`${server.url}/bench/exported/_export`, {
+          headers: { Authorization: `Bearer ${key}`, Accept: type },
+        });
+        if (res.status !== 200 || !res.body) throw new Error(`export ${format}: ${res.status}`);
+        let firstByteMs = 0;
+        let bytes = 0;
+        for await (const chunk of res.body) {
+          if (bytes === 0) firstByteMs = performance.now() - t0;
+          bytes += chunk.byteLength;
+        }
+        const ms = performance.now() - t0;
+        rounds.push({ ms, firstByteMs, bytes, cpuMs: processCpuMs(server.child.pid) - cpuBefore });
       }
-      const ms = performance.now() - t0;
-      const cpuMs = processCpuMs(server.child.pid) - cpuBefore;
       clearInterval(sampler);
+      // The high-water mark over every round: flat memory means no round grew it.
       const mem = memory(server.child.pid!);
+      const of = (name: 'ms' | 'firstByteMs' | 'cpuMs') => rounds.map((round) => round[name]);
       results[`export_${format}`] = {
-        ms,
-        firstByteMs,
-        mib: bytes / 2 ** 20,
+        ms: median(of('ms')),
+        spread: spread(of('ms')),
+        rounds: rounds.length,
+        firstByteMs: median(of('firstByteMs')),
+        mib: rounds[0]!.bytes / 2 ** 20,
         idleRssMiB: idle.rss,
         peakRssMiB: Math.max(mem.peak, sampledPeak),
         aboveIdleMiB: Math.max(mem.peak, sampledPeak) - idle.rss,
-        cpuMs,
+        cpuMs: median(of('cpuMs')),
       };
     }
   }
@@ -245,6 +284,7 @@ try {
 }
 
 const r = results as Record<string, Record<string, number>>;
+const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)} %` : 'n/a');
 out.write('\nFolio bench: import / export / bulk (embedded store, server in its own process)\n');
 for (const [name, key] of [
   ['import 25,000 NDJSON', 'importNdjson'],
@@ -252,7 +292,7 @@ for (const [name, key] of [
 ] as const) {
   if (!r[key]) continue;
   out.write(
-    `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s   server CPU ${r[key]!.cpuMicrosPerDoc!.toFixed(1)} µs/doc\n`,
+    `${name.padEnd(28)}${(r[key]!.ms! / 1000).toFixed(2)} s   ${Math.round(r[key]!.docsPerSecond!).toLocaleString('en')} docs/s (median of ${r[key]!.rounds}, spread ${pct(r[key]!.spread!)})   server CPU ${r[key]!.cpuMicrosPerDoc!.toFixed(1)} µs/doc (spread ${pct(r[key]!.cpuSpread!)})\n`,
   );
 }
 if (results.seedMs !== undefined)
@@ -261,13 +301,13 @@ for (const format of ['ndjson', 'csv', 'json']) {
   const e = r[`export_${format}`];
   if (!e) continue;
   out.write(
-    `${`export 250,000 ${format}`.padEnd(28)}${(e.ms! / 1000).toFixed(2)} s   first byte ${e.firstByteMs!.toFixed(0)} ms   ` +
+    `${`export 250,000 ${format}`.padEnd(28)}${(e.ms! / 1000).toFixed(2)} s (median of ${e.rounds}, spread ${pct(e.spread!)})   first byte ${e.firstByteMs!.toFixed(0)} ms   ` +
       `${e.mib!.toFixed(0)} MiB   server RSS idle ${e.idleRssMiB!.toFixed(0)} MiB, peak ${e.peakRssMiB!.toFixed(0)} MiB (+${e.aboveIdleMiB!.toFixed(0)})   server CPU ${e.cpuMs!.toFixed(0)} ms\n`,
   );
 }
 if (r.bulk100Ms)
   out.write(
-    `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
+    `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms of ${BULK_ROUNDS} (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)}, spread ${pct(r.bulk100Ms!.spread!)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
   );
 const cliRun = r.cli100kCsvPro;
 if (cliRun)

@@ -21,14 +21,17 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
-import { judgeOneShot, oneShotLine } from '../storageTargets.js';
+import { judgeOneShot, oneShotLine, spread } from '../storageTargets.js';
 import { processCpuMs } from './processCpu.js';
 import { bigRow, transferCsv, transferNdjson } from './rows.js';
 
 export const IMPORT_DOCS = 25_000;
 export const EXPORT_DOCS = 250_000;
 export const BULK_OPS = 100;
-const BULK_ROUNDS = 7;
+/** As bench/transfer.ts measures Folio: rounds of each one-shot workload, bulk requests timed after a warm-up. */
+const ROUNDS = 3;
+const BULK_ROUNDS = 20;
+const BULK_WARMUP = 5;
 
 /** What the Folio-only benches printed as their JSON line (absent when not run). */
 export interface FolioSide {
@@ -38,6 +41,8 @@ export interface FolioSide {
 }
 
 export interface Baselines {
+  /** How far each figure's rounds spread (max − min, ÷ median), by the figure's name. */
+  spreads?: Record<string, number>;
   rawImportDocsPerSecond?: number;
   rawImportCsvDocsPerSecond?: number;
   rawExportSeconds?: number;
@@ -66,54 +71,71 @@ async function bulkMedian(
   url: string,
   body: () => string,
   pid?: number,
-): Promise<{ ms: number; cpuMs: number }> {
+): Promise<{ ms: number; spread: number; cpuMs: number }> {
   const times: number[] = [];
   const cpu: number[] = [];
-  for (let round = 0; round < BULK_ROUNDS; round++) {
+  for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
     const before = processCpuMs(pid);
     const { ms } = await timed(url, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: body(),
     });
-    // the first two warm up
-    if (round >= 2) {
+    if (round >= BULK_WARMUP) {
       times.push(ms);
       cpu.push(processCpuMs(pid) - before);
     }
   }
   // CPU as a mean: /proc counts 10 ms ticks, finer than one request only in a sum.
-  return { ms: median(times), cpuMs: cpu.reduce((a, b) => a + b, 0) / cpu.length };
+  return { ms: median(times), spread: spread(times), cpuMs: cpu.reduce((a, b) => a + b, 0) / cpu.length };
+}
+
+/**
+ * `ROUNDS` imports (or exports) of the same rows: the median time and server CPU, and how far
+ * the times spread.
+ */
+async function rounds(
+  pid: number | undefined,
+  once: (round: number) => Promise<{ ms: number }>,
+): Promise<{ ms: number; spread: number; cpuMs: number }> {
+  const times: number[] = [];
+  const cpu: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const before = processCpuMs(pid);
+    times.push((await once(round)).ms);
+    cpu.push(processCpuMs(pid) - before);
+  }
+  return { ms: median(times), spread: spread(times), cpuMs: median(cpu) };
 }
 
 export async function measureBaselines(raw: Server | null, pouch: Server | null): Promise<Baselines> {
   const out: Baselines = {};
+  const spreads: Record<string, number> = {};
+  out.spreads = spreads;
   // The documents Folio's import stores (bench/transfer.ts), so both write the same bytes.
   const rows = transferNdjson(0, IMPORT_DOCS);
   if (raw) {
     const pid = raw.child.pid;
-    let before = processCpuMs(pid);
-    const imported = await timed(`${raw.url}/import`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'text/plain' },
-      body: rows,
-    });
+    const post = (path: string, body: string) =>
+      timed(`${raw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
+    const imported = await rounds(pid, () => post('/import', rows));
     out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
-    out.rawImportCpuMicrosPerDoc = ((processCpuMs(pid) - before) * 1000) / IMPORT_DOCS;
-    before = processCpuMs(pid);
-    const importedCsv = await timed(`${raw.url}/import/csv`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'text/plain' },
-      body: transferCsv(0, IMPORT_DOCS),
-    });
+    out.rawImportCpuMicrosPerDoc = (imported.cpuMs * 1000) / IMPORT_DOCS;
+    spreads.rawImport = imported.spread;
+    const csvRows = transferCsv(0, IMPORT_DOCS);
+    const importedCsv = await rounds(pid, () => post('/import/csv', csvRows));
     out.rawImportCsvDocsPerSecond = IMPORT_DOCS / (importedCsv.ms / 1000);
-    out.rawImportCsvCpuMicrosPerDoc = ((processCpuMs(pid) - before) * 1000) / IMPORT_DOCS;
-    before = processCpuMs(pid);
-    const exported = await timed(`${raw.url}/export`, {});
-    out.rawExportCpuMs = processCpuMs(pid) - before;
-    const lines = exported.text.split('\n').length - 1;
-    if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
+    out.rawImportCsvCpuMicrosPerDoc = (importedCsv.cpuMs * 1000) / IMPORT_DOCS;
+    spreads.rawImportCsv = importedCsv.spread;
+    const exported = await rounds(pid, async () => {
+      const answer = await timed(`${raw.url}/export`, {});
+      const lines = answer.text.split('\n').length - 1;
+      if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
+      return answer;
+    });
     out.rawExportSeconds = exported.ms / 1000;
+    out.rawExportCpuMs = exported.cpuMs;
+    spreads.rawExport = exported.spread;
     let k = 0;
     const bulk = await bulkMedian(
       `${raw.url}/bulk`,
@@ -122,35 +144,37 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     );
     out.rawBulkMs = bulk.ms;
     out.rawBulkCpuMs = bulk.cpuMs;
-    const rowsImported = await timed(`${raw.url}/rows/import`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'text/plain' },
-      body: rows,
-    });
+    spreads.rawBulk = bulk.spread;
+    const rowsImported = await rounds(pid, () => post('/rows/import', rows));
     out.rowsImportDocsPerSecond = IMPORT_DOCS / (rowsImported.ms / 1000);
-    out.rowsBulkMs = (
-      await bulkMedian(
-        `${raw.url}/rows/bulk`,
-        () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
-        pid,
-      )
-    ).ms;
+    spreads.rowsImport = rowsImported.spread;
+    const rowsBulk = await bulkMedian(
+      `${raw.url}/rows/bulk`,
+      () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+      pid,
+    );
+    out.rowsBulkMs = rowsBulk.ms;
+    spreads.rowsBulk = rowsBulk.spread;
   }
   if (pouch) {
-    const docs = Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i));
-    await timed(`${pouch.url}/imported`, { method: 'PUT' });
-    const imported = await timed(`${pouch.url}/imported/_bulk_docs`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ docs }),
+    const docs = JSON.stringify({ docs: Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i)) });
+    // A database of its own each round, as Folio imports into a collection of its own.
+    const imported = await rounds(undefined, async (round) => {
+      await timed(`${pouch.url}/imported${round}`, { method: 'PUT' });
+      return timed(`${pouch.url}/imported${round}/_bulk_docs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: docs,
+      });
     });
     out.pouchImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
+    spreads.pouchImport = imported.spread;
     let k = 0;
-    out.pouchBulkMs = (
-      await bulkMedian(`${pouch.url}/imported/_bulk_docs`, () =>
-        JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
-      )
-    ).ms;
+    const bulk = await bulkMedian(`${pouch.url}/imported0/_bulk_docs`, () =>
+      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
+    );
+    out.pouchBulkMs = bulk.ms;
+    spreads.pouchBulk = bulk.spread;
   }
   return out;
 }
@@ -186,20 +210,20 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
   const folioExportCpu = field(folio.transfer, 'export_ndjson', 'cpuMs');
   const folioBulkCpu = field(folio.transfer, 'bulk100Ms', 'cpuMsMean');
   return [
-    '| workload | unit | Folio | raw better-sqlite3 | Folio ÷ raw | json-server | pouchdb-server |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON, the same documents; pouchdb: \`_bulk_docs\` of the list rows) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} |`,
-    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (CSV, the same documents; raw: papaparse) | docs/s | ${thousands(folioImportCsv)} | ${thousands(b.rawImportCsvDocsPerSecond)} | ${ratio(folioImportCsv, b.rawImportCsvDocsPerSecond)} | ${NA} | ${NA} |`,
-    `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} |`,
-    `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} |`,
-    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON), beside raw writing Folio's rows (document, version, change; no target) | docs/s | ${thousands(folioImport)} | ${thousands(b.rowsImportDocsPerSecond)} | ${ratio(folioImport, b.rowsImportDocsPerSecond)} | ${NA} | ${NA} |`,
-    `| bulk, ${BULK_OPS} operations, beside raw writing Folio's rows for ${BULK_OPS} creates (no target) | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rowsBulkMs, 1)} | ${ratio(folioBulk, b.rowsBulkMs)} (time) | ${NA} | ${NA} |`,
-    `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
-    `| import CSV, server CPU | µs per document | ${fixed(folioImportCsvCpu, 1)} | ${fixed(b.rawImportCsvCpuMicrosPerDoc, 1)} | ${ratio(folioImportCsvCpu, b.rawImportCsvCpuMicrosPerDoc)} | ${NA} | ${NA} |`,
-    `| export, server CPU | ms | ${fixed(folioExportCpu, 0)} | ${fixed(b.rawExportCpuMs, 0)} | ${ratio(folioExportCpu, b.rawExportCpuMs)} | ${NA} | ${NA} |`,
-    `| bulk, server CPU | ms per request, mean | ${fixed(folioBulkCpu, 1)} | ${fixed(b.rawBulkCpuMs, 1)} | ${ratio(folioBulkCpu, b.rawBulkCpuMs)} | ${NA} | ${NA} |`,
-    `| change stream, write to event, ${String(field(thousand, 'scenario') ?? '1,000 subscribers')} | p50 / p99 ms | ${fixed(field(thousand, 'p50'), 1)} / ${fixed(field(thousand, 'p99'), 1)} | ${NA} | ${NA} | ${NA} | ${NA} |`,
-    `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} |`,
+    '| workload | unit | Folio | raw better-sqlite3 | Folio ÷ raw | json-server | pouchdb-server | spread across rounds: Folio / raw (/ pouchdb) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON, the same documents; pouchdb: \`_bulk_docs\` of the list rows) | docs/s | ${thousands(folioImport)} | ${thousands(b.rawImportDocsPerSecond)} | ${ratio(folioImport, b.rawImportDocsPerSecond)} | ${NA} | ${thousands(b.pouchImportDocsPerSecond)} | ${spreads(field(folio.transfer, 'importNdjson', 'spread'), b.spreads?.rawImport, b.spreads?.pouchImport)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (CSV, the same documents; raw: papaparse) | docs/s | ${thousands(folioImportCsv)} | ${thousands(b.rawImportCsvDocsPerSecond)} | ${ratio(folioImportCsv, b.rawImportCsvDocsPerSecond)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importCsv', 'spread'), b.spreads?.rawImportCsv)} |`,
+    `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'export_ndjson', 'spread'), b.spreads?.rawExport)} |`,
+    `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} | ${spreads(field(folio.transfer, 'bulk100Ms', 'spread'), b.spreads?.rawBulk, b.spreads?.pouchBulk)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON), beside raw writing Folio's rows (document, version, change; no target) | docs/s | ${thousands(folioImport)} | ${thousands(b.rowsImportDocsPerSecond)} | ${ratio(folioImport, b.rowsImportDocsPerSecond)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importNdjson', 'spread'), b.spreads?.rowsImport)} |`,
+    `| bulk, ${BULK_OPS} operations, beside raw writing Folio's rows for ${BULK_OPS} creates (no target) | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rowsBulkMs, 1)} | ${ratio(folioBulk, b.rowsBulkMs)} (time) | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'bulk100Ms', 'spread'), b.spreads?.rowsBulk)} |`,
+    `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importNdjson', 'cpuSpread'), undefined)} |`,
+    `| import CSV, server CPU | µs per document | ${fixed(folioImportCsvCpu, 1)} | ${fixed(b.rawImportCsvCpuMicrosPerDoc, 1)} | ${ratio(folioImportCsvCpu, b.rawImportCsvCpuMicrosPerDoc)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importCsv', 'cpuSpread'), undefined)} |`,
+    `| export, server CPU | ms | ${fixed(folioExportCpu, 0)} | ${fixed(b.rawExportCpuMs, 0)} | ${ratio(folioExportCpu, b.rawExportCpuMs)} | ${NA} | ${NA} | ${NA} |`,
+    `| bulk, server CPU | ms per request, mean | ${fixed(folioBulkCpu, 1)} | ${fixed(b.rawBulkCpuMs, 1)} | ${ratio(folioBulkCpu, b.rawBulkCpuMs)} | ${NA} | ${NA} | ${NA} |`,
+    `| change stream, write to event, ${String(field(thousand, 'scenario') ?? '1,000 subscribers')} | p50 / p99 ms | ${fixed(field(thousand, 'p50'), 1)} / ${fixed(field(thousand, 'p99'), 1)} | ${NA} | ${NA} | ${NA} | ${NA} | ${NA} |`,
+    `| webhook deliveries, burst into a local receiver | deliveries/s | ${thousands(field(folio.webhooks, 'webhooks', 'deliveriesPerSecond'))} | ${NA} | ${NA} | ${NA} | ${NA} | ${NA} |`,
     '',
     '| target | measured | met |',
     '| --- | ---: | --- |',
@@ -213,6 +237,15 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
     ).map(oneShotLine),
   ];
 }
+
+/** Spreads as percentages, "n/a" where a figure has none (a single round, or not measured). */
+const spreads = (...values: unknown[]) =>
+  values
+    .filter((value, i) => i < 2 || value !== undefined)
+    .map((value) =>
+      typeof value === 'number' && Number.isFinite(value) ? `${(value * 100).toFixed(0)} %` : NA,
+    )
+    .join(' / ');
 
 const numberOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
