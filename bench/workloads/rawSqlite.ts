@@ -7,17 +7,18 @@
  * - `GET /items/:id`, `POST /items`, `PATCH /items/:id` (shallow merge in a transaction);
  * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over
  *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
- * - `POST /bulk` (`{docs: [...]}` in one transaction), `POST /import` (NDJSON, one
- *   transaction), `POST /import/csv` (CSV read by papaparse, the same documents, one
- *   transaction), `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
+ * - `POST /bulk` (`{docs: [...]}` in one transaction, into a table of its own), `POST /import`
+ *   (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the same documents,
+ *   one transaction), each into the table `?into=` names (made on first use), `GET /export`
+ *   (RAW_EXPORT_DOCS rows as NDJSON, streamed);
  * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
  *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
  *   as JSONB), a version row (the document's text) with the versions past the Team plan's 100
  *   pruned, and a change row (its text and two indexes), in one transaction per request. Still
  *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
  *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
- *   (NDJSON) and `POST /rows/bulk` (`{docs}`) create documents the same way, all in one
- *   transaction.
+ *   (NDJSON, into the collection `?into=` names) and `POST /rows/bulk` (`{docs}`) create
+ *   documents the same way, all in one transaction.
  *
  * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
  */
@@ -156,8 +157,20 @@ const patchItem = db.transaction((id: string, patch: Record<string, unknown>): s
   updateItem.run(merged, id);
   return merged;
 });
-const insertMany = db.transaction((docs: unknown[]) => {
-  for (const doc of docs) insertImported.run(randomUUID(), JSON.stringify(doc));
+/** A table of its own for each import round (`?into=`), as Folio imports into a new collection. */
+const tables = new Map<string, Database.Statement>([['imported', insertImported]]);
+function insertInto(name: unknown): Database.Statement {
+  const table = typeof name === 'string' && /^[a-z0-9_]{1,40}$/.test(name) ? name : 'imported';
+  let statement = tables.get(table);
+  if (!statement) {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
+    statement = insert(table);
+    tables.set(table, statement);
+  }
+  return statement;
+}
+const insertMany = db.transaction((docs: unknown[], into: Database.Statement = insertImported) => {
+  for (const doc of docs) into.run(randomUUID(), JSON.stringify(doc));
 });
 
 /** The documents of an NDJSON body, one a line (empty lines skipped). */
@@ -207,7 +220,8 @@ router.post('/rows/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
 });
 router.post('/rows/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
   const docs = ndjsonDocs(String(ctx.request.body));
-  rowsCreateMany(docs, 'imported');
+  const into = String(ctx.query.into ?? 'imported');
+  rowsCreateMany(docs, /^[a-z0-9_]{1,40}$/.test(into) ? into : 'imported');
   ctx.body = { imported: docs.length };
 });
 router.get('/big', (ctx) => {
@@ -220,12 +234,12 @@ router.get('/big/count', (ctx) => {
 });
 router.post('/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
   const docs = (ctx.request.body as { docs: unknown[] }).docs;
-  insertMany(docs);
+  insertMany(docs, insertInto('bulk'));
   ctx.body = { inserted: docs.length };
 });
 router.post('/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
   const docs = ndjsonDocs(String(ctx.request.body));
-  insertMany(docs);
+  insertMany(docs, insertInto(ctx.query.into));
   ctx.body = { imported: docs.length };
 });
 router.post('/import/csv', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
@@ -235,7 +249,7 @@ router.post('/import/csv', koaBody({ textLimit: '200mb', text: true }), (ctx) =>
     skipEmptyLines: true,
   });
   const docs = parsed.data.map(documentOfCsvRecord);
-  insertMany(docs);
+  insertMany(docs, insertInto(ctx.query.into));
   ctx.body = { imported: docs.length };
 });
 router.get('/export', (ctx) => {

@@ -118,12 +118,12 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     const pid = raw.child.pid;
     const post = (path: string, body: string) =>
       timed(`${raw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
-    const imported = await rounds(pid, () => post('/import', rows));
+    const imported = await rounds(pid, (round) => post(`/import?into=nd_${round}`, rows));
     out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
     out.rawImportCpuMicrosPerDoc = (imported.cpuMs * 1000) / IMPORT_DOCS;
     spreads.rawImport = imported.spread;
     const csvRows = transferCsv(0, IMPORT_DOCS);
-    const importedCsv = await rounds(pid, () => post('/import/csv', csvRows));
+    const importedCsv = await rounds(pid, (round) => post(`/import/csv?into=csv_${round}`, csvRows));
     out.rawImportCsvDocsPerSecond = IMPORT_DOCS / (importedCsv.ms / 1000);
     out.rawImportCsvCpuMicrosPerDoc = (importedCsv.cpuMs * 1000) / IMPORT_DOCS;
     spreads.rawImportCsv = importedCsv.spread;
@@ -145,7 +145,7 @@ export async function measureBaselines(raw: Server | null, pouch: Server | null)
     out.rawBulkMs = bulk.ms;
     out.rawBulkCpuMs = bulk.cpuMs;
     spreads.rawBulk = bulk.spread;
-    const rowsImported = await rounds(pid, () => post('/rows/import', rows));
+    const rowsImported = await rounds(pid, (round) => post(`/rows/import?into=rows_${round}`, rows));
     out.rowsImportDocsPerSecond = IMPORT_DOCS / (rowsImported.ms / 1000);
     spreads.rowsImport = rowsImported.spread;
     const rowsBulk = await bulkMedian(
