@@ -97,32 +97,69 @@ function isTree(value: JsonValue | undefined): value is Tree {
 }
 
 /**
- * Every leaf of a document as `[column name, value]`, in document order: nested objects are
- * walked (with an explicit stack, never recursion), arrays and empty objects are leaves.
+ * Calls `visit` with every leaf of a document and its column name, in document order: nested
+ * objects are walked (with an explicit stack, never recursion), arrays and empty objects are
+ * leaves. Nothing is built per leaf beyond its name, so an export can walk each document twice
+ * (its columns, then its row) without a list of pairs for each.
  */
-export function flattenDocument(doc: JsonObject): Array<[string, JsonValue]> {
-  const leaves: Array<[string, JsonValue]> = [];
-  const stack: Array<[prefix: string, entries: Array<[string, JsonValue]>, next: number]> = [
-    ['', Object.entries(doc), 0],
+export function forEachLeaf(doc: JsonObject, visit: (name: string, value: JsonValue) => void): void {
+  const stack: Array<{ prefix: string; node: Tree; keys: string[]; next: number }> = [
+    { prefix: '', node: doc as Tree, keys: Object.keys(doc), next: 0 },
   ];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
-    const [prefix, entries, next] = frame;
-    if (next >= entries.length) {
+    if (frame.next >= frame.keys.length) {
       stack.pop();
       continue;
     }
-    frame[2] = next + 1;
-    const [key, value] = entries[next]!;
-    const name = prefix === '' ? key : `${prefix}.${key}`;
-    if (isTree(value) && Object.keys(value).length > 0) stack.push([name, Object.entries(value), 0]);
-    else leaves.push([name, value]);
+    const key = frame.keys[frame.next++]!;
+    const value = frame.node[key]!;
+    const name = frame.prefix === '' ? key : `${frame.prefix}.${key}`;
+    if (isTree(value)) {
+      const keys = Object.keys(value);
+      if (keys.length > 0) {
+        stack.push({ prefix: name, node: value, keys, next: 0 });
+        continue;
+      }
+    }
+    visit(name, value);
   }
+}
+
+/** Every leaf of a document as `[column name, value]`, in document order (forEachLeaf). */
+export function flattenDocument(doc: JsonObject): Array<[string, JsonValue]> {
+  const leaves: Array<[string, JsonValue]> = [];
+  forEachLeaf(doc, (name, value) => leaves.push([name, value]));
   return leaves;
 }
 
 /** The row for a document under the given columns. */
 export function documentToRow(columns: readonly string[], doc: JsonObject, options?: CellOptions): string[] {
-  const values = new Map(flattenDocument(doc));
-  return columns.map((name) => encodeCell(values.get(name), options));
+  return new RowWriter(columns, options).row(doc);
+}
+
+/**
+ * Rows for many documents under the same columns: each leaf goes straight to its column's cell
+ * (a column's place looked up once per leaf), no map of the document's leaves per row.
+ */
+export class RowWriter {
+  readonly #places: Map<string, number>;
+  readonly #width: number;
+
+  constructor(
+    columns: readonly string[],
+    private readonly options?: CellOptions,
+  ) {
+    this.#places = new Map(columns.map((name, i) => [name, i]));
+    this.#width = columns.length;
+  }
+
+  row(doc: JsonObject): string[] {
+    const cells = new Array<string>(this.#width).fill('');
+    forEachLeaf(doc, (name, value) => {
+      const place = this.#places.get(name);
+      if (place !== undefined) cells[place] = encodeCell(value, this.options);
+    });
+    return cells;
+  }
 }

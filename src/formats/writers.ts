@@ -6,7 +6,7 @@
 import Papa from 'papaparse';
 import type { JsonObject } from '../store/port.js';
 import { type CellOptions, escapeFormula } from './csvCells.js';
-import { documentToRow } from './csvDocument.js';
+import { RowWriter } from './csvDocument.js';
 import type { TransferFormat } from './formats.js';
 
 const CHUNK_CHARS = 64 * 1024;
@@ -73,21 +73,49 @@ function csvLines(rows: string[][]): string {
 }
 
 async function* csv(
-  docs: AsyncIterable<JsonObject>,
+  pages: AsyncIterable<readonly JsonObject[]>,
   columns: readonly string[],
   options: CellOptions,
 ): AsyncGenerator<string> {
   // Column names are user field names, so a header cell can hold a formula too.
   yield csvLines([columns.map((name) => (options.formulaEscape ? escapeFormula(name) : name))]);
+  const writer = new RowWriter(columns, options);
   let rows: string[][] = [];
-  for await (const doc of docs) {
-    rows.push(documentToRow(columns, doc, options));
-    if (rows.length >= CSV_ROWS_PER_CALL) {
-      yield csvLines(rows);
-      rows = [];
+  for await (const page of pages) {
+    for (const doc of page) {
+      rows.push(writer.row(doc));
+      if (rows.length >= CSV_ROWS_PER_CALL) {
+        yield csvLines(rows);
+        rows = [];
+      }
     }
   }
   if (rows.length > 0) yield csvLines(rows);
+}
+
+/** Documents in pages of up to CSV_ROWS_PER_CALL, for writers that take pages. */
+export async function* pagesOf(docs: AsyncIterable<JsonObject>): AsyncGenerator<JsonObject[]> {
+  let page: JsonObject[] = [];
+  for await (const doc of docs) {
+    page.push(doc);
+    if (page.length >= CSV_ROWS_PER_CALL) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
+}
+
+/**
+ * CSV from documents in pages (a store's scanJson pages, parsed): the same text `writeDocuments`
+ * gives for those documents, without a step of the async iteration per document.
+ */
+export function writeCsvPages(
+  pages: AsyncIterable<readonly JsonObject[]>,
+  columns: readonly string[],
+  options: CellOptions = { formulaEscape: true },
+): AsyncGenerator<string> {
+  return chunked(csv(pages, columns, options));
 }
 
 /**
@@ -101,6 +129,6 @@ export function writeDocuments(
   columns: readonly string[] = [],
   options: CellOptions = { formulaEscape: true },
 ): AsyncGenerator<string> {
-  if (format === 'csv') return chunked(csv(docs, columns, options));
+  if (format === 'csv') return writeCsvPages(pagesOf(docs), columns, options);
   return chunked(format === 'json' ? jsonArray(docs) : ndjson(docs));
 }

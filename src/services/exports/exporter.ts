@@ -8,12 +8,12 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { AppError, invalidQuery } from '../../errors.js';
 import type { CellOptions } from '../../formats/csvCells.js';
-import { flattenDocument, MAX_CSV_COLUMNS } from '../../formats/csvDocument.js';
+import { forEachLeaf, MAX_CSV_COLUMNS } from '../../formats/csvDocument.js';
 import { fileExtension, MEDIA_TYPES, type TransferFormat } from '../../formats/formats.js';
-import { writeDocuments, writeJsonTexts } from '../../formats/writers.js';
+import { pagesOf, writeCsvPages, writeDocuments, writeJsonTexts } from '../../formats/writers.js';
 import { isFilterParam, type RawQuery } from '../../query/filterParams.js';
 import { checkPlanQueryLimits, parseListQuery } from '../../query/listQuery.js';
-import { type FindQuery, QueryRejectedError, type Store } from '../../store/port.js';
+import { type FindQuery, type JsonObject, QueryRejectedError, type Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 
 export interface ExportResponse {
@@ -130,10 +130,15 @@ export class ExportService {
       );
       text = writeJsonTexts(format, scan.docs);
       close = scan.close;
+    } else if (format === 'csv') {
+      // Two reads: the header needs every document's columns before the first row.
+      const columns = await this.#columns(this.#pages(ctx, collection, query));
+      const scan = await startScan(this.#pages(ctx, collection, query), max, (page) => page.length);
+      text = writeCsvPages(scan.docs, columns, cells);
+      close = scan.close;
     } else {
-      const columns = format === 'csv' ? await this.#columns(ctx, collection, query) : [];
       const scan = await startScan(documents.scan(ctx.scope, collection, query), max, () => 1);
-      text = writeDocuments(format, scan.docs, columns, cells);
+      text = writeDocuments(format, scan.docs);
       close = scan.close;
     }
     const body = Readable.from(text, { objectMode: false });
@@ -147,23 +152,38 @@ export class ExportService {
     };
   }
 
-  /** CSV's header: `_id`, the union of the documents' columns in first-seen order, metadata. */
-  async #columns(ctx: KeyContext, collection: string, query: FindQuery): Promise<string[]> {
-    const user = new Set<string>();
-    for await (const doc of this.store.documents.scan(ctx.scope, collection, query)) {
-      for (const [name] of flattenDocument(doc)) {
-        if (name === '_id' || META_COLUMNS.includes(name) || user.has(name)) continue;
-        user.add(name);
-        if (user.size > MAX_CSV_COLUMNS) {
-          throw new AppError(
-            406,
-            'not_acceptable',
-            `These documents have more than ${MAX_CSV_COLUMNS} distinct fields, too many for CSV; export JSON or NDJSON.`,
-            { accepted: [MEDIA_TYPES.json, MEDIA_TYPES.ndjson] },
-          );
-        }
-      }
+  /**
+   * The matching documents a page at a time: the store's texts parsed where it hands texts
+   * (scanJson), else its documents gathered. A page is one step of the async iteration, where a
+   * document each was a fifth of a CSV export's time.
+   */
+  async *#pages(ctx: KeyContext, collection: string, query: FindQuery): AsyncGenerator<JsonObject[]> {
+    const documents = this.store.documents;
+    if (!documents.scanJson) {
+      yield* pagesOf(documents.scan(ctx.scope, collection, query));
+      return;
     }
+    for await (const texts of documents.scanJson(ctx.scope, collection, query)) {
+      yield texts.map((text) => JSON.parse(text) as JsonObject);
+    }
+  }
+
+  /** CSV's header: `_id`, the union of the documents' columns in first-seen order, metadata. */
+  async #columns(pages: AsyncIterable<readonly JsonObject[]>): Promise<string[]> {
+    const user = new Set<string>();
+    const collect = (name: string) => {
+      if (name === '_id' || user.has(name) || META_COLUMNS.includes(name)) return;
+      user.add(name);
+      if (user.size > MAX_CSV_COLUMNS) {
+        throw new AppError(
+          406,
+          'not_acceptable',
+          `These documents have more than ${MAX_CSV_COLUMNS} distinct fields, too many for CSV; export JSON or NDJSON.`,
+          { accepted: [MEDIA_TYPES.json, MEDIA_TYPES.ndjson] },
+        );
+      }
+    };
+    for await (const page of pages) for (const doc of page) forEachLeaf(doc, collect);
     return ['_id', ...user, ...META_COLUMNS];
   }
 }
