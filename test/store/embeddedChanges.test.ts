@@ -26,6 +26,21 @@ async function drain(sub: ChangeSubscription, settleMs = 20): Promise<ChangeEven
   return events;
 }
 
+/**
+ * `work` with a second connection to the store's file. Operator commands open the store without
+ * the server's lock, as this second connection does.
+ */
+async function withOtherConnection(store: EmbeddedStore, work: (other: EmbeddedStore) => Promise<void>) {
+  const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
+  const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000, lock: false });
+  await other.init();
+  try {
+    await work(other);
+  } finally {
+    await other.close();
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('embedded change feed', () => {
@@ -135,27 +150,18 @@ describe('embedded change feed', () => {
   it('delivers commits made through another connection to the same file (a CLI next to the server)', async () => {
     store = await createTempEmbeddedStore();
     const sub = store.changes.watch(scope, 'things');
-    const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
-    // Operator commands open the store without the server's lock, as this second connection does.
-    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000, lock: false });
-    await other.init();
-    try {
+    await withOtherConnection(store, async (other) => {
       const document = await create(other);
       // Found by the tail's poll, not by a local commit.
       const [event] = await drain(sub, 1500);
       expect(event?.documentId).to.equal(document._id);
-    } finally {
-      await other.close();
-    }
+    });
   });
 
   it("delivers in commit order when another connection commits between this process's commits", async () => {
     store = await createTempEmbeddedStore();
     const sub = store.changes.watch(scope, 'things');
-    const dataDir = store.file.replace(/[/\\]folio\.db$/, '');
-    const other = createEmbeddedStore({ dataDir, eventRetentionMs: 300_000, lock: false });
-    await other.init();
-    try {
+    await withOtherConnection(store, async (other) => {
       // This process keeps its own rows for the tail; the other connection's row sits between.
       const first = await create(store);
       const between = await create(other);
@@ -164,9 +170,7 @@ describe('embedded change feed', () => {
       expect(events.map((e) => e.documentId)).to.deep.equal([first._id, between._id, last._id]);
       expect(events.map((e) => Number(e.token))).to.deep.equal([1, 2, 3]);
       expect(events[2]?.document).to.deep.equal(last);
-    } finally {
-      await other.close();
-    }
+    });
   });
 
   it('ends a catch-up that falls behind pruning with history_lost rather than skip events', async () => {
