@@ -1050,6 +1050,36 @@ ${oneShot.join('\n')}
 
 ## Reading these numbers
 
+- **2026-11-28, fourth report: the one-shot workloads in rounds; change events without reading
+  them back; CSV export.** Imports and exports were one measurement each, and bulk the median
+  of five requests to a server that had just started (code V8 had not optimised yet), so one
+  busy second could move a verdict: every system now imports and exports three times (each
+  import into a collection, table or database of its own) and sends 20 bulk requests after 5
+  that warm it up, and the one-shot table gives each figure's spread. raw better-sqlite3 had
+  imported every round into one table under random keys, each round slower than the one before
+  (in Folio's favour), and bulk-inserted into that same table: each round now has a table of
+  its own, and bulk one too. Folio's change-feed tail now publishes the change rows this process
+  appends as they were appended instead of reading them back after each commit
+  (docs/architecture.md, "The change feed"): reading back was 6 % of an import's server CPU under
+  \`--cpu-prof\`, 1.4 % after. The report before this one → this one: import 46.9 → 38.6 µs of
+  server CPU a document (CSV 49.8 → 39.8), 25,323 → 29,112 documents per second, 0.89 → 1.35
+  beside raw writing Folio's three rows per document; 0.26 → 0.29 × raw's import (CSV 0.33 →
+  0.36; target 0.4, missed). CSV export reads the store's texts a page at a time (one step of
+  the async iteration a page, not a document) and writes each leaf straight to its cell:
+  250,000 rows 3.87 s (first byte 1.27 s) in this session's first whole run → 2.64 s (0.88 s)
+  in this one; alternating runs of \`bench/transfer.ts\`, 3.83–4.43 → 2.88–3.14 s. The API-key
+  cache, the sign-in throttle, the schema validators' cache and the statement cache evict their
+  oldest entry in O(1) (\`src/oldestFirstMap.ts\`): an insert into a full key cache after 100,000
+  evictions took 6.5–9.9 µs, 0.5–1.5 µs now; the throttle 11.7–15.8 → 0.2–0.9 µs a new address.
+  *GET by id* measured 1.65 × raw's CPU and 0.61 × its req/s (missed; Koa + duties alone took
+  1.27 × raw's CPU). *Bulk* measured 9.4 ms, the median of 20 (8.7, of five, before), 3.06 ×
+  raw's 3.1 (missed). Where its time goes, measured inside the server: planning the 100
+  operations through the document service 2.0 ms, the store's commit of the 100 writes 4.9 ms
+  from the call to its answer (in process alone: 2.3 ms without the sync, 3.8–4.4 with it;
+  each of the ten deletes to the trash 40 µs, a create 21–25 µs, an update 17 µs), the rest
+  the request (the body parsed and checked, 100 results answered). raw better-sqlite3 inserts
+  100 rows of one table in one transaction. Export 1.42 × raw's time (met), PATCH, the list,
+  the count and POST met as before, and every peer target.
 - **2026-11-28, third report: documents kept in the form the API returns; caches fair between
   tenants.** The embedded store now keeps each document's body as the JSONB of its API text
   (metadata last), so GET, list pages, finds and exports render it with \`json(body)\` in one pass
