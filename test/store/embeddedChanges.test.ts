@@ -4,6 +4,7 @@ import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { ChangeEvent, ChangeSubscription, DataScope, FolioDocument } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
+import { firstVersion, putWrite } from './fixtures.js';
 
 const scope: DataScope = { projectId: 'prj_feed', env: 'live' };
 
@@ -171,6 +172,30 @@ describe('embedded change feed', () => {
       expect(events.map((e) => Number(e.token))).to.deep.equal([1, 2, 3]);
       expect(events[2]?.document).to.deep.equal(last);
     });
+  });
+
+  it("publishes an erased document's events as the erase left them in the log, never as first written", async () => {
+    store = await createTempEmbeddedStore();
+    const sub = store.changes.watch(scope, 'things');
+    const erase = (id: string) => [{ kind: 'delete' as const, id, expectedVersion: 1, erase: true }];
+    // The create and its erase in one group: the create's row is scrubbed before it is published.
+    const together = firstVersion({ ssn: 'secret-1' });
+    await Promise.all([
+      store.documents.commit(scope, 'things', [putWrite(together)]),
+      store.documents.commit(scope, 'things', erase(together._id)),
+    ]);
+    // A create held back behind a deferred commit, erased before the sync that publishes it.
+    const held = firstVersion({ ssn: 'secret-2' });
+    await store.documents.commit(scope, 'things', [putWrite(held)], { durable: false });
+    await store.documents.commit(scope, 'things', erase(held._id));
+    const events = await drain(sub, 100);
+    expect(events.map((e) => [e.type, e.documentId])).to.deep.equal([
+      ['created', together._id],
+      ['deleted', together._id],
+      ['created', held._id],
+      ['deleted', held._id],
+    ]);
+    for (const event of events) expect(JSON.stringify(event.document)).to.not.include('secret');
   });
 
   it('ends a catch-up that falls behind pruning with history_lost rather than skip events', async () => {

@@ -252,6 +252,15 @@ export class ChangeLog {
   /** Keep this connection's rows for the tail (while it runs), or stop and forget them. */
   keepOwnRows(keep: boolean): void {
     this.#keepOwn = keep;
+    this.forgetOwnRows();
+  }
+
+  /**
+   * Forget the rows kept so far (the tail reads them from the table): an erase rewrote some
+   * rows in the table (trash.ts scrubs an erased document's events), and a kept copy must not
+   * publish what the table no longer holds.
+   */
+  forgetOwnRows(): void {
     this.#group = [];
     this.#dropOwn();
   }

@@ -51,7 +51,14 @@ export class EmbeddedTrash implements TrashRepository {
   >;
   readonly #expired: Database.Statement<[string, number], { scope: string; collection: string; id: string }>;
 
-  constructor(db: Database.Database) {
+  /**
+   * `scrubbed`: called when an erase scrubbed the change log's rows of an id, so that no copy
+   * kept for the feed (ChangeLog.forgetOwnRows) publishes what the table no longer holds.
+   */
+  constructor(
+    db: Database.Database,
+    private readonly scrubbed: () => void = () => {},
+  ) {
     this.#db = db;
     const where = 'WHERE scope = ? AND collection = ? AND id = ?';
     const historyWhere = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
@@ -140,6 +147,7 @@ export class EmbeddedTrash implements TrashRepository {
   eraseAll(scopeKey: string, collection: string, id: string): boolean {
     const erased = this.#erase(scopeKey, collection, id);
     this.#scrubChanges.run(scopeKey, collection, id);
+    this.scrubbed();
     return erased;
   }
 
