@@ -126,18 +126,6 @@ export function forEachLeaf(doc: JsonObject, visit: (name: string, value: JsonVa
   }
 }
 
-/** Every leaf of a document as `[column name, value]`, in document order (forEachLeaf). */
-export function flattenDocument(doc: JsonObject): Array<[string, JsonValue]> {
-  const leaves: Array<[string, JsonValue]> = [];
-  forEachLeaf(doc, (name, value) => leaves.push([name, value]));
-  return leaves;
-}
-
-/** The row for a document under the given columns. */
-export function documentToRow(columns: readonly string[], doc: JsonObject, options?: CellOptions): string[] {
-  return new RowWriter(columns, options).row(doc);
-}
-
 /**
  * Rows for many documents under the same columns: each leaf goes straight to its column's cell
  * (a column's place looked up once per leaf), no map of the document's leaves per row.

@@ -22,15 +22,24 @@
  * rendered it three times).
  */
 export function storedBodySql(json: string, createdAt: string, updatedAt: string, version: string): string {
-  return (
-    `jsonb_insert(jsonb_remove(jsonb(${json}), '$."$createdAt"', '$."$updatedAt"', '$."$version"'), ` +
-    `'$."$createdAt"', ${createdAt}, '$."$updatedAt"', ${updatedAt}, '$."$version"', CAST(${version} AS INTEGER))`
-  );
+  const metadata = `'$."$createdAt"', '$."$updatedAt"', '$."$version"'`;
+  return metadataLast(`jsonb_remove(jsonb(${json}), ${metadata})`, createdAt, updatedAt, version);
 }
 
 /** The body of a row in the `_folio` form (`api_form` 0), in the API form: what conversion writes. */
-export const CONVERTED_BODY =
-  "jsonb_insert(jsonb_remove(body, '$._folio'), " +
-  '\'$."$createdAt"\', created_at, \'$."$updatedAt"\', updated_at, \'$."$version"\', version)';
+export const CONVERTED_BODY = metadataLast(
+  "jsonb_remove(body, '$._folio')",
+  'created_at',
+  'updated_at',
+  'version',
+);
+
+/** `body` (JSONB without metadata) with the metadata appended in fromStored's order. */
+function metadataLast(body: string, createdAt: string, updatedAt: string, version: string): string {
+  return (
+    `jsonb_insert(${body}, '$."$createdAt"', ${createdAt}, '$."$updatedAt"', ${updatedAt}, ` +
+    `'$."$version"', CAST(${version} AS INTEGER))`
+  );
+}
 
 export const API_TEXT = `CASE api_form WHEN 1 THEN json(body) ELSE json(${CONVERTED_BODY}) END`;

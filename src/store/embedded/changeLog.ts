@@ -152,6 +152,7 @@ export class ChangeLog {
     IndexEntry
   >;
   readonly #pruneChunk: Database.Statement<[number, number]>;
+  readonly #scrub: Database.Statement<[string, string, string]>;
   readonly #pruning: ChunkedSweep;
   /**
    * The first seq written by a commit not yet on disk (groupCommit.ts, deferred commits), or
@@ -209,6 +210,17 @@ export class ChangeLog {
          WHERE timestamp > @afterTimestamp AND timestamp < @before ORDER BY timestamp, seq LIMIT ${boundCount('rows')})
        ORDER BY timestamp, seq LIMIT ${boundCount('rows')}`,
     );
+    // Erasing an id scrubs its events: without an index on the id that walked every retained
+    // event of the collection (30-45 ms an id with 250,000 of them, and a trash sweep erases up
+    // to 500 ids in one transaction). One more index entry per change row: no measurable cost
+    // on a create (~55 µs). Created here, idempotently, as deliveries.ts creates its own.
+    db.exec('CREATE INDEX IF NOT EXISTS changes_doc ON changes (doc_id)');
+    // What a consumer of an old event still needs (which document, which version), nothing more.
+    this.#scrub = db.prepare(
+      "UPDATE changes INDEXED BY changes_doc SET document = json_object('_id', doc_id, '$createdAt', document ->> '$.\"$createdAt\"', " +
+        "'$updatedAt', document ->> '$.\"$updatedAt\"', '$version', document ->> '$.\"$version\"') " +
+        'WHERE scope = ? AND collection = ? AND doc_id = ?',
+    );
     this.#pruneChunk = db.prepare(
       `DELETE FROM changes WHERE seq IN (SELECT seq FROM changes WHERE seq <= ? ORDER BY seq LIMIT ${BOUND_COUNT})`,
     );
@@ -252,15 +264,20 @@ export class ChangeLog {
   /** Keep this connection's rows for the tail (while it runs), or stop and forget them. */
   keepOwnRows(keep: boolean): void {
     this.#keepOwn = keep;
-    this.forgetOwnRows();
+    this.#forgetOwnRows();
   }
 
   /**
-   * Forget the rows kept so far (the tail reads them from the table): an erase rewrote some
-   * rows in the table (trash.ts scrubs an erased document's events), and a kept copy must not
-   * publish what the table no longer holds.
+   * An erased document's events keep its id and metadata only (trash.ts erases; call inside its
+   * transaction). The rows kept for the tail are forgotten too, so the tail reads the scrubbed
+   * rows from the table: no kept copy publishes what the table no longer holds.
    */
-  forgetOwnRows(): void {
+  scrub(scopeKey: string, collection: string, documentId: string): void {
+    this.#scrub.run(scopeKey, collection, documentId);
+    this.#forgetOwnRows();
+  }
+
+  #forgetOwnRows(): void {
     this.#group = [];
     this.#dropOwn();
   }

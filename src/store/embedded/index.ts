@@ -220,7 +220,7 @@ export class EmbeddedStore implements Store {
             synchronous: this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL',
             busyTimeoutMs: BUSY_TIMEOUT_MS,
           });
-    const trash = new EmbeddedTrash(db, () => log.forgetOwnRows());
+    const trash = new EmbeddedTrash(db, log);
     // Documents written by an older version, rewritten in the background (storedForms.ts).
     const conversion = new StoredFormConversion(db, this.options.sweepChunkRows);
     conversion.run().catch((error: unknown) => {

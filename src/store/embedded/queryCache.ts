@@ -22,7 +22,7 @@
  * as the document cache orders documents: a hit moves its collection to the newest end only
  * from the older half of the order.
  */
-import { type Linked, OrderList } from '../../orderList.js';
+import { OldestFirstMap } from '../../oldestFirstMap.js';
 import type { FindQuery, StoredFilter } from '../port.js';
 import { type Ordered, RecentlyUsedCache } from './cacheParts.js';
 import { filterText, valueText } from './compileQuery.js';
@@ -36,22 +36,20 @@ const ANSWER_OVERHEAD_BYTES = 160;
 /** A count, or a page's documents as API text. */
 export type QueryAnswer = number | readonly string[];
 
-interface Kept extends Linked<Kept> {
-  readonly key: string;
+interface Kept {
   answer: QueryAnswer;
   bytes: number;
 }
 
 interface Bucket extends Ordered<Bucket> {
-  /** By key, and oldest first. */
-  readonly answers: Map<string, Kept>;
-  readonly order: OrderList<Kept>;
+  /** By key, and oldest first (no capacity of its own: the cache's budget bounds it). */
+  readonly answers: OldestFirstMap<Kept>;
   bytes: number;
 }
 
 /**
- * The least recently used collection's oldest answers out first, of the data scope holding the
- * most (cacheParts.ts).
+ * The least recently used collection's oldest answers out first, of a data scope holding at
+ * least the average (cacheParts.ts).
  */
 export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
   get(scopeKey: string, collection: string, key: string): QueryAnswer | undefined {
@@ -70,8 +68,7 @@ export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
     if (bucket === undefined) {
       bucket = {
         key: name,
-        answers: new Map(),
-        order: new OrderList(),
+        answers: new OldestFirstMap(Number.POSITIVE_INFINITY),
         bytes: 0,
         moved: 0,
         share: this.shareOf(scopeKey),
@@ -82,15 +79,11 @@ export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
     }
     const old = bucket.answers.get(key);
     if (old !== undefined) {
-      // Not #forget: the bucket stays, whatever else it holds.
-      bucket.answers.delete(key);
-      bucket.order.remove(old);
+      // Replaced below (and moved to the newest end); not #forget: the bucket stays.
       bucket.bytes -= old.bytes;
       this.charge(bucket.share, -old.bytes);
     }
-    const kept: Kept = { key, answer, bytes, older: null, newer: null };
-    bucket.answers.set(key, kept);
-    bucket.order.push(kept);
+    bucket.answers.set(key, { answer, bytes });
     bucket.bytes += bytes;
     this.charge(bucket.share, bytes);
     this.#evict();
@@ -109,19 +102,18 @@ export class QueryAnswerCache extends RecentlyUsedCache<Bucket> {
   #evict(): void {
     while (this.over) {
       const oldest = this.victim()?.order.oldest;
-      const answer = oldest?.order.oldest;
+      const answer = oldest?.answers.oldest;
       if (!oldest || !answer) return;
-      this.#forget(oldest, answer);
+      this.#forget(oldest, answer.key, answer.value);
     }
   }
 
   /** Takes one answer out of `bucket`, and the bucket out of the cache with its last answer. */
-  #forget(bucket: Bucket, kept: Kept): void {
-    bucket.answers.delete(kept.key);
-    bucket.order.remove(kept);
+  #forget(bucket: Bucket, key: string, kept: Kept): void {
+    bucket.answers.delete(key);
     bucket.bytes -= kept.bytes;
     // Unlinked before its last bytes go back: a share with no entries and no bytes ends.
-    if (bucket.order.size === 0) this.unlink(bucket);
+    if (bucket.answers.size === 0) this.unlink(bucket);
     this.charge(bucket.share, -kept.bytes);
   }
 }

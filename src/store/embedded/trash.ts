@@ -5,9 +5,10 @@
  * transaction); reading, purging and the expiry sweep are this repository's own.
  *
  * An entry past its `expires_at` is gone to every reader at once; the sweep erases its bytes
- * later. Erasing also scrubs the change log's copies of the document (the outbox keeps events
- * for `events.retentionMs`): its rows keep the id and metadata only. With `secure_delete` on the
- * connection (index.ts), freed pages are zeroed, so the bytes are not left in the file.
+ * later. Erasing also scrubs the change log's copies of the document (ChangeLog.scrub; the
+ * outbox keeps events for `events.retentionMs`): its rows keep the id and metadata only. With
+ * `secure_delete` on the connection (index.ts), freed pages are zeroed, so the bytes are not
+ * left in the file.
  */
 import type Database from 'better-sqlite3';
 import type {
@@ -20,6 +21,7 @@ import type {
   VersionInfo,
   WriteOperation,
 } from '../port.js';
+import type { ChangeLog } from './changeLog.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 
@@ -40,7 +42,6 @@ export class EmbeddedTrash implements TrashRepository {
   readonly #copyHistoryOut: Database.Statement<Key>;
   readonly #deleteEntry: Database.Statement<Key>;
   readonly #deleteHistory: Database.Statement<Key>;
-  readonly #scrubChanges: Database.Statement<Key>;
   readonly #version: Database.Statement<Key, { version: number }>;
   readonly #get: Database.Statement<[...Key, string], EntryRow>;
   readonly #first: Database.Statement<[string, string, string, number], EntryRow>;
@@ -51,13 +52,10 @@ export class EmbeddedTrash implements TrashRepository {
   >;
   readonly #expired: Database.Statement<[string, number], { scope: string; collection: string; id: string }>;
 
-  /**
-   * `scrubbed`: called when an erase scrubbed the change log's rows of an id, so that no copy
-   * kept for the feed (ChangeLog.forgetOwnRows) publishes what the table no longer holds.
-   */
+  /** `log`: the change log, whose copies of an erased document an erase scrubs. */
   constructor(
     db: Database.Database,
-    private readonly scrubbed: () => void = () => {},
+    private readonly log: ChangeLog,
   ) {
     this.#db = db;
     const where = 'WHERE scope = ? AND collection = ? AND id = ?';
@@ -75,17 +73,6 @@ export class EmbeddedTrash implements TrashRepository {
     );
     this.#deleteEntry = db.prepare(`DELETE FROM trash ${where}`);
     this.#deleteHistory = db.prepare(`DELETE FROM trash_versions ${historyWhere}`);
-    // Erasing an id scrubs its events: without an index on the id that walked every retained
-    // event of the collection (30-45 ms an id with 250,000 of them, and a trash sweep erases up
-    // to 500 ids in one transaction). One more index entry per change row: no measurable cost
-    // on a create (~55 µs). Created here, idempotently, as deliveries.ts creates its own.
-    db.exec('CREATE INDEX IF NOT EXISTS changes_doc ON changes (doc_id)');
-    // What a consumer of an old event still needs (which document, which version), nothing more.
-    this.#scrubChanges = db.prepare(
-      "UPDATE changes INDEXED BY changes_doc SET document = json_object('_id', doc_id, '$createdAt', document ->> '$.\"$createdAt\"', " +
-        "'$updatedAt', document ->> '$.\"$updatedAt\"', '$version', document ->> '$.\"$version\"') " +
-        historyWhere,
-    );
     this.#version = db.prepare(`SELECT version FROM trash ${where}`);
     const entry = 'SELECT id, deleted_at, api_key_hint, expires_at, body FROM trash';
     this.#get = db.prepare(`${entry} ${where} AND expires_at > ?`);
@@ -146,8 +133,7 @@ export class EmbeddedTrash implements TrashRepository {
   /** Erase the id's trash entry, if any, and scrub its events from the change log. */
   eraseAll(scopeKey: string, collection: string, id: string): boolean {
     const erased = this.#erase(scopeKey, collection, id);
-    this.#scrubChanges.run(scopeKey, collection, id);
-    this.scrubbed();
+    this.log.scrub(scopeKey, collection, id);
     return erased;
   }
 
