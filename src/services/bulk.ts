@@ -108,6 +108,7 @@ export class BulkService {
     const { batchDocuments, batchBytes } = this.config.imports;
     if (operations.length > batchDocuments) return null;
     const plan = new PlanningView(this.store.documents, ctx.scope, collection);
+    await plan.readAhead(operations.map(targetId).filter((id) => id !== null));
     const documents = this.documents.over(plan.repository);
     const results: BulkItem[] = [];
     for (const operation of operations) {
@@ -257,6 +258,13 @@ function withId(body: unknown, id: string | undefined): unknown {
 class PlanningView {
   readonly writes: DocumentWrite[] = [];
   readonly #state = new Map<string, FolioDocument | null>();
+  /**
+   * Every id the operations name was read ahead: an id a write creates without having read it
+   * is then one the service made up (a POST without an id), taken as new without a read. Should
+   * it exist after all, the store's commit refuses the whole plan and the operations run one by
+   * one, which report it.
+   */
+  #namedRead = false;
   readonly repository: DocumentRepository;
 
   constructor(
@@ -282,6 +290,17 @@ class PlanningView {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+  }
+
+  /**
+   * The current documents of `ids` (those the operations name), read together when the store
+   * can (DocumentRepository.getMany), so planning reads none of them one by one.
+   */
+  async readAhead(ids: string[]): Promise<void> {
+    if (!this.documents.getMany || ids.length === 0) return;
+    const found = await this.documents.getMany(this.scope, this.collection, ids);
+    for (const id of ids) this.#state.set(id, found.get(id) ?? null);
+    this.#namedRead = true;
   }
 
   /** UTF-8 bytes of the planned documents' JSON (what an import batch is sized by). */
@@ -315,7 +334,10 @@ class PlanningView {
     this.#sameTarget(scope, collection);
     for (const write of writes) {
       const id = writeId(write);
-      const current = this.#state.has(id) ? this.#state.get(id) : await this.#get(scope, collection, id);
+      const current =
+        this.#state.has(id) || (this.#namedRead && write.expectedVersion === 0)
+          ? this.#state.get(id)
+          : await this.#get(scope, collection, id);
       const version = current?.$version ?? 0;
       if (version !== write.expectedVersion || (write.kind === 'delete' && !current))
         return { ok: false, conflicts: [{ id, currentVersion: current?.$version ?? null }] };

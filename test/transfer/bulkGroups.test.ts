@@ -207,23 +207,35 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     expect((await send('PUT', '/r', { base: 1 })).status).to.equal(201);
-    // The real store, except that its first read of `r` lets another writer in right after it:
-    // the bulk plans against version 1 while the document is already at version 2.
+    // The real store, except that its first read of `r` (the plan reads the named documents
+    // together) lets another writer in right after it: the bulk plans against version 1 while
+    // the document is already at version 2.
     let interposed = false;
+    const interpose = async (ids: readonly string[]) => {
+      if (!ids.includes('r') || interposed) return;
+      interposed = true;
+      const key = await services.apiKeys.authenticate(tenant.key);
+      const put = await services.documents.replace(key, 'raced', 'r', { base: 1, other: 'kept' });
+      expect(put.doc.$version).to.equal(2);
+    };
+    const planRead = { byGetMany: false };
     const documents = new Proxy(store.documents, {
       get(target, name) {
         const value = Reflect.get(target, name, target);
-        if (name !== 'get') return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: Parameters<typeof target.get>) => {
-          const read = await target.get(...args);
-          if (args[2] === 'r' && !interposed) {
-            interposed = true;
-            const key = await services.apiKeys.authenticate(tenant.key);
-            const put = await services.documents.replace(key, 'raced', 'r', { base: 1, other: 'kept' });
-            expect(put.doc.$version).to.equal(2);
-          }
-          return read;
-        };
+        if (name === 'get')
+          return async (...args: Parameters<typeof target.get>) => {
+            const read = await target.get(...args);
+            await interpose([args[2]]);
+            return read;
+          };
+        if (name === 'getMany')
+          return async (...args: Parameters<typeof target.getMany & {}>) => {
+            const read = await target.getMany(...args);
+            planRead.byGetMany ||= !interposed && args[2].includes('r');
+            await interpose(args[2]);
+            return read;
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
       },
     });
     const racedStore = new Proxy(store, {
@@ -247,6 +259,7 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
       const body = (await res.json()) as { results: Array<{ status: number; $version?: number }> };
       expect(body.results.map((r) => r.status)).to.deep.equal([200, 201]);
       expect(interposed).to.equal(true);
+      expect(planRead.byGetMany, 'the plan read r ahead').to.equal(true);
     } finally {
       services.bulk = original;
     }
@@ -257,5 +270,79 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
     expect(s).to.include({ v: 1, $version: 1 });
     // The planned commit wrote nothing; the one-by-one run made its own commits after the put's.
     expect(store.documents.commitGroups.groups - groupsBefore).to.be.greaterThan(2);
+  });
+});
+
+describe('bulk: the plan reads the documents the operations name together [embedded]', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  /** CHAINED, a POST without an id (a new id the service makes up) and its results, over `store`. */
+  async function runOver(hideGetMany: boolean) {
+    const tenant = await server.tenant({ plan: 'free' });
+    const services = server.running.services;
+    const store = services.store as EmbeddedStore;
+    const reads = { get: [] as string[], getMany: [] as string[][] };
+    // The real store, counting its reads by id; without getMany it is a store lacking the fast path.
+    const documents = new Proxy(store.documents, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (name === 'getMany' && hideGetMany) return undefined;
+        if (name === 'get')
+          return (...args: Parameters<typeof target.get>) => {
+            reads.get.push(args[2]);
+            return target.get(...args);
+          };
+        if (name === 'getMany')
+          return (...args: Parameters<typeof target.getMany & {}>) => {
+            reads.getMany.push([...args[2]]);
+            return target.getMany(...args);
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const counted = new Proxy(store, {
+      get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
+    });
+    const original = services.bulk;
+    services.bulk = new BulkService(
+      new DocumentService(counted, services.config, { durable: false, schemas: services.schemas }),
+      counted,
+      services.config,
+    );
+    try {
+      const res = await fetch(`${server.url}/${tenant.project}/named/_bulk`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ operations: [...CHAINED, { method: 'POST', body: { v: 9 } }] }),
+      });
+      const body = (await res.json()) as { results: Array<{ status: number; _id?: string }> };
+      return { results: body.results.map((r) => [r.status, r._id]), reads };
+    } finally {
+      services.bulk = original;
+    }
+  }
+
+  it('one getMany of the named ids and no read by id, a made-up id included', async () => {
+    const { results, reads } = await runOver(false);
+    expect(results.slice(0, -1)).to.deep.equal(CHAINED_RESULTS);
+    expect(results.at(-1)![0]).to.equal(201);
+    expect(reads.getMany).to.deep.equal([['a', 'b', 'a', 'c', 'b', 'a', 'a', 'zz']]);
+    expect(reads.get).to.deep.equal([]);
+  });
+
+  it('a store without getMany plans by get, with the same results', async () => {
+    const { results, reads } = await runOver(true);
+    expect(results.slice(0, -1)).to.deep.equal(CHAINED_RESULTS);
+    expect(results.at(-1)![0]).to.equal(201);
+    expect(reads.getMany).to.deep.equal([]);
+    // Each id once (then the plan's own state), and the made-up one: a read as before.
+    expect(reads.get).to.have.length(5);
+    expect(reads.get.slice(0, 4)).to.deep.equal(['a', 'b', 'c', 'zz']);
   });
 });

@@ -96,6 +96,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #queries: StatementCache;
 
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
+  readonly #getMany: Database.Statement<[string, string, string], { id: string; json: string }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<
     [string, string, string, number, string, string, string, string, string, number]
@@ -167,6 +168,12 @@ export class EmbeddedDocuments implements DocumentRepository {
     // The API form's text, built by SQLite (API_TEXT).
     this.#getJson = db.prepare(
       `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
+    );
+    // The ids as one JSON array, each looked up by the primary key: one statement (and one WAL
+    // read lock) for them all, where a read per id pays both per id.
+    this.#getMany = db.prepare(
+      `SELECT id, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? ` +
+        'AND id IN (SELECT value FROM json_each(?))',
     );
     this.#getVersionNumber = db.prepare(
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
@@ -249,6 +256,18 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
     return this.#json(scopeKeyOf(scope), collection, id);
+  }
+
+  async getMany(
+    scope: DataScope,
+    collection: string,
+    ids: readonly string[],
+  ): Promise<Map<string, FolioDocument>> {
+    const found = new Map<string, FolioDocument>();
+    if (ids.length === 0) return found;
+    for (const row of this.#getMany.all(scopeKeyOf(scope), collection, JSON.stringify(ids)))
+      found.set(row.id, JSON.parse(row.json) as FolioDocument);
+    return found;
   }
 
   /** The document's API text and version: from the cache, else built by SQLite and cached. */

@@ -137,6 +137,24 @@ export class MongoDocuments implements DocumentRepository {
     return stored ? fromStored(stored) : null;
   }
 
+  async getMany(
+    scope: DataScope,
+    collection: string,
+    ids: readonly string[],
+  ): Promise<Map<string, FolioDocument>> {
+    const found = new Map<string, FolioDocument>();
+    if (ids.length === 0) return found;
+    // One round trip for them all; `$in` matches each stored `_id` once, however often it is named.
+    const stored = await this.#documents(scope, collection)
+      .find({ _id: { $in: [...new Set(ids)] } })
+      .toArray();
+    for (const one of stored) {
+      const doc = fromStored(one);
+      found.set(doc._id, doc);
+    }
+    return found;
+  }
+
   /** Every commit is acknowledged by the majority with its journal: `durable: false` changes nothing. */
   async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     assertContiguous(writes);
