@@ -46,9 +46,9 @@ import { BODY, categoryCycle } from './workloads/rows.js';
 import {
   type Baselines,
   baselineTable,
-  EXPORT_DOCS,
   type FolioSide,
   measureBaselines,
+  rawBaselines,
 } from './workloads/transferBaselines.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -503,7 +503,7 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     if (jsonServer) servers.push(jsonServer);
     const pouch = wanted('pouchdb') ? await startPouchServer(dir) : null;
     if (pouch) servers.push(pouch);
-    const raw = wanted('raw') ? await startRawSqlite(dir, EXPORT_DOCS) : null;
+    const raw = wanted('raw') ? await startRawSqlite(dir, 0) : null;
     if (raw) servers.push(raw);
     const jsonBig = jsonServer ? await startJsonServerBig(dir) : null;
     if (jsonBig) servers.push(jsonBig);
@@ -706,7 +706,10 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
       : null;
     const parseLive = parse && wanted('live') ? await parseLiveLatency(dir, parse.server.url, APP_ID) : null;
     const live = liveTable(folioLive, parseLive);
-    const baselines = ONLY ? {} : await measureBaselines(raw, pouch);
+    // raw better-sqlite3's one-shot figures come from bench/transfer.ts, measured in turn with Folio's.
+    const pouchBaselines = ONLY ? {} : await measureBaselines(pouch);
+    const raws = rawBaselines(folioSide.transfer);
+    const baselines = { ...raws, ...pouchBaselines, spreads: { ...raws.spreads, ...pouchBaselines.spreads } };
     timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
     await report(targets, rounds, folioSide, baselines, timing, live);
   } finally {
@@ -930,8 +933,8 @@ function markdown(
   return `# Performance beside peers
 
 Written by \`npm run bench\` (its last part; \`npm run bench:peers\` runs the throughput part
-alone, with "n/a" for Folio's one-shot figures); the raw figures of every round are in
-[performance.json](performance.json). Run it on your own machine: the ratios are what carries
+alone, with "n/a" for the one-shot figures of Folio and raw better-sqlite3); the raw figures of
+every round are in [performance.json](performance.json). Run it on your own machine: the ratios are what carries
 over, not the absolute numbers.
 
 **Machine**: ${machine()}. Measured ${when}; load average when the report was written
@@ -1034,7 +1037,10 @@ ${budget.join('\n')}
 Folio's figures come from the parts of \`npm run bench\` that measure them in detail (import,
 export and bulk: \`bench/transfer.ts\`, Folio in its own process; change streams:
 \`bench/streams.ts\`; webhooks: \`bench/webhooks.ts\`), run in the same \`npm run bench\` just
-before this part; the baselines are measured here. Folio's bulk mixes 40 PUT, 30 PATCH, 20 POST
+before this part. raw better-sqlite3's import, export and bulk are measured there too, in turn
+with Folio's, round for round (a Folio import, then raw's; a Folio bulk request, then raw's), so
+a slower disk or a busy neighbour in one minute weighs on both sides of a ratio; pouchdb-server's
+are measured here. Folio's bulk mixes 40 PUT, 30 PATCH, 20 POST
 and 10 DELETE, each with its version record and change event; the baselines insert 100 rows.
 raw better-sqlite3 imports CSV with papaparse (header row, dynamic typing, dotted headers
 nested, JSON cells parsed: the same documents as Folio's CSV import stores). The rows "beside

@@ -12,6 +12,13 @@
  * (3) imports of each format and TRANSFER_EXPORT_ROUNDS (3) exports of each, the median
  * reported with the spread across them; TRANSFER_BULK_ROUNDS (20) timed bulk requests after
  * BULK_WARMUP (5) that warm the server's code up.
+ *
+ * raw better-sqlite3 (bench/workloads/rawSqlite.ts, its own process) does the same workloads in
+ * turn with Folio, round for round: each Folio import, export or bulk request is followed by
+ * raw's (and, for import and bulk, raw's writing Folio's rows), so a slower disk or a busy
+ * neighbour in one minute weighs on both sides of a ratio. Measured minutes apart, raw's bulk
+ * moved 3.1 → 1.7 ms between two whole runs while Folio's moved 9.4 → 6.2. TRANSFER_RAW=0
+ * measures Folio alone.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -24,7 +31,8 @@ import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioP
 import { median } from './stats.js';
 import { spread } from './storageTargets.js';
 import { processCpuMs } from './workloads/processCpu.js';
-import { transferCsv as csv, transferDoc, transferNdjson } from './workloads/rows.js';
+import { startRawAlone } from './workloads/rawServer.js';
+import { bigRow, transferCsv as csv, transferDoc, transferNdjson } from './workloads/rows.js';
 
 const IMPORT_DOCS = 25_000;
 const EXPORT_DOCS = 250_000;
@@ -49,6 +57,7 @@ const EXPORT_FORMATS = process.env.TRANSFER_EXPORT_FORMATS
   ? new Set(process.env.TRANSFER_EXPORT_FORMATS.split(','))
   : null;
 const FOLIO_NODE_ARGS = process.env.TRANSFER_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const WITH_RAW = process.env.TRANSFER_RAW !== '0';
 
 function serve(dataDir: string): Promise<FolioProcess> {
   return serveFolio({ FOLIO_DATA_DIR: dataDir }, FOLIO_NODE_ARGS);
@@ -136,9 +145,51 @@ async function timedImport(url: string, key: string, collection: string, body: s
   };
 }
 
+/** One request to raw better-sqlite3: its time, its server's CPU and its answer. */
+interface RawRound {
+  ms: number;
+  cpuMs: number;
+  text: string;
+}
+
+async function rawRequest(path: string, body?: string, type = 'text/plain'): Promise<RawRound> {
+  const pid = raw!.pid;
+  const before = processCpuMs(pid);
+  const t0 = performance.now();
+  const res = await fetch(`${raw!.url}${path}`, {
+    ...(body === undefined ? {} : { method: 'POST', headers: { 'Content-Type': type }, body }),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`raw ${path}: ${res.status} ${text.slice(0, 200)}`);
+  return { ms: performance.now() - t0, cpuMs: processCpuMs(pid) - before, text };
+}
+
+/** raw's rounds of one workload: the median time and CPU, and how far the times spread. */
+function rawSummary(rounds: RawRound[]) {
+  const ms = rounds.map((r) => r.ms);
+  const cpu = rounds.map((r) => r.cpuMs);
+  return {
+    rounds: rounds.length,
+    ms: median(ms),
+    spread: spread(ms),
+    cpuMs: median(cpu),
+    // A bulk request's few ms are below /proc's resolution one at a time: their mean.
+    cpuMsMean: cpu.reduce((a, b) => a + b, 0) / cpu.length,
+  };
+}
+
 const dataDir = await mkdtemp(join(tmpdir(), 'folio-bench-transfer-'));
 const out = process.stdout;
 const results: Record<string, unknown> = {};
+const rawRounds = {
+  importNdjson: [] as RawRound[],
+  importCsv: [] as RawRound[],
+  rowsImport: [] as RawRound[],
+  exportNdjson: [] as RawRound[],
+  bulk: [] as RawRound[],
+  rowsBulk: [] as RawRound[],
+};
+const raw = WITH_RAW ? await startRawAlone(want('export') ? EXPORT_DOCS : 0) : null;
 let server = await serve(dataDir);
 try {
   const key = await tenant(server.url, 'bench-team@example.test', 'team');
@@ -151,7 +202,11 @@ try {
     const cs: ImportRound[] = [];
     for (let round = 0; round < IMPORT_ROUNDS; round++) {
       nd.push(await timedImport(server.url, key, `imported_nd_${round}`, ndBody, 'application/x-ndjson'));
+      if (raw) rawRounds.importNdjson.push(await rawRequest(`/import?into=nd_${round}`, ndBody));
       cs.push(await timedImport(server.url, key, `imported_csv_${round}`, csvBody, 'text/csv'));
+      if (raw) rawRounds.importCsv.push(await rawRequest(`/import/csv?into=csv_${round}`, csvBody));
+      // raw writing the rows Folio writes for each document (document, version, change).
+      if (raw) rawRounds.rowsImport.push(await rawRequest(`/rows/import?into=rows_${round}`, ndBody));
     }
     results.importNdjson = importSummary(nd);
     results.importCsv = importSummary(cs);
@@ -176,6 +231,10 @@ try {
   if (want('bulk')) {
     const bulkTimes: number[] = [];
     const bulkCpu: number[] = [];
+    // raw inserts 100 rows of the list's shape; raw's rows: 100 documents as Folio's rows.
+    let rawRow = 0;
+    const rawBulkBody = () =>
+      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(rawRow++)) });
     for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
       const operations = Array.from({ length: BULK_OPS }, (_, i) => {
         const id = `b${round}-${i % 40}`;
@@ -196,6 +255,14 @@ try {
       if (round >= BULK_WARMUP) {
         bulkTimes.push(performance.now() - t0);
         bulkCpu.push(cpuMs);
+      }
+      if (raw) {
+        const rawBulk = await rawRequest('/bulk', rawBulkBody(), 'application/json');
+        const rowsBulk = await rawRequest('/rows/bulk', rawBulkBody(), 'application/json');
+        if (round >= BULK_WARMUP) {
+          rawRounds.bulk.push(rawBulk);
+          rawRounds.rowsBulk.push(rowsBulk);
+        }
       }
     }
     bulkTimes.sort((a, b) => a - b);
@@ -241,6 +308,12 @@ try {
         }
         const ms = performance.now() - t0;
         rounds.push({ ms, firstByteMs, bytes, cpuMs: processCpuMs(server.child.pid) - cpuBefore });
+        if (raw && format === 'ndjson') {
+          const exported = await rawRequest('/export');
+          const lines = exported.text.split('\n').length - 1;
+          if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
+          rawRounds.exportNdjson.push({ ...exported, text: '' });
+        }
       }
       clearInterval(sampler);
       // The high-water mark over every round: flat memory means no round grew it.
@@ -278,8 +351,13 @@ try {
     if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
     results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
   }
+  if (raw) {
+    const measured = Object.entries(rawRounds).filter(([, rounds]) => rounds.length > 0);
+    results.raw = Object.fromEntries(measured.map(([name, rounds]) => [name, rawSummary(rounds)]));
+  }
 } finally {
   await stopFolio(server).catch(() => {});
+  await raw?.stop();
   await rm(dataDir, { recursive: true, force: true });
 }
 
@@ -309,6 +387,22 @@ if (r.bulk100Ms)
   out.write(
     `${'bulk, 100 operations'.padEnd(28)}median ${r.bulk100Ms!.median!.toFixed(1)} ms of ${BULK_ROUNDS} (min ${r.bulk100Ms!.min!.toFixed(1)}, max ${r.bulk100Ms!.max!.toFixed(1)}, spread ${pct(r.bulk100Ms!.spread!)})   server CPU ${r.bulk100Ms!.cpuMsMean!.toFixed(1)} ms\n`,
   );
+const rawOf = (results.raw ?? {}) as Record<string, Record<string, number>>;
+for (const [name, key, folio] of [
+  ['raw: import NDJSON', 'importNdjson', r.importNdjson?.ms],
+  ['raw: import CSV', 'importCsv', r.importCsv?.ms],
+  ["raw: import, Folio's rows", 'rowsImport', r.importNdjson?.ms],
+  ['raw: export NDJSON', 'exportNdjson', r.export_ndjson?.ms],
+  ['raw: bulk of 100', 'bulk', r.bulk100Ms?.median],
+  ["raw: bulk, Folio's rows", 'rowsBulk', r.bulk100Ms?.median],
+] as const) {
+  const one = rawOf[key];
+  if (!one) continue;
+  const ratio = folio === undefined ? 'n/a' : (folio / one.ms!).toFixed(2);
+  out.write(
+    `${name.padEnd(28)}${one.ms!.toFixed(1)} ms (median of ${one.rounds}, spread ${pct(one.spread!)})   Folio's time ÷ raw's ${ratio}\n`,
+  );
+}
 const cliRun = r.cli100kCsvPro;
 if (cliRun)
   out.write(

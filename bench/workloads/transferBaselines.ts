@@ -4,31 +4,22 @@
  * write-to-event latency with 1,000 subscribers, webhook deliveries per second.
  *
  * Folio's figures come from bench/transfer.ts, bench/streams.ts and bench/webhooks.ts (run
- * as children by bench/run.ts); the raw better-sqlite3 and pouchdb-server figures are
- * measured here, on the servers the peer bench has started. A system with no equivalent
- * endpoint reads "n/a".
- *
- * Run alone (`node --import tsx bench/workloads/transferBaselines.ts`), it starts the raw
- * better-sqlite3 server by itself and prints its figures, to set beside bench/transfer.ts's.
+ * as children by bench/run.ts). raw better-sqlite3's import, export and bulk come from
+ * bench/transfer.ts too, which measures them in turn with Folio's, round for round; the
+ * pouchdb-server figures are measured here, on the server the peer bench has started. A system
+ * with no equivalent endpoint reads "n/a".
  */
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
 import { judgeOneShot, oneShotLine, spread } from '../storageTargets.js';
 import { processCpuMs } from './processCpu.js';
-import { bigRow, transferCsv, transferNdjson } from './rows.js';
+import { bigRow } from './rows.js';
 
 export const IMPORT_DOCS = 25_000;
 export const EXPORT_DOCS = 250_000;
 export const BULK_OPS = 100;
-/** As bench/transfer.ts measures Folio: rounds of each one-shot workload, bulk requests timed after a warm-up. */
+/** As bench/transfer.ts measures Folio and raw: rounds of each one-shot workload, bulk requests timed after a warm-up. */
 const ROUNDS = 3;
 const BULK_ROUNDS = 20;
 const BULK_WARMUP = 5;
@@ -108,54 +99,45 @@ async function rounds(
   return { ms: median(times), spread: spread(times), cpuMs: median(cpu) };
 }
 
-export async function measureBaselines(raw: Server | null, pouch: Server | null): Promise<Baselines> {
+/** raw better-sqlite3's figures as bench/transfer.ts measured them, in turn with Folio's. */
+export function rawBaselines(transfer: Record<string, unknown> | undefined): Baselines {
+  const of = (workload: string, name: string) => numberOf(field(transfer, 'raw', workload, name));
+  const perSecond = (ms: number | undefined) => (ms === undefined ? undefined : IMPORT_DOCS / (ms / 1000));
+  const perDoc = (cpuMs: number | undefined) =>
+    cpuMs === undefined ? undefined : (cpuMs * 1000) / IMPORT_DOCS;
+  const exportMs = of('exportNdjson', 'ms');
+  const spreads: Record<string, number> = {};
+  for (const [name, workload] of [
+    ['rawImport', 'importNdjson'],
+    ['rawImportCsv', 'importCsv'],
+    ['rawExport', 'exportNdjson'],
+    ['rawBulk', 'bulk'],
+    ['rowsImport', 'rowsImport'],
+    ['rowsBulk', 'rowsBulk'],
+  ] as const) {
+    const value = of(workload, 'spread');
+    if (value !== undefined) spreads[name] = value;
+  }
+  return {
+    spreads,
+    rawImportDocsPerSecond: perSecond(of('importNdjson', 'ms')),
+    rawImportCpuMicrosPerDoc: perDoc(of('importNdjson', 'cpuMs')),
+    rawImportCsvDocsPerSecond: perSecond(of('importCsv', 'ms')),
+    rawImportCsvCpuMicrosPerDoc: perDoc(of('importCsv', 'cpuMs')),
+    rawExportSeconds: exportMs === undefined ? undefined : exportMs / 1000,
+    rawExportCpuMs: of('exportNdjson', 'cpuMs'),
+    rawBulkMs: of('bulk', 'ms'),
+    rawBulkCpuMs: of('bulk', 'cpuMsMean'),
+    rowsImportDocsPerSecond: perSecond(of('rowsImport', 'ms')),
+    rowsBulkMs: of('rowsBulk', 'ms'),
+  };
+}
+
+/** pouchdb-server's import and bulk, on the server the peer bench started. */
+export async function measureBaselines(pouch: Server | null): Promise<Baselines> {
   const out: Baselines = {};
   const spreads: Record<string, number> = {};
   out.spreads = spreads;
-  // The documents Folio's import stores (bench/transfer.ts), so both write the same bytes.
-  const rows = transferNdjson(0, IMPORT_DOCS);
-  if (raw) {
-    const pid = raw.child.pid;
-    const post = (path: string, body: string) =>
-      timed(`${raw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body });
-    const imported = await rounds(pid, (round) => post(`/import?into=nd_${round}`, rows));
-    out.rawImportDocsPerSecond = IMPORT_DOCS / (imported.ms / 1000);
-    out.rawImportCpuMicrosPerDoc = (imported.cpuMs * 1000) / IMPORT_DOCS;
-    spreads.rawImport = imported.spread;
-    const csvRows = transferCsv(0, IMPORT_DOCS);
-    const importedCsv = await rounds(pid, (round) => post(`/import/csv?into=csv_${round}`, csvRows));
-    out.rawImportCsvDocsPerSecond = IMPORT_DOCS / (importedCsv.ms / 1000);
-    out.rawImportCsvCpuMicrosPerDoc = (importedCsv.cpuMs * 1000) / IMPORT_DOCS;
-    spreads.rawImportCsv = importedCsv.spread;
-    const exported = await rounds(pid, async () => {
-      const answer = await timed(`${raw.url}/export`, {});
-      const lines = answer.text.split('\n').length - 1;
-      if (lines !== EXPORT_DOCS) throw new Error(`raw export answered ${lines} rows`);
-      return answer;
-    });
-    out.rawExportSeconds = exported.ms / 1000;
-    out.rawExportCpuMs = exported.cpuMs;
-    spreads.rawExport = exported.spread;
-    let k = 0;
-    const bulk = await bulkMedian(
-      `${raw.url}/bulk`,
-      () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
-      pid,
-    );
-    out.rawBulkMs = bulk.ms;
-    out.rawBulkCpuMs = bulk.cpuMs;
-    spreads.rawBulk = bulk.spread;
-    const rowsImported = await rounds(pid, (round) => post(`/rows/import?into=rows_${round}`, rows));
-    out.rowsImportDocsPerSecond = IMPORT_DOCS / (rowsImported.ms / 1000);
-    spreads.rowsImport = rowsImported.spread;
-    const rowsBulk = await bulkMedian(
-      `${raw.url}/rows/bulk`,
-      () => JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(k++)) }),
-      pid,
-    );
-    out.rowsBulkMs = rowsBulk.ms;
-    spreads.rowsBulk = rowsBulk.spread;
-  }
   if (pouch) {
     const docs = JSON.stringify({ docs: Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i)) });
     // A database of its own each round, as Folio imports into a collection of its own.
@@ -248,35 +230,3 @@ const spreads = (...values: unknown[]) =>
     .join(' / ');
 
 const numberOf = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
-
-/**
- * Alone: the raw better-sqlite3 figures of one run, as JSON. It starts the server itself (not
- * through peerServers.ts, whose import of peers.ts imports this module back).
- */
-async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'folio-bench-raw-transfer-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'], {
-    env: { ...process.env, RAW_DB_DIR: dir, RAW_EXPORT_DOCS: String(EXPORT_DOCS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = once(child, 'exit');
-  try {
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        output += String(chunk);
-        const found = /listening on (\S+)/.exec(output)?.[1];
-        if (found) resolve(found);
-      });
-      void exited.then(() => reject(new Error(`raw better-sqlite3 exited: ${output}`)));
-    });
-    const raw: Server = { name: 'raw better-sqlite3', url, child };
-    process.stdout.write(`${JSON.stringify(await measureBaselines(raw, null))}\n`);
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
