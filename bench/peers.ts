@@ -1056,6 +1056,34 @@ ${oneShot.join('\n')}
 
 ## Reading these numbers
 
+- **2026-11-28, fifth report: a bulk request reads what it names at once; raw measured in turn
+  with Folio.** A bulk request's plan now reads every document its operations name in one read
+  before it plans (\`DocumentRepository.getMany\`: one SQLite statement over the ids as a JSON
+  array, one MongoDB \`find\` with \`$in\`), and takes an id a POST makes up as new without reading
+  it (the commit's own checks still judge it). A read per id paid SQLite's statement and WAL read
+  lock each time (the bench's 100 operations read 60 absent ids): planning 1.05 → 0.84 ms in
+  alternating in-process runs of 500 requests; on MongoDB, one round trip instead of 60. raw
+  better-sqlite3's import, export and bulk are now measured by \`bench/transfer.ts\` in turn with
+  Folio's, round for round: measured minutes apart, raw's bulk had moved 3.1 → 1.7 ms between two
+  whole runs while Folio's moved 9.4 → 6.2 (3.06 → 3.53 × raw, Folio faster and the verdict
+  worse). In this run *bulk* measured 9.8 ms against raw's 3.5 beside it, 2.80 × (missed; 1.80 ×
+  raw writing Folio's rows for 100 creates). Where a bulk request's time goes, in process, per
+  request of 100 operations: the document rows 0.72 ms, the version rows 0.30, the change rows
+  0.43, the ten deletes 0.30 (0.18 of it moving them to the trash), the checks 0.11, the
+  transaction's begin and commit with its WAL frames and sync 1.35; on a quiet machine the
+  server's main thread spends 5.45 ms of CPU on the request and V8's helper threads 1.1. *Import*
+  0.23 × raw (NDJSON; CSV 0.30; missed), 0.86 × raw writing the same three rows in this run.
+  That target is out of reach for these rows, not only for Folio's code: SQLite alone, in
+  process, batches of 1,000 of the bench's documents, writes a document's three rows in 24.4–25.4
+  µs (at most 41,000 documents a second), while 0.4 × raw is 47,000 in this run. Dropping any one
+  index or column moved that by less than the noise (without the change row's copy of the
+  document 24.0–24.7 µs, without AUTOINCREMENT 24.5–25.0, without the change log's timestamp
+  index 22.8–25.4, without the \`$version\` index 24.7–26.2); only writing no version row did
+  (20.5–21.9). *GET by id* measured 1.63 × raw's CPU and 0.63 × its req/s (missed). Measured
+  alone (\`PEERS_ONLY=folio-get,raw-get,duties-get\`, 5 rounds) it was 1.43 and 0.72 (met): Folio
+  49.9 µs of CPU a request, raw 34.9, Koa + duties 43.5; with Folio's POST and PATCH rounds in
+  the rotation, 1.50. Folio's GET stays within 6–15 µs of Koa + duties, which alone costs 1.25 ×
+  raw. PATCH, the list, the count, POST, the export and every peer target met as before.
 - **2026-11-28, fourth report: the one-shot workloads in rounds; change events without reading
   them back; CSV export.** Imports and exports were one measurement each, and bulk the median
   of five requests to a server that had just started (code V8 had not optimised yet), so one
