@@ -62,6 +62,14 @@ export function transferDoc(i: number) {
   };
 }
 
+/**
+ * The one-shot workloads' sizes: bench/transfer.ts runs them (Folio and raw better-sqlite3 in
+ * turn) and the peer report turns its times into rates with the same numbers.
+ */
+export const IMPORT_DOCS = 25_000;
+export const EXPORT_DOCS = 250_000;
+export const BULK_OPS = 100;
+
 /** transferDoc rows `start` .. `start + count - 1` as NDJSON. */
 export function transferNdjson(start: number, count: number): string {
   let out = '';

@@ -13,12 +13,8 @@
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
 import { judgeOneShot, oneShotLine, spread } from '../storageTargets.js';
-import { processCpuMs } from './processCpu.js';
-import { bigRow } from './rows.js';
+import { BULK_OPS, bigRow, EXPORT_DOCS, IMPORT_DOCS } from './rows.js';
 
-export const IMPORT_DOCS = 25_000;
-export const EXPORT_DOCS = 250_000;
-export const BULK_OPS = 100;
 /** As bench/transfer.ts measures Folio and raw: rounds of each one-shot workload, bulk requests timed after a warm-up. */
 const ROUNDS = 3;
 const BULK_ROUNDS = 20;
@@ -58,45 +54,27 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; text
   return { ms: performance.now() - t0, text };
 }
 
-async function bulkMedian(
-  url: string,
-  body: () => string,
-  pid?: number,
-): Promise<{ ms: number; spread: number; cpuMs: number }> {
+/** Bulk requests timed after a warm-up: the median time, and how far the times spread. */
+async function bulkMedian(url: string, body: () => string): Promise<{ ms: number; spread: number }> {
   const times: number[] = [];
-  const cpu: number[] = [];
   for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
-    const before = processCpuMs(pid);
     const { ms } = await timed(url, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: body(),
     });
-    if (round >= BULK_WARMUP) {
-      times.push(ms);
-      cpu.push(processCpuMs(pid) - before);
-    }
+    if (round >= BULK_WARMUP) times.push(ms);
   }
-  // CPU as a mean: /proc counts 10 ms ticks, finer than one request only in a sum.
-  return { ms: median(times), spread: spread(times), cpuMs: cpu.reduce((a, b) => a + b, 0) / cpu.length };
+  return { ms: median(times), spread: spread(times) };
 }
 
-/**
- * `ROUNDS` imports (or exports) of the same rows: the median time and server CPU, and how far
- * the times spread.
- */
+/** `ROUNDS` imports of the same rows: the median time, and how far the times spread. */
 async function rounds(
-  pid: number | undefined,
   once: (round: number) => Promise<{ ms: number }>,
-): Promise<{ ms: number; spread: number; cpuMs: number }> {
+): Promise<{ ms: number; spread: number }> {
   const times: number[] = [];
-  const cpu: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const before = processCpuMs(pid);
-    times.push((await once(round)).ms);
-    cpu.push(processCpuMs(pid) - before);
-  }
-  return { ms: median(times), spread: spread(times), cpuMs: median(cpu) };
+  for (let round = 0; round < ROUNDS; round++) times.push((await once(round)).ms);
+  return { ms: median(times), spread: spread(times) };
 }
 
 /** raw better-sqlite3's figures as bench/transfer.ts measured them, in turn with Folio's. */
@@ -141,7 +119,7 @@ export async function measureBaselines(pouch: Server | null): Promise<Baselines>
   if (pouch) {
     const docs = JSON.stringify({ docs: Array.from({ length: IMPORT_DOCS }, (_, i) => bigRow(i)) });
     // A database of its own each round, as Folio imports into a collection of its own.
-    const imported = await rounds(undefined, async (round) => {
+    const imported = await rounds(async (round) => {
       await timed(`${pouch.url}/imported${round}`, { method: 'PUT' });
       return timed(`${pouch.url}/imported${round}/_bulk_docs`, {
         method: 'POST',

@@ -7,7 +7,6 @@ import Papa from 'papaparse';
 import type { JsonObject } from '../store/port.js';
 import { type CellOptions, escapeFormula } from './csvCells.js';
 import { RowWriter } from './csvDocument.js';
-import type { TransferFormat } from './formats.js';
 
 const CHUNK_CHARS = 64 * 1024;
 /** CSV rows handed to papaparse at once. */
@@ -107,8 +106,10 @@ export async function* pagesOf(docs: AsyncIterable<JsonObject>): AsyncGenerator<
 }
 
 /**
- * CSV from documents in pages (a store's scanJson pages, parsed): the same text `writeDocuments`
- * gives for those documents, without a step of the async iteration per document.
+ * CSV from documents in pages (a store's scanJson pages, parsed, or `pagesOf` a scan), without a
+ * step of the async iteration per document. CSV needs its columns up front (the union over all
+ * documents, see csvDocument.ts); cells a spreadsheet would run are neutralised unless
+ * `formulaEscape` is false (csvCells.ts).
  */
 export function writeCsvPages(
   pages: AsyncIterable<readonly JsonObject[]>,
@@ -118,17 +119,10 @@ export function writeCsvPages(
   return chunked(csv(pages, columns, options));
 }
 
-/**
- * The export text of `docs` in `format`, in chunks. CSV needs its columns up front (the union
- * over all documents, see csvDocument.ts); JSON and NDJSON start with the first document. CSV
- * cells a spreadsheet would run are neutralised unless `formulaEscape` is false (csvCells.ts).
- */
+/** The JSON or NDJSON export text of `docs`, in chunks, from the first document on (CSV: writeCsvPages). */
 export function writeDocuments(
-  format: TransferFormat,
+  format: 'ndjson' | 'json',
   docs: AsyncIterable<JsonObject>,
-  columns: readonly string[] = [],
-  options: CellOptions = { formulaEscape: true },
 ): AsyncGenerator<string> {
-  if (format === 'csv') return writeCsvPages(pagesOf(docs), columns, options);
   return chunked(format === 'json' ? jsonArray(docs) : ndjson(docs));
 }

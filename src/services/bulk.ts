@@ -284,7 +284,7 @@ class PlanningView {
         if (name === 'get') return get;
         if (name === 'commit') return commit;
         // Anything else a service might use: only reads by id and commits are planned.
-        if (name === 'getJson' || name === 'getVersion') return undefined;
+        if (name === 'getJson' || name === 'getVersion' || name === 'getMany') return undefined;
         const value: unknown = Reflect.get(target, name, target);
         // Called on the store's repository itself (its private state is not the proxy's).
         return typeof value === 'function' ? value.bind(target) : value;
