@@ -186,7 +186,59 @@ suite('one by one', { batchDocuments: CHAINED.length - 1 }, (bulk) => {
   });
 });
 
-describe('bulk: a write landing between the plan and its commit [embedded]', () => {
+type Documents = EmbeddedStore['documents'];
+
+/** What runs after each document read of the store under a bulk service (`withBulkReads`). */
+interface ReadHooks {
+  /** After a read by id, with the id. */
+  get?: (id: string) => void | Promise<void>;
+  /** After a read of many ids, with the ids; null: the store has no getMany (no fast path). */
+  getMany?: ((ids: readonly string[]) => void | Promise<void>) | null;
+}
+
+/**
+ * `run` with the server's bulk service over the real store, `hooks` called after its document
+ * reads; the service is the server's own again after.
+ */
+async function withBulkReads<T>(server: TestServer, hooks: ReadHooks, run: () => Promise<T>): Promise<T> {
+  const services = server.running.services;
+  const store = services.store as EmbeddedStore;
+  const documents = new Proxy(store.documents, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name === 'getMany' && hooks.getMany === null) return undefined;
+      if (name === 'get' && hooks.get)
+        return async (...args: Parameters<Documents['get']>) => {
+          const read = await target.get(...args);
+          await hooks.get!(args[2]);
+          return read;
+        };
+      if (name === 'getMany' && hooks.getMany)
+        return async (...args: Parameters<Documents['getMany']>) => {
+          const read = await target.getMany(...args);
+          await hooks.getMany!(args[2]);
+          return read;
+        };
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const wrapped = new Proxy(store, {
+    get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
+  });
+  const original = services.bulk;
+  services.bulk = new BulkService(
+    new DocumentService(wrapped, services.config, { durable: false, schemas: services.schemas }),
+    wrapped,
+    services.config,
+  );
+  try {
+    return await run();
+  } finally {
+    services.bulk = original;
+  }
+}
+
+describe('bulk: the plan’s reads [embedded]', () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer();
@@ -195,7 +247,7 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
     await server?.close();
   });
 
-  it('the planned commit is refused as a whole; the operations run one by one, and no update is lost', async () => {
+  it('a write landing between the plan and its commit: the planned commit is refused as a whole; the operations run one by one, and no update is lost', async () => {
     const tenant = await server.tenant({ plan: 'free' });
     const services = server.running.services;
     const store = services.store as EmbeddedStore;
@@ -218,51 +270,30 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
       const put = await services.documents.replace(key, 'raced', 'r', { base: 1, other: 'kept' });
       expect(put.doc.$version).to.equal(2);
     };
-    const planRead = { byGetMany: false };
-    const documents = new Proxy(store.documents, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (name === 'get')
-          return async (...args: Parameters<typeof target.get>) => {
-            const read = await target.get(...args);
-            await interpose([args[2]]);
-            return read;
-          };
-        if (name === 'getMany')
-          return async (...args: Parameters<typeof target.getMany & {}>) => {
-            const read = await target.getMany(...args);
-            planRead.byGetMany ||= !interposed && args[2].includes('r');
-            await interpose(args[2]);
-            return read;
-          };
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const racedStore = new Proxy(store, {
-      get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
-    });
-    const original = services.bulk;
+    let readAhead = false;
     const groupsBefore = store.documents.commitGroups.groups;
-    services.bulk = new BulkService(
-      new DocumentService(racedStore, services.config, { durable: false, schemas: services.schemas }),
-      racedStore,
-      services.config,
+    const res = await withBulkReads(
+      server,
+      {
+        get: (id) => interpose([id]),
+        getMany: (ids) => {
+          readAhead ||= !interposed && ids.includes('r');
+          return interpose(ids);
+        },
+      },
+      () =>
+        send('POST', '/_bulk', {
+          operations: [
+            { method: 'PATCH', id: 'r', body: { patched: true } },
+            { method: 'PUT', id: 's', body: { v: 1 } },
+          ],
+        }),
     );
-    try {
-      const res = await send('POST', '/_bulk', {
-        operations: [
-          { method: 'PATCH', id: 'r', body: { patched: true } },
-          { method: 'PUT', id: 's', body: { v: 1 } },
-        ],
-      });
-      expect(res.status).to.equal(207);
-      const body = (await res.json()) as { results: Array<{ status: number; $version?: number }> };
-      expect(body.results.map((r) => r.status)).to.deep.equal([200, 201]);
-      expect(interposed).to.equal(true);
-      expect(planRead.byGetMany, 'the plan read r ahead').to.equal(true);
-    } finally {
-      services.bulk = original;
-    }
+    expect(res.status).to.equal(207);
+    const body = (await res.json()) as { results: Array<{ status: number; $version?: number }> };
+    expect(body.results.map((r) => r.status)).to.deep.equal([200, 201]);
+    expect(interposed).to.equal(true);
+    expect(readAhead, 'the plan read r ahead').to.equal(true);
     // The interposed write and the patch both stand: version 3 holds both; s was written once.
     const doc = (await (await send('GET', '/r')).json()) as Record<string, unknown>;
     expect(doc).to.include({ base: 1, other: 'kept', patched: true, $version: 3 });
@@ -271,65 +302,35 @@ describe('bulk: a write landing between the plan and its commit [embedded]', () 
     // The planned commit wrote nothing; the one-by-one run made its own commits after the put's.
     expect(store.documents.commitGroups.groups - groupsBefore).to.be.greaterThan(2);
   });
-});
 
-describe('bulk: the plan reads the documents the operations name together [embedded]', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
-
-  /** CHAINED, a POST without an id (a new id the service makes up) and its results, over `store`. */
-  async function runOver(hideGetMany: boolean) {
+  /** CHAINED and a POST without an id (a new id the service makes up): results, and the reads by id. */
+  async function runCounted(hideGetMany: boolean) {
     const tenant = await server.tenant({ plan: 'free' });
-    const services = server.running.services;
-    const store = services.store as EmbeddedStore;
     const reads = { get: [] as string[], getMany: [] as string[][] };
-    // The real store, counting its reads by id; without getMany it is a store lacking the fast path.
-    const documents = new Proxy(store.documents, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (name === 'getMany' && hideGetMany) return undefined;
-        if (name === 'get')
-          return (...args: Parameters<typeof target.get>) => {
-            reads.get.push(args[2]);
-            return target.get(...args);
-          };
-        if (name === 'getMany')
-          return (...args: Parameters<typeof target.getMany & {}>) => {
-            reads.getMany.push([...args[2]]);
-            return target.getMany(...args);
-          };
-        return typeof value === 'function' ? value.bind(target) : value;
+    // Without getMany it is a store lacking the fast path.
+    const hooks: ReadHooks = {
+      get: (id) => {
+        reads.get.push(id);
       },
-    });
-    const counted = new Proxy(store, {
-      get: (target, name) => (name === 'documents' ? documents : Reflect.get(target, name, target)),
-    });
-    const original = services.bulk;
-    services.bulk = new BulkService(
-      new DocumentService(counted, services.config, { durable: false, schemas: services.schemas }),
-      counted,
-      services.config,
-    );
-    try {
-      const res = await fetch(`${server.url}/${tenant.project}/named/_bulk`, {
+      getMany: hideGetMany
+        ? null
+        : (ids) => {
+            reads.getMany.push([...ids]);
+          },
+    };
+    const res = await withBulkReads(server, hooks, () =>
+      fetch(`${server.url}/${tenant.project}/named/_bulk`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ operations: [...CHAINED, { method: 'POST', body: { v: 9 } }] }),
-      });
-      const body = (await res.json()) as { results: Array<{ status: number; _id?: string }> };
-      return { results: body.results.map((r) => [r.status, r._id]), reads };
-    } finally {
-      services.bulk = original;
-    }
+      }),
+    );
+    const body = (await res.json()) as { results: Array<{ status: number; _id?: string }> };
+    return { results: body.results.map((r) => [r.status, r._id]), reads };
   }
 
   it('one getMany of the named ids and no read by id, a made-up id included', async () => {
-    const { results, reads } = await runOver(false);
+    const { results, reads } = await runCounted(false);
     expect(results.slice(0, -1)).to.deep.equal(CHAINED_RESULTS);
     expect(results.at(-1)![0]).to.equal(201);
     expect(reads.getMany).to.deep.equal([['a', 'b', 'a', 'c', 'b', 'a', 'a', 'zz']]);
@@ -337,7 +338,7 @@ describe('bulk: the plan reads the documents the operations name together [embed
   });
 
   it('a store without getMany plans by get, with the same results', async () => {
-    const { results, reads } = await runOver(true);
+    const { results, reads } = await runCounted(true);
     expect(results.slice(0, -1)).to.deep.equal(CHAINED_RESULTS);
     expect(results.at(-1)![0]).to.equal(201);
     expect(reads.getMany).to.deep.equal([]);
