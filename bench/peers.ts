@@ -1062,8 +1062,11 @@ export and bulk: \`bench/transfer.ts\`, Folio in its own process; change streams
 before this part. raw better-sqlite3's import, export and bulk are measured there too, in turn
 with Folio's, round for round (a Folio import, then raw's; a Folio bulk request, then raw's), so
 a slower disk or a busy neighbour in one minute weighs on both sides of a ratio; pouchdb-server's
-are measured here. Folio's bulk mixes 40 PUT, 30 PATCH, 20 POST
-and 10 DELETE, each with its version record and change event; the baselines insert 100 rows.
+are measured here. Folio's bulk mixes 40 PUT, 30 PATCH, 20 POST and 10 DELETE, each with its
+version record and change event; raw better-sqlite3 applies the same 100 operations in one
+transaction to a table of (id, body) (a PUT is an upsert, a PATCH reads, merges and updates),
+and, beside it, writes Folio's rows for them (a DELETE moves the document and its history to
+the trash tables). pouchdb-server's \`_bulk_docs\` inserts 100 documents.
 raw better-sqlite3 imports CSV with papaparse (header row, dynamic typing, dotted headers
 nested, JSON cells parsed: the same documents as Folio's CSV import stores). The rows "beside
 raw writing Folio's rows" are the same server writing, for each document, the document, its

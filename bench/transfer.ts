@@ -34,11 +34,10 @@ import { processCpuMs } from './workloads/processCpu.js';
 import { startRawAlone } from './workloads/rawServer.js';
 import {
   BULK_OPS,
-  bigRow,
+  bulkOperations,
   transferCsv as csv,
   EXPORT_DOCS,
   IMPORT_DOCS,
-  transferDoc,
   transferNdjson,
 } from './workloads/rows.js';
 
@@ -101,7 +100,6 @@ async function tenant(url: string, email: string, plan: 'pro' | 'team'): Promise
   return rawKey;
 }
 
-const doc = transferDoc;
 const ndjson = transferNdjson;
 
 /** The server's CPU (ms, all its threads) while `work` runs. */
@@ -243,24 +241,20 @@ try {
   if (want('bulk')) {
     const bulkTimes: number[] = [];
     const bulkCpu: number[] = [];
-    // raw inserts 100 rows of the list's shape; raw's rows: 100 documents as Folio's rows.
-    let rawRow = 0;
-    const rawBulkBody = () =>
-      JSON.stringify({ docs: Array.from({ length: BULK_OPS }, () => bigRow(rawRow++)) });
+    // raw gets the same operations (its own table, and Folio's rows in a database of its own).
+    const allSucceeded = (text: string) => {
+      const { results } = JSON.parse(text) as { results: Array<{ status: number }> };
+      if (results.length !== BULK_OPS || results.some((r) => r.status >= 300))
+        throw new Error(`raw bulk failed: ${text.slice(0, 200)}`);
+    };
     for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
-      const operations = Array.from({ length: BULK_OPS }, (_, i) => {
-        const id = `b${round}-${i % 40}`;
-        if (i < 40) return { method: 'PUT', id, body: doc(i) };
-        if (i < 70) return { method: 'PATCH', id, body: { n: -i } };
-        if (i < 90) return { method: 'POST', body: doc(i) };
-        return { method: 'DELETE', id };
-      });
+      const body = JSON.stringify({ operations: bulkOperations(round) });
       const t0 = performance.now();
       const { value: res, cpuMs } = await serverCpu(() =>
         call(`${server.url}/bench/bulk/_bulk`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ operations }),
+          body,
         }),
       );
       if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
@@ -269,8 +263,8 @@ try {
         bulkCpu.push(cpuMs);
       }
       if (raw) {
-        const rawBulk = await rawRequest('/bulk', rawBulkBody(), 'application/json');
-        const rowsBulk = await rawRequest('/rows/bulk', rawBulkBody(), 'application/json');
+        const rawBulk = await rawRequest('/bulk', body, 'application/json', allSucceeded);
+        const rowsBulk = await rawRequest('/rows/bulk', body, 'application/json', allSucceeded);
         if (round >= BULK_WARMUP) {
           rawRounds.bulk.push(rawBulk);
           rawRounds.rowsBulk.push(rowsBulk);

@@ -12,14 +12,19 @@ import { join } from 'node:path';
 export interface RawAlone {
   url: string;
   pid: number | undefined;
+  /** Its data directory (the database is raw.db). */
+  dir: string;
   stop(): Promise<void>;
 }
 
-/** The server on a fresh data directory, with `exportDocs` rows in its export table. */
-export async function startRawAlone(exportDocs: number): Promise<RawAlone> {
+/**
+ * The server on a fresh data directory, with `exportDocs` rows in its export table; `env`:
+ * more of its settings (RAW_ITEMS, PEERS_BIG_DOCS: a test seeds few rows).
+ */
+export async function startRawAlone(exportDocs: number, env: Record<string, string> = {}): Promise<RawAlone> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-bench-raw-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'], {
-    env: { ...process.env, RAW_DB_DIR: dir, RAW_EXPORT_DOCS: String(exportDocs) },
+    env: { ...process.env, ...env, RAW_DB_DIR: dir, RAW_EXPORT_DOCS: String(exportDocs) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit');
@@ -40,7 +45,7 @@ export async function startRawAlone(exportDocs: number): Promise<RawAlone> {
       });
       void exited.then(() => reject(new Error(`raw better-sqlite3 exited: ${output}`)));
     });
-    return { url, pid: child.pid, stop };
+    return { url, pid: child.pid, dir, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -7,8 +7,9 @@
  * - `GET /items/:id`, `POST /items`, `PATCH /items/:id` (shallow merge in a transaction);
  * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over
  *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
- * - `POST /bulk` (`{docs: [...]}` in one transaction, into a table of its own), `POST /import`
- *   (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the same documents,
+ * - `POST /bulk` (Folio's bulk envelope, `{operations: [{method, id?, body?}]}`: the same
+ *   creates, replaces, shallow merges and deletes as Folio's bulk request, in one transaction,
+ *   into a table of its own), `POST /import` (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the same documents,
  *   one transaction), each into the table `?into=` names (made on first use), `GET /export`
  *   (RAW_EXPORT_DOCS rows as NDJSON, streamed);
  * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
@@ -17,8 +18,10 @@
  *   pruned, and a change row (its text and two indexes), in one transaction per request. Still
  *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
  *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
- *   (NDJSON, into the collection `?into=` names) and `POST /rows/bulk` (`{docs}`) create
- *   documents the same way, all in one transaction.
+ *   (NDJSON, into the collection `?into=` names) creates documents the same way, all in one
+ *   transaction; `POST /rows/bulk` takes the bulk envelope and
+ *   writes each operation's rows as Folio does (a delete moves the document and its history to
+ *   the trash tables), in one transaction.
  *
  * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
  */
@@ -32,7 +35,7 @@ import { koaBody } from 'koa-body';
 import Papa from 'papaparse';
 import { newId } from '../../src/ids.js';
 import { serveForBench } from '../listen.js';
-import { BIG_DOCS, BODY, bigRow, documentOfCsvRecord, transferDoc } from './rows.js';
+import { BIG_DOCS, BODY, type BulkOperation, bigRow, documentOfCsvRecord, transferDoc } from './rows.js';
 
 const dir = process.env.RAW_DB_DIR;
 if (!dir) throw new Error('RAW_DB_DIR is required');
@@ -42,7 +45,7 @@ const EXPORT_DOCS = Number(process.env.RAW_EXPORT_DOCS ?? 0);
 const db = new Database(join(dir, 'raw.db'));
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-for (const table of ['items', 'big', 'imported', 'exported'])
+for (const table of ['items', 'big', 'imported', 'exported', 'bulk'])
   db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
 db.exec(
   "CREATE INDEX big_category_price ON big (json_extract(body, '$.category'), json_extract(body, '$.price'))",
@@ -64,6 +67,14 @@ db.exec(`
     timestamp TEXT NOT NULL);
   CREATE INDEX changes_replay ON changes (scope, collection, seq);
   CREATE INDEX changes_timestamp ON changes (timestamp);
+  CREATE TABLE trash (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
+    version INTEGER NOT NULL, deleted_at TEXT NOT NULL, api_key_hint TEXT NOT NULL,
+    expires_at TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (scope, collection, id));
+  CREATE INDEX trash_newest ON trash (scope, collection, deleted_at, id);
+  CREATE INDEX trash_expiry ON trash (expires_at);
+  CREATE TABLE trash_versions (scope TEXT NOT NULL, collection TEXT NOT NULL, doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL, operation TEXT NOT NULL, timestamp TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (scope, collection, doc_id, version));
 `);
 const insert = (table: string) => db.prepare(`INSERT INTO ${table} (id, body) VALUES (?, ?)`);
 const seed = (table: string, count: number, row: (i: number) => object) =>
@@ -91,8 +102,13 @@ const insertImported = insert('imported');
 
 const KEPT_VERSIONS = 100;
 const SCOPE = 'bench';
-const rowsGet = db.prepare<[string], { body: string; version: number; created_at: string }>(
-  "SELECT json(body) AS body, version, created_at FROM documents WHERE scope = 'bench' AND collection = 'items' AND id = ?",
+interface DocumentRow {
+  body: string;
+  version: number;
+  created_at: string;
+}
+const rowsGet = db.prepare<[string, string], DocumentRow>(
+  "SELECT json(body) AS body, version, created_at FROM documents WHERE scope = 'bench' AND collection = ? AND id = ?",
 );
 const rowsUpsert = db.prepare(
   'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
@@ -139,12 +155,125 @@ const rowsCreateMany = db.transaction((docs: Array<Record<string, unknown>>, col
 const rowsCreate = db.transaction((doc: Record<string, unknown>) =>
   writeRows(newId('doc'), 1, new Date().toISOString(), doc, 'insert'),
 );
-const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): string | null => {
-  const row = rowsGet.get(id);
-  if (row === undefined) return null;
+/** A shallow merge of `patch` into the document `row` holds, as its next version. */
+const patchRows = (id: string, row: DocumentRow, patch: Record<string, unknown>, collection = 'items') => {
   const { $version: _v, $createdAt: _c, $updatedAt: _u, ...doc } = JSON.parse(row.body);
-  return writeRows(id, row.version + 1, row.created_at, Object.assign(doc, patch), 'update');
+  return writeRows(id, row.version + 1, row.created_at, Object.assign(doc, patch), 'update', collection);
+};
+const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): string | null => {
+  const row = rowsGet.get('items', id);
+  return row === undefined ? null : patchRows(id, row, patch);
 });
+const history = 'scope, collection, doc_id, version, operation, timestamp, api_key_hint, body';
+const historyOf = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
+const trashDelete = [
+  db.prepare(`DELETE FROM trash_versions ${historyOf}`),
+  db.prepare('DELETE FROM trash WHERE scope = ? AND collection = ? AND id = ?'),
+];
+const trashInsert = db.prepare(
+  'INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const trashHistory = db.prepare(
+  `INSERT INTO trash_versions (${history}) SELECT ${history} FROM versions ${historyOf}`,
+);
+const rowsDelete = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
+const rowsDeleteHistory = db.prepare(`DELETE FROM versions ${historyOf}`);
+const TRASH_MS = 30 * 24 * 3600 * 1000;
+/** A delete as Folio's rows: the document and its history move to the trash; a change row. */
+const trashRows = (id: string, row: DocumentRow, collection: string) => {
+  const now = new Date();
+  for (const statement of trashDelete) statement.run(SCOPE, collection, id);
+  const expires = new Date(now.getTime() + TRASH_MS).toISOString();
+  trashInsert.run(
+    SCOPE,
+    collection,
+    id,
+    row.version,
+    now.toISOString(),
+    'folio_sk_...abcd',
+    expires,
+    row.body,
+  );
+  trashHistory.run(SCOPE, collection, id);
+  rowsDelete.run(SCOPE, collection, id);
+  rowsDeleteHistory.run(SCOPE, collection, id);
+  rowsChange.run(SCOPE, collection, 'delete', id, row.body, now.toISOString());
+};
+
+interface BulkItem {
+  status: number;
+  _id: string;
+}
+const bulkOperations = (ctx: Koa.Context) =>
+  (ctx.request.body as unknown as { operations: BulkOperation[] }).operations;
+
+/**
+ * The operations as Folio's rows, in order, in one transaction: a create writes its three rows;
+ * a replace and a merge read the document first (its version and creation time), as Folio must.
+ */
+const rowsBulk = db.transaction((operations: BulkOperation[], collection: string) =>
+  operations.map((op): BulkItem => {
+    const now = new Date().toISOString();
+    const id = op.id ?? newId('doc');
+    if (op.method === 'POST') {
+      writeRows(id, 1, now, op.body ?? {}, 'insert', collection);
+      return { status: 201, _id: id };
+    }
+    const row = rowsGet.get(collection, id);
+    if (op.method === 'PUT') {
+      writeRows(
+        id,
+        (row?.version ?? 0) + 1,
+        row?.created_at ?? now,
+        op.body ?? {},
+        row ? 'update' : 'insert',
+        collection,
+      );
+      return { status: row ? 200 : 201, _id: id };
+    }
+    if (row === undefined) return { status: 404, _id: id };
+    if (op.method === 'PATCH') patchRows(id, row, op.body ?? {}, collection);
+    else trashRows(id, row, collection);
+    return { status: op.method === 'PATCH' ? 200 : 204, _id: id };
+  }),
+);
+
+const bulkGet = db.prepare('SELECT body FROM bulk WHERE id = ?').pluck();
+const bulkInsert = insert('bulk');
+const bulkUpsert = db.prepare(
+  'INSERT INTO bulk (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
+);
+const bulkUpdate = db.prepare('UPDATE bulk SET body = ? WHERE id = ?');
+const bulkDelete = db.prepare('DELETE FROM bulk WHERE id = ?');
+/**
+ * The same operations on one (id, body) table, as cheaply as SQL does them: a replace is an
+ * upsert (it does not tell a create from a replace), a merge reads, merges and updates, a
+ * delete deletes. A create over an existing id throws and rolls back the whole request (the
+ * bench never sends one).
+ */
+const rawBulk = db.transaction((operations: BulkOperation[]) =>
+  operations.map((op): BulkItem => {
+    const id = op.id ?? newId('doc');
+    // A DELETE is the default (the envelope's four methods).
+    switch (op.method) {
+      case 'POST':
+        bulkInsert.run(id, JSON.stringify({ ...op.body, _id: id }));
+        return { status: 201, _id: id };
+      case 'PUT':
+        bulkUpsert.run(id, JSON.stringify({ ...op.body, _id: id }));
+        return { status: 200, _id: id };
+      case 'PATCH': {
+        const body = bulkGet.get(id) as string | undefined;
+        if (body === undefined) return { status: 404, _id: id };
+        bulkUpdate.run(JSON.stringify(Object.assign(JSON.parse(body), op.body)), id);
+        return { status: 200, _id: id };
+      }
+      default:
+        return { status: bulkDelete.run(id).changes > 0 ? 204 : 404, _id: id };
+    }
+  }),
+);
 db.transaction(() => {
   const at = new Date().toISOString();
   for (let i = 0; i < ITEMS; i++) writeRows(String(i + 1), 1, at, { ...BODY, n: i }, 'insert');
@@ -214,9 +343,7 @@ router.patch('/rows/items/:id', koaBody({ jsonStrict: true, json: true }), (ctx)
   ctx.body = merged;
 });
 router.post('/rows/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
-  const docs = (ctx.request.body as { docs: Array<Record<string, unknown>> }).docs;
-  rowsCreateMany(docs, 'bulk');
-  ctx.body = { inserted: docs.length };
+  ctx.body = { results: rowsBulk(bulkOperations(ctx), 'bulk') };
 });
 router.post('/rows/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
   const docs = ndjsonDocs(String(ctx.request.body));
@@ -233,9 +360,7 @@ router.get('/big/count', (ctx) => {
   ctx.body = { count: count.get(String(ctx.query.category)) };
 });
 router.post('/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
-  const docs = (ctx.request.body as { docs: unknown[] }).docs;
-  insertMany(docs, insertInto('bulk'));
-  ctx.body = { inserted: docs.length };
+  ctx.body = { results: rawBulk(bulkOperations(ctx)) };
 });
 router.post('/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
   const docs = ndjsonDocs(String(ctx.request.body));

@@ -70,6 +70,27 @@ export const IMPORT_DOCS = 25_000;
 export const EXPORT_DOCS = 250_000;
 export const BULK_OPS = 100;
 
+export interface BulkOperation {
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  id?: string;
+  body?: Record<string, unknown>;
+}
+
+/**
+ * The operations of bulk request `round` (Folio's envelope; raw better-sqlite3 gets the same):
+ * 40 PUTs creating new documents, 30 PATCHes of the first 30 of them, 20 POSTs, then 10
+ * DELETEs of documents the request created and patched.
+ */
+export function bulkOperations(round: number): BulkOperation[] {
+  return Array.from({ length: BULK_OPS }, (_, i): BulkOperation => {
+    const id = `b${round}-${i % 40}`;
+    if (i < 40) return { method: 'PUT', id, body: transferDoc(i) };
+    if (i < 70) return { method: 'PATCH', id, body: { n: -i } };
+    if (i < 90) return { method: 'POST', body: transferDoc(i) };
+    return { method: 'DELETE', id };
+  });
+}
+
 /** transferDoc rows `start` .. `start + count - 1` as NDJSON. */
 export function transferNdjson(start: number, count: number): string {
   let out = '';
