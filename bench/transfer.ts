@@ -10,8 +10,9 @@
  * chosen); TRANSFER_FOLIO_NODE_ARGS: extra node arguments for the server (for example
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile per server process); TRANSFER_IMPORT_ROUNDS
  * (3) imports of each format and TRANSFER_EXPORT_ROUNDS (3) exports of each, the median
- * reported with the spread across them; TRANSFER_BULK_ROUNDS (20) timed bulk requests after
- * BULK_WARMUP (5) that warm the server's code up.
+ * reported with the spread across them; TRANSFER_BULK_ROUNDS (100) timed bulk requests after
+ * TRANSFER_BULK_WARMUP (50) that warm the servers' code up (bench/workloads/rows.ts says why so
+ * many).
  *
  * raw better-sqlite3 (bench/workloads/rawSqlite.ts, its own process) does the same workloads in
  * turn with Folio, round for round: each Folio import, export or bulk request is followed by
@@ -38,7 +39,9 @@ import {
   transferCsv as csv,
   EXPORT_DOCS,
   IMPORT_DOCS,
+  BULK_ROUNDS as ROUNDS_OF_BULK,
   transferNdjson,
+  BULK_WARMUP as WARMUP_OF_BULK,
 } from './workloads/rows.js';
 
 const CLI_ROWS = 100_000;
@@ -52,8 +55,8 @@ const EXPORT_ROUNDS = Number(process.env.TRANSFER_EXPORT_ROUNDS ?? 3);
  * Bulk requests timed, after the warm-up ones. Five timed requests of a server that had just
  * started measured its code before V8 optimised it, and moved 6.4–14 ms between runs.
  */
-const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? 20);
-const BULK_WARMUP = 5;
+const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? ROUNDS_OF_BULK);
+const BULK_WARMUP = Number(process.env.TRANSFER_BULK_WARMUP ?? WARMUP_OF_BULK);
 const ONLY = process.env.TRANSFER_ONLY ? new Set(process.env.TRANSFER_ONLY.split(',')) : null;
 const want = (part: 'import' | 'export' | 'bulk' | 'cli') => !ONLY || ONLY.has(part);
 /** TRANSFER_EXPORT_FORMATS: the export formats measured (comma-separated; all three by default). */

@@ -13,12 +13,10 @@
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
 import { judgeOneShot, oneShotLine, spread } from '../storageTargets.js';
-import { BULK_OPS, bigRow, EXPORT_DOCS, IMPORT_DOCS } from './rows.js';
+import { BULK_OPS, BULK_ROUNDS, BULK_WARMUP, bigRow, EXPORT_DOCS, IMPORT_DOCS } from './rows.js';
 
-/** As bench/transfer.ts measures Folio and raw: rounds of each one-shot workload, bulk requests timed after a warm-up. */
+/** As bench/transfer.ts measures Folio and raw: rounds of each one-shot workload. */
 const ROUNDS = 3;
-const BULK_ROUNDS = 20;
-const BULK_WARMUP = 5;
 
 /** What the Folio-only benches printed as their JSON line (absent when not run). */
 export interface FolioSide {
