@@ -37,11 +37,11 @@ import {
   BULK_OPS,
   bulkOperations,
   transferCsv as csv,
+  BULK_ROUNDS as DEFAULT_BULK_ROUNDS,
+  BULK_WARMUP as DEFAULT_BULK_WARMUP,
   EXPORT_DOCS,
   IMPORT_DOCS,
-  BULK_ROUNDS as ROUNDS_OF_BULK,
   transferNdjson,
-  BULK_WARMUP as WARMUP_OF_BULK,
 } from './workloads/rows.js';
 
 const CLI_ROWS = 100_000;
@@ -51,12 +51,9 @@ const CLI_ROWS = 100_000;
  */
 const IMPORT_ROUNDS = Number(process.env.TRANSFER_IMPORT_ROUNDS ?? 3);
 const EXPORT_ROUNDS = Number(process.env.TRANSFER_EXPORT_ROUNDS ?? 3);
-/**
- * Bulk requests timed, after the warm-up ones. Five timed requests of a server that had just
- * started measured its code before V8 optimised it, and moved 6.4–14 ms between runs.
- */
-const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? ROUNDS_OF_BULK);
-const BULK_WARMUP = Number(process.env.TRANSFER_BULK_WARMUP ?? WARMUP_OF_BULK);
+/** Bulk requests timed, after the warm-up ones (bench/workloads/rows.ts says why so many). */
+const BULK_ROUNDS = Number(process.env.TRANSFER_BULK_ROUNDS ?? DEFAULT_BULK_ROUNDS);
+const BULK_WARMUP = Number(process.env.TRANSFER_BULK_WARMUP ?? DEFAULT_BULK_WARMUP);
 const ONLY = process.env.TRANSFER_ONLY ? new Set(process.env.TRANSFER_ONLY.split(',')) : null;
 const want = (part: 'import' | 'export' | 'bulk' | 'cli') => !ONLY || ONLY.has(part);
 /** TRANSFER_EXPORT_FORMATS: the export formats measured (comma-separated; all three by default). */

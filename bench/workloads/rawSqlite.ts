@@ -9,9 +9,10 @@
  *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
  * - `POST /bulk` (Folio's bulk envelope, `{operations: [{method, id?, body?}]}`: the same
  *   creates, replaces, shallow merges and deletes as Folio's bulk request, in one transaction,
- *   into a table of its own), `POST /import` (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the same documents,
- *   one transaction), each into the table `?into=` names (made on first use), `GET /export`
- *   (RAW_EXPORT_DOCS rows as NDJSON, streamed);
+ *   into a table of its own);
+ * - `POST /import` (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the
+ *   same documents, one transaction), each into the table `?into=` names (made on first use),
+ *   `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
  * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
  *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
  *   as JSONB), a version row (the document's text) with the versions past the Team plan's 100
@@ -19,9 +20,9 @@
  *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
  *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
  *   (NDJSON, into the collection `?into=` names) creates documents the same way, all in one
- *   transaction; `POST /rows/bulk` takes the bulk envelope and
- *   writes each operation's rows as Folio does (a delete moves the document and its history to
- *   the trash tables), in one transaction.
+ *   transaction; `POST /rows/bulk` takes the bulk envelope and writes each operation's rows as
+ *   Folio does (a delete moves the document and its history to the trash tables), in one
+ *   transaction.
  *
  * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
  */
