@@ -139,6 +139,11 @@ export interface RoundResult {
    * /proc is not there. Steadier than req/s when the load generator shares a busy machine.
    */
   cpuMicrosPerRequest: number;
+  /**
+   * The part of that CPU spent in the kernel (system time: socket and file writes, page faults),
+   * 0 to 1: where two servers' CPU moves between runs, whether it moved in their own code.
+   */
+  kernelShare: number;
 }
 
 /** Start `args` with node; resolves once its output (kept in `logFile`) shows a URL. */
@@ -291,10 +296,13 @@ function cycle<T>(items: readonly T[]): () => T {
 
 async function measure(target: Target, seconds: number, pid: number | undefined): Promise<RoundResult> {
   const pids = target.cpuPids ? await target.cpuPids() : [pid];
-  const cpuBefore = await cpuOf(pids);
+  const before = await cpuOf(pids);
   const result = await autocannon({ ...target.options, connections: CONNECTIONS, duration: seconds });
   // The same processes before and after: one that started meanwhile would count its whole life.
-  const cpu = (await cpuOf(pids)) - cpuBefore;
+  const after = await cpuOf(pids);
+  const user = after.user - before.user;
+  const system = after.system - before.system;
+  const cpu = user + system;
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
@@ -302,29 +310,40 @@ async function measure(target: Target, seconds: number, pid: number | undefined)
     non2xx: result.non2xx,
     errors: result.errors,
     cpuMicrosPerRequest: cpu / result.requests.total,
+    kernelShare: system / cpu,
   };
 }
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on every Linux build Node runs on. */
 const USER_HZ = 100;
 
-async function cpuOf(pids: ReadonlyArray<number | undefined>): Promise<number> {
-  let sum = 0;
-  for (const pid of pids) sum += await processCpuMicros(pid);
+interface CpuTimes {
+  user: number;
+  system: number;
+}
+
+async function cpuOf(pids: ReadonlyArray<number | undefined>): Promise<CpuTimes> {
+  const sum = { user: 0, system: 0 };
+  for (const pid of pids) {
+    const times = await processCpuMicros(pid);
+    sum.user += times.user;
+    sum.system += times.system;
+  }
   return sum;
 }
 
-/** User plus system CPU time of a process and all its threads, in µs (Linux /proc). */
-async function processCpuMicros(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return Number.NaN;
+/** User and system CPU time of a process and all its threads, in µs (Linux /proc). */
+async function processCpuMicros(pid: number | undefined): Promise<CpuTimes> {
+  const unknown = { user: Number.NaN, system: Number.NaN };
+  if (pid === undefined) return unknown;
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    return ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6;
+    return { user: (Number(fields[11]) / USER_HZ) * 1e6, system: (Number(fields[12]) / USER_HZ) * 1e6 };
   } catch {
-    return Number.NaN;
+    return unknown;
   }
 }
 
@@ -696,7 +715,7 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
         const result = await measure(target, SECONDS, pid(target));
         rounds.get(target.name)?.push(result);
         process.stdout.write(
-          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMicrosPerRequest.toFixed(1)} µs/req${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
+          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMicrosPerRequest.toFixed(1)} µs/req (kernel ${percent(result.kernelShare)})${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
         );
       }
     }
@@ -738,6 +757,7 @@ async function report(
       p50Ms: median(results.map((r) => r.p50Ms)),
       p99Ms: median(results.map((r) => r.p99Ms)),
       cpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
+      kernelShare: median(results.map((r) => r.kernelShare)),
       non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
       errors: results.reduce((sum, r) => sum + r.errors, 0),
       rounds: results,
@@ -768,11 +788,11 @@ async function report(
   const rps = (system: string, workload: string) =>
     rows.find((r) => r.system === system && r.workload === workload)?.requestsPerSecond ?? Number.NaN;
   const lines = [
-    '| system | workload | req/s (median) | req/s spread | × bare Koa | server CPU µs/req | CPU spread | p50 ms | p99 ms | non-2xx |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| system | workload | req/s (median) | req/s spread | × bare Koa | server CPU µs/req | CPU spread | of it in the kernel | p50 ms | p99 ms | non-2xx |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${systemName(r)} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${percent(spread(r.rounds.map((x) => x.requestsPerSecond)))} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${percent(spread(r.rounds.map((x) => x.cpuMicrosPerRequest)))} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
+        `| ${systemName(r)} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${percent(spread(r.rounds.map((x) => x.requestsPerSecond)))} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${percent(spread(r.rounds.map((x) => x.cpuMicrosPerRequest)))} | ${percent(r.kernelShare)} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
     ),
   ];
   // Folio's throughput over each other system's, workload by workload ("n/a": no equivalent).
@@ -967,6 +987,10 @@ which is why only ratios of one run are compared).${took}
 (autocannon, keep-alive, ${CONNECTIONS} connections). Each target is warmed up for
 ${WARMUP_SECONDS} s, then measured in ${ROUNDS} rounds of ${SECONDS} s taken in turn across
 all targets (so a noisy moment spreads over all of them); the median round is reported.
+Server CPU is the process's user and system time from /proc (all its threads) over the round,
+per answered request; *of it in the kernel* is the system time's part of it (socket and file
+writes, page faults), so a server whose CPU moves between runs shows whether it moved in its own
+code or in the kernel.
 
 - **bare Koa**: Koa with a router and a JSON body parser answering a constant document, the
   same bytes Folio answers for a document (and for the list and count workloads, the same
@@ -1089,32 +1113,33 @@ ${growth.join('\n')}
 
 ## Reading these numbers
 
-- **2026-11-29, sixth report: raw's bulk does Folio's operations; bulk warmed up longer.** raw
-  better-sqlite3's bulk inserted 100 rows while Folio's bulk request creates 60 documents,
-  merges 30 and deletes 10; it now applies the same 100 operations, on its own (id, body) table
-  and, beside it, as Folio's rows (a delete moving the document and its history to the trash
-  tables), and a test holds its answers to Folio's statuses and its rows to Folio's rules
-  (test/bench/rawBulk.test.ts). That changed the verdict by less than the noise (2.80 before,
-  2.82 in a \`TRANSFER_ONLY=bulk\` run right after). Five warm-up requests left Folio's deeper code
-  partly unoptimised for the 20 timed after them: 8.7–8.8 ms a request and 9.3 ms of CPU, against
-  5.9–6.8 ms and 5.2–6.0 ms after 50 warm-up requests, and raw's time fell with it (3.0–3.2 →
-  1.9–2.3 ms), so the ratio stayed at 2.6–3.1; the bench now times 100 requests after 50. In this
-  run *bulk* measured 5.9 ms against raw's 1.9 (3.01 ×, missed; raw's rounds spread 596 %, its
-  sync now and then taking 10 ms) and 1.46 × raw writing Folio's rows for the same operations.
-  Where a warm bulk request's main thread goes (\`--cpu-prof\`, 100 µs samples, 500 requests):
-  SQLite statements about 35 % (documents, versions and trash 25, change rows 9, the read-ahead 1.4),
-  the transaction's begin and commit with its sync 16 %, idle 11 %, and nothing else above 3.2 %
-  (serialising the documents 3.2, parsing the body 3.2). *Import* 0.20 × raw (NDJSON; CSV 0.30;
-  missed), 0.70 × raw writing the same rows. *GET by id* 1.79 × raw's CPU and 0.57 × its req/s
-  (missed; 1.70 and 0.61 in a whole run an hour earlier). The same day, the peer table alone
-  (\`npm run bench:peers\`, all its targets) met both (1.23 and 0.82), and so did every subset
-  tried to find what raises Folio's GET in the whole run: GET alone 1.48, with Parse Server's GET
-  1.37, right after Parse Server's writes 1.40, with Folio's and raw's POST and PATCH rounds
-  1.44, with the list and count rounds 1.42. Between the whole runs and the peer table alone,
-  Folio's GET CPU rose 24 % and Koa + duties' 20 % (the two that write an access log), raw's not;
-  the cause is not found. The stream-memory test now measures what the server holds after a full
-  collection rather than its peak resident size, which V8's timing moved by ±100 MiB and which
-  CI once failed on (docs/streams.md).
+- **2026-11-29, sixth report: raw's bulk does Folio's operations; bulk warmed up longer; CPU
+  split between user and kernel.** raw better-sqlite3's bulk inserted 100 rows while Folio's
+  bulk request creates 60 documents, merges 30 and deletes 10; it now applies the same 100
+  operations, on its own (id, body) table and, beside it, as Folio's rows (a delete moving the
+  document and its history to the trash tables), and a test holds its answers to Folio's
+  statuses and its rows to Folio's rules (test/bench/rawBulk.test.ts). That changed the verdict
+  by less than the noise (2.80 before, 2.82 in a \`TRANSFER_ONLY=bulk\` run right after). Five
+  warm-up requests left Folio's deeper code partly unoptimised for the 20 timed after them:
+  8.7–8.8 ms a request and 9.3 ms of CPU, against 5.9–6.8 ms and 5.2–6.0 ms after 50 warm-up
+  requests, and raw's time fell with it (3.0–3.2 → 1.9–2.3 ms), so the ratio stayed at 2.6–3.1;
+  the bench now times 100 requests after 50. In this run *bulk* measured 7.4 ms against raw's
+  2.9 (2.58 ×, missed; 2.99 and 3.01 in two whole runs earlier the same night; raw's rounds
+  spread 289 %, its sync now and then taking 10 ms) and 1.50 × raw writing Folio's rows for the
+  same operations. Where a warm bulk request's main thread goes (\`--cpu-prof\`, 100 µs samples,
+  500 requests): SQLite statements about 35 % (documents, versions and trash 25, change rows 9,
+  the read-ahead 1.4), the transaction's begin and commit with its sync 16 %, idle 11 %, and
+  nothing else above 3.2 % (serialising the documents 3.2, parsing the body 3.2). *Import* 0.19
+  × raw (NDJSON; CSV 0.32; missed), 0.69 × raw writing the same rows. *GET by
+  id* 1.73 × raw's CPU and 0.59 × its req/s (missed; 1.70 / 0.61 and 1.79 / 0.57 in the two
+  runs before). The same night, the peer table alone (\`npm run bench:peers\`, all its targets)
+  met both (1.23 and 0.82), and so did every subset tried to find what raises Folio's GET in the
+  whole run: GET alone 1.48, with Parse Server's GET 1.37, right after Parse Server's writes
+  1.40, with Folio's and raw's POST and PATCH rounds 1.44, with the list and count rounds 1.42.
+  The table's new column *of it in the kernel* rules out the access log's file writes: Folio's
+  GET spent 26 % of its CPU in the kernel (17.0 µs a request, against raw's 12.4 and Koa +
+  duties' 12.8, which writes the same log line), so what the whole run adds is in its own code:
+  48.3 µs of user time, against 34.5 for Koa + duties and 25.3 for raw. Its cause is not found.
 - **2026-11-28, fifth report: a bulk request reads what it names at once; raw measured in turn
   with Folio.** A bulk request's plan now reads every document its operations name in one read
   before it plans (\`DocumentRepository.getMany\`: one SQLite statement over the ids as a JSON
