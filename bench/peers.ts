@@ -42,6 +42,7 @@ import {
 } from './workloads/parseServer.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { FOLIO_UNCACHED, RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
+import { processCpuTimes } from './workloads/processCpu.js';
 import { BODY, categoryCycle } from './workloads/rows.js';
 import {
   type Baselines,
@@ -296,10 +297,10 @@ function cycle<T>(items: readonly T[]): () => T {
 
 async function measure(target: Target, seconds: number, pid: number | undefined): Promise<RoundResult> {
   const pids = target.cpuPids ? await target.cpuPids() : [pid];
-  const before = await cpuOf(pids);
+  const before = cpuOf(pids);
   const result = await autocannon({ ...target.options, connections: CONNECTIONS, duration: seconds });
   // The same processes before and after: one that started meanwhile would count its whole life.
-  const after = await cpuOf(pids);
+  const after = cpuOf(pids);
   const user = after.user - before.user;
   const system = after.system - before.system;
   const cpu = user + system;
@@ -314,37 +315,21 @@ async function measure(target: Target, seconds: number, pid: number | undefined)
   };
 }
 
-/** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on every Linux build Node runs on. */
-const USER_HZ = 100;
-
 interface CpuTimes {
   user: number;
   system: number;
 }
 
-async function cpuOf(pids: ReadonlyArray<number | undefined>): Promise<CpuTimes> {
+/** User and system CPU time of the processes (all their threads), in µs (Linux /proc). */
+function cpuOf(pids: ReadonlyArray<number | undefined>): CpuTimes {
   const sum = { user: 0, system: 0 };
   for (const pid of pids) {
-    const times = await processCpuMicros(pid);
-    sum.user += times.user;
-    sum.system += times.system;
+    // No pid (a server not started here): NaN, as /proc has no such process.
+    const { userMs, systemMs } = processCpuTimes(pid);
+    sum.user += userMs * 1000;
+    sum.system += systemMs * 1000;
   }
   return sum;
-}
-
-/** User and system CPU time of a process and all its threads, in µs (Linux /proc). */
-async function processCpuMicros(pid: number | undefined): Promise<CpuTimes> {
-  const unknown = { user: Number.NaN, system: Number.NaN };
-  if (pid === undefined) return unknown;
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    return { user: (Number(fields[11]) / USER_HZ) * 1e6, system: (Number(fields[12]) / USER_HZ) * 1e6 };
-  } catch {
-    return unknown;
-  }
 }
 
 /** The process serving `url`, among the servers started for this run. */
@@ -522,7 +507,7 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     if (jsonServer) servers.push(jsonServer);
     const pouch = wanted('pouchdb') ? await startPouchServer(dir) : null;
     if (pouch) servers.push(pouch);
-    const raw = wanted('raw') ? await startRawSqlite(dir, 0) : null;
+    const raw = wanted('raw') ? await startRawSqlite(dir) : null;
     if (raw) servers.push(raw);
     const jsonBig = jsonServer ? await startJsonServerBig(dir) : null;
     if (jsonBig) servers.push(jsonBig);

@@ -12,13 +12,14 @@ import { BIG_DOCS, bigNdjson, bigRow } from './rows.js';
 /** Rows per Folio import request: the Team plan's import limit. */
 const IMPORT_PART = 25_000;
 
-export async function startRawSqlite(dir: string, exportDocs: number): Promise<Server> {
+/** raw better-sqlite3 for the throughput rounds (its one-shot figures come from bench/transfer.ts). */
+export async function startRawSqlite(dir: string): Promise<Server> {
   const dataDir = join(dir, 'raw');
   await mkdir(dataDir, { recursive: true });
   return startProcess(
     'raw better-sqlite3',
     ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'],
-    { RAW_DB_DIR: dataDir, RAW_EXPORT_DOCS: String(exportDocs) },
+    { RAW_DB_DIR: dataDir },
     join(dir, 'raw.log'),
     /listening on (\S+)/,
   );

@@ -1,4 +1,7 @@
-/** Server CPU for the one-shot workloads (import, export, bulk): what a process has used so far. */
+/**
+ * Server CPU from /proc: what a process has used so far, for the one-shot workloads (import,
+ * export, bulk; to the ns) and the peer table's rounds (user and system apart).
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 
 const USER_HZ = 100;
@@ -19,12 +22,22 @@ export function processCpuMs(pid: number | undefined): number {
   } catch {
     // Fall through to the ticks.
   }
+  const { userMs, systemMs } = processCpuTimes(pid);
+  return userMs + systemMs;
+}
+
+/**
+ * A process's user and system CPU time (all its threads), in ms, from `stat`'s 10 ms ticks;
+ * NaN where /proc is not there.
+ */
+export function processCpuTimes(pid: number | undefined): { userMs: number; systemMs: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
+    // Fields after the command name, which is in parentheses and may hold spaces; utime and
+    // stime are fields 14 and 15 of the line, 12 and 13 after the name.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1000;
+    return { userMs: (Number(fields[11]) / USER_HZ) * 1000, systemMs: (Number(fields[12]) / USER_HZ) * 1000 };
   } catch {
-    return Number.NaN;
+    return { userMs: Number.NaN, systemMs: Number.NaN };
   }
 }

@@ -3,11 +3,10 @@
  * process table: bench/transfer.ts measures its import, export and bulk in turn with Folio's.
  * Not through peerServers.ts, whose import of peers.ts would start the peer bench's modules.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnListening, stopFolio } from '../../test/support/folioProcess.js';
 
 export interface RawAlone {
   url: string;
@@ -23,31 +22,23 @@ export interface RawAlone {
  */
 export async function startRawAlone(exportDocs: number, env: Record<string, string> = {}): Promise<RawAlone> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-bench-raw-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'], {
-    env: { ...process.env, ...env, RAW_DB_DIR: dir, RAW_EXPORT_DOCS: String(exportDocs) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = once(child, 'exit');
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
   try {
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        output += String(chunk);
-        const found = /listening on (\S+)/.exec(output)?.[1];
-        if (found) resolve(found);
-      });
-      void exited.then(() => reject(new Error(`raw better-sqlite3 exited: ${output}`)));
-    });
-    return { url, pid: child.pid, dir, stop };
+    const server = await spawnListening(
+      'raw better-sqlite3',
+      ['--import', 'tsx', 'bench/workloads/rawSqlite.ts'],
+      {
+        ...env,
+        RAW_DB_DIR: dir,
+        RAW_EXPORT_DOCS: String(exportDocs),
+      },
+    );
+    const stop = async () => {
+      await stopFolio(server);
+      await rm(dir, { recursive: true, force: true });
+    };
+    return { url: server.url, pid: server.child.pid, dir, stop };
   } catch (error) {
-    await stop();
+    await rm(dir, { recursive: true, force: true });
     throw error;
   }
 }

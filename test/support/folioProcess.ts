@@ -1,6 +1,7 @@
 /**
  * `folio serve` in a process of its own, for suites that must kill or restart the server and
- * for benchmarks that measure its memory alone.
+ * for benchmarks that measure its memory alone; `spawnListening` starts any such server (the
+ * benches' raw better-sqlite3 one too).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,15 +16,26 @@ export interface FolioProcess {
  * node arguments (a benchmark's `--cpu-prof`, which NODE_OPTIONS does not take).
  */
 export function serveFolio(env: Record<string, string>, nodeArgs: string[] = []): Promise<FolioProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, 'bin/folio.js', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      FOLIO_LOG_LEVEL: 'silent',
-      FOLIO_BOOTSTRAP: 'false',
-      ...env,
-    },
+  return spawnListening('folio serve', [...nodeArgs, 'bin/folio.js', 'serve'], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    FOLIO_LOG_LEVEL: 'silent',
+    FOLIO_BOOTSTRAP: 'false',
+    ...env,
+  });
+}
+
+/**
+ * A node process of `args` with `env` added to this one's; resolves with its URL once its output
+ * says `listening on <url>` (folio serve, and the benches' raw better-sqlite3 server).
+ */
+export function spawnListening(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<FolioProcess> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // Keep reading its output to the end: a closed pipe would kill it on its next write.
@@ -34,7 +46,7 @@ export function serveFolio(env: Record<string, string>, nodeArgs: string[] = [])
       const url = /listening on (\S+)/.exec(output)?.[1];
       if (url) resolve({ child, url });
     });
-    child.once('exit', () => reject(new Error(`folio serve exited: ${output}`)));
+    child.once('exit', () => reject(new Error(`${name} exited: ${output}`)));
   });
 }
 

@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { isJsonObject } from '../../src/services/documentRules.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 
@@ -64,8 +65,7 @@ for (const [title, imports, planned] of [
     function alone(collection: string, op: Operation) {
       if (op.method === 'POST') {
         // A POST with an id is a POST with that `_id` in its body.
-        const payload =
-          op.id !== undefined && isObject(op.body) ? { ...(op.body as object), _id: op.id } : op.body;
+        const payload = op.id !== undefined && isJsonObject(op.body) ? { ...op.body, _id: op.id } : op.body;
         return send('POST', `/${collection}`, payload);
       }
       // A bulk PATCH is a merge patch (RFC 7396), which its endpoint takes by its media type.
@@ -115,8 +115,4 @@ for (const [title, imports, planned] of [
       );
     });
   });
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
