@@ -7,6 +7,7 @@ import { createApp } from './http/app.js';
 import { answerClientError } from './http/clientErrors.js';
 import { serverTimeouts } from './http/serverTimeouts.js';
 import { JobRunner } from './jobs/jobRunner.js';
+import { logDestination } from './logDestination.js';
 import { FolioMetrics } from './operations/metrics.js';
 import { Readiness } from './operations/readiness.js';
 import { timedStore } from './operations/timedStore.js';
@@ -45,7 +46,7 @@ export async function startServer(
   /** Tests only: how webhook host names resolve (default: the system resolver). */
   options: { lookup?: HostLookup } = {},
 ): Promise<RunningServer> {
-  const { logger, stream } = serverLogging(config.logLevel, logStream);
+  const { logger, stream, droppedLogBytes } = serverLogging(config.logLevel, logStream);
   const opened = await openStore(config, { warn: (message) => logger.warn(message) });
   const metrics = config.metrics.enabled ? new FolioMetrics() : null;
   const store = metrics ? timedStore(opened.store, metrics) : opened.store;
@@ -103,6 +104,7 @@ export async function startServer(
       commitGroups: () =>
         opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
       changeFeed: () => feed.stats ?? null,
+      droppedLogBytes,
     });
     const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
     services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
@@ -174,17 +176,17 @@ export async function startServer(
 }
 
 /**
- * The logger and the stream it writes to, which the access log shares: standard output unless
- * `logStream` is given, written asynchronously (lines are buffered and written off the request
- * path; pino flushes what is left synchronously when the process exits).
+ * The logger and the stream it writes to, which the access log shares: standard output in
+ * batches (src/logDestination.ts) unless `logStream` is given.
  */
 function serverLogging(
   level: Config['logLevel'],
   logStream: DestinationStream | undefined,
-): { logger: Logger; stream: DestinationStream | null } {
-  if (level === 'silent') return { logger: pino({ level }), stream: null };
-  const stream = logStream ?? pino.destination({ dest: 1, sync: false });
-  return { logger: pino({ level }, stream), stream };
+): { logger: Logger; stream: DestinationStream | null; droppedLogBytes: () => number } {
+  if (level === 'silent') return { logger: pino({ level }), stream: null, droppedLogBytes: () => 0 };
+  if (logStream) return { logger: pino({ level }, logStream), stream: logStream, droppedLogBytes: () => 0 };
+  const { stream, droppedBytes } = logDestination();
+  return { logger: pino({ level }, stream), stream, droppedLogBytes: droppedBytes };
 }
 
 function listen(

@@ -5,6 +5,7 @@
  * count stays fixed however many tenants there are.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { LOG_MAX_WAITING_BYTES } from '../logDestination.js';
 import type { FeedStats } from '../store/mongodb/changes.js';
 
 /** What the metrics read at scrape time from parts that already count themselves. */
@@ -22,6 +23,8 @@ export interface MetricSources {
   commitGroups(): CommitGroupCounts | null;
   /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
   changeFeed?(): ChangeFeedCounts | null;
+  /** Bytes of log lines dropped because standard output was not taking them (logDestination.ts). */
+  droppedLogBytes?(): number;
 }
 
 /** As the MongoDB change feed counts them. */
@@ -184,6 +187,12 @@ export class FolioMetrics {
       bytes:
         'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
     });
+    total(
+      () => sources()?.droppedLogBytes?.() ?? null,
+      'folio_log_dropped_bytes_total',
+      `Log lines (the access log included) dropped because ${LOG_MAX_WAITING_BYTES / 2 ** 20} MiB were already waiting for standard output.`,
+      (bytes) => bytes,
+    );
     const groups = () => sources()?.commitGroups() ?? null;
     total(
       groups,
