@@ -2,8 +2,8 @@
  * A second ceiling for bench/peers.ts: bare Koa (bareKoa.ts) plus the per-request duties any
  * multi-tenant store serving API keys must do before it touches data, done as cheaply as they can
  * be: a SHA-256 of the bearer key and a Map look-up, a fixed-window rate-limit count, a request id,
- * one access-log line formatted as Folio formats it and written through pino's asynchronous
- * destination to a file, and the request-id,
+ * one access-log line formatted as Folio formats it and written as Folio writes it (batched,
+ * src/logDestination.ts) to a file, and the request-id,
  * rate-limit and ETag headers. No store, no validation. What Folio's GET and POST could reach at
  * best on Koa with its duties kept; the rest of Folio's gap is its own code and its store.
  */
@@ -12,13 +12,13 @@ import { performance } from 'node:perf_hooks';
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import pino from 'pino';
 import { formatAccessLine, processBindings } from '../src/http/accessLine.js';
+import { logDestination } from '../src/logDestination.js';
 import { serveForBench } from './listen.js';
 
 const doc = process.env.BARE_DOC ?? '{}';
 const LIMIT = 1_000_000;
-const log = pino.destination({ dest: 1, sync: false });
+const log = logDestination().stream;
 const bindings = processBindings();
 const keys = new Map<string, string>();
 const windows = new Map<string, { count: number; resetAtMs: number }>();

@@ -990,8 +990,8 @@ code or in the kernel.
   on POST): the calibration of the section below.
 - **Koa + duties**: bare Koa plus what any multi-tenant store must do per request before it
   touches data, done as cheaply as it can be (\`bench/dutiesKoa.ts\`): a SHA-256 of the API key
-  and a Map look-up, a rate-limit count, a request id, one access-log line (formatted as
-  Folio's, through pino's asynchronous destination) to a file, and the request-id, rate-limit
+  and a Map look-up, a rate-limit count, a request id, one access-log line (formatted and
+  written as Folio's: pino's asynchronous destination, in batches) to a file, and the request-id, rate-limit
   and ETag headers; no store. The ceiling of Folio's GET
   and POST on Koa with those duties kept.
 - **raw better-sqlite3**: bare Koa over better-sqlite3 on the same rows, WAL and

@@ -1,6 +1,6 @@
 /**
  * What never-reading stream clients cost the server: `folio serve` runs in a process of its own,
- * with a probe (test/support/memoryProbe.cjs) that collects its garbage and reports what it
+ * with a probe (test/support/memoryProbe.ts) that collects its garbage and reports what it
  * holds. Ten streams whose sockets never read while 250 documents of 1 MB are written leave the
  * server holding less than ten times (`streams.bufferBytes` + one event) more than the same
  * writes without them, since each stream's unsent bytes are bounded; a client over its bound is
@@ -14,7 +14,6 @@
  * a full collection, and without what is in flight at one moment, the unbounded streams hold
  * 207 MiB more, and bounded ones nothing once they are closed (0 MiB in every run so far).
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,6 +21,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { call, processTenant } from '../reliability/processTenant.js';
 import { type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
+import { MEMORY_PROBE_NODE_ARGS, memoryProbeEnv, probeMemory } from '../support/memoryProbe.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,18 +49,6 @@ interface Held {
 
 const heldMiB = (h: Held) => (h.heapUsed + h.external) / MIB;
 
-/** Ask a server started with the probe to collect its garbage and say what it holds. */
-async function held(server: FolioProcess, probeFile: string): Promise<Held> {
-  await rm(probeFile, { force: true });
-  server.child.kill('SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  while (!existsSync(probeFile)) {
-    if (Date.now() > deadline) throw new Error('the memory probe did not answer');
-    await sleep(10);
-  }
-  return JSON.parse(readFileSync(probeFile, 'utf8')) as Held;
-}
-
 /**
  * The least of three probes 200 ms apart: what stays held, without what was in flight at one
  * moment (the buffers of the last writes, 0-30 MiB when the reader has just stopped).
@@ -69,7 +57,7 @@ async function keptHeld(server: FolioProcess, probeFile: string): Promise<Held> 
   let least: Held | undefined;
   for (let probe = 0; probe < 3; probe++) {
     await sleep(200);
-    const now = await held(server, probeFile);
+    const now = await probeMemory(server.child, probeFile);
     if (!least || heldMiB(now) < heldMiB(least)) least = now;
   }
   return least!;
@@ -104,9 +92,9 @@ describe('change streams: memory under clients that never read [embedded, own pr
         FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: '1000000',
         FOLIO_STREAMS_MAX_PER_KEY: '20',
         FOLIO_STREAMS_BUFFER_BYTES: String(BUFFER_BYTES),
-        MEMORY_PROBE_FILE: probeFile,
+        ...memoryProbeEnv(probeFile),
       },
-      ['--expose-gc', '--require', './test/support/memoryProbe.cjs'],
+      MEMORY_PROBE_NODE_ARGS,
     );
     servers.push(server);
     const own: Socket[] = [];

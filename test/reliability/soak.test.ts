@@ -13,7 +13,7 @@
  *   the warm-up;
  * - p99 stable: every window's p99 latency, from the second after the warm-up on, within
  *   P99_FACTOR of the first window after the warm-up (or within P99_SLACK_MS of it, see below),
- *   leaving out only the requests in flight while the test's own heap snapshot paused the server
+ *   leaving out only the requests in flight while the test's own full collection paused the server
  *   (latencyWindows.ts);
  * - every webhook delivered: one delivery (at least) per acknowledged write, matched by event,
  *   document id and version;
@@ -23,12 +23,13 @@
  * SOAK_SECONDS and SOAK_RATE (operations per second, default 40) override either.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { expect } from 'chai';
 import { type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
+import { MEMORY_PROBE_NODE_ARGS, memoryProbeEnv, probeMemory } from '../support/memoryProbe.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { StreamClient } from '../support/sse.js';
 import { eventually } from '../support/timeout.js';
@@ -42,12 +43,11 @@ const RATE = Number(process.env.SOAK_RATE ?? 40);
 const WINDOWS = Math.max(3, Math.round(SECONDS / 10));
 /**
  * Memory: the heap used after a full collection at the end of the run ≤ 1.2 × the same after
- * the warm-up (25 s into the long form, see SNAPSHOT_WINDOW). Heap used sampled as the server runs is no measure of
+ * the warm-up (25 s into the long form, see COLLECT_WINDOW). Heap used sampled as the server runs is no measure of
  * what it keeps: V8 lets garbage pile up in old space for over a minute at this rate (seen:
  * 44 → 109 MiB over 70 s, then 42 MiB after one major collection, flat after). A full
- * collection is forced from outside by the heap-snapshot signal (`--heapsnapshot-signal`,
- * snapshots written to the test's temporary folder and deleted); `/metrics` answered right
- * after gives the live heap. 20% of a ~40 MiB live heap is ~8 MiB over the last two thirds
+ * collection is forced from outside, and the live heap read right after it, by the memory probe
+ * (test/support/memoryProbe.ts). 20% of a ~40 MiB live heap is ~8 MiB over the last two thirds
  * (1,400 operations in the long form): a leak of ~6 KiB per operation fails. The 5 s form's
  * first measure is taken before its load (code not yet compiled, caches cold), so its bound is 1.5.
  */
@@ -55,10 +55,10 @@ const MEMORY_BOUND = LONG ? 1.2 : 1.5;
 /**
  * The latency window in which the first full collection is forced: the third of six (20–30 s)
  * in the long form, after the warm-up and the baseline window (its paused requests are left out
- * by time, the rest of the window is judged). The 5 s form has no window to spare (the pause,
- * about 2 s, would empty its baseline window), so there it is taken before the load.
+ * by time, the rest of the window is judged). The 5 s form has no window to spare (its second
+ * window is its baseline), so there it is taken before the load.
  */
-const SNAPSHOT_WINDOW: number | null = WINDOWS >= 4 ? 2 : null;
+const COLLECT_WINDOW: number | null = WINDOWS >= 4 ? 2 : null;
 /**
  * p99: each window ≤ 3 × the first window after warm-up, or ≤ it + 50 ms (long form). One
  * request delayed by another process's burst on a shared 2-core machine is the p99 of a short
@@ -176,16 +176,18 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
   it(`${SECONDS} s at ${RATE} operations/s: no error, memory flat, p99 stable, every event streamed and delivered`, async function () {
     this.timeout(SECONDS * 1000 + 120_000);
     receiver = await startReceiver();
-    const diagnostics = join(dataDir, 'diagnostics');
-    await mkdir(diagnostics);
-    server = await serveFolio({
-      FOLIO_DATA_DIR: dataDir,
-      FOLIO_METRICS_ENABLED: 'true',
-      FOLIO_METRICS_TOKEN: METRICS_TOKEN,
-      FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      FOLIO_WEBHOOKS_POLL_MS: '100',
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diagnostics}`,
-    });
+    const probeFile = join(dataDir, 'memory.json');
+    server = await serveFolio(
+      {
+        FOLIO_DATA_DIR: dataDir,
+        FOLIO_METRICS_ENABLED: 'true',
+        FOLIO_METRICS_TOKEN: METRICS_TOKEN,
+        FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+        FOLIO_WEBHOOKS_POLL_MS: '100',
+        ...memoryProbeEnv(probeFile),
+      },
+      MEMORY_PROBE_NODE_ARGS,
+    );
     const url = server.url;
     const { key, project } = await processTenant(url, 'soak@example.test', 'soak');
     const send = (method: string, path: string, body?: unknown, contentType?: string) =>
@@ -305,31 +307,18 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       }
     })();
 
-    /** Pauses of the server the test caused during the load (a heap snapshot), in ms from its start. */
+    /** Pauses of the server the test caused during the load (a full collection), in ms from its start. */
     const pauses: Pause[] = [];
-    /** Heap used after a full collection: a heap snapshot forces one (then deleted). */
-    const collectedHeap = async (): Promise<number> => {
-      const before = (await readdir(diagnostics)).length;
-      (server as FolioProcess).child.kill('SIGUSR2');
-      const deadline = Date.now() + 30_000;
-      while ((await readdir(diagnostics)).length === before) {
-        if (Date.now() > deadline) throw new Error('no heap snapshot within 30 s');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      // The snapshot is written on the server's one thread: this answers once it is done.
-      const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
-      const heap = gauge(await res.text(), 'nodejs_heap_size_used_bytes');
-      for (const file of await readdir(diagnostics)) await rm(join(diagnostics, file), { force: true });
-      return heap;
-    };
+    /** Heap used after a full collection (test/support/memoryProbe.ts). */
+    const collectedHeap = async (): Promise<number> =>
+      (await probeMemory((server as FolioProcess).child, probeFile)).heapUsed;
 
     // The load: operation i starts at loadStart + i / RATE seconds, answered or not.
     const total = Math.round(SECONDS * RATE);
-    const SNAPSHOT_AT =
-      SNAPSHOT_WINDOW === null ? -1 : Math.round((total * (SNAPSHOT_WINDOW + 0.5)) / WINDOWS);
-    // The 5 s form measures before its load (SNAPSHOT_WINDOW), the long form during it.
+    const COLLECT_AT = COLLECT_WINDOW === null ? -1 : Math.round((total * (COLLECT_WINDOW + 0.5)) / WINDOWS);
+    // The 5 s form measures before its load (COLLECT_WINDOW), the long form during it.
     let warmHeap: Promise<number> | null =
-      SNAPSHOT_WINDOW === null ? Promise.resolve(await collectedHeap()) : null;
+      COLLECT_WINDOW === null ? Promise.resolve(await collectedHeap()) : null;
     const cpuBefore = cpuSeconds(server.child.pid as number);
     const inFlight: Promise<void>[] = [];
     let maxLagMs = 0;
@@ -340,9 +329,9 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       maxLagMs = Math.max(maxLagMs, performance.now() - due);
       inFlight.push(operate(MIX[i % MIX.length] as Operation, COLLECTIONS[i % 2] as Collection, i));
-      // After the warm-up: the live heap to compare the end with. The snapshot pauses the server
-      // for a second or so; the requests it holds up are left out of the p99 check by time.
-      if (i === SNAPSHOT_AT) {
+      // After the warm-up: the live heap to compare the end with. The full collection pauses the
+      // server; the requests it holds up are left out of the p99 check by time.
+      if (i === COLLECT_AT) {
         const from = performance.now() - loadStart;
         warmHeap = collectedHeap().then((heap) => {
           pauses.push({ from, to: performance.now() - loadStart });
@@ -420,7 +409,7 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', ()
         (ms) => `${percentile(ms, 50).toFixed(1)}/${percentile(ms, 99).toFixed(1)} (${ms.length})`,
       );
       const paused = pauses.length
-        ? `, less those in flight in a snapshot pause (${pauses.map((p) => `${(p.from / 1000).toFixed(1)}–${(p.to / 1000).toFixed(1)} s`).join(', ')})`
+        ? `, less those in flight in a full-collection pause (${pauses.map((p) => `${(p.from / 1000).toFixed(1)}–${(p.to / 1000).toFixed(1)} s`).join(', ')})`
         : '';
       process.stdout.write(`      soak: p50/p99 ms (requests) by window${paused}: ${windows.join(', ')}\n`);
       const heapByWindow = Array.from({ length: WINDOWS }, (_, w) =>

@@ -1,7 +1,8 @@
-// Preloaded into a `folio serve` process by memory tests (`--expose-gc --require` this file):
-// on SIGUSR2 it runs a full garbage collection and writes process.memoryUsage() to the file named
-// by MEMORY_PROBE_FILE. What a test reads is then what the server holds, not how long V8 happened
-// to leave garbage lying about, which swings the resident size by ±100 MiB between runs.
+// Preloaded into a `folio serve` process by memory tests (`--expose-gc --require` this file;
+// memoryProbe.ts starts and asks it): on SIGUSR2 it runs a full garbage collection and writes
+// process.memoryUsage() to the file named by MEMORY_PROBE_FILE. What a test reads is then what
+// the server holds, not how long V8 happened to leave garbage lying about, which swings the
+// resident size by ±100 MiB between runs.
 const { writeFileSync, renameSync } = require('node:fs');
 
 const file = process.env.MEMORY_PROBE_FILE;
