@@ -4,7 +4,7 @@
  * (accessLine.ts) rather than through pino's serialiser, it carries the request id itself (no
  * child logger per request; the routes' `ctx.log`, used on rare error paths, is made on first
  * use: defineRequestLog), nothing is built when the level is off, and the stream writes
- * asynchronously (src/server.ts).
+ * asynchronously, in batches (src/logDestination.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
