@@ -4,9 +4,10 @@
  * collection or document id, so a tenant's identifiers never reach a scrape and the series
  * count stays fixed however many tenants there are.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { LOG_MAX_WAITING_BYTES } from '../logDestination.js';
 import type { FeedStats } from '../store/mongodb/changes.js';
+import { LatencyHistogram } from './latencyHistogram.js';
 
 /** What the metrics read at scrape time from parts that already count themselves. */
 export interface MetricSources {
@@ -58,9 +59,9 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 export class FolioMetrics {
   readonly registry = new Registry();
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  readonly storeDuration: Histogram<'operation' | 'outcome'>;
+  /** Per request; `folio_http_requests_total` is read from its series at scrape time. */
+  readonly httpDuration: LatencyHistogram<'method' | 'route' | 'status'>;
+  readonly storeDuration: LatencyHistogram<'operation' | 'outcome'>;
   readonly deliveryAttempts: Counter<'outcome'>;
   readonly rateLimitRejections: Counter<'reason'>;
   readonly schemaViolations: Counter<'mode'>;
@@ -69,25 +70,32 @@ export class FolioMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({
-      name: 'folio_http_requests_total',
-      help: 'HTTP requests answered, by route template and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.httpDuration = new Histogram({
+    // The two histograms are observed several times a request: latencyHistogram.ts says why
+    // they are not prom-client's own.
+    this.httpDuration = new LatencyHistogram({
       name: 'folio_http_request_duration_seconds',
       help: 'Time from request to response, by route template and status (a stream: its whole life).',
       labelNames: ['method', 'route', 'status'],
       buckets: LATENCY_BUCKETS,
-      registers,
+      registry: this.registry,
     });
-    this.storeDuration = new Histogram({
+    const httpDuration = this.httpDuration;
+    new Counter({
+      name: 'folio_http_requests_total',
+      help: 'HTTP requests answered, by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const series of httpDuration.allSeries()) this.inc(series.labels, series.count);
+      },
+    });
+    this.storeDuration = new LatencyHistogram({
       name: 'folio_store_operation_duration_seconds',
       help: 'Time of each storage operation, by repository method and outcome (ok or error).',
       labelNames: ['operation', 'outcome'],
       buckets: LATENCY_BUCKETS,
-      registers,
+      registry: this.registry,
     });
     this.deliveryAttempts = new Counter({
       name: 'folio_webhook_delivery_attempts_total',

@@ -12,7 +12,7 @@ const REJECTIONS = new Set(['rate_limited', 'too_many_streams']);
 
 export function requestMetrics(metrics: FolioMetrics): Middleware<FolioState, FolioContext> {
   return async (ctx, next) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     try {
       await next();
     } finally {
@@ -22,8 +22,8 @@ export function requestMetrics(metrics: FolioMetrics): Middleware<FolioState, Fo
         route: typeof matched === 'string' ? matched : 'unmatched',
         status: String(ctx.status),
       };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      // One observation counts the request too: folio_http_requests_total is read from it.
+      metrics.httpDuration.series(labels).observe((performance.now() - started) / 1000);
       if (ctx.status === 429) {
         const code = (ctx.body as { error?: { code?: unknown } } | null)?.error?.code;
         if (typeof code === 'string' && REJECTIONS.has(code))
