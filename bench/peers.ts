@@ -44,7 +44,7 @@ import {
 } from './workloads/parseServer.js';
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { FOLIO_UNCACHED, RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
-import { processCpuTimes } from './workloads/processCpu.js';
+import { mainThreadCpuMs, processCpuMs, processCpuTimes } from './workloads/processCpu.js';
 import { BODY, categoryCycle } from './workloads/rows.js';
 import {
   type Baselines,
@@ -147,6 +147,12 @@ export interface RoundResult {
    * 0 to 1: where two servers' CPU moves between runs, whether it moved in their own code.
    */
   kernelShare: number;
+  /**
+   * The part of a one-process server's CPU spent on its main thread, 0 to 1 (NaN for a server of
+   * several processes): where a server's CPU per request moves between runs, whether its own
+   * JavaScript moved or its other threads (workers, libuv's pool, the garbage collector's helpers).
+   */
+  mainThreadShare: number;
 }
 
 /** Start `args` with node; resolves once its output (kept in `logFile`) shows a URL. */
@@ -300,9 +306,14 @@ function cycle<T>(items: readonly T[]): () => T {
 async function measure(target: Target, seconds: number, pid: number | undefined): Promise<RoundResult> {
   const pids = target.cpuPids ? await target.cpuPids() : [pid];
   const before = cpuOf(pids);
+  // One process: how much of it ran on the main thread (schedstat, both sides in the same unit).
+  const single = pids.length === 1 ? pids[0] : undefined;
+  const threadsBefore = { main: mainThreadCpuMs(single), all: processCpuMs(single) };
   const result = await autocannon({ ...target.options, connections: CONNECTIONS, duration: seconds });
   // The same processes before and after: one that started meanwhile would count its whole life.
   const after = cpuOf(pids);
+  const mainShare =
+    (mainThreadCpuMs(single) - threadsBefore.main) / (processCpuMs(single) - threadsBefore.all);
   const user = after.user - before.user;
   const system = after.system - before.system;
   const cpu = user + system;
@@ -314,6 +325,7 @@ async function measure(target: Target, seconds: number, pid: number | undefined)
     errors: result.errors,
     cpuMicrosPerRequest: cpu / result.requests.total,
     kernelShare: system / cpu,
+    mainThreadShare: mainShare,
   };
 }
 
@@ -702,7 +714,7 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
         const result = await measure(target, SECONDS, pid(target));
         rounds.get(target.name)?.push(result);
         process.stdout.write(
-          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMicrosPerRequest.toFixed(1)} µs/req (kernel ${percent(result.kernelShare)})${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
+          `round ${round} ${target.name.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMicrosPerRequest.toFixed(1)} µs/req (kernel ${percent(result.kernelShare)}, main thread ${percent(result.mainThreadShare)})${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}\n`,
         );
       }
     }
@@ -745,6 +757,7 @@ async function report(
       p99Ms: median(results.map((r) => r.p99Ms)),
       cpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
       kernelShare: median(results.map((r) => r.kernelShare)),
+      mainThreadShare: median(results.map((r) => r.mainThreadShare)),
       non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
       errors: results.reduce((sum, r) => sum + r.errors, 0),
       rounds: results,
@@ -775,11 +788,11 @@ async function report(
   const rps = (system: string, workload: string) =>
     rows.find((r) => r.system === system && r.workload === workload)?.requestsPerSecond ?? Number.NaN;
   const lines = [
-    '| system | workload | req/s (median) | req/s spread | × bare Koa | server CPU µs/req | CPU spread | of it in the kernel | p50 ms | p99 ms | non-2xx |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| system | workload | req/s (median) | req/s spread | × bare Koa | server CPU µs/req | CPU spread | of it in the kernel | of it on the main thread | p50 ms | p99 ms | non-2xx |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${systemName(r)} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${percent(spread(r.rounds.map((x) => x.requestsPerSecond)))} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${percent(spread(r.rounds.map((x) => x.cpuMicrosPerRequest)))} | ${percent(r.kernelShare)} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
+        `| ${systemName(r)} | ${r.workload} | ${r.requestsPerSecond.toFixed(0)} | ${percent(spread(r.rounds.map((x) => x.requestsPerSecond)))} | ${(r.requestsPerSecond / rps('bare Koa', r.workload)).toFixed(3)} | ${Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest.toFixed(1) : 'n/a'} | ${percent(spread(r.rounds.map((x) => x.cpuMicrosPerRequest)))} | ${percent(r.kernelShare)} | ${percent(r.mainThreadShare)} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx + r.errors} |`,
     ),
   ];
   // Folio's throughput over each other system's, workload by workload ("n/a": no equivalent).
@@ -980,7 +993,10 @@ all targets (so a noisy moment spreads over all of them); the median round is re
 Server CPU is the process's user and system time from /proc (all its threads) over the round,
 per answered request; *of it in the kernel* is the system time's part of it (socket and file
 writes, page faults), so a server whose CPU moves between runs shows whether it moved in its own
-code or in the kernel.
+code or in the kernel; *of it on the main thread* is the part its main thread ran (its
+JavaScript; not worker threads, libuv's pool or the garbage collector's helpers; n/a for a
+server of several processes), which tells the server's own request path from its background
+work.
 
 - **bare Koa**: Koa with a router and a JSON body parser answering a constant document, the
   same bytes Folio answers for a document (and for the list and count workloads, the same

@@ -41,3 +41,16 @@ export function processCpuTimes(pid: number | undefined): { userMs: number; syst
     return { userMs: Number.NaN, systemMs: Number.NaN };
   }
 }
+
+/**
+ * CPU time of a process's main thread alone (its JavaScript, where worker threads, libuv's
+ * pool and V8's helpers are not), in ms from `schedstat`; NaN where /proc has no such figure.
+ */
+export function mainThreadCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
