@@ -6,6 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const USER_HZ = 100;
 
+/** One thread's scheduler run time so far, in ns (`schedstat`'s first field); throws without /proc. */
+function threadRunNs(pid: number, tid: number | string): number {
+  return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
 /**
  * CPU time of a process and all its live threads, in ms (Linux /proc; NaN elsewhere): the sum
  * of each thread's scheduler run time (`schedstat`, in ns), which a bulk request of a few ms
@@ -15,9 +20,7 @@ export function processCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
     let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    }
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += threadRunNs(pid, tid);
     if (Number.isFinite(ns)) return ns / 1e6;
   } catch {
     // Fall through to the ticks.
@@ -49,7 +52,7 @@ export function processCpuTimes(pid: number | undefined): { userMs: number; syst
 export function mainThreadCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    return threadRunNs(pid, pid) / 1e6;
   } catch {
     return Number.NaN;
   }

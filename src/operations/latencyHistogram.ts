@@ -1,6 +1,6 @@
 /**
  * A Prometheus histogram for the per-request hot path: an observation is a bucket search over
- * the bounds and three additions into a series resolved once, where prom-client's `observe`
+ * the bounds and two additions into a series resolved once, where prom-client's `observe`
  * validates the labels, hashes them into a key, turns the bucket bound into a string and
  * allocates, about half a microsecond each. A request records one of these, and one more per
  * storage call, so prom-client's cost came to several microseconds a GET.
@@ -20,7 +20,6 @@ export class LatencySeries {
   /** Per bound, then one past the last bound (+Inf): not cumulative. */
   readonly #counts: Float64Array;
   #sum = 0;
-  #count = 0;
 
   constructor(labels: Readonly<Record<string, string>>, bounds: readonly number[]) {
     this.labels = labels;
@@ -36,11 +35,13 @@ export class LatencySeries {
     while (i < bounds.length && seconds > bounds[i]!) i++;
     this.#counts[i]!++;
     this.#sum += seconds;
-    this.#count++;
   }
 
+  /** Observations so far: every bucket's, +Inf's included (read at scrape time only). */
   get count(): number {
-    return this.#count;
+    let count = 0;
+    for (const n of this.#counts) count += n;
+    return count;
   }
 
   get sum(): number {
