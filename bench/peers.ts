@@ -19,7 +19,10 @@
  * PEERS_SECONDS per round (2), PEERS_ROUNDS (3), PEERS_WARMUP_SECONDS (1), PEERS_ONLY
  * (comma-separated target names, e.g. `folio-get`), PEERS_WRITE=0 to write no files,
  * PEERS_BIG_DOCS (100000) for the list and count workloads, PEERS_FOLIO_NODE_ARGS (extra node
- * options for Folio's process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * options for Folio's process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), PEERS_PROFILE=0 to
+ * leave out the profiled pass after the rounds (each Folio workload with a target again, on a
+ * fresh server with V8's profiler, PEERS_PROFILE_SECONDS (3) each; the report shows where the
+ * time of each missed target goes).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,8 +34,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { type ProfileSummary, profileLine } from './cpuProfile.js';
+import { missedProfilesSection } from './missedProfiles.js';
 import { median } from './stats.js';
-import { judgeTargets, type Lookup, spread, verdictLine } from './storageTargets.js';
+import { judgeTargets, type Lookup, STORAGE_TARGETS, spread, verdictLine } from './storageTargets.js';
 import { equivalentWork, type WorkEstimate } from './workBudget.js';
 import { folioLiveLatency, LIVE_SUBSCRIBERS, liveTable, parseLiveLatency } from './workloads/liveQuery.js';
 import {
@@ -45,12 +50,14 @@ import {
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { FOLIO_UNCACHED, RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
 import { mainThreadCpuMs, processCpuMs, processCpuTimes } from './workloads/processCpu.js';
-import { BODY, categoryCycle } from './workloads/rows.js';
+import { profiledRun } from './workloads/profiledRun.js';
+import { BODY, categoryCycle, PROFILE_BULK_REQUESTS } from './workloads/rows.js';
 import {
   type Baselines,
   baselineTable,
   type FolioSide,
   measureBaselines,
+  oneShotVerdicts,
   rawBaselines,
 } from './workloads/transferBaselines.js';
 
@@ -61,6 +68,9 @@ const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.PEERS_WARMUP_SECONDS ?? 1);
 const ONLY = process.env.PEERS_ONLY ? new Set(process.env.PEERS_ONLY.split(',')) : null;
 const FOLIO_NODE_ARGS = process.env.PEERS_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+/** Folio's workloads profiled after the rounds (PEERS_PROFILE=0: not), each for this long. */
+const PROFILE = process.env.PEERS_PROFILE !== '0';
+const PROFILE_SECONDS = Number(process.env.PEERS_PROFILE_SECONDS ?? 3);
 const JSON_SERVER_VERSION = '0.17.4';
 const POUCHDB_SERVER_VERSION = '4.2.0';
 const SEED_DOCS = 1000;
@@ -239,10 +249,11 @@ function startFolio(
   name: string,
   tag: string,
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<Server> {
   return startProcess(
     name,
-    [...FOLIO_NODE_ARGS, 'bin/folio.js', 'serve'],
+    [...FOLIO_NODE_ARGS, ...nodeArgs, 'bin/folio.js', 'serve'],
     {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -729,12 +740,52 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     const raws = rawBaselines(folioSide.transfer);
     const baselines = { ...raws, ...pouchBaselines, spreads: { ...raws.spreads, ...pouchBaselines.spreads } };
     timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
-    await report(targets, rounds, folioSide, baselines, timing, live);
+    const profileStartedMs = performance.now();
+    const profiles = PROFILE ? await profileFolio(dir, folio, targets) : new Map<string, ProfileSummary>();
+    if (PROFILE) timing?.phases.push(['peers: profiles', performance.now() - profileStartedMs]);
+    await report(targets, rounds, folioSide, baselines, timing, live, profiles);
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await parse?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Folio's workloads with a target again, one after another, on a fresh `folio serve` over the
+ * same data and port with the profiler on (after every measurement: the profiler slows it), so
+ * the report can show where the time of a missed target goes. The measured server is stopped
+ * first: the data directory is one process's at a time.
+ */
+async function profileFolio(
+  dir: string,
+  folio: Server,
+  targets: readonly Target[],
+): Promise<Map<string, ProfileSummary>> {
+  const workloads = new Set(STORAGE_TARGETS.map((t) => t.workload));
+  const profiled = targets.filter((t) => t.system === 'Folio' && workloads.has(t.workload));
+  if (profiled.length === 0) return new Map();
+  await stop(folio);
+  const load = (target: Target, duration: number) =>
+    autocannon({ ...target.options, connections: CONNECTIONS, duration });
+  return profiledRun(
+    join(dir, 'profiles'),
+    async (nodeArgs) => {
+      const server = await startFolio(
+        dir,
+        'Folio, profiled',
+        'folio',
+        { PORT: new URL(folio.url).port },
+        nodeArgs,
+      );
+      return { stop: () => stop(server) };
+    },
+    profiled.map((target) => ({
+      name: target.workload,
+      warmUp: () => load(target, WARMUP_SECONDS),
+      run: async () => (await load(target, PROFILE_SECONDS)).requests.total,
+    })),
+  );
 }
 
 async function report(
@@ -744,6 +795,7 @@ async function report(
   baselines: Baselines,
   timing: BenchTiming | undefined,
   live: string[],
+  profiles: ReadonlyMap<string, ProfileSummary>,
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];
@@ -897,14 +949,23 @@ async function report(
         `| ${b.workload} | ${b.levels.map((l) => `${l.workMicros} µs: ${l.ratio.toFixed(3)}`).join(', ') || 'n/a'} | ${b.targetRatio} × | ${micros(b.allowed)} | ${micros(b.duties)} | ${micros(b.folio)} |`,
     ),
   ];
+  // Where the time of each missed target goes (a profiled server, after the rounds).
+  const missedSection = missedProfilesSection(
+    verdicts,
+    oneShotVerdicts(folioSide, baselines),
+    profiles,
+    (folioSide.transfer?.profiles ?? {}) as Record<string, ProfileSummary>,
+  );
   const out = process.stdout;
   out.write(
     `\nFolio beside its peers (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds, median)\n`,
   );
   const oneShot = baselineTable(folioSide, baselines);
   out.write(
-    `${lines.join('\n')}\n\n${versus.join('\n')}\n\n${budget.join('\n')}\n\n${oneShot.join('\n')}\n\n${live.join('\n')}\n`,
+    `${lines.join('\n')}\n\n${versus.join('\n')}\n\n${budget.join('\n')}\n\n${oneShot.join('\n')}\n\n${live.join('\n')}\n\n${missedSection.join('\n')}\n`,
   );
+  // Every profiled workload in a line, met or not: its busy time and largest areas.
+  for (const [workload, summary] of profiles) out.write(`${profileLine(workload, summary)}\n`);
   if (process.env.PEERS_WRITE === '0') return;
   const when = new Date().toISOString();
   const setup = {
@@ -930,6 +991,7 @@ async function report(
       versus,
       budget,
       [...oneShot, '', ...liveText(), ...live],
+      missedSection,
       await growthSection(),
       took,
       // Each report's findings, newest first, kept by hand in a file of their own.
@@ -971,6 +1033,7 @@ function markdown(
   versus: string[],
   budget: string[],
   oneShot: string[],
+  missed: string[],
   growth: string[],
   took: string,
   history: string,
@@ -1108,6 +1171,25 @@ each figure is the median, and the last column is how far the rounds spread (the
 minus the smallest, over the median).
 
 ${oneShot.join('\n')}
+
+## Where the time goes, where a target is missed
+
+After the measurements, a fresh \`folio serve\` over the same data runs each workload again with
+V8's profiler on (\`--cpu-prof\`): each of Folio's throughput workloads for ${PROFILE_SECONDS} s after a
+${WARMUP_SECONDS} s warm-up, under the same load (\`bench/peers.ts\`), and, in \`bench/transfer.ts\`,
+${PROFILE_BULK_REQUESTS} bulk requests after ${PROFILE_BULK_REQUESTS} unprofiled, an import of each format and an export after one of
+each unprofiled. Only the window of each workload counts, cut on the profile's own clock
+(\`bench/cpuProfile.ts\`). A sample stands for the time until the next; *busy* is every sample
+but the idle event loop, on the main thread only. The profiler costs time of its own, so the
+µs here run above the measured figures; the shares are what to read. better-sqlite3's statements
+have no frame of their own in these profiles: a statement's time is its caller's, in
+\`src/store/embedded\`, and better-sqlite3's transaction wrapper holds BEGIN and COMMIT, with the
+COMMIT's sync to disk. *native functions* are those with no script, Node's bindings mostly
+(\`writev\` is a response's socket write, with the kernel's loopback TCP that delivers it to the
+load generator); *native, outside JavaScript* is V8's \`(program)\`: the event loop, the HTTP
+parser, and the like.
+
+${missed.join('\n').trimEnd()}
 
 ## As a collection grows
 

@@ -81,13 +81,15 @@ function targetRow(asked: string, measured: number, met: boolean | null): string
   return `| ${asked} | ${Number.isFinite(measured) ? measured.toFixed(2) : 'n/a'} | ${verdict} |`;
 }
 
+/** What a target asks, as the report's tables say it. */
+export function askedText({ workload, measure, versus, ratio }: StorageTarget): string {
+  return measure === 'throughput'
+    ? `${workload}: req/s ≥ ${ratio} × ${versus}`
+    : `${workload}: CPU per request ≤ ${ratio} × ${versus}`;
+}
+
 export function verdictLine(v: Verdict): string {
-  const { workload, measure, versus, ratio } = v.target;
-  const asked =
-    measure === 'throughput'
-      ? `${workload}: req/s ≥ ${ratio} × ${versus}`
-      : `${workload}: CPU per request ≤ ${ratio} × ${versus}`;
-  return targetRow(asked, v.measured, v.met);
+  return targetRow(askedText(v.target), v.measured, v.met);
 }
 
 /**
@@ -135,11 +137,15 @@ export function judgeOneShot(
   });
 }
 
-export function oneShotLine(v: ReturnType<typeof judgeOneShot>[number]): string {
-  const { name, measure, ratio } = v.target;
-  const asked =
-    measure === 'rate'
-      ? `${name}: documents/s ≥ ${ratio} × raw better-sqlite3`
-      : `${name}: time ≤ ${ratio} × raw better-sqlite3's`;
-  return targetRow(asked, v.measured, v.met);
+export type OneShotVerdict = ReturnType<typeof judgeOneShot>[number];
+
+/** What a one-shot target asks, as the report's tables say it. */
+export function oneShotAskedText({ name, measure, ratio }: OneShotTarget): string {
+  return measure === 'rate'
+    ? `${name}: documents/s ≥ ${ratio} × raw better-sqlite3`
+    : `${name}: time ≤ ${ratio} × raw better-sqlite3's`;
+}
+
+export function oneShotLine(v: OneShotVerdict): string {
+  return targetRow(oneShotAskedText(v.target), v.measured, v.met);
 }

@@ -20,6 +20,10 @@
  * neighbour in one minute weighs on both sides of a ratio. Measured minutes apart, raw's bulk
  * moved 3.1 → 1.7 ms between two whole runs while Folio's moved 9.4 → 6.2. TRANSFER_RAW=0
  * measures Folio alone.
+ *
+ * Last, a fresh server over the same data runs each workload again under the profiler
+ * (bench/workloads/profiledRun.ts), and the JSON line carries where its time went
+ * (`profiles`), for the report's section on missed targets; TRANSFER_PROFILE=0 leaves it out.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,9 +33,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
+import { type ProfileSummary, profileLine } from './cpuProfile.js';
 import { median } from './stats.js';
 import { spread } from './storageTargets.js';
 import { processCpuMs } from './workloads/processCpu.js';
+import { type ProfiledLoad, profiledRun } from './workloads/profiledRun.js';
 import { startRawAlone } from './workloads/rawServer.js';
 import {
   BULK_OPS,
@@ -41,6 +47,7 @@ import {
   BULK_WARMUP as DEFAULT_BULK_WARMUP,
   EXPORT_DOCS,
   IMPORT_DOCS,
+  PROFILE_BULK_REQUESTS,
   transferNdjson,
 } from './workloads/rows.js';
 
@@ -62,6 +69,8 @@ const EXPORT_FORMATS = process.env.TRANSFER_EXPORT_FORMATS
   : null;
 const FOLIO_NODE_ARGS = process.env.TRANSFER_FOLIO_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const WITH_RAW = process.env.TRANSFER_RAW !== '0';
+/** A profiled pass after the measurements (TRANSFER_PROFILE=0: none). */
+const PROFILE = process.env.TRANSFER_PROFILE !== '0';
 
 function serve(dataDir: string): Promise<FolioProcess> {
   return serveFolio({ FOLIO_DATA_DIR: dataDir }, FOLIO_NODE_ARGS);
@@ -389,6 +398,69 @@ try {
     if (code !== 0) throw new Error(`folio import exited ${code}: ${summary}`);
     results.cli100kCsvPro = { ms: performance.now() - t0, ...JSON.parse(summary) };
   }
+  // Last, where a Folio server's time goes in each workload: a fresh server over the same data
+  // with the profiler on (which slows it, so this comes after every measurement), for the
+  // report's section on missed targets. TRANSFER_PROFILE=0 leaves it out.
+  if (PROFILE) {
+    await stopFolio(server);
+    const bulkBase = BULK_WARMUP + BULK_ROUNDS;
+    const bulk = (round: number) =>
+      call(`${server.url}/bench/bulk/_bulk`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ operations: bulkOperations(round) }),
+      });
+    const importInto = async (collection: string, body: string, type: string) => {
+      await timedImport(server.url, key, collection, body, type);
+      return IMPORT_DOCS;
+    };
+    const loads: ProfiledLoad[] = [];
+    if (want('bulk'))
+      loads.push({
+        name: 'bulk of 100',
+        warmUp: async () => {
+          for (let i = 0; i < PROFILE_BULK_REQUESTS; i++) await bulk(bulkBase + i);
+        },
+        run: async () => {
+          for (let i = 0; i < PROFILE_BULK_REQUESTS; i++) await bulk(bulkBase + PROFILE_BULK_REQUESTS + i);
+          return PROFILE_BULK_REQUESTS;
+        },
+      });
+    if (want('import')) {
+      const ndBody = ndjson(0, IMPORT_DOCS);
+      const csvBody = csv(0, IMPORT_DOCS);
+      loads.push(
+        {
+          name: 'import NDJSON',
+          warmUp: () => importInto('profiled_nd_warm', ndBody, 'application/x-ndjson'),
+          run: () => importInto('profiled_nd', ndBody, 'application/x-ndjson'),
+        },
+        {
+          name: 'import CSV',
+          warmUp: () => importInto('profiled_csv_warm', csvBody, 'text/csv'),
+          run: () => importInto('profiled_csv', csvBody, 'text/csv'),
+        },
+      );
+    }
+    if (want('export'))
+      loads.push({
+        name: 'export NDJSON',
+        warmUp: () => drain(`${server.url}/bench/exported/_export`, key),
+        run: async () => {
+          await drain(`${server.url}/bench/exported/_export`, key);
+          return EXPORT_DOCS;
+        },
+      });
+    const profiles = await profiledRun(
+      join(dataDir, 'profiles'),
+      async (nodeArgs) => {
+        server = await serveFolio({ FOLIO_DATA_DIR: dataDir }, [...FOLIO_NODE_ARGS, ...nodeArgs]);
+        return { stop: () => stopFolio(server) };
+      },
+      loads,
+    );
+    results.profiles = Object.fromEntries(profiles);
+  }
   if (raw) {
     const measured = Object.entries(rawRounds).filter(([, rounds]) => rounds.length > 0);
     results.raw = Object.fromEntries(measured.map(([name, rounds]) => [name, rawSummary(rounds)]));
@@ -451,4 +523,7 @@ if (cliRun)
   out.write(
     `${'CLI: 100,000-row CSV, Pro'.padEnd(28)}${(cliRun.ms! / 1000).toFixed(1)} s   ${cliRun.requests} requests   imported ${cliRun.imported}\n`,
   );
+// Where the profiled server's main thread spent each workload, its three largest areas.
+for (const [name, summary] of Object.entries((results.profiles ?? {}) as Record<string, ProfileSummary>))
+  out.write(`${profileLine(name, summary, name === 'bulk of 100' ? 'request' : 'document')}\n`);
 if (process.env.BENCH_JSON) out.write(`${JSON.stringify(results)}\n`);

@@ -76,6 +76,8 @@ export const BULK_OPS = 100;
  */
 export const BULK_ROUNDS = 100;
 export const BULK_WARMUP = 50;
+/** Bulk requests profiled after the measurements (bench/transfer.ts), after as many unprofiled. */
+export const PROFILE_BULK_REQUESTS = 50;
 
 export interface BulkOperation {
   method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';

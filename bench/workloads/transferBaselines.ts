@@ -12,7 +12,7 @@
 
 import type { Server } from '../peers.js';
 import { median } from '../stats.js';
-import { judgeOneShot, oneShotLine, spread } from '../storageTargets.js';
+import { judgeOneShot, type OneShotVerdict, oneShotLine, spread } from '../storageTargets.js';
 import { BULK_OPS, BULK_ROUNDS, BULK_WARMUP, bigRow, EXPORT_DOCS, IMPORT_DOCS } from './rows.js';
 
 /** As bench/transfer.ts measures Folio and raw: rounds of each one-shot workload. */
@@ -185,15 +185,25 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
     '',
     '| target | measured | met |',
     '| --- | ---: | --- |',
-    ...judgeOneShot(
-      new Map([
-        ['import NDJSON', { folio: numberOf(folioImport), raw: b.rawImportDocsPerSecond }],
-        ['import CSV', { folio: numberOf(folioImportCsv), raw: b.rawImportCsvDocsPerSecond }],
-        ['export NDJSON', { folio: numberOf(folioExportSeconds), raw: b.rawExportSeconds }],
-        ['bulk of 100', { folio: numberOf(folioBulk), raw: b.rawBulkMs }],
-      ]),
-    ).map(oneShotLine),
+    ...oneShotVerdicts(folio, b).map(oneShotLine),
   ];
+}
+
+/** The one-shot targets judged: Folio's import, export and bulk against raw's of the same run. */
+export function oneShotVerdicts(folio: FolioSide, b: Baselines): OneShotVerdict[] {
+  const figure = (...path: string[]) => numberOf(field(folio.transfer, ...path));
+  const exportMs = figure('export_ndjson', 'ms');
+  return judgeOneShot(
+    new Map([
+      ['import NDJSON', { folio: figure('importNdjson', 'docsPerSecond'), raw: b.rawImportDocsPerSecond }],
+      ['import CSV', { folio: figure('importCsv', 'docsPerSecond'), raw: b.rawImportCsvDocsPerSecond }],
+      [
+        'export NDJSON',
+        { folio: exportMs === undefined ? undefined : exportMs / 1000, raw: b.rawExportSeconds },
+      ],
+      ['bulk of 100', { folio: figure('bulk100Ms', 'median'), raw: b.rawBulkMs }],
+    ]),
+  );
 }
 
 /** Spreads as percentages, "n/a" where a figure has none (a single round, or not measured). */

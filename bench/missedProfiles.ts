@@ -1,0 +1,64 @@
+/**
+ * The report's section on missed targets: for each workload with a target missed in this run,
+ * what was asked and measured, then where a profiled Folio server spent that workload's time
+ * (bench/cpuProfile.ts). A workload whose targets are all met is not shown.
+ */
+import { type ProfileSummary, profileMarkdown } from './cpuProfile.js';
+import { askedText, type OneShotVerdict, oneShotAskedText, type Verdict } from './storageTargets.js';
+
+/** What a profile's window counted, one and many: a request, or a one-shot workload's unit. */
+type Unit = readonly [one: string, many: string];
+const REQUEST: Unit = ['request', 'requests'];
+const DOCUMENT: Unit = ['document', 'documents'];
+const ONE_SHOT_UNITS: Record<string, Unit> = {
+  'import NDJSON': DOCUMENT,
+  'import CSV': DOCUMENT,
+  'export NDJSON': DOCUMENT,
+  'bulk of 100': ['request of 100 operations', 'requests of 100 operations'],
+};
+
+export function missedProfilesSection(
+  verdicts: readonly Verdict[],
+  oneShot: readonly OneShotVerdict[],
+  profiles: ReadonlyMap<string, ProfileSummary>,
+  oneShotProfiles: Readonly<Record<string, ProfileSummary>>,
+): string[] {
+  // Missed targets by workload, in the order the targets list them.
+  const missed = new Map<string, { asked: string[]; summary: ProfileSummary | undefined; unit: Unit }>();
+  const add = (workload: string, asked: string, summary: ProfileSummary | undefined, unit: Unit) => {
+    const entry = missed.get(workload) ?? { asked: [], summary, unit };
+    entry.asked.push(asked);
+    missed.set(workload, entry);
+  };
+  for (const v of verdicts)
+    if (v.met === false)
+      add(
+        v.target.workload,
+        `${askedText(v.target)} (measured ${v.measured.toFixed(2)})`,
+        profiles.get(v.target.workload),
+        REQUEST,
+      );
+  for (const v of oneShot)
+    if (v.met === false)
+      add(
+        v.target.name,
+        `${oneShotAskedText(v.target)} (measured ${v.measured.toFixed(2)})`,
+        oneShotProfiles[v.target.name],
+        ONE_SHOT_UNITS[v.target.name] ?? REQUEST,
+      );
+  if (missed.size === 0) return ['Every target of this run is met.'];
+  return [...missed].flatMap(([workload, { asked, summary, unit }]) => [
+    `### ${workload}`,
+    '',
+    `Missed: ${asked.join('; ')}.`,
+    '',
+    ...(summary
+      ? [
+          `Profiled for ${(summary.windowMs / 1000).toFixed(1)} s over ${summary.requests.toLocaleString('en')} ${unit[1]}: ${summary.busyMicrosPerRequest.toFixed(1)} µs of busy main-thread samples per ${unit[0]} (busy ${(summary.busyShare * 100).toFixed(0)} % of the window).`,
+          '',
+          ...profileMarkdown(summary, unit[0]),
+        ]
+      : ['Not profiled in this run.']),
+    '',
+  ]);
+}
