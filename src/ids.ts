@@ -29,7 +29,19 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid()}`;
 }
 
-/** ISO 8601 UTC with milliseconds; fixed width, so string order is time order. */
+/** The last millisecond isoNow formatted, and its text. */
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * ISO 8601 UTC with milliseconds; fixed width, so string order is time order. The text of the
+ * last millisecond asked is kept: a bulk request or an import batch stamps many documents in the
+ * same millisecond, and `toISOString` costs 0.5 µs a call where the comparison costs nothing.
+ */
 export function isoNow(ms: number = Date.now()): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }

@@ -38,8 +38,10 @@ export function timedStore(store: Store, metrics: FolioMetrics): Store {
         const current: object = store[name];
         if (current !== repository || !wrapped) {
           repository = current;
-          wrapped = forwarding(current, (method, prop) =>
-            timedMethod(current, method, `${name}.${prop}`, metrics),
+          // No new properties: a write of one the repository did not have when it was wrapped
+          // throws (strict mode) instead of staying on the wrapper, unseen by the repository.
+          wrapped = Object.preventExtensions(
+            forwarding(current, (method, prop) => timedMethod(current, method, `${name}.${prop}`, metrics)),
           );
         }
         return wrapped;
@@ -48,15 +50,19 @@ export function timedStore(store: Store, metrics: FolioMetrics): Store {
       configurable: true,
     });
   }
-  return timed as Store;
+  // The store's wrapper takes no new properties either, once its repositories are defined.
+  return Object.preventExtensions(timed) as Store;
 }
 
 type Method = (...args: unknown[]) => unknown;
 
 /**
  * An object that reads through to `target` (its prototype), with every method of `target` (its
- * own, and its classes') replaced by `wrap`'s and every accessor forwarded: a class's methods
- * and getters read private fields, which only `target` itself holds.
+ * own, and its classes') replaced by `wrap`'s and every other property forwarded: a class's
+ * methods and getters read private fields, which only `target` itself holds, and a property
+ * written through the wrapper must land on `target`, not on the wrapper in front of it (where
+ * `target`'s own methods would never see it). A method `target` gains after it was wrapped
+ * reads through, untimed.
  */
 function forwarding(target: object, wrap: (method: Method, prop: string) => Method): object {
   const out: object = Object.create(target);
@@ -70,13 +76,13 @@ function forwarding(target: object, wrap: (method: Method, prop: string) => Meth
       if (seen.has(prop)) continue;
       seen.add(prop);
       const descriptor = Object.getOwnPropertyDescriptor(level, prop)!;
-      if (descriptor.get || descriptor.set) {
+      if (descriptor.get || descriptor.set || typeof descriptor.value !== 'function') {
         Object.defineProperty(out, prop, {
           get: () => Reflect.get(target, prop),
           set: (value: unknown) => Reflect.set(target, prop, value),
           configurable: true,
         });
-      } else if (typeof descriptor.value === 'function') {
+      } else {
         Object.defineProperty(out, prop, {
           value: wrap(descriptor.value as Method, prop),
           configurable: true,

@@ -74,6 +74,30 @@ describe('timedStore: storage calls timed by operation and outcome', () => {
     expect(timedCount(metrics, 'accounts.createAccount', 'error')).to.equal(1);
   });
 
+  it('writes a property through to the store, and refuses one the store does not have', () => {
+    // A plain field of a repository, read and written through its wrapper.
+    const documents = timed.documents as unknown as { cache: unknown };
+    const cache = store.documents.cache;
+    expect(documents.cache).to.equal(cache);
+    const other = {};
+    documents.cache = other;
+    try {
+      expect(store.documents.cache).to.equal(other);
+    } finally {
+      documents.cache = cache;
+    }
+    expect(store.documents.cache).to.equal(cache);
+    // The store's own field, through the store's wrapper.
+    expect(Object.getOwnPropertyDescriptor(timed, 'kind')?.get).to.be.a('function');
+    // A property neither has: refused, not kept on the wrapper where the store never sees it.
+    expect(() => {
+      (timed.documents as unknown as Record<string, unknown>).extra = 1;
+    }).to.throw(TypeError);
+    expect(() => {
+      (timed as unknown as Record<string, unknown>).extra = 1;
+    }).to.throw(TypeError);
+  });
+
   it('leaves untouched what is not a timed repository’s promise', async () => {
     // A getter of the store over its private fields reads through.
     expect(timed.kind).to.equal('embedded');
