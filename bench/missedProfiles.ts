@@ -22,11 +22,22 @@ export function missedProfilesSection(
   oneShot: readonly OneShotVerdict[],
   profiles: ReadonlyMap<string, ProfileSummary>,
   oneShotProfiles: Readonly<Record<string, ProfileSummary>>,
+  /** Why a side was not profiled, where it was not (a failure, or profiling turned off). */
+  notProfiled: { peers?: string | undefined; oneShot?: string | undefined } = {},
 ): string[] {
   // Missed targets by workload, in the order the targets list them.
-  const missed = new Map<string, { asked: string[]; summary: ProfileSummary | undefined; unit: Unit }>();
-  const add = (workload: string, asked: string, summary: ProfileSummary | undefined, unit: Unit) => {
-    const entry = missed.get(workload) ?? { asked: [], summary, unit };
+  const missed = new Map<
+    string,
+    { asked: string[]; summary: ProfileSummary | undefined; unit: Unit; why: string | undefined }
+  >();
+  const add = (
+    workload: string,
+    asked: string,
+    summary: ProfileSummary | undefined,
+    unit: Unit,
+    why: string | undefined,
+  ) => {
+    const entry = missed.get(workload) ?? { asked: [], summary, unit, why };
     entry.asked.push(asked);
     missed.set(workload, entry);
   };
@@ -37,6 +48,7 @@ export function missedProfilesSection(
         `${askedText(v.target)} (measured ${v.measured.toFixed(2)})`,
         profiles.get(v.target.workload),
         REQUEST,
+        notProfiled.peers,
       );
   for (const v of oneShot)
     if (v.met === false)
@@ -45,9 +57,10 @@ export function missedProfilesSection(
         `${oneShotAskedText(v.target)} (measured ${v.measured.toFixed(2)})`,
         oneShotProfiles[v.target.name],
         ONE_SHOT_UNITS[v.target.name] ?? REQUEST,
+        notProfiled.oneShot,
       );
   if (missed.size === 0) return ['Every target of this run is met.'];
-  return [...missed].flatMap(([workload, { asked, summary, unit }]) => [
+  return [...missed].flatMap(([workload, { asked, summary, unit, why }]) => [
     `### ${workload}`,
     '',
     `Missed: ${asked.join('; ')}.`,
@@ -58,7 +71,7 @@ export function missedProfilesSection(
           '',
           ...profileMarkdown(summary, unit[0]),
         ]
-      : ['Not profiled in this run.']),
+      : [`Not profiled in this run${why ? `: ${why}` : ''}.`]),
     '',
   ]);
 }

@@ -741,9 +741,19 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     const baselines = { ...raws, ...pouchBaselines, spreads: { ...raws.spreads, ...pouchBaselines.spreads } };
     timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
     const profileStartedMs = performance.now();
-    const profiles = PROFILE ? await profileFolio(dir, folio, targets) : new Map<string, ProfileSummary>();
-    if (PROFILE) timing?.phases.push(['peers: profiles', performance.now() - profileStartedMs]);
-    await report(targets, rounds, folioSide, baselines, timing, live, profiles);
+    // Profiles explain the figures; they never cost the run its report.
+    let profiles = new Map<string, ProfileSummary>();
+    let notProfiled: string | undefined;
+    if (PROFILE) {
+      try {
+        profiles = await profileFolio(dir, folio, targets);
+      } catch (error) {
+        notProfiled = `the profiled server failed (${error instanceof Error ? error.message : String(error)})`;
+        process.stderr.write(`profiles: ${notProfiled}\n`);
+      }
+      timing?.phases.push(['peers: profiles', performance.now() - profileStartedMs]);
+    } else notProfiled = 'PEERS_PROFILE=0';
+    await report(targets, rounds, folioSide, baselines, timing, live, { profiles, notProfiled });
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await parse?.stop();
@@ -795,7 +805,7 @@ async function report(
   baselines: Baselines,
   timing: BenchTiming | undefined,
   live: string[],
-  profiles: ReadonlyMap<string, ProfileSummary>,
+  { profiles, notProfiled }: { profiles: ReadonlyMap<string, ProfileSummary>; notProfiled?: string },
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];
@@ -955,6 +965,11 @@ async function report(
     oneShotVerdicts(folioSide, baselines),
     profiles,
     (folioSide.transfer?.profiles ?? {}) as Record<string, ProfileSummary>,
+    {
+      peers: notProfiled,
+      oneShot:
+        typeof folioSide.transfer?.profileError === 'string' ? folioSide.transfer.profileError : undefined,
+    },
   );
   const out = process.stdout;
   out.write(

@@ -401,7 +401,7 @@ try {
   // Last, where a Folio server's time goes in each workload: a fresh server over the same data
   // with the profiler on (which slows it, so this comes after every measurement), for the
   // report's section on missed targets. TRANSFER_PROFILE=0 leaves it out.
-  if (PROFILE) {
+  async function profileTransfer() {
     await stopFolio(server);
     const bulkBase = BULK_WARMUP + BULK_ROUNDS;
     const bulk = (round: number) =>
@@ -461,6 +461,15 @@ try {
     );
     results.profiles = Object.fromEntries(profiles);
   }
+  if (PROFILE)
+    try {
+      await profileTransfer();
+    } catch (error) {
+      // Profiles explain the figures; they never cost the run its measurements.
+      results.profileError = `the profiled server failed (${error instanceof Error ? error.message : String(error)})`;
+      process.stderr.write(`profiles: ${results.profileError}\n`);
+    }
+  else results.profileError = 'TRANSFER_PROFILE=0';
   if (raw) {
     const measured = Object.entries(rawRounds).filter(([, rounds]) => rounds.length > 0);
     results.raw = Object.fromEntries(measured.map(([name, rounds]) => [name, rawSummary(rounds)]));

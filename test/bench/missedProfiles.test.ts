@@ -47,6 +47,23 @@ describe('bench report: where a missed target’s time goes (bench/missedProfile
     const text = missedProfilesSection(verdicts(151, 150), [], new Map(), {}).join('\n');
     expect(text).to.include('### GET by id');
     expect(text).to.include('Not profiled in this run.');
+    // With the reason where the run gave one, for each side on its own.
+    const why = missedProfilesSection(verdicts(151, 150), [], new Map(), {}, { peers: 'PEERS_PROFILE=0' });
+    expect(why.join('\n')).to.include('Not profiled in this run: PEERS_PROFILE=0.');
+    const oneShot = judgeOneShot(new Map([['bulk of 100', { folio: 3, raw: 1 }]]));
+    const both = missedProfilesSection(
+      verdicts(151, 150),
+      oneShot,
+      new Map(),
+      {},
+      {
+        oneShot: 'TRANSFER_PROFILE=0',
+      },
+    ).join('\n');
+    expect(both).to.include(
+      '### GET by id\n\nMissed: GET by id: CPU per request ≤ 1.5 × raw better-sqlite3 (measured 1.51).\n\nNot profiled in this run.',
+    );
+    expect(both).to.include('Not profiled in this run: TRANSFER_PROFILE=0.');
   });
 
   it('shows a missed one-shot target with its own unit', () => {
