@@ -25,11 +25,17 @@ export interface CpuProfile {
   timeDeltas: number[];
 }
 
+/** What a window counted, one and many: requests by default, or a one-shot workload's documents. */
+export type ProfileUnit = readonly [one: string, many: string];
+export const REQUESTS: ProfileUnit = ['request', 'requests'];
+
 /** A span of the profiled process's life, on the monotonic clock, and the requests served in it. */
 export interface ProfileWindow {
   fromMicros: number;
   toMicros: number;
   requests: number;
+  /** What `requests` counts (REQUESTS when not given). */
+  unit?: ProfileUnit;
 }
 
 export interface ProfileShare {
@@ -43,6 +49,7 @@ export interface ProfileShare {
 export interface ProfileSummary {
   windowMs: number;
   requests: number;
+  unit: ProfileUnit;
   /** Busy (not idle) main-thread time per request, µs. */
   busyMicrosPerRequest: number;
   /** Busy time ÷ the window's length. */
@@ -140,6 +147,7 @@ export function summariseProfile(profile: CpuProfile, window: ProfileWindow, top
   return {
     windowMs: windowMicros / 1000,
     requests,
+    unit: window.unit ?? REQUESTS,
     busyMicrosPerRequest: requests > 0 ? busy / requests : Number.NaN,
     busyShare: windowMicros > 0 ? busy / windowMicros : 0,
     functions: ranked(byFunction),
@@ -153,8 +161,9 @@ export function mainThreadProfileName(names: readonly string[]): string | undefi
   return names.find((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
 }
 
-/** A summary as markdown: the areas, then the functions, each with µs per request and share. */
-export function profileMarkdown(summary: ProfileSummary, unit = 'request'): string[] {
+/** A summary as markdown: the areas, then the functions, each with µs per its unit and share. */
+export function profileMarkdown(summary: ProfileSummary): string[] {
+  const [unit] = summary.unit;
   const row = (s: ProfileShare) =>
     `| ${s.name.replaceAll('|', '\\|')} | ${s.microsPerRequest.toFixed(s.microsPerRequest >= 100 ? 0 : 1)} | ${(s.share * 100).toFixed(1)} % |`;
   return [
@@ -168,8 +177,9 @@ export function profileMarkdown(summary: ProfileSummary, unit = 'request'): stri
   ];
 }
 
-/** One line for a console: the busy time per `unit` and the three largest areas. */
-export function profileLine(name: string, summary: ProfileSummary, unit = 'request'): string {
+/** One line for a console: the busy time per its unit and the three largest areas. */
+export function profileLine(name: string, summary: ProfileSummary): string {
+  const [unit] = summary.unit;
   const areas = summary.areas
     .slice(0, 3)
     .map((a) => `${a.name} ${(a.share * 100).toFixed(0)} %`)

@@ -6,17 +6,6 @@
 import { type ProfileSummary, profileMarkdown } from './cpuProfile.js';
 import { askedText, type OneShotVerdict, oneShotAskedText, type Verdict } from './storageTargets.js';
 
-/** What a profile's window counted, one and many: a request, or a one-shot workload's unit. */
-type Unit = readonly [one: string, many: string];
-const REQUEST: Unit = ['request', 'requests'];
-const DOCUMENT: Unit = ['document', 'documents'];
-const ONE_SHOT_UNITS: Record<string, Unit> = {
-  'import NDJSON': DOCUMENT,
-  'import CSV': DOCUMENT,
-  'export NDJSON': DOCUMENT,
-  'bulk of 100': ['request of 100 operations', 'requests of 100 operations'],
-};
-
 export function missedProfilesSection(
   verdicts: readonly Verdict[],
   oneShot: readonly OneShotVerdict[],
@@ -28,16 +17,15 @@ export function missedProfilesSection(
   // Missed targets by workload, in the order the targets list them.
   const missed = new Map<
     string,
-    { asked: string[]; summary: ProfileSummary | undefined; unit: Unit; why: string | undefined }
+    { asked: string[]; summary: ProfileSummary | undefined; why: string | undefined }
   >();
   const add = (
     workload: string,
     asked: string,
     summary: ProfileSummary | undefined,
-    unit: Unit,
     why: string | undefined,
   ) => {
-    const entry = missed.get(workload) ?? { asked: [], summary, unit, why };
+    const entry = missed.get(workload) ?? { asked: [], summary, why };
     entry.asked.push(asked);
     missed.set(workload, entry);
   };
@@ -47,7 +35,6 @@ export function missedProfilesSection(
         v.target.workload,
         `${askedText(v.target)} (measured ${v.measured.toFixed(2)})`,
         profiles.get(v.target.workload),
-        REQUEST,
         notProfiled.peers,
       );
   for (const v of oneShot)
@@ -56,20 +43,19 @@ export function missedProfilesSection(
         v.target.name,
         `${oneShotAskedText(v.target)} (measured ${v.measured.toFixed(2)})`,
         oneShotProfiles[v.target.name],
-        ONE_SHOT_UNITS[v.target.name] ?? REQUEST,
         notProfiled.oneShot,
       );
   if (missed.size === 0) return ['Every target of this run is met.'];
-  return [...missed].flatMap(([workload, { asked, summary, unit, why }]) => [
+  return [...missed].flatMap(([workload, { asked, summary, why }]) => [
     `### ${workload}`,
     '',
     `Missed: ${asked.join('; ')}.`,
     '',
     ...(summary
       ? [
-          `Profiled for ${(summary.windowMs / 1000).toFixed(1)} s over ${summary.requests.toLocaleString('en')} ${unit[1]}: ${summary.busyMicrosPerRequest.toFixed(1)} µs of busy main-thread samples per ${unit[0]} (busy ${(summary.busyShare * 100).toFixed(0)} % of the window).`,
+          `Profiled for ${(summary.windowMs / 1000).toFixed(1)} s over ${summary.requests.toLocaleString('en')} ${summary.unit[1]}: ${summary.busyMicrosPerRequest.toFixed(1)} µs of busy main-thread samples per ${summary.unit[0]} (busy ${(summary.busyShare * 100).toFixed(0)} % of the window).`,
           '',
-          ...profileMarkdown(summary, unit[0]),
+          ...profileMarkdown(summary),
         ]
       : [`Not profiled in this run${why ? `: ${why}` : ''}.`]),
     '',

@@ -50,7 +50,7 @@ import {
 import { seedFolioBig, startJsonServerBig, startRawSqlite } from './workloads/peerServers.js';
 import { FOLIO_UNCACHED, RAW_ROWS, workloadTargets } from './workloads/peerTargets.js';
 import { mainThreadCpuMs, processCpuMs, processCpuTimes } from './workloads/processCpu.js';
-import { profiledRun } from './workloads/profiledRun.js';
+import { type OptionalProfiles, optionalProfiles, profiledRun } from './workloads/profiledRun.js';
 import { BODY, categoryCycle, PROFILE_BULK_REQUESTS } from './workloads/rows.js';
 import {
   type Baselines,
@@ -741,19 +741,11 @@ export async function runPeerBench(folioSide: FolioSide = {}, timing?: BenchTimi
     const baselines = { ...raws, ...pouchBaselines, spreads: { ...raws.spreads, ...pouchBaselines.spreads } };
     timing?.phases.push(['peers: rounds and baselines', performance.now() - measureStartedMs]);
     const profileStartedMs = performance.now();
-    // Profiles explain the figures; they never cost the run its report.
-    let profiles = new Map<string, ProfileSummary>();
-    let notProfiled: string | undefined;
-    if (PROFILE) {
-      try {
-        profiles = await profileFolio(dir, folio, targets);
-      } catch (error) {
-        notProfiled = `the profiled server failed (${error instanceof Error ? error.message : String(error)})`;
-        process.stderr.write(`profiles: ${notProfiled}\n`);
-      }
-      timing?.phases.push(['peers: profiles', performance.now() - profileStartedMs]);
-    } else notProfiled = 'PEERS_PROFILE=0';
-    await report(targets, rounds, folioSide, baselines, timing, live, { profiles, notProfiled });
+    const profiled = await optionalProfiles(PROFILE, 'PEERS_PROFILE=0', () =>
+      profileFolio(dir, folio, targets),
+    );
+    if (PROFILE) timing?.phases.push(['peers: profiles', performance.now() - profileStartedMs]);
+    await report(targets, rounds, folioSide, baselines, timing, live, profiled);
   } finally {
     for (const server of servers.reverse()) await stop(server);
     await parse?.stop();
@@ -805,7 +797,7 @@ async function report(
   baselines: Baselines,
   timing: BenchTiming | undefined,
   live: string[],
-  { profiles, notProfiled }: { profiles: ReadonlyMap<string, ProfileSummary>; notProfiled?: string },
+  { profiles, notProfiled }: OptionalProfiles,
 ): Promise<void> {
   const rows = targets.map((t) => {
     const results = rounds.get(t.name) ?? [];

@@ -33,11 +33,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type FolioProcess, serveFolio, stopFolio } from '../test/support/folioProcess.js';
-import { type ProfileSummary, profileLine } from './cpuProfile.js';
+import { type ProfileSummary, type ProfileUnit, profileLine } from './cpuProfile.js';
 import { median } from './stats.js';
 import { spread } from './storageTargets.js';
 import { processCpuMs } from './workloads/processCpu.js';
-import { type ProfiledLoad, profiledRun } from './workloads/profiledRun.js';
+import { optionalProfiles, type ProfiledLoad, profiledRun } from './workloads/profiledRun.js';
 import { startRawAlone } from './workloads/rawServer.js';
 import {
   BULK_OPS,
@@ -71,6 +71,7 @@ const FOLIO_NODE_ARGS = process.env.TRANSFER_FOLIO_NODE_ARGS?.split(' ').filter(
 const WITH_RAW = process.env.TRANSFER_RAW !== '0';
 /** A profiled pass after the measurements (TRANSFER_PROFILE=0: none). */
 const PROFILE = process.env.TRANSFER_PROFILE !== '0';
+const DOCUMENTS: ProfileUnit = ['document', 'documents'];
 
 function serve(dataDir: string): Promise<FolioProcess> {
   return serveFolio({ FOLIO_DATA_DIR: dataDir }, FOLIO_NODE_ARGS);
@@ -234,6 +235,14 @@ const raw = WITH_RAW ? await startRawAlone(want('export') ? EXPORT_DOCS : 0) : n
 let server = await serve(dataDir);
 try {
   const key = await tenant(server.url, 'bench-team@example.test', 'team');
+  const bulkBody = (round: number) => JSON.stringify({ operations: bulkOperations(round) });
+  /** One bulk request of the bench's 100 operations, to whichever server runs now. */
+  const postBulk = (body: string) =>
+    call(`${server.url}/bench/bulk/_bulk`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body,
+    });
 
   // Import 25,000 documents, NDJSON then CSV, each round into collections of its own.
   if (want('import')) {
@@ -279,15 +288,9 @@ try {
         throw new Error(`raw bulk failed: ${text.slice(0, 200)}`);
     };
     for (let round = 0; round < BULK_WARMUP + BULK_ROUNDS; round++) {
-      const body = JSON.stringify({ operations: bulkOperations(round) });
+      const body = bulkBody(round);
       const t0 = performance.now();
-      const { value: res, cpuMs } = await serverCpu(() =>
-        call(`${server.url}/bench/bulk/_bulk`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-          body,
-        }),
-      );
+      const { value: res, cpuMs } = await serverCpu(() => postBulk(body));
       if (res.summary.failed !== 0) throw new Error(`bulk failed: ${JSON.stringify(res.summary)}`);
       if (round >= BULK_WARMUP) {
         bulkTimes.push(performance.now() - t0);
@@ -404,12 +407,7 @@ try {
   async function profileTransfer() {
     await stopFolio(server);
     const bulkBase = BULK_WARMUP + BULK_ROUNDS;
-    const bulk = (round: number) =>
-      call(`${server.url}/bench/bulk/_bulk`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ operations: bulkOperations(round) }),
-      });
+    const bulk = (round: number) => postBulk(bulkBody(round));
     const importInto = async (collection: string, body: string, type: string) => {
       await timedImport(server.url, key, collection, body, type);
       return IMPORT_DOCS;
@@ -418,6 +416,7 @@ try {
     if (want('bulk'))
       loads.push({
         name: 'bulk of 100',
+        unit: ['request of 100 operations', 'requests of 100 operations'],
         warmUp: async () => {
           for (let i = 0; i < PROFILE_BULK_REQUESTS; i++) await bulk(bulkBase + i);
         },
@@ -432,11 +431,13 @@ try {
       loads.push(
         {
           name: 'import NDJSON',
+          unit: DOCUMENTS,
           warmUp: () => importInto('profiled_nd_warm', ndBody, 'application/x-ndjson'),
           run: () => importInto('profiled_nd', ndBody, 'application/x-ndjson'),
         },
         {
           name: 'import CSV',
+          unit: DOCUMENTS,
           warmUp: () => importInto('profiled_csv_warm', csvBody, 'text/csv'),
           run: () => importInto('profiled_csv', csvBody, 'text/csv'),
         },
@@ -445,13 +446,14 @@ try {
     if (want('export'))
       loads.push({
         name: 'export NDJSON',
+        unit: DOCUMENTS,
         warmUp: () => drain(`${server.url}/bench/exported/_export`, key),
         run: async () => {
           await drain(`${server.url}/bench/exported/_export`, key);
           return EXPORT_DOCS;
         },
       });
-    const profiles = await profiledRun(
+    return profiledRun(
       join(dataDir, 'profiles'),
       async (nodeArgs) => {
         server = await serveFolio({ FOLIO_DATA_DIR: dataDir }, [...FOLIO_NODE_ARGS, ...nodeArgs]);
@@ -459,17 +461,10 @@ try {
       },
       loads,
     );
-    results.profiles = Object.fromEntries(profiles);
   }
-  if (PROFILE)
-    try {
-      await profileTransfer();
-    } catch (error) {
-      // Profiles explain the figures; they never cost the run its measurements.
-      results.profileError = `the profiled server failed (${error instanceof Error ? error.message : String(error)})`;
-      process.stderr.write(`profiles: ${results.profileError}\n`);
-    }
-  else results.profileError = 'TRANSFER_PROFILE=0';
+  const profiled = await optionalProfiles(PROFILE, 'TRANSFER_PROFILE=0', profileTransfer);
+  results.profiles = Object.fromEntries(profiled.profiles);
+  if (profiled.notProfiled) results.profileError = profiled.notProfiled;
   if (raw) {
     const measured = Object.entries(rawRounds).filter(([, rounds]) => rounds.length > 0);
     results.raw = Object.fromEntries(measured.map(([name, rounds]) => [name, rawSummary(rounds)]));
@@ -534,5 +529,5 @@ if (cliRun)
   );
 // Where the profiled server's main thread spent each workload, its three largest areas.
 for (const [name, summary] of Object.entries((results.profiles ?? {}) as Record<string, ProfileSummary>))
-  out.write(`${profileLine(name, summary, name === 'bulk of 100' ? 'request' : 'document')}\n`);
+  out.write(`${profileLine(name, summary)}\n`);
 if (process.env.BENCH_JSON) out.write(`${JSON.stringify(results)}\n`);

@@ -11,6 +11,7 @@ import {
   mainThreadProfileName,
   monotonicMicros,
   type ProfileSummary,
+  type ProfileUnit,
   type ProfileWindow,
   summariseProfile,
 } from '../cpuProfile.js';
@@ -21,6 +22,8 @@ export interface ProfiledLoad {
   warmUp?: () => Promise<unknown>;
   /** The load; resolves with the requests (or documents) it served, which divide the time. */
   run: () => Promise<number>;
+  /** What `run` counts (requests when not given). */
+  unit?: ProfileUnit;
 }
 
 /**
@@ -39,7 +42,7 @@ export async function profiledRun(
       await load.warmUp?.();
       const fromMicros = monotonicMicros();
       const requests = await load.run();
-      windows.set(load.name, { fromMicros, toMicros: monotonicMicros(), requests });
+      windows.set(load.name, { fromMicros, toMicros: monotonicMicros(), requests, unit: load.unit });
     }
   } finally {
     // A graceful stop: the profile is written as the process exits.
@@ -49,4 +52,30 @@ export async function profiledRun(
   if (!name) throw new Error(`no main-thread profile in ${profileDir}`);
   const profile = JSON.parse(await readFile(join(profileDir, name), 'utf8')) as CpuProfile;
   return new Map([...windows].map(([load, window]) => [load, summariseProfile(profile, window)]));
+}
+
+/** A profiled pass's summaries, or why there are none. */
+export interface OptionalProfiles {
+  profiles: Map<string, ProfileSummary>;
+  notProfiled?: string;
+}
+
+/**
+ * `run` when `enabled` (else none, `offSwitch` saying why). A failure is written to standard
+ * error and given as the reason, never thrown: profiles explain a run's figures and never cost
+ * it its report.
+ */
+export async function optionalProfiles(
+  enabled: boolean,
+  offSwitch: string,
+  run: () => Promise<Map<string, ProfileSummary>>,
+): Promise<OptionalProfiles> {
+  if (!enabled) return { profiles: new Map(), notProfiled: offSwitch };
+  try {
+    return { profiles: await run() };
+  } catch (error) {
+    const notProfiled = `the profiled server failed (${error instanceof Error ? error.message : String(error)})`;
+    process.stderr.write(`profiles: ${notProfiled}\n`);
+    return { profiles: new Map(), notProfiled };
+  }
 }

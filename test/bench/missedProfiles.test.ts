@@ -19,6 +19,7 @@ function verdicts(getCpu: number, patchCpu: number) {
 const summary = (name: string): ProfileSummary => ({
   windowMs: 3000,
   requests: 30_000,
+  unit: ['request', 'requests'],
   busyMicrosPerRequest: 60,
   busyShare: 0.9,
   functions: [{ name: `${name} src/x.ts`, microsPerRequest: 30, share: 0.5 }],
@@ -74,7 +75,11 @@ describe('bench report: where a missed target’s time goes (bench/missedProfile
       ]),
     );
     const text = missedProfilesSection([], oneShot, new Map(), {
-      'bulk of 100': { ...summary('apply'), requests: 50 },
+      'bulk of 100': {
+        ...summary('apply'),
+        requests: 50,
+        unit: ['request of 100 operations', 'requests of 100 operations'],
+      },
     }).join('\n');
     expect(text).to.include('### bulk of 100');
     expect(text).to.include("Missed: bulk of 100: time ≤ 2.5 × raw better-sqlite3's (measured 2.60).");
