@@ -15,8 +15,9 @@
  *   `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
  * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
  *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
- *   as JSONB), a version row (the document's text) with the versions past the Team plan's 100
- *   pruned, and a change row (its text and two indexes), in one transaction per request. Still
+ *   as JSONB, with the operation and key hint of its current version), copy the version it
+ *   replaces into the versions table (a create has none) with the versions past the Team plan's
+ *   100 pruned, and write a change row (its text and two indexes), in one transaction per request. Still
  *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
  *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
  *   (NDJSON, into the collection `?into=` names) creates documents the same way, all in one
@@ -56,7 +57,7 @@ db.exec(
 db.exec(`
   CREATE TABLE documents (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
     version INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body BLOB NOT NULL,
-    PRIMARY KEY (scope, collection, id));
+    operation TEXT, api_key_hint TEXT, PRIMARY KEY (scope, collection, id));
   CREATE INDEX documents_created ON documents (scope, collection, created_at, id);
   CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
   CREATE INDEX documents_version ON documents (scope, collection, version, id);
@@ -112,13 +113,16 @@ const rowsGet = db.prepare<[string, string], DocumentRow>(
   "SELECT json(body) AS body, version, created_at FROM documents WHERE scope = 'bench' AND collection = ? AND id = ?",
 );
 const rowsUpsert = db.prepare(
-  'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, body) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
-    'version = excluded.version, updated_at = excluded.updated_at, body = excluded.body',
+  'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, operation, api_key_hint, body) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, jsonb(?)) ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
+    'version = excluded.version, updated_at = excluded.updated_at, operation = excluded.operation, ' +
+    'api_key_hint = excluded.api_key_hint, body = excluded.body',
 );
-const rowsVersion = db.prepare(
-  'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+const HISTORY_COLUMNS = 'scope, collection, doc_id, version, operation, timestamp, api_key_hint, body';
+/** The version a write replaces, copied from the document's row into the history. */
+const rowsKeepVersion = db.prepare(
+  `INSERT INTO versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
+    'api_key_hint, json(body) FROM documents WHERE scope = ? AND collection = ? AND id = ? AND version = ?',
 );
 const rowsPrune = db.prepare(
   'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
@@ -127,7 +131,8 @@ const rowsChange = db.prepare(
   'INSERT INTO changes (scope, collection, type, doc_id, document, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
 );
 /**
- * One write as Folio's rows: the document, its version (older ones pruned), its change. New
+ * One write as Folio's rows: the version it replaces copied to the history (older ones pruned),
+ * the document, its change. New
  * documents get Folio's time-ordered ids (src/ids.ts), so each insert lands at the end of the
  * tables' keys as Folio's do: random ids put every insert somewhere inside three B-trees, which
  * made this ceiling about a quarter slower than the rows themselves cost.
@@ -142,8 +147,8 @@ const writeRows = (
 ): string => {
   const now = new Date().toISOString();
   const text = JSON.stringify({ ...doc, _id: id, $version: version, $createdAt: createdAt, $updatedAt: now });
-  rowsUpsert.run(SCOPE, collection, id, version, createdAt, now, text);
-  rowsVersion.run(SCOPE, collection, id, version, type, now, 'folio_sk_...abcd', text);
+  if (version > 1) rowsKeepVersion.run(SCOPE, collection, id, version - 1);
+  rowsUpsert.run(SCOPE, collection, id, version, createdAt, now, type, 'folio_sk_...abcd', text);
   if (version > KEPT_VERSIONS) rowsPrune.run(SCOPE, collection, id, version - KEPT_VERSIONS);
   rowsChange.run(SCOPE, collection, type, id, text, now);
   return text;
@@ -165,7 +170,7 @@ const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): s
   const row = rowsGet.get('items', id);
   return row === undefined ? null : patchRows(id, row, patch);
 });
-const history = 'scope, collection, doc_id, version, operation, timestamp, api_key_hint, body';
+const history = HISTORY_COLUMNS;
 const historyOf = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
 const trashDelete = [
   db.prepare(`DELETE FROM trash_versions ${historyOf}`),
@@ -177,6 +182,10 @@ const trashInsert = db.prepare(
 );
 const trashHistory = db.prepare(
   `INSERT INTO trash_versions (${history}) SELECT ${history} FROM versions ${historyOf}`,
+);
+const trashCurrent = db.prepare(
+  `INSERT INTO trash_versions (${history}) SELECT scope, collection, id, version, operation, updated_at, ` +
+    'api_key_hint, json(body) FROM documents WHERE scope = ? AND collection = ? AND id = ?',
 );
 const rowsDelete = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
 const rowsDeleteHistory = db.prepare(`DELETE FROM versions ${historyOf}`);
@@ -197,6 +206,7 @@ const trashRows = (id: string, row: DocumentRow, collection: string) => {
     row.body,
   );
   trashHistory.run(SCOPE, collection, id);
+  trashCurrent.run(SCOPE, collection, id);
   rowsDelete.run(SCOPE, collection, id);
   rowsDeleteHistory.run(SCOPE, collection, id);
   rowsChange.run(SCOPE, collection, 'delete', id, row.body, now.toISOString());

@@ -80,6 +80,8 @@ describe('embedded store: database file and schema', () => {
         { name: 'updated_at', type: 'TEXT', notnull: 1, pk: 0 },
         { name: 'body', type: 'BLOB', notnull: 1, pk: 0 },
         { name: 'api_form', type: 'INTEGER', notnull: 1, pk: 0 },
+        { name: 'operation', type: 'TEXT', notnull: 0, pk: 0 },
+        { name: 'api_key_hint', type: 'TEXT', notnull: 0, pk: 0 },
       ]);
       const indexColumns = (name: string) =>
         store.db
@@ -312,9 +314,15 @@ describe('embedded store: commits', () => {
   const count = (table: string) =>
     store.db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
 
-  it('writes the document, its version and its change-log row in one transaction', async () => {
-    await store.documents.commit(scope, 'things', [putWrite(doc(1))]);
-    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
+  it('writes the document, the version it replaces and its change-log row in one transaction', async () => {
+    const first = doc(1);
+    await store.documents.commit(scope, 'things', [putWrite(first)]);
+    // A create: the current version is the document's row; no history yet.
+    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 0, 1]);
+    await store.documents.commit(scope, 'things', [
+      putWrite({ ...doc(2, first._id), $createdAt: first.$createdAt }),
+    ]);
+    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 2]);
     // Make the outbox insert fail: the document and version rows must roll back with it.
     store.db.exec(
       "CREATE TEMP TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END",
@@ -323,7 +331,13 @@ describe('embedded store: commits', () => {
     const error = await rejection(store.documents.commit(scope, 'things', [putWrite(d)]));
     expect(String(error)).to.match(/refused/);
     expect(await store.documents.get(scope, 'things', d._id)).to.equal(null);
-    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 1]);
+    // An update that fails takes the copy of the version it replaces back with it.
+    const again = { ...doc(3, first._id), $createdAt: first.$createdAt };
+    expect(String(await rejection(store.documents.commit(scope, 'things', [putWrite(again)])))).to.match(
+      /refused/,
+    );
+    expect([count('documents'), count('versions'), count('changes')]).to.deep.equal([1, 1, 2]);
+    expect((await store.documents.get(scope, 'things', first._id))?.$version).to.equal(2);
   });
 
   it('records the change type and the pre-delete document in the outbox', async () => {

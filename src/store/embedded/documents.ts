@@ -2,6 +2,14 @@
  * Documents and their version history on SQLite. A commit is one IMMEDIATE transaction holding
  * the document rows, version rows (with pruning) and change-log rows; the change feed hears of
  * it only after it committed.
+ *
+ * A document's current version is its `documents` row, with the operation and key hint that made
+ * it; `versions` holds the versions before it. A write that replaces a version first copies it
+ * into `versions`, so a create writes no version row at all: every version was once stored twice,
+ * and creating a document (an import, a bulk request) paid for the second copy. A row written
+ * before this layout has no operation (NULL): `versions` holds its current version already, so
+ * it is not copied again, and the readers take the current version from `documents` only where
+ * the row has one.
  */
 
 import Database from 'better-sqlite3';
@@ -56,6 +64,9 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
 
+/** A document's key, given twice to the statements that read its row and its history. */
+type VersionKey = [scope: string, collection: string, id: string];
+
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
 /** The barrier `sync()` commits: one row rewritten, so the group has something to sync. */
@@ -99,22 +110,37 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #getMany: Database.Statement<[string, string, string], { id: string; json: string }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<
-    [string, string, string, number, string, string, string, string, string, number]
+    [string, string, string, number, string, string, WriteOperation, string, string, string, string, number]
   >;
   readonly #update: Database.Statement<
-    [number, string, string, string, string, number, string, string, string, number, string]
+    [
+      number,
+      string,
+      WriteOperation,
+      string,
+      string,
+      string,
+      string,
+      number,
+      string,
+      string,
+      string,
+      number,
+      string,
+    ]
   >;
   readonly #deleteDoc: Database.Statement<[string, string, string]>;
-  readonly #insertVersion: Database.Statement<
-    [string, string, string, number, WriteOperation, string, string, string]
-  >;
+  readonly #keepVersion: Database.Statement<[string, string, string, number]>;
   readonly #pruneVersions: Database.Statement<[string, string, string, number]>;
   readonly #deleteHistory: Database.Statement<[string, string, string]>;
   readonly #listVersions: Database.Statement<
-    [string, string, string],
+    [...VersionKey, ...VersionKey],
     { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
   >;
-  readonly #getVersionBody: Database.Statement<[string, string, string, number], { body: string }>;
+  readonly #getVersionBody: Database.Statement<
+    [...VersionKey, number, ...VersionKey, number],
+    { body: string }
+  >;
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
   #documentsWritten = 0;
@@ -179,26 +205,30 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
     );
     this.#upsert = db.prepare(
-      // The body comes as the API form's text (serialised once per write, shared with the version
-      // and change rows), stored as JSONB with its metadata last (apiText.ts).
-      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, api_form, body) ' +
-        `VALUES (?, ?, ?, ?, ?, ?, 1, ${storedBodySql('?', '?', '?', '?')}) ` +
+      // The body comes as the API form's text (serialised once per write, shared with the change
+      // row), stored as JSONB with its metadata last (apiText.ts).
+      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, operation, api_key_hint, ' +
+        `api_form, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ${storedBodySql('?', '?', '?', '?')}) ` +
         'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
-        'version = excluded.version, created_at = excluded.created_at, ' +
-        'updated_at = excluded.updated_at, api_form = 1, body = excluded.body',
+        'version = excluded.version, created_at = excluded.created_at, updated_at = excluded.updated_at, ' +
+        'operation = excluded.operation, api_key_hint = excluded.api_key_hint, api_form = 1, body = excluded.body',
     );
     // A new version of a stored document, the row found by its key, the version it follows and
     // its birth time: no insert to try first, and `created_at`, unchanged, is not written, so its
     // index entry is left alone (the upsert rewrote it on every write). No row changed: the
     // upsert does the write (once the write's conditions are checked).
     this.#update = db.prepare(
-      `UPDATE documents SET version = ?, updated_at = ?, api_form = 1, body = ${storedBodySql('?', '?', '?', '?')} ` +
+      'UPDATE documents SET version = ?, updated_at = ?, operation = ?, api_key_hint = ?, api_form = 1, ' +
+        `body = ${storedBodySql('?', '?', '?', '?')} ` +
         'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND created_at = ?',
     );
     this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
-    this.#insertVersion = db.prepare(
+    // The version a write replaces joins the history, copied from its row in the statement (no
+    // text through JavaScript). A row from before the layout (no operation) has it there already.
+    this.#keepVersion = db.prepare(
       'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        `SELECT scope, collection, id, version, operation, updated_at, api_key_hint, ${API_TEXT} FROM documents ` +
+        'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND operation IS NOT NULL',
     );
     this.#pruneVersions = db.prepare(
       'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
@@ -206,12 +236,17 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#deleteHistory = db.prepare(
       'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ?',
     );
+    // The current version (its row, where it has an operation), then the ones before it.
     this.#listVersions = db.prepare(
-      'SELECT version, operation, timestamp, api_key_hint FROM versions ' +
+      'SELECT version, operation, updated_at AS timestamp, api_key_hint FROM documents ' +
+        'WHERE scope = ? AND collection = ? AND id = ? AND operation IS NOT NULL UNION ALL ' +
+        'SELECT version, operation, timestamp, api_key_hint FROM versions ' +
         'WHERE scope = ? AND collection = ? AND doc_id = ? ORDER BY version DESC',
     );
     this.#getVersionBody = db.prepare(
-      'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
+      'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ? ' +
+        `UNION ALL SELECT ${API_TEXT} FROM documents WHERE scope = ? AND collection = ? AND id = ? ` +
+        'AND version = ? AND operation IS NOT NULL LIMIT 1',
     );
     // The primary key (scope, collection, id) serves the grouping; BINARY collation orders names
     // by code unit, as the port promises.
@@ -480,7 +515,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
-    return this.#listVersions.all(scopeKeyOf(scope), collection, id).map((row) => ({
+    const key: VersionKey = [scopeKeyOf(scope), collection, id];
+    return this.#listVersions.all(...key, ...key).map((row) => ({
       version: row.version,
       operation: row.operation,
       timestamp: row.timestamp,
@@ -494,7 +530,8 @@ export class EmbeddedDocuments implements DocumentRepository {
     id: string,
     version: number,
   ): Promise<FolioDocument | null> {
-    const row = this.#getVersionBody.get(scopeKeyOf(scope), collection, id, version);
+    const key: VersionKey = [scopeKeyOf(scope), collection, id];
+    const row = this.#getVersionBody.get(...key, version, ...key, version);
     return row ? (JSON.parse(row.body) as FolioDocument) : null;
   }
 
@@ -578,11 +615,18 @@ export class EmbeddedDocuments implements DocumentRepository {
         if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
         const json = write.json ?? JSON.stringify(doc);
         const { _id, $version, $createdAt, $updatedAt } = doc;
+        // The version this one replaces joins the history first. Conditioned on that version
+        // alone: when it is stored, either the UPDATE or the upsert below replaces it (a
+        // conflict needs another version), and when it is not, nothing is copied.
+        if (write.expectedVersion > 0)
+          this.#keepVersion.run(scopeKey, collection, _id, write.expectedVersion);
         const updated =
           write.expectedVersion > 0 &&
           this.#update.run(
             $version,
             $updatedAt,
+            write.operation,
+            write.apiKeyHint,
             json,
             $createdAt,
             $updatedAt,
@@ -606,23 +650,16 @@ export class EmbeddedDocuments implements DocumentRepository {
             $version,
             $createdAt,
             $updatedAt,
+            write.operation,
+            write.apiKeyHint,
             json,
             $createdAt,
             $updatedAt,
             $version,
           );
-        this.#insertVersion.run(
-          scopeKey,
-          collection,
-          doc._id,
-          doc.$version,
-          write.operation,
-          doc.$updatedAt,
-          write.apiKeyHint,
-          json,
-        );
-        // Versions are contiguous, so "all but the newest keepVersions" is a version bound; none
-        // to prune while the document has no more versions than it keeps (every create).
+        // Versions are contiguous, so "all but the newest keepVersions" (the current one among
+        // them, in its row) is a version bound; none to prune while the document has no more
+        // versions than it keeps (every create).
         const pruneThrough = doc.$version - write.keepVersions;
         if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';

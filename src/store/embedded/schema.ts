@@ -187,6 +187,12 @@ const MIGRATIONS: readonly string[] = [
   // partial index that is empty once they all are.
   `ALTER TABLE documents ADD COLUMN api_form INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX documents_stored_form ON documents (api_form) WHERE api_form = 0;`,
+  // 9: a document's current version lives in its `documents` row alone: its operation and key
+  // hint join it there, and `versions` holds the versions before it (documents.ts). A row with a
+  // NULL operation was written before, when `versions` held the current version too; it stays
+  // valid as it is, and its next write moves it to the new layout.
+  `ALTER TABLE documents ADD COLUMN operation TEXT;
+  ALTER TABLE documents ADD COLUMN api_key_hint TEXT;`,
 ];
 
 /** The schema version a fully migrated database reports. */

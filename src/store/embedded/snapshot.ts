@@ -283,8 +283,13 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         };
         await pace();
       }
+      // Each document's history, its current version last: that one is its `documents` row's
+      // where the row has an operation (documents.ts). Both sides come in key order, so SQLite
+      // merges them without sorting.
       const versions = reader.prepare<[], VersionTableRow>(
-        'SELECT * FROM versions ORDER BY scope, collection, doc_id, version',
+        'SELECT scope, collection, doc_id, version, operation, timestamp, api_key_hint, body FROM versions ' +
+          'UNION ALL SELECT scope, collection, id, version, operation, updated_at, api_key_hint, ' +
+          `${API_TEXT} FROM documents WHERE operation IS NOT NULL ORDER BY 1, 2, 3, 4`,
       );
       for (const r of versions.iterate()) {
         yield { type: 'version', ...versionOf(r) };

@@ -1,6 +1,7 @@
 /**
  * The trash on SQLite: `trash` holds each deleted document's last version, `trash_versions` its
- * history, apart from `versions` because the id may be taken again while it waits. Moving in and
+ * history (the last version too, as listed), apart from `versions` because the id may be taken
+ * again while it waits. Moving in and
  * out happens inside a document commit (documents.ts calls `moveIn`, `moveOut` and `erase` in its
  * transaction); reading, purging and the expiry sweep are this repository's own.
  *
@@ -21,6 +22,7 @@ import type {
   VersionInfo,
   WriteOperation,
 } from '../port.js';
+import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
@@ -39,6 +41,7 @@ export class EmbeddedTrash implements TrashRepository {
   readonly #db: Database.Database;
   readonly #insert: Database.Statement<[string, string, string, number, string, string, string, string]>;
   readonly #copyHistoryIn: Database.Statement<Key>;
+  readonly #copyCurrentIn: Database.Statement<Key>;
   readonly #copyHistoryOut: Database.Statement<Key>;
   readonly #deleteEntry: Database.Statement<Key>;
   readonly #deleteHistory: Database.Statement<Key>;
@@ -68,6 +71,12 @@ export class EmbeddedTrash implements TrashRepository {
     this.#copyHistoryIn = db.prepare(
       `INSERT INTO trash_versions (${columns}) SELECT ${columns} FROM versions ${historyWhere}`,
     );
+    // The document's current version is its row's (documents.ts); a row from before that layout
+    // (no operation) has it in `versions`, copied above.
+    this.#copyCurrentIn = db.prepare(
+      `INSERT INTO trash_versions (${columns}) SELECT scope, collection, id, version, operation, ` +
+        `updated_at, api_key_hint, ${API_TEXT} FROM documents ${where} AND operation IS NOT NULL`,
+    );
     this.#copyHistoryOut = db.prepare(
       `INSERT INTO versions (${columns}) SELECT ${columns} FROM trash_versions ${historyWhere}`,
     );
@@ -96,7 +105,10 @@ export class EmbeddedTrash implements TrashRepository {
 
   // -- inside a document commit ---------------------------------------------------------------
 
-  /** The document (API text `json`) and its history go to the trash, replacing an older entry. */
+  /**
+   * The document (API text `json`) and its history go to the trash, replacing an older entry.
+   * Called before the document's row is deleted: its current version is copied from it.
+   */
   moveIn(
     scopeKey: string,
     collection: string,
@@ -117,6 +129,7 @@ export class EmbeddedTrash implements TrashRepository {
       json,
     );
     this.#copyHistoryIn.run(scopeKey, collection, id);
+    this.#copyCurrentIn.run(scopeKey, collection, id);
   }
 
   /** The trashed version of the id, or null (expired or not: the caller checked expiry). */
