@@ -255,7 +255,8 @@ try {
       if (raw) rawRounds.importNdjson.push(await rawRequest(`/import?into=nd_${round}`, ndBody));
       cs.push(await timedImport(server.url, key, `imported_csv_${round}`, csvBody, 'text/csv'));
       if (raw) rawRounds.importCsv.push(await rawRequest(`/import/csv?into=csv_${round}`, csvBody));
-      // raw writing the rows Folio writes for each document (document, version, change).
+      // raw writing the rows Folio writes for each document (document and change: a create
+      // replaces no version).
       if (raw) rawRounds.rowsImport.push(await rawRequest(`/rows/import?into=rows_${round}`, ndBody));
     }
     results.importNdjson = importSummary(nd);

@@ -177,7 +177,7 @@ export function workloadTargets(s: WorkloadServers): Target[] {
       varying('raw-patch', 'raw better-sqlite3', patch, raw, 'PATCH', () => `/items/${s.nextNumber()}`, {
         body: patchBody,
       }),
-      // The same rows Folio writes (document, version, change), as cheaply as raw SQL can.
+      // The same rows Folio writes (document, the version it replaces, change), as cheaply as raw SQL can.
       {
         name: 'rawrows-post',
         system: RAW_ROWS,

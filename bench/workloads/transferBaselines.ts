@@ -37,7 +37,7 @@ export interface Baselines {
   rawImportCsvCpuMicrosPerDoc?: number;
   rawExportCpuMs?: number;
   rawBulkCpuMs?: number;
-  /** raw better-sqlite3 writing Folio's rows (document, version, change) for each document. */
+  /** raw better-sqlite3 writing Folio's rows (a new document's row and its change) for each document. */
   rowsImportDocsPerSecond?: number;
   rowsBulkMs?: number;
   pouchImportDocsPerSecond?: number;
@@ -174,7 +174,7 @@ export function baselineTable(folio: FolioSide, b: Baselines): string[] {
     `| import ${IMPORT_DOCS.toLocaleString('en')} rows (CSV, the same documents; raw: papaparse) | docs/s | ${thousands(folioImportCsv)} | ${thousands(b.rawImportCsvDocsPerSecond)} | ${ratio(folioImportCsv, b.rawImportCsvDocsPerSecond)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importCsv', 'spread'), b.spreads?.rawImportCsv)} |`,
     `| export ${EXPORT_DOCS.toLocaleString('en')} rows (NDJSON) | s | ${fixed(folioExportSeconds, 2)} | ${fixed(b.rawExportSeconds, 2)} | ${ratio(folioExportSeconds, b.rawExportSeconds)} (time) | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'export_ndjson', 'spread'), b.spreads?.rawExport)} |`,
     `| bulk, ${BULK_OPS} operations in one request | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rawBulkMs, 1)} | ${ratio(folioBulk, b.rawBulkMs)} (time) | ${NA} | ${fixed(b.pouchBulkMs, 1)} | ${spreads(field(folio.transfer, 'bulk100Ms', 'spread'), b.spreads?.rawBulk, b.spreads?.pouchBulk)} |`,
-    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON), beside raw writing Folio's rows (document, version, change; no target) | docs/s | ${thousands(folioImport)} | ${thousands(b.rowsImportDocsPerSecond)} | ${ratio(folioImport, b.rowsImportDocsPerSecond)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importNdjson', 'spread'), b.spreads?.rowsImport)} |`,
+    `| import ${IMPORT_DOCS.toLocaleString('en')} rows (NDJSON), beside raw writing Folio's rows (document and change; no target) | docs/s | ${thousands(folioImport)} | ${thousands(b.rowsImportDocsPerSecond)} | ${ratio(folioImport, b.rowsImportDocsPerSecond)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importNdjson', 'spread'), b.spreads?.rowsImport)} |`,
     `| bulk, ${BULK_OPS} operations, beside raw writing Folio's rows for the same operations (no target) | ms, median | ${fixed(folioBulk, 1)} | ${fixed(b.rowsBulkMs, 1)} | ${ratio(folioBulk, b.rowsBulkMs)} (time) | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'bulk100Ms', 'spread'), b.spreads?.rowsBulk)} |`,
     `| import, server CPU | µs per document | ${fixed(folioImportCpu, 1)} | ${fixed(b.rawImportCpuMicrosPerDoc, 1)} | ${ratio(folioImportCpu, b.rawImportCpuMicrosPerDoc)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importNdjson', 'cpuSpread'), undefined)} |`,
     `| import CSV, server CPU | µs per document | ${fixed(folioImportCsvCpu, 1)} | ${fixed(b.rawImportCsvCpuMicrosPerDoc, 1)} | ${ratio(folioImportCsvCpu, b.rawImportCsvCpuMicrosPerDoc)} | ${NA} | ${NA} | ${spreads(field(folio.transfer, 'importCsv', 'cpuSpread'), undefined)} |`,
