@@ -2,8 +2,9 @@
  * Where the embedded store keeps a document's history (documents.ts): the current version is the
  * document's row alone, `versions` holds the ones before it, and a write copies the version it
  * replaces. Rows written before that layout (schema 8: `versions` held the current version too,
- * and the row had no operation) read and move on exactly as new ones. Checked on the tables
- * themselves, against a model of what the history must list, on generated sequences of writes.
+ * and the row had no operation) read and move on exactly as new ones, and are moved to the new
+ * layout after start-up (historyLayout.ts). Checked on the tables themselves, against a model of
+ * what the history must list, on generated sequences of writes and moves.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -35,6 +36,25 @@ async function oldLayout(dataDir: string, id: string, versions: number): Promise
   await mkdir(dataDir, { recursive: true });
   const raw = new Database(path.join(dataDir, 'folio.db'));
   applySchema(raw, 8);
+  try {
+    return writeOldRows(raw, id, versions);
+  } finally {
+    raw.close();
+  }
+}
+
+/**
+ * `id` at versions 1..`versions` as schema 8's code wrote it (the row without an operation, every
+ * version in `versions`), into a database of schema 8 or later: on an open store, rows written
+ * after start-up stay so until a write or `convertHistoryLayout`. `timestampOf` gives the current
+ * version's history row another time than the row's (a row the conversion must leave as it is).
+ */
+function writeOldRows(
+  raw: Database.Database,
+  id: string,
+  versions: number,
+  timestampOf: (doc: FolioDocument) => string = (doc) => doc.$updatedAt,
+): FolioDocument[] {
   const createdAt = isoNow();
   const docs = Array.from({ length: versions }, (_, i) => version(id, i + 1, createdAt));
   const last = docs.at(-1)!;
@@ -50,18 +70,9 @@ async function oldLayout(dataDir: string, id: string, versions: number): Promise
   );
   for (const d of docs) {
     const operation = d.$version === 1 ? 'create' : 'update';
-    insertVersion.run(
-      SCOPE_KEY,
-      COLLECTION,
-      id,
-      d.$version,
-      operation,
-      d.$updatedAt,
-      HINT,
-      JSON.stringify(d),
-    );
+    const timestamp = d === last ? timestampOf(d) : d.$updatedAt;
+    insertVersion.run(SCOPE_KEY, COLLECTION, id, d.$version, operation, timestamp, HINT, JSON.stringify(d));
   }
-  raw.close();
   return docs;
 }
 
@@ -145,35 +156,83 @@ describe('embedded store: the current version is the document’s row, the histo
     expect(await store.documents.getVersion(scope, COLLECTION, id, 2)).to.deep.equal(docs[1]);
   });
 
-  it(`reads a schema-8 directory's history as it was, and moves its documents on without a duplicate`, async () => {
+  it('upgrades a schema-8 directory: each current version moves to its row at start-up, the history reads as before', async () => {
     const id = newId('doc');
-    const docs = await oldLayout(dataDir, id, 2);
+    const docs = await oldLayout(dataDir, id, 3);
     await open();
     expect(store.db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
-    const listed = await store.documents.listVersions(scope, COLLECTION, id);
-    expect(listed.map((v) => v.version)).to.deep.equal([2, 1]);
-    expect(await store.documents.getVersion(scope, COLLECTION, id, 2)).to.deep.equal(docs[1]);
-    // The next write finds version 2 in `versions` already and copies nothing.
-    docs.push(version(id, 3, docs[0]!.$createdAt));
-    await commit([putWrite(docs[2]!)]);
+    // Start-up's background move (its first chunk runs before init resolves); waited for here.
+    expect(await store.convertHistoryLayout()).to.equal(0);
     expect(historyRows(id)).to.deep.equal([1, 2]);
-    expect((await store.documents.listVersions(scope, COLLECTION, id)).map((v) => v.version)).to.deep.equal([
-      3, 2, 1,
-    ]);
-    docs.push(version(id, 4, docs[0]!.$createdAt));
-    await commit([putWrite(docs[3]!)]);
-    expect(historyRows(id)).to.deep.equal([1, 2, 3]);
+    const listed = await store.documents.listVersions(scope, COLLECTION, id);
+    expect(listed).to.deep.equal(
+      [...docs].reverse().map((d) => ({
+        version: d.$version,
+        operation: d.$version === 1 ? 'create' : 'update',
+        timestamp: d.$updatedAt,
+        apiKeyHint: HINT,
+      })),
+    );
     for (const d of docs)
       expect(await store.documents.getVersion(scope, COLLECTION, id, d.$version)).to.deep.equal(d);
   });
 
-  it('a schema-8 document deleted to the trash keeps each version once', async () => {
-    const id = newId('doc');
-    await oldLayout(dataDir, id, 3);
+  it('an old row reads as before, and its next write copies nothing twice', async () => {
     await open();
+    const id = newId('doc');
+    const docs = writeOldRows(store.db, id, 2);
+    expect(historyRows(id)).to.deep.equal([1, 2]);
+    const listed = await store.documents.listVersions(scope, COLLECTION, id);
+    expect(listed.map((v) => v.version)).to.deep.equal([2, 1]);
+    expect(await store.documents.getVersion(scope, COLLECTION, id, 2)).to.deep.equal(docs[1]);
+    // The write finds version 2 in `versions` already and copies nothing.
+    docs.push(version(id, 3, docs[0]!.$createdAt));
+    await commit([putWrite(docs[2]!)]);
+    expect(historyRows(id)).to.deep.equal([1, 2]);
+    docs.push(version(id, 4, docs[0]!.$createdAt));
+    await commit([putWrite(docs[3]!)]);
+    expect(historyRows(id)).to.deep.equal([1, 2, 3]);
+    expect((await store.documents.listVersions(scope, COLLECTION, id)).map((v) => v.version)).to.deep.equal([
+      4, 3, 2, 1,
+    ]);
+    for (const d of docs)
+      expect(await store.documents.getVersion(scope, COLLECTION, id, d.$version)).to.deep.equal(d);
+  });
+
+  it('an old row deleted to the trash keeps each version once', async () => {
+    await open();
+    const id = newId('doc');
+    writeOldRows(store.db, id, 3);
     await commit([{ kind: 'delete', id, expectedVersion: 3, trash: stamp() }]);
     const trashed = await store.trash.listVersions(scope, COLLECTION, id, isoNow());
     expect(trashed.map((v) => v.version)).to.deep.equal([3, 2, 1]);
+  });
+
+  it('moves old rows in chunks (one row fewer than a chunk, a chunk, one more); leaves a row whose history row disagrees', async () => {
+    // With the row left as it is: 4, 5 and 6 old rows in chunks of 5.
+    for (const rows of [3, 4, 5]) {
+      await store?.close();
+      await rm(dataDir, { recursive: true, force: true });
+      store = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000, sweepChunkRows: 5 });
+      await store.init();
+      const ids = Array.from({ length: rows }, () => newId('doc'));
+      const docs = ids.map((id) => writeOldRows(store.db, id, 2));
+      // Its history row's time is not the row's: moved, the version would list another time.
+      const odd = newId('doc');
+      writeOldRows(store.db, odd, 2, () => '2001-01-01T00:00:00.000Z');
+      const all = [...ids, odd];
+      const before = await Promise.all(all.map((id) => store.documents.listVersions(scope, COLLECTION, id)));
+      expect(await store.convertHistoryLayout(), `${rows} rows`).to.equal(rows);
+      expect(await store.convertHistoryLayout(), `${rows} rows, again`).to.equal(0);
+      for (const id of ids) expect(historyRows(id), id).to.deep.equal([1]);
+      expect(historyRows(odd)).to.deep.equal([1, 2]);
+      const after = await Promise.all(all.map((id) => store.documents.listVersions(scope, COLLECTION, id)));
+      expect(after).to.deep.equal(before);
+      for (const [i, id] of ids.entries()) {
+        for (const d of docs[i]!)
+          expect(await store.documents.getVersion(scope, COLLECTION, id, d.$version)).to.deep.equal(d);
+      }
+    }
   });
 
   it('a backup lists every version of every document once, the current one from its row', async () => {
@@ -196,13 +255,14 @@ describe('embedded store: the current version is the document’s row, the histo
     expect(versions).to.deep.equal(expected);
   });
 
-  it('generated writes, on new and schema-8 documents: the history lists exactly the versions kept', async function () {
+  it('generated writes and moves, on new and old documents: the history lists exactly the versions kept', async function () {
     this.timeout(60_000);
-    type Step = { kind: 'put' } | { kind: 'trash' } | { kind: 'restore' };
+    type Step = { kind: 'put' } | { kind: 'trash' } | { kind: 'restore' } | { kind: 'move' };
     const step = fc.oneof(
       { weight: 4, arbitrary: fc.constant<Step>({ kind: 'put' }) },
       fc.constant<Step>({ kind: 'trash' }),
       fc.constant<Step>({ kind: 'restore' }),
+      fc.constant<Step>({ kind: 'move' }),
     );
     await fc.assert(
       fc.asyncProperty(
@@ -213,14 +273,14 @@ describe('embedded store: the current version is the document’s row, the histo
           await store?.close();
           await rm(dataDir, { recursive: true, force: true });
           const id = newId('doc');
-          // The model: every version's document, whether the document is live or in the trash.
-          const all: FolioDocument[] = oldVersions > 0 ? await oldLayout(dataDir, id, oldVersions) : [];
-          let state: 'live' | 'trash' | 'none' = oldVersions > 0 ? 'live' : 'none';
-          // The schema-8 rows were written with no pruning: all of them are kept until a write.
-          let kept = all.length;
-          // Until its first write here, a schema-8 document's current version is in `versions` too.
-          let twice = oldVersions > 0;
           await open();
+          // The model: every version's document, whether the document is live or in the trash.
+          const all: FolioDocument[] = oldVersions > 0 ? writeOldRows(store.db, id, oldVersions) : [];
+          let state: 'live' | 'trash' | 'none' = oldVersions > 0 ? 'live' : 'none';
+          // The old rows were written with no pruning: all of them are kept until a write.
+          let kept = all.length;
+          // Until a write or a move, an old document's current version is in `versions` too.
+          let twice = oldVersions > 0;
           const createdAt = all[0]?.$createdAt ?? isoNow();
           for (const s of steps) {
             const current = all.at(-1)?.$version ?? 0;
@@ -248,6 +308,11 @@ describe('embedded store: the current version is the document’s row, the histo
               kept = Math.min(kept + 1, keep);
               state = 'live';
               twice = false;
+            } else if (s.kind === 'move') {
+              // A trashed document has no row to move; its history is the trash's.
+              const moved = await store.convertHistoryLayout();
+              expect(moved).to.equal(state === 'live' && twice ? 1 : 0);
+              if (state === 'live') twice = false;
             }
           }
           const expected = all.slice(all.length - kept).reverse();

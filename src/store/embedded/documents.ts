@@ -9,7 +9,7 @@
  * and creating a document (an import, a bulk request) paid for the second copy. A row written
  * before this layout has no operation (NULL): `versions` holds its current version already, so
  * it is not copied again, and the readers take the current version from `documents` only where
- * the row has one.
+ * the row has one. Such rows are moved to this layout after start-up (historyLayout.ts).
  */
 
 import Database from 'better-sqlite3';

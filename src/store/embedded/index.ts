@@ -19,6 +19,7 @@ import { EmbeddedIndexes } from './declaredIndexes.js';
 import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDeliveryBodies } from './deliveryBodies.js';
 import { EmbeddedDocuments } from './documents.js';
+import { HistoryLayoutConversion } from './historyLayout.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { applySchema } from './schema.js';
@@ -89,6 +90,7 @@ interface Parts {
   pruneTimer: NodeJS.Timeout;
   checkpoints: BackgroundCheckpoints | null;
   conversion: StoredFormConversion;
+  historyLayout: HistoryLayoutConversion;
   lock: DataDirLock | null;
 }
 
@@ -226,6 +228,12 @@ export class EmbeddedStore implements Store {
     conversion.run().catch((error: unknown) => {
       if (!this.#closed) process.emitWarning(`converting stored documents failed: ${String(error)}`);
     });
+    // Documents whose current version is in `versions` as well, moved in the background
+    // (historyLayout.ts).
+    const historyLayout = new HistoryLayoutConversion(db, this.options.sweepChunkRows);
+    historyLayout.run().catch((error: unknown) => {
+      if (!this.#closed) process.emitWarning(`moving documents' history failed: ${String(error)}`);
+    });
     this.#parts = {
       db,
       changes,
@@ -251,6 +259,7 @@ export class EmbeddedStore implements Store {
       pruneTimer,
       checkpoints,
       conversion,
+      historyLayout,
       lock,
     };
   }
@@ -261,6 +270,15 @@ export class EmbeddedStore implements Store {
    */
   convertStoredForms(): Promise<number> {
     return this.#ready().conversion.run();
+  }
+
+  /**
+   * Move the documents still keeping their current version in `versions` too (historyLayout.ts);
+   * how many were. Start-up does it in the background; this waits for that and goes over what
+   * is left.
+   */
+  convertHistoryLayout(): Promise<number> {
+    return this.#ready().historyLayout.run();
   }
 
   /** The background checkpointer's counts, or null when the connection checkpoints itself. */
@@ -286,6 +304,7 @@ export class EmbeddedStore implements Store {
       parts.deliveryBodies.stopSweeps(),
       parts.agenda?.repository.stopSweeps(),
       parts.conversion.stop(),
+      parts.historyLayout.stop(),
     ]);
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
     await parts.checkpoints?.stop();

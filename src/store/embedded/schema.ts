@@ -189,10 +189,12 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX documents_stored_form ON documents (api_form) WHERE api_form = 0;`,
   // 9: a document's current version lives in its `documents` row alone: its operation and key
   // hint join it there, and `versions` holds the versions before it (documents.ts). A row with a
-  // NULL operation was written before, when `versions` held the current version too; it stays
-  // valid as it is, and its next write moves it to the new layout.
+  // NULL operation was written before, when `versions` held the current version too; it reads
+  // correctly as it is, and is moved to the new layout after start-up (historyLayout.ts), found
+  // through a partial index that is empty once they all are.
   `ALTER TABLE documents ADD COLUMN operation TEXT;
-  ALTER TABLE documents ADD COLUMN api_key_hint TEXT;`,
+  ALTER TABLE documents ADD COLUMN api_key_hint TEXT;
+  CREATE INDEX documents_history_layout ON documents (operation) WHERE operation IS NULL;`,
 ];
 
 /** The schema version a fully migrated database reports. */

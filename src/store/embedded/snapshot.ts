@@ -43,6 +43,8 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 const YIELD_EVERY = 256;
 
 /** The same body as `EmbeddedDocuments`' upsert writes: the API text as JSONB (apiText.ts). */
+// No operation: the restored versions include each document's current one, as before schema 9
+// (documents.ts); the next start moves the rows to the new layout (historyLayout.ts).
 const UPSERT_DOCUMENT_SQL =
   'INSERT OR REPLACE INTO documents (scope, collection, id, version, created_at, updated_at, api_form, body) ' +
   `VALUES (@scope, @collection, @id, @version, @createdAt, @updatedAt, 1, ${storedBodySql('@json', '@createdAt', '@updatedAt', '@version')})`;
