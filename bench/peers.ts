@@ -1089,9 +1089,9 @@ work.
   Folio writes (\`/rows\` routes): the document in Folio's table with its three indexes (body
   stored as JSONB, with its current version's operation and key hint), the version it replaces
   copied to the version table (a create has none) with those past the Team plan's 100 pruned, and
-  a change row with its two indexes, in one transaction and one sync per request. Still no auth, validation,
-  rate limit, log, cache or change feed. New documents get Folio's time-ordered ids, so each
-  insert lands at the end of the keys as Folio's do. Not a target: it shows how much of Folio's
+  a change row with its two indexes, in one transaction and one sync per request. Still no auth,
+  validation, rate limit, log, cache or change feed. New documents get Folio's time-ordered ids,
+  so each insert lands at the end of the keys as Folio's do. Not a target: it shows how much of Folio's
   write cost is the history and outbox it keeps.
 - **Folio**: \`folio serve\` on the embedded store, as in production: request log at \`info\`
   (to a file), API-key auth and the Team plan's rate limit on every request. Requests spread

@@ -17,9 +17,10 @@
  *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
  *   as JSONB, with the operation and key hint of its current version), copy the version it
  *   replaces into the versions table (a create has none) with the versions past the Team plan's
- *   100 pruned, and write a change row (its text and two indexes), in one transaction per request. Still
- *   no auth, validation, rate limit, log, cache or change feed: the storage ceiling of a store
- *   that keeps a history and an outbox, beside the one that keeps neither. `POST /rows/import`
+ *   100 pruned, and write a change row (its text and two indexes), in one transaction per
+ *   request. Still no auth, validation, rate limit, log, cache or change feed: the storage
+ *   ceiling of a store that keeps a history and an outbox, beside the one that keeps neither.
+ *   `POST /rows/import`
  *   (NDJSON, into the collection `?into=` names) creates documents the same way, all in one
  *   transaction; `POST /rows/bulk` takes the bulk envelope and writes each operation's rows as
  *   Folio does (a delete moves the document and its history to the trash tables), in one
@@ -132,10 +133,10 @@ const rowsChange = db.prepare(
 );
 /**
  * One write as Folio's rows: the version it replaces copied to the history (older ones pruned),
- * the document, its change. New
- * documents get Folio's time-ordered ids (src/ids.ts), so each insert lands at the end of the
- * tables' keys as Folio's do: random ids put every insert somewhere inside three B-trees, which
- * made this ceiling about a quarter slower than the rows themselves cost.
+ * the document, its change. New documents get Folio's time-ordered ids (src/ids.ts), so each
+ * insert lands at the end of the tables' keys as Folio's do: random ids put every insert
+ * somewhere inside three B-trees, which made this ceiling about a quarter slower than the rows
+ * themselves cost.
  */
 const writeRows = (
   id: string,
@@ -170,7 +171,6 @@ const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): s
   const row = rowsGet.get('items', id);
   return row === undefined ? null : patchRows(id, row, patch);
 });
-const history = HISTORY_COLUMNS;
 const historyOf = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
 const trashDelete = [
   db.prepare(`DELETE FROM trash_versions ${historyOf}`),
@@ -181,10 +181,10 @@ const trashInsert = db.prepare(
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const trashHistory = db.prepare(
-  `INSERT INTO trash_versions (${history}) SELECT ${history} FROM versions ${historyOf}`,
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT ${HISTORY_COLUMNS} FROM versions ${historyOf}`,
 );
 const trashCurrent = db.prepare(
-  `INSERT INTO trash_versions (${history}) SELECT scope, collection, id, version, operation, updated_at, ` +
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
     'api_key_hint, json(body) FROM documents WHERE scope = ? AND collection = ? AND id = ?',
 );
 const rowsDelete = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');

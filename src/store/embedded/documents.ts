@@ -4,12 +4,10 @@
  * it only after it committed.
  *
  * A document's current version is its `documents` row, with the operation and key hint that made
- * it; `versions` holds the versions before it. A write that replaces a version first copies it
- * into `versions`, so a create writes no version row at all: every version was once stored twice,
- * and creating a document (an import, a bulk request) paid for the second copy. A row written
- * before this layout has no operation (NULL): `versions` holds its current version already, so
- * it is not copied again, and the readers take the current version from `documents` only where
- * the row has one. Such rows are moved to this layout after start-up (historyLayout.ts).
+ * it; `versions` holds the versions before it (currentVersion.ts, which also covers rows from
+ * before this layout). A write that replaces a version first copies it into `versions`, so a
+ * create writes no version row at all: every version was once stored twice, and creating a
+ * document (an import, a bulk request) paid for the second copy.
  */
 
 import Database from 'better-sqlite3';
@@ -43,6 +41,7 @@ import {
   indexedPathsOf,
   type SqlParam,
 } from './compileQuery.js';
+import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import {
   collectionMatch,
   compoundPaths,
@@ -63,9 +62,6 @@ import type { EmbeddedTrash } from './trash.js';
 const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
-
-/** A document's key, given twice to the statements that read its row and its history. */
-type VersionKey = [scope: string, collection: string, id: string];
 
 type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
@@ -134,11 +130,11 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #pruneVersions: Database.Statement<[string, string, string, number]>;
   readonly #deleteHistory: Database.Statement<[string, string, string]>;
   readonly #listVersions: Database.Statement<
-    [...VersionKey, ...VersionKey],
+    [{ scope: string; collection: string; id: string }],
     { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
   >;
   readonly #getVersionBody: Database.Statement<
-    [...VersionKey, number, ...VersionKey, number],
+    [{ scope: string; collection: string; id: string; version: number }],
     { body: string }
   >;
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
@@ -227,8 +223,8 @@ export class EmbeddedDocuments implements DocumentRepository {
     // text through JavaScript). A row from before the layout (no operation) has it there already.
     this.#keepVersion = db.prepare(
       'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
-        `SELECT scope, collection, id, version, operation, updated_at, api_key_hint, ${API_TEXT} FROM documents ` +
-        'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND operation IS NOT NULL',
+        `SELECT ${CURRENT_VERSION_ROW} FROM documents ` +
+        `WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND ${HOLDS_CURRENT_VERSION}`,
     );
     this.#pruneVersions = db.prepare(
       'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
@@ -239,14 +235,15 @@ export class EmbeddedDocuments implements DocumentRepository {
     // The current version (its row, where it has an operation), then the ones before it.
     this.#listVersions = db.prepare(
       'SELECT version, operation, updated_at AS timestamp, api_key_hint FROM documents ' +
-        'WHERE scope = ? AND collection = ? AND id = ? AND operation IS NOT NULL UNION ALL ' +
-        'SELECT version, operation, timestamp, api_key_hint FROM versions ' +
-        'WHERE scope = ? AND collection = ? AND doc_id = ? ORDER BY version DESC',
+        `WHERE scope = @scope AND collection = @collection AND id = @id AND ${HOLDS_CURRENT_VERSION} ` +
+        'UNION ALL SELECT version, operation, timestamp, api_key_hint FROM versions ' +
+        'WHERE scope = @scope AND collection = @collection AND doc_id = @id ORDER BY version DESC',
     );
     this.#getVersionBody = db.prepare(
-      'SELECT body FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ? ' +
-        `UNION ALL SELECT ${API_TEXT} FROM documents WHERE scope = ? AND collection = ? AND id = ? ` +
-        'AND version = ? AND operation IS NOT NULL LIMIT 1',
+      'SELECT body FROM versions ' +
+        'WHERE scope = @scope AND collection = @collection AND doc_id = @id AND version = @version ' +
+        `UNION ALL SELECT ${API_TEXT} FROM documents WHERE scope = @scope AND collection = @collection ` +
+        `AND id = @id AND version = @version AND ${HOLDS_CURRENT_VERSION} LIMIT 1`,
     );
     // The primary key (scope, collection, id) serves the grouping; BINARY collation orders names
     // by code unit, as the port promises.
@@ -515,8 +512,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async listVersions(scope: DataScope, collection: string, id: string): Promise<VersionInfo[]> {
-    const key: VersionKey = [scopeKeyOf(scope), collection, id];
-    return this.#listVersions.all(...key, ...key).map((row) => ({
+    return this.#listVersions.all({ scope: scopeKeyOf(scope), collection, id }).map((row) => ({
       version: row.version,
       operation: row.operation,
       timestamp: row.timestamp,
@@ -530,8 +526,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     id: string,
     version: number,
   ): Promise<FolioDocument | null> {
-    const key: VersionKey = [scopeKeyOf(scope), collection, id];
-    const row = this.#getVersionBody.get(...key, version, ...key, version);
+    const row = this.#getVersionBody.get({ scope: scopeKeyOf(scope), collection, id, version });
     return row ? (JSON.parse(row.body) as FolioDocument) : null;
   }
 

@@ -1,11 +1,10 @@
 /**
  * Rows of `documents` from before a document's current version lived in its row alone (schema
- * 9, documents.ts) have no operation, and `versions` holds their current version as well. After
- * start-up they are moved to the new layout in chunks (chunkedSweep.ts): the row takes the
- * operation and key hint of its current version's history row, and that history row goes. The
- * history reads the same before and after (the readers take the current version from the row
- * exactly where it has an operation), so a conversion touches no cache and emits no event; what
- * it gives back is the second copy of every document, which SQLite reuses for later writes.
+ * 9, currentVersion.ts) have no operation, and `versions` holds their current version as well.
+ * After start-up they are moved to the new layout in chunks (chunkedSweep.ts): the history row
+ * of the current version goes, and the row takes its operation and key hint. The history reads
+ * the same before and after, so a conversion touches no cache and emits no event; what it gives
+ * back is the second copy of every document, which SQLite reuses for later writes.
  *
  * A row is converted only when its history row says what the row would: the same version, and
  * the time of that version equal to the row's `updated_at`. Every row Folio wrote has one; a row
@@ -32,7 +31,7 @@ interface OldRow {
   updated_at: string;
 }
 
-type VersionKey = [scope: string, collection: string, id: string, version: number];
+type MovedKey = [scope: string, collection: string, id: string, version: number, timestamp: string];
 
 export class HistoryLayoutConversion {
   readonly #sweep: ChunkedSweep;
@@ -45,31 +44,24 @@ export class HistoryLayoutConversion {
         'INDEXED BY documents_history_layout WHERE operation IS NULL AND rowid > ? ' +
         `ORDER BY rowid LIMIT ${BOUND_COUNT}`,
     );
-    const current = db.prepare<
-      VersionKey,
-      { operation: WriteOperation; timestamp: string; api_key_hint: string }
-    >(
-      'SELECT operation, timestamp, api_key_hint FROM versions ' +
-        'WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
+    // The current version's history row, only where its time is the row's.
+    const dropCopy = db.prepare<MovedKey, { operation: WriteOperation; api_key_hint: string }>(
+      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ? ' +
+        'AND timestamp = ? RETURNING operation, api_key_hint',
     );
     const takeOver = db.prepare<[WriteOperation, string, number]>(
       'UPDATE documents SET operation = ?, api_key_hint = ? WHERE rowid = ?',
     );
-    const dropCopy = db.prepare<VersionKey>(
-      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version = ?',
-    );
-    // One transaction a chunk: a row and its history row change together, and no write comes
-    // between the read of a history row and its delete. IMMEDIATE: the write lock is taken first,
-    // so an operator command writing from another process makes it wait, never fail half-read.
+    // One transaction a chunk: a row and its history row change together. IMMEDIATE: the write
+    // lock is taken first, so an operator command writing from another process makes it wait,
+    // never fail half-way.
     const chunk = db.transaction((after: number, limit: number) => {
       const rows = oldRows.all(after, limit);
       let converted = 0;
       for (const row of rows) {
-        const key: VersionKey = [row.scope, row.collection, row.id, row.version];
-        const version = current.get(...key);
-        if (!version || version.timestamp !== row.updated_at) continue;
-        takeOver.run(version.operation, version.api_key_hint, row.rowid);
-        dropCopy.run(...key);
+        const copy = dropCopy.get(row.scope, row.collection, row.id, row.version, row.updated_at);
+        if (!copy) continue;
+        takeOver.run(copy.operation, copy.api_key_hint, row.rowid);
         converted++;
       }
       return { rows: rows.length, last: rows.at(-1)?.rowid ?? after, converted };

@@ -33,6 +33,7 @@ import type {
   WriteOperation,
 } from '../port.js';
 import { API_TEXT, storedBodySql } from './apiText.js';
+import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import type { EmbeddedIndexes } from './declaredIndexes.js';
 import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
 import { SEALING_KEY_FILE, type WebhookRow, toRecord as webhookRecordOf } from './webhooks.js';
@@ -42,9 +43,11 @@ const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows handed out between two turns of the event loop. */
 const YIELD_EVERY = 256;
 
-/** The same body as `EmbeddedDocuments`' upsert writes: the API text as JSONB (apiText.ts). */
-// No operation: the restored versions include each document's current one, as before schema 9
-// (documents.ts); the next start moves the rows to the new layout (historyLayout.ts).
+/**
+ * The same body as `EmbeddedDocuments`' upsert writes: the API text as JSONB (apiText.ts). No
+ * operation: the restored versions include each document's current one, as before schema 9
+ * (currentVersion.ts); the next start moves the rows to the new layout (historyLayout.ts).
+ */
 const UPSERT_DOCUMENT_SQL =
   'INSERT OR REPLACE INTO documents (scope, collection, id, version, created_at, updated_at, api_form, body) ' +
   `VALUES (@scope, @collection, @id, @version, @createdAt, @updatedAt, 1, ${storedBodySql('@json', '@createdAt', '@updatedAt', '@version')})`;
@@ -286,12 +289,11 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         await pace();
       }
       // Each document's history, its current version last: that one is its `documents` row's
-      // where the row has an operation (documents.ts). Both sides come in key order, so SQLite
+      // where the row holds it (currentVersion.ts). Both sides come in key order, so SQLite
       // merges them without sorting.
       const versions = reader.prepare<[], VersionTableRow>(
         'SELECT scope, collection, doc_id, version, operation, timestamp, api_key_hint, body FROM versions ' +
-          'UNION ALL SELECT scope, collection, id, version, operation, updated_at, api_key_hint, ' +
-          `${API_TEXT} FROM documents WHERE operation IS NOT NULL ORDER BY 1, 2, 3, 4`,
+          `UNION ALL SELECT ${CURRENT_VERSION_ROW} FROM documents WHERE ${HOLDS_CURRENT_VERSION} ORDER BY 1, 2, 3, 4`,
       );
       for (const r of versions.iterate()) {
         yield { type: 'version', ...versionOf(r) };

@@ -1,9 +1,9 @@
 /**
  * The trash on SQLite: `trash` holds each deleted document's last version, `trash_versions` its
  * history (the last version too, as listed), apart from `versions` because the id may be taken
- * again while it waits. Moving in and
- * out happens inside a document commit (documents.ts calls `moveIn`, `moveOut` and `erase` in its
- * transaction); reading, purging and the expiry sweep are this repository's own.
+ * again while it waits. Moving in and out happens inside a document commit (documents.ts calls
+ * `moveIn`, `moveOut` and `erase` in its transaction); reading, purging and the expiry sweep are
+ * this repository's own.
  *
  * An entry past its `expires_at` is gone to every reader at once; the sweep erases its bytes
  * later. Erasing also scrubs the change log's copies of the document (ChangeLog.scrub; the
@@ -22,8 +22,8 @@ import type {
   VersionInfo,
   WriteOperation,
 } from '../port.js';
-import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
+import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 
@@ -71,11 +71,11 @@ export class EmbeddedTrash implements TrashRepository {
     this.#copyHistoryIn = db.prepare(
       `INSERT INTO trash_versions (${columns}) SELECT ${columns} FROM versions ${historyWhere}`,
     );
-    // The document's current version is its row's (documents.ts); a row from before that layout
-    // (no operation) has it in `versions`, copied above.
+    // The document's current version is its row's; a row from before that layout has it in
+    // `versions`, copied above (currentVersion.ts).
     this.#copyCurrentIn = db.prepare(
-      `INSERT INTO trash_versions (${columns}) SELECT scope, collection, id, version, operation, ` +
-        `updated_at, api_key_hint, ${API_TEXT} FROM documents ${where} AND operation IS NOT NULL`,
+      `INSERT INTO trash_versions (${columns}) SELECT ${CURRENT_VERSION_ROW} FROM documents ${where} ` +
+        `AND ${HOLDS_CURRENT_VERSION}`,
     );
     this.#copyHistoryOut = db.prepare(
       `INSERT INTO versions (${columns}) SELECT ${columns} FROM trash_versions ${historyWhere}`,
