@@ -14,7 +14,7 @@ const DEFAULTS_FILE = ['../../config/default.json', '../../../config/default.jso
   .find((file) => existsSync(file)) as string;
 
 /** Short names that take precedence over the derived `FOLIO_*` names. */
-const ALIASES: Record<string, string> = {
+export const ALIASES: Record<string, string> = {
   PORT: 'port',
   HOST: 'host',
   MONGODB_URI: 'mongodbUri',
