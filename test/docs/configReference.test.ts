@@ -23,6 +23,6 @@ describe('docs/configuration.md', () => {
     expect(loadConfig({ FOLIO_PLANS_PRO_STORED_VERSIONS: '25' }).plans.pro.storedVersions).to.equal(25);
     expect(page).to.include('`FOLIO_PLANS_<PLAN>_STORED_VERSIONS`');
     expect(loadConfig({ FOLIO_EMBEDDED_PAGE_CACHE_MB: '8' }).embedded.pageCacheMb).to.equal(8);
-    expect(page).to.include('| `FOLIO_EMBEDDED_PAGE_CACHE_MB` | `embedded.pageCacheMb` |');
+    expect(page).to.include('| `FOLIO_EMBEDDED_PAGE_CACHE_MB` | integer ≥ 1 | `64` |');
   });
 });
