@@ -8,7 +8,6 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
-import { AppError } from '../errors.js';
 import { Readiness } from '../operations/readiness.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
@@ -35,8 +34,8 @@ import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/strea
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { routeByFirstSegment, routeByShape } from './routing.js';
-import type { FolioContext, FolioState } from './types.js';
+import { type AppRouters, routeByFirstSegment } from './routing.js';
+import type { FolioContext, FolioRouter, FolioState } from './types.js';
 
 /** Without `operations` (tools that only read the routes): never ready, no metrics. */
 const NO_OPERATIONS: OperationsParts = { readiness: new Readiness(null), metrics: null, metricsToken: '' };
@@ -61,17 +60,36 @@ export function createApp(
   // Errors are answered by errorHandler; Koa's own handler would only log them twice.
   app.silent = true;
 
+  app.use(requestId());
+  if (operations.metrics) app.use(requestMetrics(operations.metrics));
+  // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
+  app.use(corsPolicy(services.config.cors.origin));
+  // The error mapping (and the JSON 404) just inside the access log, which sees its status.
+  app.use(accessLog(logger, accessLines, errorHandler()));
+  app.use(routeByFirstSegment(createRouters(services, operations)));
+  return app;
+}
+
+/**
+ * The application's routers (routing.ts): Folio's own, and the projects' data routes. Exported for
+ * tools and tests that list the routes.
+ */
+export function createRouters(services: Services, operations: OperationsParts = NO_OPERATIONS): AppRouters {
   const system = new Router<FolioState, FolioContext>();
   registerOperationRoutes(system, operations);
   registerAccountRoutes(system);
   registerKeyRoutes(system);
   registerCollectionRoutes(system);
   registerPlanRoutes(system);
+  registerApiDocRoutes(system);
   // The dashboard's pages, and the data routes again for it, authenticated by session.
   const dashboard = createDashboardRouter(loadDashboardAssets());
   const sessionData = createSessionDataRouter(services.config.documents.maxBytes);
-  registerApiDocRoutes(system);
+  return { own: [system, dashboard, sessionData], data: createDataRouter(services) };
+}
 
+/** `/{ns}/...`: the projects' data routes, by API key. */
+function createDataRouter(services: Services): FolioRouter {
   const data = new Router<FolioState, FolioContext>();
   // Param handlers run before the route's own middleware: auth precedes body parsing.
   data.param('ns', apiKeyAuth());
@@ -89,33 +107,5 @@ export function createApp(
   registerStreamRoutes(data);
   registerStreamTicketRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
-
-  app.use(requestId());
-  if (operations.metrics) app.use(requestMetrics(operations.metrics));
-  // Before auth, so a browser's preflight (OPTIONS, no key) is answered.
-  app.use(corsPolicy(services.config.cors.origin));
-  // The error mapping (and the JSON 404) just inside the access log, which sees its status.
-  app.use(accessLog(logger, accessLines, errorHandler()));
-  const allowed = { throw: true, methodNotAllowed };
-  app.use(
-    routeByFirstSegment(
-      {
-        routers: [system, dashboard, sessionData],
-        middleware: [
-          system.routes(),
-          system.allowedMethods(allowed),
-          dashboard.routes(),
-          sessionData.routes(),
-          sessionData.allowedMethods(allowed),
-        ],
-      },
-      // The data routes split by path shape: a request tests a few routes' patterns, not all.
-      { routers: [data], middleware: [routeByShape(data, allowed)] },
-    ),
-  );
-  return app;
-}
-
-function methodNotAllowed(): Error {
-  return new AppError(405, 'method_not_allowed', 'This method is not allowed on this path.');
+  return data;
 }
