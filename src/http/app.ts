@@ -3,7 +3,9 @@
  * request id → request metrics (when enabled) → CORS → access log → error mapping and JSON 404 →
  * routes → JSON 405.
  * The routes are two sides chosen by the path's first segment (routing.ts): Folio's own (account
- * routes by session, dashboard, docs, operations) and the projects' data routes (by API key).
+ * routes by session, dashboard, docs, operations) and the projects' data routes, where a matched
+ * route first meets, in order: project path → authenticate → rate limit → project scope →
+ * origin policy → read-only check (createDataRouter).
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -14,9 +16,13 @@ import type { Services } from '../services/index.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
 import { accessLog, defineRequestLog } from './middleware/accessLog.js';
-import { apiKeyAuth } from './middleware/apiKeyAuth.js';
+import { authenticate } from './middleware/authenticate.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
+import { originPolicy } from './middleware/originPolicy.js';
+import { projectPath, projectScope } from './middleware/projectScope.js';
+import { rateLimit } from './middleware/rateLimit.js';
+import { readOnlyCheck } from './middleware/readOnlyCheck.js';
 import { requestId } from './middleware/requestId.js';
 import { requestMetrics } from './middleware/requestMetrics.js';
 import { shareParsedQueries } from './queryStrings.js';
@@ -34,7 +40,7 @@ import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/strea
 import { registerTransferRoutes } from './routes/transfer.js';
 import { registerTrashRoutes } from './routes/trash.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { type AppRouters, routeByFirstSegment } from './routing.js';
+import { type AppRouters, beforeRoute, routeByFirstSegment } from './routing.js';
 import type { FolioContext, FolioRouter, FolioState } from './types.js';
 
 /** Without `operations` (tools that only read the routes): never ready, no metrics. */
@@ -91,8 +97,19 @@ export function createRouters(services: Services, operations: OperationsParts = 
 /** `/{ns}/...`: the projects' data routes, by API key. */
 function createDataRouter(services: Services): FolioRouter {
   const data = new Router<FolioState, FolioContext>();
-  // Param handlers run before the route's own middleware: auth precedes body parsing.
-  data.param('ns', apiKeyAuth());
+  // In this order, before the route's own middleware (router param handlers run first), so a
+  // request is refused before its body is read.
+  data.param(
+    'ns',
+    beforeRoute(
+      projectPath(), // a reserved name is never a project: 404
+      authenticate(), // the Bearer API key, or the route's own credential → ctx.state.key: 401
+      rateLimit(), // each keyed request counts: X-RateLimit-* headers, 429
+      projectScope(), // the key's own project only: 403
+      originPolicy(), // a browser page's Origin against the project's policy: 403
+      readOnlyCheck(), // a read-only key on the routes that let it: 403
+    ),
+  );
   data.param('collection', (collection, _ctx, next) => {
     assertCollectionName(collection);
     return next();

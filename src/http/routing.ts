@@ -6,11 +6,11 @@
  * Both sides are plain @koa/router routers: `routes()`, then `allowedMethods()` for 405 and 501.
  */
 import type { RouterContext } from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Middleware, Next } from 'koa';
 import compose from 'koa-compose';
 import { AppError } from '../errors.js';
 import { RESERVED_PROJECT_NAMES } from '../services/accounts.js';
-import type { FolioContext, FolioRouter, FolioState } from './types.js';
+import type { Ctx, FolioContext, FolioRouter, FolioState, RouteMiddleware } from './types.js';
 
 /** The application's routers: Folio's own, in the order they are tried, and the projects' data. */
 export interface AppRouters {
@@ -51,6 +51,17 @@ function routesOf(routers: FolioRouter[]): RouterMiddleware {
   if (!first) throw new Error('no routers');
   const allowed = first.allowedMethods({ throw: true, methodNotAllowed });
   return compose([...routers.map((router) => router.routes()), allowed]);
+}
+
+/**
+ * Middleware run as one router param handler: a router runs its param handlers before the
+ * route's own middleware, and only for a route that matched the path and method.
+ */
+export function beforeRoute(
+  ...middleware: RouteMiddleware[]
+): (value: string, ctx: Ctx, next: Next) => unknown {
+  const chain = compose(middleware);
+  return (_value, ctx, next) => chain(ctx, next);
 }
 
 function methodNotAllowed(): Error {

@@ -5,7 +5,10 @@
  */
 import { Router } from '@koa/router';
 import { assertCollectionName } from '../../services/documentRules.js';
-import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
+import { rateLimit } from '../middleware/rateLimit.js';
+import { sessionAuth } from '../middleware/sessionAuth.js';
+import { dashboardKey } from '../middleware/dashboardKey.js';
+import { beforeRoute } from '../routing.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
 import { registerIndexRoutes } from './indexes.js';
@@ -17,7 +20,8 @@ import { registerWebhookRoutes } from './webhooks.js';
 
 export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
-  router.param('ns', sessionDataAuth());
+  // Before the route's own middleware, as on the keyed router (app.ts).
+  router.param('ns', beforeRoute(sessionAuth(), dashboardKey(), rateLimit()));
   router.param('collection', async (collection, _ctx, next) => {
     assertCollectionName(collection);
     await next();
