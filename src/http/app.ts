@@ -13,6 +13,8 @@ import type { DestinationStream, Logger } from 'pino';
 import { Readiness } from '../operations/readiness.js';
 import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
+import type { JsonObject } from '../store/port.js';
+import { FOLIO_VERSION } from '../version.js';
 import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
 import { accessLog, defineRequestLog } from './middleware/accessLog.js';
@@ -25,6 +27,7 @@ import { rateLimit } from './middleware/rateLimit.js';
 import { readOnlyCheck } from './middleware/readOnlyCheck.js';
 import { requestId } from './middleware/requestId.js';
 import { requestMetrics } from './middleware/requestMetrics.js';
+import { buildOpenApiDocument } from './openapi/document.js';
 import { shareParsedQueries } from './queryStrings.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerApiDocRoutes } from './routes/apiDocs.js';
@@ -87,15 +90,16 @@ export function createRouters(services: Services, operations: OperationsParts = 
   registerKeyRoutes(system);
   registerCollectionRoutes(system);
   registerPlanRoutes(system);
-  registerApiDocRoutes(system);
+  const openApi = openApiDocument();
+  registerApiDocRoutes(system, openApi);
   // The dashboard's pages, and the data routes again for it, authenticated by session.
   const dashboard = createDashboardRouter(loadDashboardAssets());
-  const sessionData = createSessionDataRouter(services.config.documents.maxBytes);
-  return { own: [system, dashboard, sessionData], data: createDataRouter(services) };
+  const sessionData = createSessionDataRouter(services.config.documents.maxBytes, openApi);
+  return { own: [system, dashboard, sessionData], data: createDataRouter(services, openApi) };
 }
 
 /** `/{ns}/...`: the projects' data routes, by API key. */
-function createDataRouter(services: Services): FolioRouter {
+function createDataRouter(services: Services, openApi: () => JsonObject): FolioRouter {
   const data = new Router<FolioState, FolioContext>();
   // In this order, before the route's own middleware (router param handlers run first), so a
   // request is refused before its body is read.
@@ -118,11 +122,23 @@ function createDataRouter(services: Services): FolioRouter {
   registerWebhookRoutes(data);
   registerTransferRoutes(data);
   registerIndexRoutes(data);
-  registerSchemaRoutes(data);
+  registerSchemaRoutes(data, openApi);
   registerTrashRoutes(data);
   // Before the document routes: `_stream` must not be read as a document id.
   registerStreamRoutes(data);
   registerStreamTicketRoutes(data);
   registerDocumentRoutes(data, services.config.documents.maxBytes);
   return data;
+}
+
+/**
+ * The OpenAPI document as plain JSON, built on first use and shared by the routes that serve it
+ * (given to them here: document.ts lists their declarations, so they cannot import it).
+ */
+function openApiDocument(): () => JsonObject {
+  let document: JsonObject | undefined;
+  return () => {
+    document ??= JSON.parse(JSON.stringify(buildOpenApiDocument(FOLIO_VERSION))) as JsonObject;
+    return document;
+  };
 }

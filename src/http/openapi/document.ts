@@ -22,7 +22,6 @@ import { WEBHOOK_OPERATIONS } from '../routes/webhooks.js';
 import { errorTable } from './components.js';
 import { sessionMirror } from './dashboard.js';
 import { type OperationDeclaration, toOperation } from './declare.js';
-import { PATHS as LEGACY_PATHS } from './operations.js';
 
 /** Every declared operation, in the document's order. */
 export function declaredOperations(): OperationDeclaration[] {
@@ -52,7 +51,6 @@ function declaredPaths(): ZodOpenApiPathsObject {
     if (item[op.method]) throw new Error(`${op.method.toUpperCase()} ${op.path} is declared twice`);
     item[op.method] = toOperation(op);
   }
-  for (const [path, item] of Object.entries(LEGACY_PATHS)) paths[path] = { ...paths[path], ...item };
   return paths;
 }
 

@@ -5,9 +5,10 @@
  */
 import { Router } from '@koa/router';
 import { assertCollectionName } from '../../services/documentRules.js';
+import type { JsonObject } from '../../store/port.js';
+import { dashboardKey } from '../middleware/dashboardKey.js';
 import { rateLimit } from '../middleware/rateLimit.js';
 import { sessionAuth } from '../middleware/sessionAuth.js';
-import { dashboardKey } from '../middleware/dashboardKey.js';
 import { beforeRoute } from '../routing.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
@@ -18,7 +19,7 @@ import { registerTransferRoutes } from './transfer.js';
 import { registerTrashRoutes } from './trash.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
-export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
+export function createSessionDataRouter(maxDocumentBytes: number, openApi: () => JsonObject): FolioRouter {
   const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
   // Before the route's own middleware, as on the keyed router (app.ts).
   router.param('ns', beforeRoute(sessionAuth(), dashboardKey(), rateLimit()));
@@ -30,7 +31,7 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   // read as document ids.
   registerWebhookRoutes(router);
   registerIndexRoutes(router);
-  registerSchemaRoutes(router);
+  registerSchemaRoutes(router, openApi);
   registerTrashRoutes(router);
   registerTransferRoutes(router);
   registerStreamRoutes(router);
