@@ -38,6 +38,7 @@ import { registerKeyRoutes } from './routes/keys.js';
 import { type OperationsParts, registerOperationRoutes } from './routes/operations.js';
 import { registerPlanRoutes } from './routes/plans.js';
 import { registerSchemaRoutes } from './routes/schemas.js';
+import { registerServiceIndexRoute } from './routes/serviceIndex.js';
 import { createSessionDataRouter } from './routes/sessionData.js';
 import { registerStreamRoutes, registerStreamTicketRoutes } from './routes/streams.js';
 import { registerTransferRoutes } from './routes/transfer.js';
@@ -85,6 +86,7 @@ export function createApp(
  */
 export function createRouters(services: Services, operations: OperationsParts = NO_OPERATIONS): AppRouters {
   const system = new Router<FolioState, FolioContext>();
+  registerServiceIndexRoute(system);
   registerOperationRoutes(system, operations);
   registerAccountRoutes(system);
   registerKeyRoutes(system);

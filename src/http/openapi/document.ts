@@ -15,6 +15,7 @@ import { KEY_OPERATIONS } from '../routes/keys.js';
 import { OPERATIONS_OPERATIONS } from '../routes/operations.js';
 import { PLAN_OPERATIONS } from '../routes/plans.js';
 import { SCHEMA_OPERATIONS } from '../routes/schemas.js';
+import { SERVICE_INDEX_OPERATIONS } from '../routes/serviceIndex.js';
 import { STREAM_OPERATIONS } from '../routes/streams.js';
 import { TRANSFER_OPERATIONS } from '../routes/transfer.js';
 import { TRASH_OPERATIONS } from '../routes/trash.js';
@@ -26,6 +27,7 @@ import { type OperationDeclaration, toOperation } from './declare.js';
 /** Every declared operation, in the document's order. */
 export function declaredOperations(): OperationDeclaration[] {
   return [
+    ...SERVICE_INDEX_OPERATIONS,
     ...OPERATIONS_OPERATIONS,
     ...API_DOC_OPERATIONS,
     ...ACCOUNT_OPERATIONS,
