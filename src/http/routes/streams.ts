@@ -31,19 +31,17 @@ export function acceptsEventStream(accept: string): boolean {
  */
 function ticketKey(ctx: Ctx): Promise<KeyContext> | null {
   const ticket = ctx.query.ticket;
-  if (ctx.method !== 'GET' || typeof ticket !== 'string') return null;
-  return (async () => {
-    const { streams, apiKeys } = ctx.services;
-    const claims = await streams.redeemTicket(
-      ticket,
-      param(ctx, 'collection'),
-      ctx.get('Last-Event-ID') !== '',
-    );
-    const key = await apiKeys.authenticateHash(claims.keyHash);
-    if (key.project.id !== claims.projectId) throw notFound('Project');
-    ctx.state.streamTicket = true;
-    return key;
-  })();
+  return ctx.method === 'GET' && typeof ticket === 'string' ? redeemTicket(ctx, ticket) : null;
+}
+
+async function redeemTicket(ctx: Ctx, ticket: string): Promise<KeyContext> {
+  const { streams, apiKeys } = ctx.services;
+  const resuming = ctx.get('Last-Event-ID') !== '';
+  const claims = await streams.redeemTicket(ticket, param(ctx, 'collection'), resuming);
+  const key = await apiKeys.authenticateHash(claims.keyHash);
+  if (key.project.id !== claims.projectId) throw notFound('Project');
+  ctx.state.streamTicket = true;
+  return key;
 }
 
 export const streamChanges = declare({
