@@ -5,6 +5,10 @@
 
 
 export interface paths {
+  "/": {
+    /** Links to the dashboard, the API reference and the health checks */
+    get: operations["serviceIndex"];
+  };
   "/healthz": {
     /** Health: 200 while the store answers */
     get: operations["health"];
@@ -1019,6 +1023,54 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /** Links to the dashboard, the API reference and the health checks */
+  serviceIndex: {
+    responses: {
+      /** @description The service and its links (paths on this server) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            name: "Folio";
+            version: string;
+            links: {
+              /**
+               * @description The dashboard (sign in, projects, keys, data).
+               * @constant
+               */
+              dashboard: "/dashboard/";
+              /**
+               * @description The API reference page.
+               * @constant
+               */
+              docs: "/docs";
+              /**
+               * @description The OpenAPI 3.1 document.
+               * @constant
+               */
+              openapi: "/openapi.json";
+              /**
+               * @description Liveness: the process and its store answer.
+               * @constant
+               */
+              health: "/healthz";
+              /**
+               * @description Readiness: this instance takes traffic.
+               * @constant
+               */
+              ready: "/readyz";
+            };
+          };
+        };
+      };
+      400: components["responses"]["Error400"];
+      406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
   /** Health: 200 while the store answers */
   health: {
     responses: {

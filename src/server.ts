@@ -18,7 +18,8 @@ import { partitions } from './services/webhooks/partitions.js';
 import type { HostLookup } from './services/webhooks/targets.js';
 import { EmbeddedStore } from './store/embedded/index.js';
 import type { MongoChangeFeed } from './store/mongodb/changes.js';
-import { openStore } from './store/open.js';
+import { type OpenedStore, openStore } from './store/open.js';
+import type { Store } from './store/port.js';
 
 export interface RunningServer {
   url: string;
@@ -53,6 +54,56 @@ export async function startServer(
   const services = createServices(store, config, logger, Date.now, options.lookup);
   const spools = await services.imports.removeLeftoverSpools();
   if (spools.length > 0) logger.info({ spools }, 'removed import spools left by a stopped process');
+  const background = backgroundWork(config, opened, store, services, logger);
+  const readiness = readinessOf(opened, store, background);
+  if (metrics) attachMetrics(metrics, opened, services, background.jobs, droppedLogBytes);
+  try {
+    await background.start();
+    const app = createApp(
+      services,
+      logger,
+      { readiness, metrics, metricsToken: config.metrics.token },
+      stream,
+    );
+    const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
+    const bootstrap = await bootstrapOrClose(config, opened, services, server);
+    readiness.markRunning();
+    const { port } = server.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    return {
+      url: `http://${host}:${port}`,
+      port,
+      services,
+      dispatcher: background.dispatchers[0] as WebhookDispatcher,
+      readiness,
+      storeDescription: opened.description,
+      bootstrap,
+      httpServer: server,
+      close: closer(server, readiness, services, background, opened),
+    };
+  } catch (err) {
+    await background.stop();
+    await opened.stop();
+    throw err;
+  }
+}
+
+/** What runs beside the HTTP server: Agenda's delivery jobs, the webhook dispatchers, the trash sweeper. */
+interface BackgroundWork {
+  jobs: JobRunner;
+  dispatchers: WebhookDispatcher[];
+  start(): Promise<void>;
+  /** The dispatchers stop before Agenda (they enqueue), Agenda before the delivery client. */
+  stop(): Promise<void>;
+}
+
+function backgroundWork(
+  config: Config,
+  opened: OpenedStore,
+  store: Store,
+  services: Services,
+  logger: Logger,
+): BackgroundWork {
   const jobs = new JobRunner(
     store,
     {
@@ -86,93 +137,109 @@ export async function startServer(
         logger,
       ),
   );
-  // The MongoDB change feed says when it cannot read (an error reopening cannot clear): the
-  // instance is then not ready, while /healthz (the store answers) stays up.
-  const feed = opened.store.changes as Partial<Pick<MongoChangeFeed, 'failure' | 'stats'>>;
-  const readiness = new Readiness({
-    store: () => store.ping().then(() => !feed.failure),
-    jobs: () => jobs.running,
-    webhookDispatcher: () => dispatchers.every((d) => d.running),
-  });
-  if (metrics) {
-    metrics.attach({
-      openStreams: () => services.streams.openCount,
-      deliveryJobs: () => jobs.deliveryJobs(),
-      walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
-      documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
-      queryCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.answers : null),
-      commitGroups: () =>
-        opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
-      changeFeed: () => feed.stats ?? null,
-      droppedLogBytes,
-    });
-    const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
-    services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
-    services.schemas.onViolation((mode) => metrics.schemaViolations.inc({ mode }));
-  }
-  // The dispatcher stops before Agenda (it enqueues), Agenda before the store closes, and the
-  // delivery client after Agenda.
-  const stopBackground = async () => {
-    await services.trashSweeper.stop();
-    await Promise.all(dispatchers.map((d) => d.stop()));
-    await jobs.stop();
-    await services.webhookSender.close();
+  return {
+    jobs,
+    dispatchers,
+    async start() {
+      await jobs.start();
+      for (const d of dispatchers) d.start();
+      services.trashSweeper.start();
+    },
+    async stop() {
+      await services.trashSweeper.stop();
+      await Promise.all(dispatchers.map((d) => d.stop()));
+      await jobs.stop();
+      await services.webhookSender.close();
+    },
   };
+}
+
+/**
+ * What `GET /readyz` checks. The MongoDB change feed says when it cannot read (an error
+ * reopening cannot clear): the instance is then not ready, while /healthz (the store answers)
+ * stays up.
+ */
+function readinessOf(opened: OpenedStore, store: Store, background: BackgroundWork): Readiness {
+  const feed = changeFeedOf(opened);
+  return new Readiness({
+    store: () => store.ping().then(() => !feed.failure),
+    jobs: () => background.jobs.running,
+    webhookDispatcher: () => background.dispatchers.every((d) => d.running),
+  });
+}
+
+function changeFeedOf(opened: OpenedStore): Partial<Pick<MongoChangeFeed, 'failure' | 'stats'>> {
+  return opened.store.changes as Partial<Pick<MongoChangeFeed, 'failure' | 'stats'>>;
+}
+
+/** The gauges `GET /metrics` reads from the running parts, and the counters they feed. */
+function attachMetrics(
+  metrics: FolioMetrics,
+  opened: OpenedStore,
+  services: Services,
+  jobs: JobRunner,
+  droppedLogBytes: () => number,
+): void {
+  const embedded = opened.store instanceof EmbeddedStore ? opened.store : null;
+  metrics.attach({
+    openStreams: () => services.streams.openCount,
+    deliveryJobs: () => jobs.deliveryJobs(),
+    walCheckpoints: () => embedded?.checkpointStats ?? null,
+    documentCache: () => embedded?.documents.cache ?? null,
+    queryCache: () => embedded?.documents.answers ?? null,
+    commitGroups: () => embedded?.documents.commitGroups ?? null,
+    changeFeed: () => changeFeedOf(opened).stats ?? null,
+    droppedLogBytes,
+  });
+  const outcomes = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed' } as const;
+  services.deliveries.onAttempt((status) => metrics.deliveryAttempts.inc({ outcome: outcomes[status] }));
+  services.schemas.onViolation((mode) => metrics.schemaViolations.inc({ mode }));
+}
+
+/**
+ * The dev account, created only once the server listens: a start that fails before (a taken
+ * port, a bad HOST) leaves the store empty, so the next start creates it and prints its secrets,
+ * which are never stored to be shown later. If creating it fails, the server closes.
+ */
+async function bootstrapOrClose(
+  config: Config,
+  opened: OpenedStore,
+  services: Services,
+  server: Server,
+): Promise<BootstrapResult | null> {
+  if (!config.bootstrap || opened.store.kind !== 'embedded') return null;
   try {
-    await jobs.start();
-    for (const d of dispatchers) d.start();
-    services.trashSweeper.start();
-    const app = createApp(
-      services,
-      logger,
-      { readiness, metrics, metricsToken: config.metrics.token },
-      stream,
-    );
-    const server = await listen(app.callback(), config.port, config.host, serverTimeouts(config.http));
-    // The dev account is created only once the server listens: a start that fails before (a
-    // taken port, a bad HOST) leaves the store empty, so the next start creates it and prints
-    // its secrets, which are never stored to be shown later.
-    let bootstrap: BootstrapResult | null = null;
-    try {
-      if (config.bootstrap && opened.store.kind === 'embedded') bootstrap = await bootstrapIfEmpty(services);
-    } catch (err) {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      throw err;
-    }
-    const { port } = server.address() as AddressInfo;
-    readiness.markRunning();
-    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    let closing: Promise<void> | null = null;
-    return {
-      url: `http://${host}:${port}`,
-      port,
-      services,
-      dispatcher: dispatchers[0] as WebhookDispatcher,
-      readiness,
-      storeDescription: opened.description,
-      bootstrap,
-      httpServer: server,
-      close() {
-        closing ??= (async () => {
-          // Load balancers see 503 on /readyz from here on, while in-flight requests finish.
-          readiness.markStopping();
-          // Stop accepting, let in-flight requests finish, then release the store. Open change
-          // streams never finish by themselves: they get a final event and end now.
-          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-          server.closeIdleConnections();
-          await services.streams.shutdown();
-          await closed;
-          await stopBackground();
-          await opened.stop();
-        })();
-        return closing;
-      },
-    };
+    return await bootstrapIfEmpty(services);
   } catch (err) {
-    await stopBackground();
-    await opened.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
     throw err;
   }
+}
+
+/** `close()` of a running server: once, however often called. */
+function closer(
+  server: Server,
+  readiness: Readiness,
+  services: Services,
+  background: BackgroundWork,
+  opened: OpenedStore,
+): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => {
+    closing ??= (async () => {
+      // Load balancers see 503 on /readyz from here on, while in-flight requests finish.
+      readiness.markStopping();
+      // Stop accepting, let in-flight requests finish, then release the store. Open change
+      // streams never finish by themselves: they get a final event and end now.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await services.streams.shutdown();
+      await closed;
+      await background.stop();
+      await opened.stop();
+    })();
+    return closing;
+  };
 }
 
 /**

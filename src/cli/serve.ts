@@ -13,7 +13,7 @@ export async function serve(): Promise<void> {
   const running = await startServer(config);
   const out = process.stdout;
   out.write(`Folio is listening on ${running.url} (${running.storeDescription})\n`);
-  out.write(`Dashboard: ${running.url}/dashboard\n`);
+  out.write(`Dashboard: ${running.url}/dashboard/\n`);
   if (running.bootstrap) {
     const b = running.bootstrap;
     out.write(

@@ -1,6 +1,6 @@
 /** Koa state and context types shared by Folio's middleware and routes. */
 import type { Router, RouterContext } from '@koa/router';
-import type { DefaultContext } from 'koa';
+import type { DefaultContext, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { KeyContext } from '../services/context.js';
 import type { Services } from '../services/index.js';
@@ -8,7 +8,7 @@ import type { AccountRecord } from '../store/port.js';
 
 export interface FolioState {
   requestId: string;
-  /** Set by the API-key middleware on `/{ns}/...` routes. */
+  /** Set by `authenticate` on `/{ns}/...` routes (by the session on the dashboard's). */
   key?: KeyContext;
   /** Set by the session middleware on `/api/...` routes. */
   account?: AccountRecord;
@@ -25,9 +25,12 @@ export interface FolioContext extends DefaultContext {
 export type Ctx = RouterContext<FolioState, FolioContext>;
 export type FolioRouter = Router<FolioState, FolioContext>;
 
-/** The caller's key context; only call after the API-key middleware ran. */
+/** Middleware that runs inside a router: it sees the matched route (params, its name). */
+export type RouteMiddleware = (ctx: Ctx, next: Next) => unknown;
+
+/** The caller's key context; only call after `authenticate` (or the dashboard's key) ran. */
 export function keyOf(ctx: Ctx): KeyContext {
-  if (!ctx.state.key) throw new Error('API-key middleware did not run for this route');
+  if (!ctx.state.key) throw new Error('authenticate did not run for this route');
   return ctx.state.key;
 }
 

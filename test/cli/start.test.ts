@@ -22,6 +22,10 @@ describe('npm start (folio serve)', function () {
     const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(first.output())?.[1];
     expect(key, first.output()).to.be.a('string');
     expect(first.output()).to.match(/login:\s+dev@folio\.local \/ \S+/);
+    // The URL it prints leads somewhere: an index of links.
+    const index = await fetch(first.url);
+    expect(index.status).to.equal(200);
+    expect(((await index.json()) as { links: { health: string } }).links.health).to.equal('/healthz');
     const health = await fetch(`${first.url}/healthz`);
     expect(health.status).to.equal(200);
     const created = await fetch(`${first.url}/default/notes`, {
@@ -31,7 +35,7 @@ describe('npm start (folio serve)', function () {
     });
     expect(created.status).to.equal(201);
     // The dashboard is served by the same start, no build step.
-    expect(first.output()).to.include(`Dashboard: ${first.url}/dashboard`);
+    expect(first.output()).to.include(`Dashboard: ${first.url}/dashboard/\n`);
     const dashboard = await fetch(`${first.url}/dashboard/`);
     expect(dashboard.status).to.equal(200);
     expect(await dashboard.text()).to.include('<title>Folio dashboard</title>');

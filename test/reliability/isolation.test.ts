@@ -7,9 +7,7 @@
  * another account's project that has the same name (it reaches that project, never the victim's).
  */
 import { expect } from 'chai';
-import { pino } from 'pino';
-import { createApp } from '../../src/http/app.js';
-import { routersOf } from '../../src/http/routing.js';
+import { createRouters } from '../../src/http/app.js';
 import { forEachStore } from '../support/stores.js';
 
 /** A value no response to another credential may contain. */
@@ -132,16 +130,13 @@ forEachStore(
 );
 
 /** `METHOD /:ns/...` of every route the data router serves (HEAD and OPTIONS left out). */
-function dataRoutes(services: Parameters<typeof createApp>[0]): Array<{ method: string; path: string }> {
-  const app = createApp(services, pino({ level: 'silent' }));
+function dataRoutes(services: Parameters<typeof createRouters>[0]): Array<{ method: string; path: string }> {
   const routes: Array<{ method: string; path: string }> = [];
-  for (const router of routersOf(app.middleware)) {
-    for (const layer of router.stack) {
-      const path = String(layer.path);
-      if (!path.startsWith('/:ns')) continue;
-      for (const method of layer.methods) {
-        if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, path });
-      }
+  for (const layer of createRouters(services).data.stack) {
+    const path = String(layer.path);
+    if (!path.startsWith('/:ns')) continue;
+    for (const method of layer.methods) {
+      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, path });
     }
   }
   return routes;

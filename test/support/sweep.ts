@@ -55,6 +55,7 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
 
   // --- system
   const anon = createFolioClient(baseUrl);
+  record('serviceIndex', 200, (await anon.GET('/')).response);
   record('health', 200, (await anon.GET('/healthz')).response);
   record('ready', 200, (await anon.GET('/readyz')).response);
   record('metrics', 401, (await anon.GET('/metrics')).response);

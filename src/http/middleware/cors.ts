@@ -1,7 +1,7 @@
 /**
  * CORS, so browser front ends can call Folio with read-only keys. Preflights carry no key, so
  * this answers them for `cors.origin` (default any); the request itself then meets the key's
- * project policy (apiKeyAuth → services/origins.ts), which refuses read-write keys from pages
+ * project policy (originPolicy.ts → services/origins.ts), which refuses read-write keys from pages
  * unless the project allows the origin. The headers clients need to read are exposed.
  */
 import cors from '@koa/cors';

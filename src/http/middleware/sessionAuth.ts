@@ -8,7 +8,7 @@ import type { Middleware } from 'koa';
 import { unauthorized } from '../../errors.js';
 import { CSRF_HEADER, csrfFailed, decideCsrf, SAFE_METHODS } from '../../services/csrf.js';
 import type { FolioContext, FolioState } from '../types.js';
-import { bearerToken } from './apiKeyAuth.js';
+import { bearerToken } from './authenticate.js';
 
 export const SESSION_COOKIE = 'folio_session';
 

@@ -7,6 +7,8 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import type { KeyContext } from '../../services/context.js';
+import type { Ctx } from '../types.js';
 import {
   errorCodesOf,
   errorSchema,
@@ -46,6 +48,14 @@ export interface OperationDeclaration {
   description?: string;
   tags: string[];
   auth: Auth;
+  /**
+   * `key` routes: a credential the route takes in place of `Authorization` (a stream's ticket:
+   * a browser's EventSource cannot send headers), as the key it stands for; null when the
+   * request carries none, and the request then needs its Bearer key.
+   */
+  credential?: (ctx: Ctx) => Promise<KeyContext> | null;
+  /** `key` routes: whether a read-only key may call it (default: GET routes, which only read). */
+  readOnlyKeys?: boolean;
   params?: z.ZodObject;
   /**
    * Every query parameter the route takes; any other is answered 400 `invalid_query` naming it.

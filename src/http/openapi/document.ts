@@ -15,6 +15,7 @@ import { KEY_OPERATIONS } from '../routes/keys.js';
 import { OPERATIONS_OPERATIONS } from '../routes/operations.js';
 import { PLAN_OPERATIONS } from '../routes/plans.js';
 import { SCHEMA_OPERATIONS } from '../routes/schemas.js';
+import { SERVICE_INDEX_OPERATIONS } from '../routes/serviceIndex.js';
 import { STREAM_OPERATIONS } from '../routes/streams.js';
 import { TRANSFER_OPERATIONS } from '../routes/transfer.js';
 import { TRASH_OPERATIONS } from '../routes/trash.js';
@@ -22,11 +23,11 @@ import { WEBHOOK_OPERATIONS } from '../routes/webhooks.js';
 import { errorTable } from './components.js';
 import { sessionMirror } from './dashboard.js';
 import { type OperationDeclaration, toOperation } from './declare.js';
-import { PATHS as LEGACY_PATHS } from './operations.js';
 
 /** Every declared operation, in the document's order. */
 export function declaredOperations(): OperationDeclaration[] {
   return [
+    ...SERVICE_INDEX_OPERATIONS,
     ...OPERATIONS_OPERATIONS,
     ...API_DOC_OPERATIONS,
     ...ACCOUNT_OPERATIONS,
@@ -52,7 +53,6 @@ function declaredPaths(): ZodOpenApiPathsObject {
     if (item[op.method]) throw new Error(`${op.method.toUpperCase()} ${op.path} is declared twice`);
     item[op.method] = toOperation(op);
   }
-  for (const [path, item] of Object.entries(LEGACY_PATHS)) paths[path] = { ...paths[path], ...item };
   return paths;
 }
 

@@ -8,9 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { notFound } from '../../errors.js';
-import { FOLIO_VERSION } from '../../version.js';
 import { json, type OperationDeclaration } from '../openapi/declare.js';
-import { buildOpenApiDocument } from '../openapi/document.js';
 import { type FolioRouter, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -91,10 +89,11 @@ export const referenceAsset = declare({
 
 export const API_DOC_OPERATIONS: OperationDeclaration[] = [openApiDocument, referencePage, referenceAsset];
 
-export function registerApiDocRoutes(router: FolioRouter): void {
+/** `openApi`: the document (app.ts builds it: document.ts lists this module's routes). */
+export function registerApiDocRoutes(router: FolioRouter, openApi: () => object): void {
   let document: string | undefined;
   route(router, openApiDocument, (ctx) => {
-    document ??= JSON.stringify(buildOpenApiDocument(FOLIO_VERSION));
+    document ??= JSON.stringify(openApi());
     ctx.type = 'application/json';
     ctx.body = document;
   });

@@ -11,16 +11,13 @@
  * the handler (after a body parser passed as middleware): the body's schema, when declared with
  * `validate`, with the parsed value left in `ctx.request.body` (read it with `bodyOf`).
  */
-import type { Next } from 'koa';
 import type { z } from 'zod';
 import { AppError, notAcceptable } from '../../errors.js';
 import { sessionAuth } from '../middleware/sessionAuth.js';
 import { answerTypes, type OperationDeclaration, queryNames, routerPath } from '../openapi/declare.js';
-import type { Ctx, FolioRouter } from '../types.js';
+import type { Ctx, FolioRouter, RouteMiddleware } from '../types.js';
+import { recordDeclaration } from './declared.js';
 import { parseBody } from './parseBody.js';
-
-/** Route middleware and handlers: they see the router's context (params, the matched route). */
-type RouteMiddleware = (ctx: Ctx, next: Next) => unknown;
 
 /** A declaration, its literal types kept (`bodyOf` reads the body schema's type from it). */
 export function declare<const O extends OperationDeclaration>(op: O): O {
@@ -45,6 +42,7 @@ export function route(router: FolioRouter, op: OperationDeclaration, ...middlewa
     });
   }
   chain.push(handler);
+  recordDeclaration(op);
   const register = router[op.method] as (name: string, path: string, ...mw: RouteMiddleware[]) => unknown;
   register.call(router, op.operationId, routerPath(op.path), ...chain);
 }

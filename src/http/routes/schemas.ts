@@ -7,12 +7,10 @@ import { z } from 'zod';
 import { putSchemaBody } from '../../services/schemas/index.js';
 import { MAX_SCHEMA_BYTES } from '../../services/schemas/schemaRules.js';
 import type { JsonObject } from '../../store/port.js';
-import { FOLIO_VERSION } from '../../version.js';
 import { jsonBody } from '../middleware/body.js';
 import { collectionOpenApi } from '../openapi/collectionDocument.js';
 import { collectionPath } from '../openapi/components.js';
 import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
-import { buildOpenApiDocument } from '../openapi/document.js';
 import { schemaViewSchema, violationsPageSchema } from '../openapi/schemasAndTrash.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
 import { bodyOf, declare, route } from './route.js';
@@ -84,7 +82,8 @@ export const SCHEMA_OPERATIONS: OperationDeclaration[] = [
   collectionOpenApiDocument,
 ];
 
-export function registerSchemaRoutes(router: FolioRouter): void {
+/** `openApi`: the whole API's document (app.ts builds it: document.ts lists this module's routes). */
+export function registerSchemaRoutes(router: FolioRouter, openApi: () => JsonObject): void {
   // Room for the envelope and for whitespace the stored text drops; the schema itself is
   // measured again as stored (schemaRules.ts).
   const body = jsonBody(bodyTypes(setSchema), 2 * MAX_SCHEMA_BYTES);
@@ -102,13 +101,11 @@ export function registerSchemaRoutes(router: FolioRouter): void {
     ctx.status = 204;
   });
 
-  // The whole API's document, built once; each collection's view is derived from it.
-  let full: JsonObject | undefined;
+  // Each collection's view is derived from the whole API's document.
   route(router, collectionOpenApiDocument, async (ctx) => {
-    full ??= JSON.parse(JSON.stringify(buildOpenApiDocument(FOLIO_VERSION))) as JsonObject;
     const collection = param(ctx, 'collection');
     const schema = await ctx.services.schemas.schemaOf(keyOf(ctx), collection);
-    ctx.body = collectionOpenApi(full, param(ctx, 'ns'), collection, schema);
+    ctx.body = collectionOpenApi(openApi(), param(ctx, 'ns'), collection, schema);
   });
 
   route(router, listSchemaViolations, async (ctx) => {

@@ -5,7 +5,11 @@
  */
 import { Router } from '@koa/router';
 import { assertCollectionName } from '../../services/documentRules.js';
-import { sessionDataAuth } from '../middleware/sessionDataAuth.js';
+import type { JsonObject } from '../../store/port.js';
+import { dashboardKey } from '../middleware/dashboardKey.js';
+import { rateLimit } from '../middleware/rateLimit.js';
+import { sessionAuth } from '../middleware/sessionAuth.js';
+import { beforeRoute } from '../routing.js';
 import type { FolioContext, FolioRouter, FolioState } from '../types.js';
 import { registerDocumentRoutes } from './documents.js';
 import { registerIndexRoutes } from './indexes.js';
@@ -15,9 +19,10 @@ import { registerTransferRoutes } from './transfer.js';
 import { registerTrashRoutes } from './trash.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
-export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
+export function createSessionDataRouter(maxDocumentBytes: number, openApi: () => JsonObject): FolioRouter {
   const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
-  router.param('ns', sessionDataAuth());
+  // Before the route's own middleware, as on the keyed router (app.ts).
+  router.param('ns', beforeRoute(sessionAuth(), dashboardKey(), rateLimit()));
   router.param('collection', async (collection, _ctx, next) => {
     assertCollectionName(collection);
     await next();
@@ -26,7 +31,7 @@ export function createSessionDataRouter(maxDocumentBytes: number): FolioRouter {
   // read as document ids.
   registerWebhookRoutes(router);
   registerIndexRoutes(router);
-  registerSchemaRoutes(router);
+  registerSchemaRoutes(router, openApi);
   registerTrashRoutes(router);
   registerTransferRoutes(router);
   registerStreamRoutes(router);

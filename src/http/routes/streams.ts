@@ -4,12 +4,13 @@
  * start with `_`).
  */
 import { z } from 'zod';
-import { notAcceptable } from '../../errors.js';
+import { notAcceptable, notFound } from '../../errors.js';
 import { filterParamSchema } from '../../query/filterParams.js';
+import type { KeyContext } from '../../services/context.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { collectionPath } from '../openapi/components.js';
 import { json, type OperationDeclaration } from '../openapi/declare.js';
-import { type FolioRouter, keyOf, param } from '../types.js';
+import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
 
 export const EVENT_STREAM_TYPE = 'text/event-stream';
@@ -24,6 +25,25 @@ export function acceptsEventStream(accept: string): boolean {
   });
 }
 
+/**
+ * A browser's `GET .../_stream?ticket=` (its EventSource cannot send Authorization): the ticket
+ * stands for the key that minted it (services/streams/tickets.ts). Null without a ticket.
+ */
+function ticketKey(ctx: Ctx): Promise<KeyContext> | null {
+  const ticket = ctx.query.ticket;
+  return ctx.method === 'GET' && typeof ticket === 'string' ? redeemTicket(ctx, ticket) : null;
+}
+
+async function redeemTicket(ctx: Ctx, ticket: string): Promise<KeyContext> {
+  const { streams, apiKeys } = ctx.services;
+  const resuming = ctx.get('Last-Event-ID') !== '';
+  const claims = await streams.redeemTicket(ticket, param(ctx, 'collection'), resuming);
+  const key = await apiKeys.authenticateHash(claims.keyHash);
+  if (key.project.id !== claims.projectId) throw notFound('Project');
+  ctx.state.streamTicket = true;
+  return key;
+}
+
 export const streamChanges = declare({
   auth: 'key',
   method: 'get',
@@ -32,6 +52,7 @@ export const streamChanges = declare({
   tags: ['streams'],
   summary: 'The collection’s changes as Server-Sent Events (Pro, Team), resumable with Last-Event-ID',
   params: collectionPath,
+  credential: ticketKey,
   query: z.object({
     events: streamEventsParamSchema,
     filter: filterParamSchema,
@@ -73,6 +94,8 @@ export const mintStreamTicket = declare({
   summary:
     'A short-lived ticket opening one change stream from a browser’s EventSource (any key of the project, read-only included)',
   params: collectionPath,
+  // A ticket only lets its holder read a stream.
+  readOnlyKeys: true,
   ok: {
     '201': {
       description:
@@ -95,7 +118,7 @@ export const STREAM_OPERATIONS: OperationDeclaration[] = [streamChanges, mintStr
 export function registerStreamRoutes(router: FolioRouter): void {
   route(router, streamChanges, async (ctx) => {
     if (!acceptsEventStream(ctx.get('Accept'))) throw notAcceptable([EVENT_STREAM_TYPE]);
-    // The ticket authenticated the request (middleware/apiKeyAuth.ts); it is no stream parameter.
+    // The ticket authenticated the request (ticketKey); it is no stream parameter.
     const { ticket: _ticket, ...query } = ctx.query;
     const byTicket = ctx.state.streamTicket === true;
     const stream = await ctx.services.streams.open(
