@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
-import { machine } from './peers.js';
+import { machine } from './processes.js';
 import { seedDocuments } from './seed.js';
 import { percentile, sampleSequentially } from './stats.js';
 
