@@ -69,7 +69,7 @@ export function report(run: {
   profiled: boolean;
   quick: boolean;
 }): string {
-  const took = run.parts.map((p) => `${p.title.toLowerCase()} ${p.minutes.toFixed(1)}`).join(', ');
+  const took = run.parts.map((p) => `${p.script.slice(6, -3)} ${p.minutes.toFixed(1)}`).join(', ');
   const passed = run.verdicts.filter((v) => v.pass === true).length;
   const notes = [
     run.quick ? '**A quick smoke run (BENCH_QUICK=1): small sizes, not figures to read.**' : '',
@@ -96,5 +96,5 @@ its start, under the size of the export itself).
 ${floorsTable(run.verdicts)}
 
 ${METHOD}
-${run.parts.map((p) => `\n## ${p.title}\n\n(\`${p.script}\`) ${p.text}\n`).join('')}`;
+${run.parts.map((p) => `\n## ${p.title}\n\nMeasured by \`${p.script}\`.\n\n${p.text}\n`).join('')}`;
 }

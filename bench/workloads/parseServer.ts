@@ -60,13 +60,10 @@ export async function postgresBinDir(): Promise<{ dir: string } | { skip: string
 /** Parse Server from npm into `dir/parse-server`: never a dependency of Folio. */
 async function install(dir: string, spec: string): Promise<void> {
   process.stderr.write(`installing ${spec} into ${dir} ...\n`);
-  await run(
-    'npm',
-    ['install', '--prefix', join(dir, 'parse-server'), '--no-audit', '--no-fund', '--no-save', spec],
-    {
-      cwd: dir,
-    },
-  );
+  const prefix = join(dir, 'parse-server');
+  await run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', spec], {
+    cwd: dir,
+  });
 }
 
 /** PostgreSQL refuses to run as root: as root, its programs run as the `postgres` user. */
@@ -150,22 +147,19 @@ export async function startParsePeer(dir: string, itemCount: number): Promise<Pa
       return failed;
     }
     const parsePort = await freePort();
+    const options = {
+      appId: APP_ID,
+      masterKey: MASTER_KEY,
+      databaseURI: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      port: String(parsePort),
+      mountPath: '/parse',
+      serverURL: `http://127.0.0.1:${parsePort}/parse`,
+    };
     const server = await startProcess(
       'Parse Server',
       [
         join(dir, 'parse-server/node_modules/parse-server/bin/parse-server'),
-        '--appId',
-        APP_ID,
-        '--masterKey',
-        MASTER_KEY,
-        '--databaseURI',
-        `postgres://postgres@127.0.0.1:${port}/postgres`,
-        '--port',
-        String(parsePort),
-        '--mountPath',
-        '/parse',
-        '--serverURL',
-        `http://127.0.0.1:${parsePort}/parse`,
+        ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, value]),
       ],
       { NODE_ENV: 'production' },
       join(dir, 'parse-server.log'),
@@ -173,35 +167,14 @@ export async function startParsePeer(dir: string, itemCount: number): Promise<Pa
       dir,
     );
     const base = server.url.replace(/\/$/, '');
-    await parseCall(
-      `${base}/schemas/Item`,
-      'POST',
-      {
-        className: 'Item',
-        fields: {
-          title: { type: 'String' },
-          n: { type: 'Number' },
-          price: { type: 'Number' },
-          tags: { type: 'Array' },
-          address: { type: 'Object' },
-        },
-      },
-      true,
-    );
-    await parseCall(
-      `${base}/schemas/Big`,
-      'POST',
-      {
-        className: 'Big',
-        fields: {
-          category: { type: 'String' },
-          price: { type: 'Number' },
-          sku: { type: 'String' },
-          n: { type: 'Number' },
-        },
-      },
-      true,
-    );
+    // The classes' schemas, declared through Parse so that it reads the SQL-filled rows as its own.
+    const types = (fields: Record<string, string>) =>
+      Object.fromEntries(Object.entries(fields).map(([name, type]) => [name, { type }]));
+    for (const [className, fields] of [
+      ['Item', { title: 'String', n: 'Number', price: 'Number', tags: 'Array', address: 'Object' }],
+      ['Big', { category: 'String', price: 'Number', sku: 'String', n: 'Number' }],
+    ] as const)
+      await parseCall(`${base}/schemas/${className}`, 'POST', { className, fields: types(fields) }, true);
     // One create per document, 16 at a time (Parse 9's /batch answers 500 to creates here).
     const itemIds: string[] = new Array(itemCount);
     let next = 0;
