@@ -162,44 +162,26 @@ const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): s
   const row = rowsGet.get('items', id);
   return row === undefined ? null : patchRows(id, row, patch);
 });
-const historyOf = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
-const trashDelete = [
-  db.prepare(`DELETE FROM trash_versions ${historyOf}`),
-  db.prepare('DELETE FROM trash WHERE scope = ? AND collection = ? AND id = ?'),
-];
-const trashInsert = db.prepare(
-  'INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-);
-const trashHistory = db.prepare(
-  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT ${HISTORY_COLUMNS} FROM versions ${historyOf}`,
-);
-const trashCurrent = db.prepare(
-  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
-    'api_key_hint, json(body) FROM documents WHERE scope = ? AND collection = ? AND id = ?',
-);
-const rowsDelete = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
-const rowsDeleteHistory = db.prepare(`DELETE FROM versions ${historyOf}`);
+const historyOf = 'WHERE scope = @scope AND collection = @collection AND doc_id = @id';
+const ofDocument = 'WHERE scope = @scope AND collection = @collection AND id = @id';
 const TRASH_MS = 30 * 24 * 3600 * 1000;
-/** A delete as Folio's rows: the document and its history move to the trash; a change row. */
+/** A delete as Folio's rows, in order: the document and its history move to the trash; a change row. */
+const trashStatements = [
+  `DELETE FROM trash_versions ${historyOf}`,
+  `DELETE FROM trash ${ofDocument}`,
+  'INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
+    `SELECT scope, collection, id, version, @now, 'folio_sk_...abcd', @expires, json(body) FROM documents ${ofDocument}`,
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT ${HISTORY_COLUMNS} FROM versions ${historyOf}`,
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
+    `api_key_hint, json(body) FROM documents ${ofDocument}`,
+  `DELETE FROM documents ${ofDocument}`,
+  `DELETE FROM versions ${historyOf}`,
+].map((sql) => db.prepare(sql));
 const trashRows = (id: string, row: DocumentRow, collection: string) => {
   const now = new Date();
-  for (const statement of trashDelete) statement.run(SCOPE, collection, id);
   const expires = new Date(now.getTime() + TRASH_MS).toISOString();
-  trashInsert.run(
-    SCOPE,
-    collection,
-    id,
-    row.version,
-    now.toISOString(),
-    'folio_sk_...abcd',
-    expires,
-    row.body,
-  );
-  trashHistory.run(SCOPE, collection, id);
-  trashCurrent.run(SCOPE, collection, id);
-  rowsDelete.run(SCOPE, collection, id);
-  rowsDeleteHistory.run(SCOPE, collection, id);
+  const params = { scope: SCOPE, collection, id, now: now.toISOString(), expires };
+  for (const statement of trashStatements) statement.run(params);
   rowsChange.run(SCOPE, collection, 'delete', id, row.body, now.toISOString());
 };
 
