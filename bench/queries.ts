@@ -6,20 +6,11 @@
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
 import { seedDocuments, startQueryBenchServer } from './seed.js';
-import { percentile, QUERY_SAMPLES, sampleSequentially, samplesText } from './stats.js';
+import { percentile, QUERY_SAMPLES, rng, sampleSequentially, samplesText, timedGet } from './stats.js';
 import { sized } from './workloads/rows.js';
 
 const DOCS = sized(100_000, 5_000);
 const WORDS = ['amber', 'birch', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'haven', 'islet', 'juniper'];
-
-/** Deterministic pseudo-random numbers so every run measures the same data. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const server = await startQueryBenchServer();
 try {
@@ -40,13 +31,7 @@ try {
   const seedMs = performance.now() - seedStart;
 
   const base = `/${tenant.project}/bench`;
-  const get = async (path: string): Promise<number> => {
-    const t0 = performance.now();
-    const res = await fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${tenant.key}` } });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
-    return performance.now() - t0;
-  };
+  const get = (path: string) => timedGet(`${server.url}${path}`, tenant.key);
 
   const queries: Array<[string, () => string]> = [
     ['GET /{id}', () => `${base}/${ids[Math.floor(random() * ids.length)]}`],

@@ -19,7 +19,7 @@ import { tenantScope } from '../test/support/scope.js';
 import { startTestServer } from '../test/support/server.js';
 import { machine } from './processes.js';
 import { seedDocuments } from './seed.js';
-import { percentile, sampleSequentially } from './stats.js';
+import { percentile, rng, sampleSequentially, timedGet } from './stats.js';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number);
 const SAMPLES = { max: 2000, min: 200, budgetMs: 8000 };
@@ -81,18 +81,8 @@ async function measureSize(docs: number): Promise<SizeResult> {
       body: JSON.stringify({ fields: [{ path: 'category' }, { path: 'price' }] }),
     });
     if (index.status !== 201) throw new Error(`declaring the index: ${index.status} ${await index.text()}`);
-    let seed = 12345;
-    const random = () => {
-      seed = (seed * 1664525 + 1013904223) >>> 0;
-      return seed / 2 ** 32;
-    };
-    const timed = async (url: string): Promise<number> => {
-      const t0 = performance.now();
-      const res = await fetch(url, { headers });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
-      return performance.now() - t0;
-    };
+    const random = rng(12345);
+    const timed = (url: string) => timedGet(url, tenant.key);
     const queries: Array<[string, () => string]> = [
       ['GET by id', () => `${base}/${ids[Math.floor(random() * ids.length)]}`],
       [

@@ -69,3 +69,21 @@ export const summary = (values: number[]): Median => ({ median: median(values), 
 
 /** A spread as a percentage ("n/a" with fewer than two rounds). */
 export const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(0)} %` : 'n/a');
+
+/** Deterministic pseudo-random numbers, so every run measures the same data. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** One GET with an API key, read to its end: its latency, ms (throws unless it answers 200). */
+export async function timedGet(url: string, key: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+  return performance.now() - t0;
+}

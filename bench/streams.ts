@@ -12,8 +12,6 @@
  * its write was SENT (just before the POST), so it includes the write's own round trip. Writes
  * go one at a time: the next is sent once every subscriber got the previous one. The first
  * writes of each scenario warm up and are not counted.
- *
- * Options (env): BENCH_STREAM_ONLY (run only the scenarios whose name starts with it).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -227,9 +225,7 @@ export async function runStreamBench(): Promise<void> {
     ];
     const bare = await startBareFanOut();
     try {
-      const only = process.env.BENCH_STREAM_ONLY;
       for (const [name, subscribers, collections] of scenarios) {
-        if (only !== undefined && !name.startsWith(only)) continue;
         const folio = { url: server.url, key: tenant.key, project: tenant.project };
         const memory = subscribers === SUBSCRIBERS && collections === 1;
         const idle = { gc, openStreams: () => server.running.services.streams.openCount };

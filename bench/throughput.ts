@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { call, folioTenant, type Server, startFolio, startRaw, stop } from './processes.js';
 import { type Median, percent, summary } from './stats.js';
-import { type ParsePeer, parseTargets, startParsePeer } from './workloads/parseServer.js';
+import { parseTargets, startParsePeer } from './workloads/parseServer.js';
 import { processCpuTimes } from './workloads/processCpu.js';
 import { BIG_DOCS, BODY, bigNdjson, categoryCycle, QUICK, sized } from './workloads/rows.js';
 import { cycle, folioTargets, rawTargets, type Target } from './workloads/targets.js';
@@ -91,7 +91,8 @@ async function seedFolio(folio: Server, nextKey: () => string): Promise<string[]
 export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSkipped?: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-bench-throughput-'));
   const servers: Server[] = [];
-  let parse: ParsePeer | { skip: string } | null = null;
+  // Parse Server installs from npm and seeds its PostgreSQL while Folio seeds.
+  const parsing = startParsePeer(dir, ITEMS).catch((error: Error) => ({ skip: error.message }));
   try {
     const folio = await startFolio(dir, 'folio');
     servers.push(folio);
@@ -100,7 +101,7 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
     await mkdir(join(dir, 'raw'));
     const raw = await startRaw(join(dir, 'raw'), { RAW_ITEMS: String(ITEMS) });
     servers.push(raw);
-    parse = await startParsePeer(dir, ITEMS);
+    const parse = await parsing;
     if ('skip' in parse) process.stderr.write(`Parse Server skipped: ${parse.skip}\n`);
     else servers.push(parse.server);
 
@@ -137,7 +138,11 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
     return { rows, parseSkipped: 'skip' in parse ? parse.skip : undefined };
   } finally {
     for (const server of servers.reverse()) await stop(server);
-    if (parse && !('skip' in parse)) await parse.stop();
+    const parse = await parsing;
+    if (!('skip' in parse)) {
+      await stop(parse.server);
+      await parse.stop();
+    }
     await rm(dir, { recursive: true, force: true });
   }
 }
