@@ -10,7 +10,7 @@ import { tenantScope } from '../test/support/scope.js';
 import { runIndexIsolationBench } from './indexIsolation.js';
 import { seedDocuments, startQueryBenchServer } from './seed.js';
 import { percentile, QUERY_SAMPLES, sampleSequentially, samplesText } from './stats.js';
-import { sized } from './workloads/rows.js';
+import { bigRow, categoryCycle, sized } from './workloads/rows.js';
 
 const DOCS = sized(100_000, 5_000);
 const POSTS = sized(300, 30);
@@ -21,11 +21,7 @@ export async function runIndexBench(): Promise<void> {
     const tenant = await server.tenant({ plan: 'team' });
     const { store } = server.running.services;
     const scope = await tenantScope(server, tenant);
-    await seedDocuments(store, scope, 'items', DOCS, (i) => ({
-      category: `cat-${(i * 7919) % 500}`,
-      price: (i * 104_729) % 100_000,
-      sku: `sku-${i}`,
-    }));
+    await seedDocuments(store, scope, 'items', DOCS, bigRow);
 
     const base = `${server.url}/${tenant.project}/items`;
     const headers = { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' };
@@ -37,7 +33,7 @@ export async function runIndexBench(): Promise<void> {
       return { ms: performance.now() - t0, body };
     };
     let k = 0;
-    const category = () => `cat-${(k++ * 37) % 500}`;
+    const category = categoryCycle();
     // Cursors deep in the collection, taken once (offsets up to DOCS - 100).
     const cursors: string[] = [];
     const idCursors: string[] = [];

@@ -34,7 +34,7 @@ async function runPart(
   script: string,
   env: Record<string, string> = {},
 ): Promise<{ text: string; json: unknown }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, ...env, BENCH_JSON: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -35,14 +35,6 @@ interface SizeResult {
   exportAddedRssMiB: number;
 }
 
-/** The growth of each p99 at the largest size over the smallest, and whether it is within 2 ×. */
-export function growth(results: readonly SizeResult[], query: string): { ratio: number; met: boolean } {
-  const first = results[0]?.p99[query] ?? Number.NaN;
-  const last = results.at(-1)?.p99[query] ?? Number.NaN;
-  const ratio = last / first;
-  return { ratio, met: ratio <= 2 };
-}
-
 async function measureSize(docs: number): Promise<SizeResult> {
   // No automatic indexes (the declared one is the subject); an export of the whole collection.
   // No query cache: a small collection's few categories would be asked again and answered from
@@ -142,8 +134,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     '| target | measured | met |',
     '| --- | ---: | --- |',
     ...queries.map((q) => {
-      const g = growth(results, q);
-      return `| ${q}: p99 at ${SIZES.at(-1)?.toLocaleString('en')} ≤ 2 × its p99 at ${SIZES[0]?.toLocaleString('en')} | ${g.ratio.toFixed(2)} × | ${g.met ? 'yes' : 'no'} |`;
+      // The growth of the p99 at the largest size over the smallest.
+      const ratio = (results.at(-1)?.p99[q] ?? Number.NaN) / (results[0]?.p99[q] ?? Number.NaN);
+      return `| ${q}: p99 at ${SIZES.at(-1)?.toLocaleString('en')} ≤ 2 × its p99 at ${SIZES[0]?.toLocaleString('en')} | ${ratio.toFixed(2)} × | ${ratio <= 2 ? 'yes' : 'no'} |`;
     }),
   ];
   const text = `${table.join('\n')}\n\n${verdicts.join('\n')}\n`;

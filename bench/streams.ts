@@ -15,9 +15,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { startTestServer } from '../test/support/server.js';
 import { startBareFanOut } from './bareFanOut.js';
 import { percentile } from './stats.js';
@@ -31,12 +30,6 @@ const PROCESSES = 2;
 const WARM_UP = 10;
 /** A write whose events are not all in by then fails the run instead of hanging it. */
 const WRITE_TIMEOUT_MS = 30_000;
-
-/** A full collection, so memory deltas measure what stays. */
-function collectGarbage(): () => void {
-  setFlagsFromString('--expose_gc');
-  return runInNewContext('gc') as () => void;
-}
 
 type Reply<T extends GeneratorMessage['type']> = Extract<GeneratorMessage, { type: T }>;
 
@@ -85,16 +78,14 @@ class Generator {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: no answer in ${WRITE_TIMEOUT_MS} ms`)),
-      WRITE_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+/** `promise`, or a failure once WRITE_TIMEOUT_MS passed (the timer never keeps the process alive). */
+const withTimeout = <T>(promise: Promise<T>, what: string): Promise<T> =>
+  Promise.race([
+    promise,
+    delay(WRITE_TIMEOUT_MS, null, { ref: false }).then(() => {
+      throw new Error(`${what}: no answer in ${WRITE_TIMEOUT_MS} ms`);
+    }),
+  ]);
 
 /** Server memory per idle stream, bytes, after a full GC (see `measure`). */
 interface PerStream {
@@ -209,7 +200,8 @@ async function measure(
 }
 
 export async function runStreamBench(): Promise<void> {
-  const gc = collectGarbage();
+  // A full collection, so memory deltas measure what stays (run.ts starts every part with --expose-gc).
+  const gc = global.gc as () => void;
   const server = await startTestServer({
     config: { streams: { maxPerKey: SUBSCRIBERS + 10, bufferLimit: 10_000 } },
   });
@@ -262,5 +254,5 @@ export async function runStreamBench(): Promise<void> {
   );
 }
 
-// `node --import tsx bench/streams.ts` runs this part alone.
+// `node --expose-gc --import tsx bench/streams.ts` runs this part alone.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await runStreamBench();

@@ -41,13 +41,7 @@ export interface ThroughputRow {
   failed: number;
 }
 
-interface Round {
-  requestsPerSecond: number;
-  cpuMicrosPerRequest: number;
-  p50Ms: number;
-  p99Ms: number;
-  failed: number;
-}
+type Round = Record<'requestsPerSecond' | 'cpuMicrosPerRequest' | 'p50Ms' | 'p99Ms' | 'failed', number>;
 
 /** CPU time of the processes (all their threads), µs. */
 function cpuOf(pids: readonly number[]): number {

@@ -144,16 +144,12 @@ async function exportFormat(folio: Server, raw: Server, key: string, format: str
       format === 'NDJSON' ? timed(raw, () => drain(`${raw.url}/export`, {})) : Promise.resolve({ ms: 0 }),
   );
   clearInterval(sampler);
-  const peak = Math.max(restarted ? memory(pid).peak : 0, sampled);
-  const result: ExportFigures = {
-    format,
-    ms: figures.folio,
-    firstByteMs,
-    mib: bytes / MiB,
-    addedMiB: peak - before,
-    cpuMs: figures.folioCpuMs,
+  const addedMiB = Math.max(restarted ? memory(pid).peak : 0, sampled) - before;
+  const mib = bytes / MiB;
+  return {
+    result: { format, ms: figures.folio, firstByteMs, mib, addedMiB, cpuMs: figures.folioCpuMs },
+    figures,
   };
-  return { result, figures };
 }
 
 async function cliImport(folio: Server, dir: string): Promise<number> {
@@ -176,13 +172,14 @@ export async function runTransfer(): Promise<TransferFigures> {
   const raw = await startRaw(join(dir, 'raw'), {
     RAW_ITEMS: '1',
     RAW_BIG_DOCS: '1',
-    RAW_EXPORT_DOCS: String(EXPORT_DOCS),
+    RAW_EXPORT_DOCS: `${EXPORT_DOCS}`,
   });
   let folio = await startFolio(dir, 'folio');
   try {
     const [key] = (await folioTenant(folio.url, 'bench@example.test', 'team')) as [string];
     const post = (server: Server, url: string, body: string, type: string, k?: string) =>
       timed(server, () => call(url, { body, type, key: k }));
+    // raw reads a text/plain body as NDJSON.
     const imports = async (body: string, type: string, name: string) =>
       inTurn(
         ROUNDS,
@@ -192,7 +189,7 @@ export async function runTransfer(): Promise<TransferFigures> {
             raw,
             `${raw.url}/rows/import?into=${name}_${round}`,
             body,
-            type === 'text/csv' ? type : 'text/plain',
+            type.replace(/.*ndjson/, 'text/plain'),
           ),
       );
     const importNdjson = await imports(transferNdjson(0, IMPORT_DOCS), 'application/x-ndjson', 'nd');

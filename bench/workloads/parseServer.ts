@@ -94,18 +94,11 @@ async function parseCall(url: string, method: string, body: unknown, master = fa
 
 /** Children of `pid` (PostgreSQL's backends, checkpointer, WAL writer...). */
 async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // The process ended while the folder was read.
-    }
-  }
-  return out;
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim())
+    .map(Number);
 }
 
 /**

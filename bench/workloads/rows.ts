@@ -22,21 +22,12 @@ export const CATEGORIES = 500;
 /** The list workload's page: filter on category, sort on price, this many rows. */
 export const PAGE = 20;
 
-export interface BigRow {
-  category: string;
-  price: number;
-  sku: string;
-  n: number;
-}
-
-export function bigRow(i: number): BigRow {
-  return {
-    category: `cat-${(i * 7919) % CATEGORIES}`,
-    price: (i * 104_729) % 100_000,
-    sku: `sku-${i}`,
-    n: i,
-  };
-}
+export const bigRow = (i: number) => ({
+  category: `cat-${(i * 7919) % CATEGORIES}`,
+  price: (i * 104_729) % 100_000,
+  sku: `sku-${i}`,
+  n: i,
+});
 
 /** Rows `start` .. `start + count - 1` as NDJSON. */
 export function bigNdjson(start: number, count: number): string {
