@@ -81,24 +81,11 @@ export function judgeFloors(
     ...[WORKLOADS.post, WORKLOADS.patch].map((w) => cpu(w, 1)),
     ...Object.values(WORKLOADS).map(parse),
     // Rates compared by their times: raw's over Folio's.
-    judge(
-      `import NDJSON: docs/s ÷ ${RAW_ROWS} (by time)`,
-      t?.importNdjson.folio,
-      t?.importNdjson.raw,
-      'ms',
-      0.6,
-      false,
-      true,
-    ),
-    judge(
-      `import CSV: docs/s ÷ ${RAW_ROWS} (by time)`,
-      t?.importCsv.folio,
-      t?.importCsv.raw,
-      'ms',
-      0.6,
-      false,
-      true,
-    ),
+    ...(['NDJSON', 'CSV'] as const).map((format) => {
+      const figures = format === 'CSV' ? t?.importCsv : t?.importNdjson;
+      const floor = `import ${format}: docs/s ÷ ${RAW_ROWS} (by time)`;
+      return judge(floor, figures?.folio, figures?.raw, 'ms', 0.6, false, true);
+    }),
     judge(`bulk of 100: time ÷ ${RAW_ROWS}`, t?.bulk.folio, t?.bulk.raw, 'ms', 2, true),
     judge(`export NDJSON: time ÷ ${RAW}`, t?.exportNdjson.folio, t?.exportNdjson.raw, 'ms', 2.5, true),
     {

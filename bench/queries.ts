@@ -19,12 +19,14 @@ try {
   const scope = await tenantScope(server, tenant);
 
   const random = rng(42);
+  const word = () => WORDS[Math.floor(random() * WORDS.length)] as string;
+  const category = () => `cat-${Math.floor(random() * 50)}`;
   const seedStart = performance.now();
   const ids = await seedDocuments(store, scope, 'bench', DOCS, (i) => ({
     n: i,
-    category: `cat-${Math.floor(random() * 50)}`,
+    category: category(),
     price: Math.round(random() * 100_000) / 100,
-    name: `${WORDS[Math.floor(random() * WORDS.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`,
+    name: `${word()} ${word()} ${i}`,
     tags: [WORDS[i % WORDS.length] as string],
     address: { city: `city-${i % 200}` },
   }));
@@ -35,16 +37,13 @@ try {
 
   const queries: Array<[string, () => string]> = [
     ['GET /{id}', () => `${base}/${ids[Math.floor(random() * ids.length)]}`],
-    ['equality filter', () => `${base}?filter[category]=cat-${Math.floor(random() * 50)}&limit=20`],
+    ['equality filter', () => `${base}?filter[category]=${category()}&limit=20`],
     [
       'range + sort + limit 20',
       () => `${base}?filter[price][gte]=${Math.floor(random() * 900)}&sort=-$createdAt&limit=20`,
     ],
-    [
-      'contains filter',
-      () => `${base}?filter[name][contains]=${WORDS[Math.floor(random() * WORDS.length)]}&limit=20`,
-    ],
-    ['count', () => `${base}?count=true&filter[category]=cat-${Math.floor(random() * 50)}`],
+    ['contains filter', () => `${base}?filter[name][contains]=${word()}&limit=20`],
+    ['count', () => `${base}?count=true&filter[category]=${category()}`],
     [
       'sort by $updatedAt, deep page',
       () => `${base}?sort=$updatedAt&offset=${Math.floor(random() * 5000)}&limit=20`,

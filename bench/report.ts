@@ -17,9 +17,8 @@ export interface Part {
 
 const METHOD = `## How the bench measures
 
-Every part runs in a process of its own, one after another; the servers it measures run in
-processes of their own too, so their CPU and memory are theirs alone (the in-process parts,
-queries, indexes, webhooks and streams, measure latency, where that does not matter).
+Every part runs in a process of its own, one after another; the servers whose CPU or memory
+is measured run in processes of their own too.
 
 - **Throughput** (\`bench/throughput.ts\`): \`folio serve\` as in production (access log at
   \`info\` to a file, API-key auth and the Team plan's rate limit counting every request, over a

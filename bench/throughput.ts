@@ -1,15 +1,9 @@
 /**
- * Throughput and server CPU per request, Folio beside its ceilings and Parse Server, in one run on
- * one machine so the ratios hold however noisy it is: Folio (`folio serve` as in production:
- * access log at info, the plan's rate limit counting every request over a pool of 100 keys), raw
- * better-sqlite3 on the same rows (bench/workloads/rawSqlite.ts) and Parse Server on PostgreSQL
- * (bench/workloads/parseServer.ts), each in a process of its own, on GET by id, POST create,
- * PATCH merge, a filtered list and a count over 100,000 rows.
- *
- * The load comes from this process (autocannon, keep-alive, 32 connections). Each target is
- * warmed up, then measured in rounds taken in turn across targets (noise spreads over all of
- * them); the median round is reported with the spread of the rounds. Server CPU is the
- * processes' user and system time from /proc over the round, per answered request.
+ * Throughput and server CPU per request: Folio (`folio serve` as in production), raw
+ * better-sqlite3 and Parse Server on PostgreSQL, each in its own process, on GET by id, POST
+ * create, PATCH merge, a filtered list and a count over 100,000 rows; autocannon from this
+ * process, rounds taken in turn across targets, the median round with the spread of the rounds
+ * (bench/report.ts says how to read them).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -70,15 +64,15 @@ async function measure(target: Target, seconds: number, pid: number | undefined)
 async function seedFolio(folio: Server, nextKey: () => string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < ITEMS; i++) {
-    const text = await call(`${folio.url}/bench/items`, { body: { ...BODY, n: i }, key: nextKey() }, 201);
+    const text = await call(`${folio.url}/bench/items`, { body: { ...BODY, n: i }, key: nextKey() });
     ids.push((JSON.parse(text) as { _id: string })._id);
   }
   for (let start = 0; start < BIG_DOCS; start += IMPORT_PART) {
     const body = bigNdjson(start, Math.min(IMPORT_PART, BIG_DOCS - start));
-    await call(`${folio.url}/bench/big/_import`, { body, key: nextKey(), type: 'application/x-ndjson' }, 200);
+    await call(`${folio.url}/bench/big/_import`, { body, key: nextKey(), type: 'application/x-ndjson' });
   }
   const index = { fields: [{ path: 'category' }, { path: 'price' }] };
-  await call(`${folio.url}/bench/big/_indexes`, { body: index, key: nextKey() }, 201);
+  await call(`${folio.url}/bench/big/_indexes`, { body: index, key: nextKey() });
   return ids;
 }
 

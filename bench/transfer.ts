@@ -1,14 +1,9 @@
 /**
- * Import, export and bulk against `folio serve` in its own process (so its CPU and memory are its
- * own): import 25,000 documents as NDJSON and as CSV, a 100-operation bulk request, export
- * 250,000 (NDJSON, CSV, JSON: time, first byte, server RSS above the export's start), and the
- * `folio` CLI importing a 100,000-row CSV on a Pro key.
- *
- * raw better-sqlite3 (bench/workloads/rawSqlite.ts, its own process) does the same workloads in
- * turn with Folio, round for round, so a slower disk or a busy neighbour in one minute weighs on
- * both sides of a ratio: its import and bulk write Folio's rows (document, history, change), its
- * export reads its own table of the same documents. Each figure is the median of the rounds,
- * with their spread.
+ * Import (25,000 documents, NDJSON and CSV), a 100-operation bulk request, export (250,000;
+ * NDJSON, CSV, JSON: time, first byte, server RSS above the export's start) against `folio serve`
+ * in its own process, and the `folio` CLI importing a 100,000-row CSV. raw better-sqlite3 does the
+ * same in turn with Folio, round for round, so a busy minute weighs on both sides of a ratio: its
+ * import and bulk write Folio's rows, its export reads its own table of the same documents.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

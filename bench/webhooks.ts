@@ -217,11 +217,8 @@ export async function runWebhookBench(): Promise<void> {
     // write costs when webhooks cost it nothing (the issue: within 1.2 × of it, whatever backlog).
     await timedImport(server, tenant, 'warm', 1_000);
     const quietImport = await timedImport(server, tenant, 'plain-quiet', IMPORT);
-    progress(`import without webhooks: ${Math.round(quietImport)} docs/s`);
     const one = await importBurst(server, receiver, tenant, 'burst1', IMPORT, 1);
-    progress(`1 webhook: ${Math.round(one.deliveriesPerSecond)} deliveries/s`);
     const ten = await importBurst(server, receiver, tenant, 'burst10', IMPORT_10, 10);
-    progress(`10 webhooks: ${Math.round(ten.deliveriesPerSecond)} deliveries/s`);
 
     // Paced single writes over HTTP, on a schedule (not one after the other's answer).
     await registerHooks(server, tenant.project, tenant.key, 'paced', receiver.url, 1);
