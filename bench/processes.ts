@@ -33,7 +33,7 @@ export async function startProcess(
   const child = spawn(process.execPath, args, {
     cwd,
     env: { ...process.env, ...env },
-    stdio: ['ignore', log.fd, 'inherit'],
+    stdio: ['ignore', log.fd, log.fd],
   });
   await log.close();
   const deadline = Date.now() + 120_000;
