@@ -1,8 +1,7 @@
 /**
- * The servers the bench measures, each a node process of its own (so its CPU and memory are its
- * own), its output in a log file (Folio's access log would otherwise fill a pipe), its URL read
- * from that log. With BENCH_PROFILE_DIR (`npm run bench -- --profile`), every `folio serve` runs
- * under V8's profiler and leaves its `.cpuprofile` there.
+ * The servers the bench measures, each a node process of its own (its CPU and memory its own), its
+ * output in a log file where its URL is read. With BENCH_PROFILE_DIR (`npm run bench -- --profile`)
+ * every `folio serve` runs under V8's profiler and leaves its `.cpuprofile` there.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';

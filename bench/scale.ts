@@ -40,6 +40,7 @@ async function measureSize(docs: number): Promise<SizeResult> {
   // No query cache: a small collection's few categories would be asked again and answered from
   // memory, a large one's rarely, and the growth measured would be the cache's hit rate.
   const server = await startTestServer({
+    contract: false,
     config: {
       plans: { team: { maxExportDocuments: 2_000_000 } },
       autoIndexes: { enabled: false },

@@ -203,6 +203,7 @@ export async function runStreamBench(): Promise<void> {
   // A full collection, so memory deltas measure what stays (run.ts starts every part with --expose-gc).
   const gc = global.gc as () => void;
   const server = await startTestServer({
+    contract: false,
     config: { streams: { maxPerKey: SUBSCRIBERS + 10, bufferLimit: 10_000 } },
   });
   const generators = Array.from({ length: PROCESSES }, () => new Generator());

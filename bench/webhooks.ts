@@ -206,6 +206,7 @@ async function receiverDown(
 export async function runWebhookBench(): Promise<void> {
   const receiver = await startRemoteReceiver();
   const server = await startTestServer({
+    contract: false,
     config: {
       webhooks: { allowPrivateTargets: true },
       metrics: { enabled: true, token: 'bench-metrics-token' },
