@@ -11,7 +11,7 @@
  * the request timeout, and the other tenant's GETs went from 2 ms to 130 ms. The targets:
  * 64 MiB within 4x the time of 16 MiB, and the other tenant's GET p99 within 2x of idle.
  *
- * Run: `node --import tsx bench/csvLongLine.ts` (BENCH_JSON=1 adds a machine-readable line).
+ * Run: `node --import tsx bench/csvLongLine.ts`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,37 +19,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { serveFolio, stopFolio } from '../test/support/folioProcess.js';
+import { call, folioTenant } from './processes.js';
 import { percentile } from './stats.js';
 
 const SIZES_MIB = [1, 2, 4, 8, 16, 32, 64];
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
 const MIN_IDLE_MS = 300;
 const MIN_SAMPLES = 20;
-
-async function call(url: string, init: RequestInit = {}) {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-async function tenant(url: string, email: string): Promise<string> {
-  const json = { 'Content-Type': 'application/json' };
-  const { token } = await call(`${url}/api/auth/signup`, {
-    method: 'POST',
-    headers: json,
-    body: JSON.stringify({ email, password: 'correct horse battery' }),
-  });
-  const session = { ...json, Authorization: `Bearer ${token}` };
-  await call(`${url}/api/account`, { method: 'PATCH', headers: session, body: '{"plan":"team"}' });
-  await call(`${url}/api/projects`, { method: 'POST', headers: session, body: '{"name":"bench"}' });
-  const { rawKey } = await call(`${url}/api/keys`, {
-    method: 'POST',
-    headers: session,
-    body: JSON.stringify({ project: 'bench', name: 'bench', env: 'test', scope: 'read-write' }),
-  });
-  return rawKey;
-}
 
 /** A worker GETting `url` one request after another until told to stop; answers latencies. */
 const SAMPLER = `
@@ -83,13 +59,9 @@ const dataDir = await mkdtemp(join(tmpdir(), 'folio-bench-csvline-'));
 const server = await serveFolio({ FOLIO_DATA_DIR: dataDir });
 const out = process.stdout;
 try {
-  const importer = await tenant(server.url, 'importer@example.test');
-  const other = await tenant(server.url, 'other@example.test');
-  await call(`${server.url}/bench/things/d1`, {
-    method: 'PUT',
-    headers: { Authorization: `Bearer ${other}`, 'Content-Type': 'application/json' },
-    body: '{"name":"a document"}',
-  });
+  const [importer] = await folioTenant(server.url, 'importer@example.test', 'team');
+  const [other] = await folioTenant(server.url, 'other@example.test', 'team');
+  await call(`${server.url}/bench/things/d1`, { method: 'PUT', body: { name: 'a document' }, key: other });
   const worker = new Worker(SAMPLER, {
     eval: true,
     workerData: { url: `${server.url}/bench/things/d1`, key: other },
@@ -106,7 +78,7 @@ try {
   );
   const rows: Array<{ mib: number; ms: number; idleP99: number; duringP99: number; n: number }> = [];
   for (const mib of SIZES_MIB) {
-    const body = Buffer.from(`name,note\r\nlong,"${'x'.repeat(mib * 1024 * 1024)}"\r\n`);
+    const body = `name,note\r\nlong,"${'x'.repeat(mib * 1024 * 1024)}"\r\n`;
     const times: number[] = [];
     const idle: number[] = [];
     const during: number[] = [];
@@ -115,11 +87,8 @@ try {
       await pause(Math.max(MIN_IDLE_MS, times.at(-1) ?? mib * 20));
       idle.push(...(await take(worker)));
       const t0 = performance.now();
-      const result = await call(`${server.url}/bench/lines${mib}/_import`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${importer}`, 'Content-Type': 'text/csv' },
-        body,
-      });
+      const url = `${server.url}/bench/lines${mib}/_import`;
+      const result = JSON.parse(await call(url, { body, type: 'text/csv', key: importer }));
       times.push(performance.now() - t0);
       during.push(...(await take(worker)));
       if (result.total !== 1 || result.errors[0]?.code !== 'payload_too_large') {
@@ -149,9 +118,6 @@ try {
     `\n64 MiB / 16 MiB: ${ratio.toFixed(2)}x (target: at most 4x); other tenant's GET p99 during an import, ` +
       `worst size with ${MIN_SAMPLES}+ requests: ${worst.toFixed(2)}x its idle p99 (target: at most 2x)\n`,
   );
-  if (process.env.BENCH_JSON === '1') {
-    out.write(`${JSON.stringify({ bench: 'csvLongLine', rows, ratio, worst })}\n`);
-  }
 } finally {
   await stopFolio(server);
   await rm(dataDir, { recursive: true, force: true });

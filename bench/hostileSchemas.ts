@@ -10,13 +10,9 @@
  *
  * `node --import tsx bench/hostileSchemas.ts`; HOSTILE_SECONDS (default 5) per phase.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../src/config/load.js';
-import { startServer } from '../src/server.js';
 import { compileSchema } from '../src/services/schemas/validators.js';
+import { startTestServer } from '../test/support/server.js';
 
 const SECONDS = Number(process.env.HOSTILE_SECONDS ?? 5);
 
@@ -30,20 +26,15 @@ function patternTimes(): void {
   const validate = compileSchema(
     JSON.stringify({ type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } }),
   );
-  console.log('\n1. ^(a+)+$ against a^n + "!"');
-  console.log('| n | Folio (RE2) ms |');
-  console.log('| ---: | ---: |');
-  for (const n of [1_000, 10_000, 100_000, 1_000_000]) {
-    const s = `${'a'.repeat(n)}!`;
-    console.log(`| ${n} | ${timeMs(() => validate({ s })).toFixed(2)} |`);
-  }
-  console.log('\n| n | JavaScript RegExp ms |');
-  console.log('| ---: | ---: |');
+  const rows = (head: string, ns: number[], time: (s: string) => string) =>
+    console.log(
+      `${head}\n| ---: | ---: |\n${ns.map((n) => `| ${n} | ${time(`${'a'.repeat(n)}!`)} |`).join('\n')}`,
+    );
+  rows('\n1. ^(a+)+$ against a^n + "!"\n| n | Folio (RE2) ms |', [1_000, 10_000, 100_000, 1_000_000], (s) =>
+    timeMs(() => validate({ s })).toFixed(2),
+  );
   const js = /^(a+)+$/;
-  for (const n of [18, 20, 22, 24]) {
-    const s = `${'a'.repeat(n)}!`;
-    console.log(`| ${n} | ${timeMs(() => js.test(s)).toFixed(1)} |`);
-  }
+  rows('\n| n | JavaScript RegExp ms |', [18, 20, 22, 24], (s) => timeMs(() => js.test(s)).toFixed(1));
 }
 
 function nested(depth: number): unknown {
@@ -68,48 +59,12 @@ async function latency(
   return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
 }
 
-async function tenant(url: string, name: string): Promise<{ key: string; project: string }> {
-  const post = (path: string, body: unknown, token?: string) =>
-    fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    }).then((r) => r.json() as Promise<Record<string, unknown>>);
-  const signup = await post('/api/auth/signup', {
-    email: `${name}-${Date.now()}@bench.test`,
-    password: 'correct horse battery',
-  });
-  const session = signup.token as string;
-  await fetch(`${url}/api/account`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` },
-    body: JSON.stringify({ plan: 'team' }),
-  });
-  await post('/api/projects', { name }, session);
-  const key = await post(
-    '/api/keys',
-    { project: name, name: 'bench', env: 'test', scope: 'read-write' },
-    session,
-  );
-  return { key: key.rawKey as string, project: name };
-}
-
 async function isolation(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'folio-hostile-'));
-  const config = loadConfig({}, [
-    {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      bootstrap: false,
-      logLevel: 'silent',
-      plans: { team: { requestsPerSecond: 1_000_000 } },
-    },
-  ]);
-  const server = await startServer(config);
+  const config = { plans: { team: { requestsPerSecond: 1_000_000 } } };
+  const server = await startTestServer({ contract: false, config });
   try {
-    const victim = await tenant(server.url, 'victim');
-    const attacker = await tenant(server.url, 'attacker');
+    const victim = await server.tenant({ plan: 'team' });
+    const attacker = await server.tenant({ plan: 'team' });
     const schema = {
       type: 'object',
       properties: {
@@ -119,7 +74,7 @@ async function isolation(): Promise<void> {
         deep: nested(29),
       },
     };
-    const set = await fetch(`${server.url}/attacker/evil/_schema`, {
+    const set = await fetch(`${server.url}/${attacker.project}/evil/_schema`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker.key}` },
       body: JSON.stringify({ schema }),
@@ -143,7 +98,7 @@ async function isolation(): Promise<void> {
     let refused = 0;
     const attack = (async () => {
       while (running) {
-        const res = await fetch(`${server.url}/attacker/evil`, {
+        const res = await fetch(`${server.url}/${attacker.project}/evil`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker.key}` },
           body: hostileBody,
@@ -165,7 +120,6 @@ async function isolation(): Promise<void> {
     console.log(`\nHostile documents refused (422) meanwhile: ${refused}`);
   } finally {
     await server.close();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -3,18 +3,17 @@
  * while another collection of another project has 0, 3, 10 and 30 paths declared, straight on
  * the store (groups of 20 concurrent commits, as group commit forms them under load). Indexes
  * shared by path across collections once made the 30-path case 9 times slower; partial indexes
- * leave only SQLite's test of each index's condition. `npm run bench` runs it after the
- * declared-index bench; alone: `node --import tsx bench/indexIsolation.ts`.
+ * leave only SQLite's test of each index's condition. bench/indexes.ts runs it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { newId } from '../src/ids.js';
 import { createEmbeddedStore } from '../src/store/embedded/index.js';
 import { firstVersion, putWrite } from '../test/store/fixtures.js';
+import { sized } from './workloads/rows.js';
 
-const SECONDS = Number(process.env.BENCH_ISOLATION_SECONDS ?? 2);
+const SECONDS = sized(2, 0.5);
 const PATHS_ELSEWHERE = [0, 3, 10, 30];
 
 async function createsPerSecond(pathsElsewhere: number): Promise<number> {
@@ -61,8 +60,6 @@ export async function runIndexIsolationBench(): Promise<void> {
     rates.push(`${paths}: ${Math.round(await createsPerSecond(paths)).toLocaleString('en')}`);
   }
   process.stdout.write(
-    `\nCreates per second in a collection, by paths declared in another project's collection (store level, ${SECONDS} s each): ${rates.join(', ')}\n`,
+    `\nCreates per second in a collection, by paths declared in another project's collection (store level, ${SECONDS} s each): ${rates.join(', ')}.\n`,
   );
 }
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runIndexIsolationBench();

@@ -3,15 +3,17 @@
  * the same queries before and after `POST /_indexes` on the filtered field — a filtered + sorted
  * page of 20, a count on an indexed equality, a cursor page deep in the collection — plus the
  * build time (writers wait for it) and the cost of each index on sequential POSTs.
- * Run alone with `node --import tsx bench/indexes.ts`; `npm run bench` runs it too.
+ * Then bench/indexIsolation.ts: creates in one collection beside indexes declared in another.
  */
 import { performance } from 'node:perf_hooks';
 import { tenantScope } from '../test/support/scope.js';
+import { runIndexIsolationBench } from './indexIsolation.js';
 import { seedDocuments, startQueryBenchServer } from './seed.js';
 import { percentile, QUERY_SAMPLES, sampleSequentially, samplesText } from './stats.js';
+import { bigRow, categoryCycle, sized } from './workloads/rows.js';
 
-const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
-const POSTS = 300;
+const DOCS = sized(100_000, 5_000);
+const POSTS = sized(300, 30);
 
 export async function runIndexBench(): Promise<void> {
   const server = await startQueryBenchServer();
@@ -19,11 +21,7 @@ export async function runIndexBench(): Promise<void> {
     const tenant = await server.tenant({ plan: 'team' });
     const { store } = server.running.services;
     const scope = await tenantScope(server, tenant);
-    await seedDocuments(store, scope, 'items', DOCS, (i) => ({
-      category: `cat-${(i * 7919) % 500}`,
-      price: (i * 104_729) % 100_000,
-      sku: `sku-${i}`,
-    }));
+    await seedDocuments(store, scope, 'items', DOCS, bigRow);
 
     const base = `${server.url}/${tenant.project}/items`;
     const headers = { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' };
@@ -35,7 +33,7 @@ export async function runIndexBench(): Promise<void> {
       return { ms: performance.now() - t0, body };
     };
     let k = 0;
-    const category = () => `cat-${(k++ * 37) % 500}`;
+    const category = categoryCycle();
     // Cursors deep in the collection, taken once (offsets up to DOCS - 100).
     const cursors: string[] = [];
     const idCursors: string[] = [];
@@ -109,28 +107,22 @@ export async function runIndexBench(): Promise<void> {
     }
     const after = await measure();
 
-    const out = process.stdout;
-    out.write(
-      `\nDeclared indexes: embedded store, ${DOCS.toLocaleString('en')} documents, ${samplesText(QUERY_SAMPLES)}\n`,
-    );
-    out.write(`index builds (writers wait): ${builds.join(', ')}\n\n`);
-    out.write(
-      `${'query'.padEnd(38)}${'before p50'.padStart(12)}${'p99'.padStart(9)}${'after p50'.padStart(12)}${'p99'.padStart(9)}\n`,
-    );
-    for (const [name] of queries) {
-      const b = before.get(name)!;
-      const a = after.get(name)!;
-      out.write(
-        `${name.padEnd(38)}${b.p50.toFixed(2).padStart(12)}${b.p99.toFixed(2).padStart(9)}${a.p50.toFixed(2).padStart(12)}${a.p99.toFixed(2).padStart(9)}\n`,
-      );
-    }
-    out.write(
-      `\nPOST mean ms with 0, 1, 2, 3 indexes: ${posts.map((p) => p.toFixed(2)).join(', ')} (${POSTS} sequential POSTs each; ` +
-        `ratio to none: ${posts.map((p) => (p / posts[0]!).toFixed(2)).join(', ')})\n`,
+    const cell = (m: { p50: number; p99: number }) => `${m.p50.toFixed(2)} | ${m.p99.toFixed(2)}`;
+    process.stdout.write(
+      `${DOCS.toLocaleString('en')} documents, ${samplesText(QUERY_SAMPLES)}. Index builds (writers wait): ${builds.join(', ')}.\n\n` +
+        '| query | before p50 ms | p99 | after p50 ms | p99 |\n| --- | ---: | ---: | ---: | ---: |\n' +
+        queries
+          .map(([name]) => `| ${name} | ${cell(before.get(name)!)} | ${cell(after.get(name)!)} |\n`)
+          .join('') +
+        `\nPOST mean ms with 0, 1, 2, 3 indexes: ${posts.map((p) => p.toFixed(2)).join(', ')} (${POSTS} sequential POSTs each; ` +
+        `ratio to none: ${posts.map((p) => (p / posts[0]!).toFixed(2)).join(', ')}).\n`,
     );
   } finally {
     await server.close();
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await runIndexBench();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await runIndexBench();
+  await runIndexIsolationBench();
+}

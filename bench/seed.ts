@@ -46,6 +46,7 @@ export async function seedDocuments(
  */
 export function startQueryBenchServer(): Promise<TestServer> {
   return startTestServer({
+    contract: false,
     config: { plans: { team: { maxOffset: 1_000_000 } }, autoIndexes: { enabled: false } },
   });
 }

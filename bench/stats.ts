@@ -1,4 +1,5 @@
 /** Summary statistics shared by the bench scripts. */
+import { sized } from './workloads/rows.js';
 
 /** The `p`th percentile of ascending `sorted` (nearest rank); NaN when empty. */
 export function percentile(sorted: number[], p: number): number {
@@ -32,12 +33,8 @@ export async function sampleSequentially(
   return samples.sort((a, b) => a - b);
 }
 
-/** What the query tables take per row: up to 200 requests, 5 s, at least 20 (env overrides). */
-export const QUERY_SAMPLES: SamplePlan = {
-  max: Number(process.env.BENCH_REQUESTS ?? 200),
-  min: 20,
-  budgetMs: Number(process.env.BENCH_QUERY_BUDGET_MS ?? 5000),
-};
+/** What the query tables take per row: up to 200 requests, 5 s, at least 20. */
+export const QUERY_SAMPLES: SamplePlan = { max: sized(200, 30), min: sized(20, 10), budgetMs: 5000 };
 
 /** "up to 200 sequential requests per query (at least 20, for 5 s at most)". */
 export function samplesText(plan: SamplePlan): string {
@@ -50,4 +47,43 @@ export function median(values: number[]): number {
     [...values].sort((a, b) => a - b),
     50,
   );
+}
+
+/**
+ * How much a figure varied across the rounds of one run: (max − min) ÷ median, so a reader can
+ * tell a difference between systems from noise. NaN with fewer than two finite rounds.
+ */
+export function spread(values: readonly number[]): number {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length < 2) return Number.NaN;
+  return (Math.max(...finite) - Math.min(...finite)) / median(finite);
+}
+
+/** A figure's median over the rounds and its spread. */
+export interface Median {
+  median: number;
+  spread: number;
+}
+
+export const summary = (values: number[]): Median => ({ median: median(values), spread: spread(values) });
+
+/** A spread as a percentage ("n/a" with fewer than two rounds). */
+export const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(0)} %` : 'n/a');
+
+/** Deterministic pseudo-random numbers, so every run measures the same data. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** One GET with an API key, read to its end: its latency, ms (throws unless it answers 200). */
+export async function timedGet(url: string, key: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+  return performance.now() - t0;
 }

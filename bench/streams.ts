@@ -12,34 +12,24 @@
  * its write was SENT (just before the POST), so it includes the write's own round trip. Writes
  * go one at a time: the next is sent once every subscriber got the previous one. The first
  * writes of each scenario warm up and are not counted.
- *
- * Options (env): BENCH_STREAM_SUBSCRIBERS (1000), BENCH_STREAM_WRITES (200),
- * BENCH_STREAM_PROCESSES (2, load-generator processes), BENCH_STREAM_ONLY (run only the
- * scenarios whose name starts with it), BENCH_STREAM_CLIENT_PROFILE (a folder: the load
- * generators write `--cpu-prof` profiles there; profile the server with `node --cpu-prof`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { startTestServer } from '../test/support/server.js';
 import { startBareFanOut } from './bareFanOut.js';
 import { percentile } from './stats.js';
 import type { ClientMessage, GeneratorMessage } from './streamClients.js';
+import { sized } from './workloads/rows.js';
 
-const SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 1000);
-const WRITES = Number(process.env.BENCH_STREAM_WRITES ?? 200);
-const PROCESSES = Math.max(1, Number(process.env.BENCH_STREAM_PROCESSES ?? 2));
+const SUBSCRIBERS = sized(1000, 50);
+const WRITES = sized(200, 20);
+/** Load-generator processes. */
+const PROCESSES = 2;
 const WARM_UP = 10;
 /** A write whose events are not all in by then fails the run instead of hanging it. */
 const WRITE_TIMEOUT_MS = 30_000;
-
-/** A full collection, so memory deltas measure what stays. */
-function collectGarbage(): () => void {
-  setFlagsFromString('--expose_gc');
-  return runInNewContext('gc') as () => void;
-}
 
 type Reply<T extends GeneratorMessage['type']> = Extract<GeneratorMessage, { type: T }>;
 
@@ -48,9 +38,9 @@ class Generator {
   readonly #child: ChildProcess;
   readonly #waiting = new Map<string, { resolve(m: GeneratorMessage): void; reject(e: Error): void }>();
 
-  constructor(profileDir: string | undefined) {
+  constructor() {
     this.#child = fork(fileURLToPath(new URL('./streamClients.ts', import.meta.url)), {
-      execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+      execArgv: ['--import', 'tsx'],
     });
     this.#child.on('message', (message: GeneratorMessage) => {
       if (message.type === 'error') {
@@ -88,16 +78,14 @@ class Generator {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: no answer in ${WRITE_TIMEOUT_MS} ms`)),
-      WRITE_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+/** `promise`, or a failure once WRITE_TIMEOUT_MS passed (the timer never keeps the process alive). */
+const withTimeout = <T>(promise: Promise<T>, what: string): Promise<T> =>
+  Promise.race([
+    promise,
+    delay(WRITE_TIMEOUT_MS, null, { ref: false }).then(() => {
+      throw new Error(`${what}: no answer in ${WRITE_TIMEOUT_MS} ms`);
+    }),
+  ]);
 
 /** Server memory per idle stream, bytes, after a full GC (see `measure`). */
 interface PerStream {
@@ -212,14 +200,13 @@ async function measure(
 }
 
 export async function runStreamBench(): Promise<void> {
-  const gc = collectGarbage();
+  // A full collection, so memory deltas measure what stays (run.ts starts every part with --expose-gc).
+  const gc = global.gc as () => void;
   const server = await startTestServer({
+    contract: false,
     config: { streams: { maxPerKey: SUBSCRIBERS + 10, bufferLimit: 10_000 } },
   });
-  const generators = Array.from(
-    { length: PROCESSES },
-    () => new Generator(process.env.BENCH_STREAM_CLIENT_PROFILE),
-  );
+  const generators = Array.from({ length: PROCESSES }, () => new Generator());
   const rows: Row[] = [];
   let perStream: PerStream = { coldRss: 0, warmRss: 0, heap: 0 };
   try {
@@ -231,9 +218,7 @@ export async function runStreamBench(): Promise<void> {
     ];
     const bare = await startBareFanOut();
     try {
-      const only = process.env.BENCH_STREAM_ONLY;
       for (const [name, subscribers, collections] of scenarios) {
-        if (only !== undefined && !name.startsWith(only)) continue;
         const folio = { url: server.url, key: tenant.key, project: tenant.project };
         const memory = subscribers === SUBSCRIBERS && collections === 1;
         const idle = { gc, openStreams: () => server.running.services.streams.openCount };
@@ -244,7 +229,7 @@ export async function runStreamBench(): Promise<void> {
         const floor = { url: bare.url, key: 'none', project: 'bare' };
         rows.push({
           ...(await measure(generators, floor, subscribers, collections, null)).row,
-          scenario: `  bare: ${name}`,
+          scenario: `bare floor: ${name}`,
         });
       }
     } finally {
@@ -254,33 +239,21 @@ export async function runStreamBench(): Promise<void> {
     for (const g of generators) g.kill();
     await server.close();
   }
-  const out = process.stdout;
-  out.write(
-    `\nFolio bench: change streams (SSE), embedded store, ${WRITES} writes per scenario, ${PROCESSES} load-generator processes\n\n`,
-  );
-  const head = ['events', 'p50 ms', 'p99 ms', 'max ms', 'write ms', 'server', 'clients'];
-  out.write(`${'write-to-event latency'.padEnd(44)}${head.map((h) => h.padStart(9)).join('')}\n`);
-  for (const r of rows) {
-    const cells = [
-      String(r.samples),
-      r.p50.toFixed(2),
-      r.p99.toFixed(2),
-      r.max.toFixed(2),
-      r.ackP50.toFixed(2),
-      `${Math.round(r.serverLoad * 100)}%`,
-      `${Math.round(r.clientLoad * 100)}%`,
-    ];
-    out.write(`${r.scenario.padEnd(44)}${cells.map((c) => c.padStart(9)).join('')}\n`);
-  }
-  out.write(
-    "(latency from sending the write to each subscriber parsing its event; write ms: the write's own round trip, p50;\n server/clients: event-loop utilisation of the server and of the busiest load generator during the writes)\n",
-  );
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-  out.write(
-    `\nserver memory per idle stream (${SUBSCRIBERS} streams, after a full GC): RSS ${kib(perStream.coldRss)} on a fresh server, ${kib(perStream.warmRss)} reopened; heap+external ${kib(perStream.heap)}\n`,
+  const pct = (x: number) => `${Math.round(x * 100)} %`;
+  process.stdout.write(
+    `${WRITES} writes per scenario, ${PROCESSES} load-generator processes. Latency from sending the write to each subscriber parsing its event; ` +
+      "write ms: the write's own round trip, p50; server, clients: event-loop utilisation of the server and of the busiest load generator.\n\n" +
+      '| scenario | events | p50 ms | p99 ms | max ms | write ms | server | clients |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+      rows
+        .map(
+          (r) =>
+            `| ${r.scenario} | ${r.samples} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(2)} | ${r.ackP50.toFixed(2)} | ${pct(r.serverLoad)} | ${pct(r.clientLoad)} |\n`,
+        )
+        .join('') +
+      `\nServer memory per idle stream (${SUBSCRIBERS} streams, after a full GC): RSS ${kib(perStream.coldRss)} on a fresh server, ${kib(perStream.warmRss)} reopened; heap+external ${kib(perStream.heap)}.\n`,
   );
-  if (process.env.BENCH_JSON) out.write(`${JSON.stringify({ streams: rows, perStream })}\n`);
 }
 
-// `node --import tsx bench/streams.ts` runs this part alone.
+// `node --expose-gc --import tsx bench/streams.ts` runs this part alone.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await runStreamBench();

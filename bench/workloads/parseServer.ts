@@ -5,7 +5,8 @@
  * - Parse Server is installed from npm into the bench's temporary folder at bench time;
  * - PostgreSQL is Debian's `postgresql` package: a throw-away cluster is made in the temporary
  *   folder (`initdb`, `fsync` on, as Folio's `synchronous=FULL`), on loopback, and removed after.
- * Where PostgreSQL's server programs are not installed, the peer is skipped with the reason.
+ * Where PostgreSQL's server programs are not installed, or npm cannot install Parse Server, the
+ * peer is skipped with the reason, which the report prints.
  *
  * The same rows as every other system: `Item` holds the GET/POST/PATCH documents, `Big` the
  * 100,000 rows of the list and count workloads, with a btree index on (category, price), the
@@ -18,13 +19,13 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, type Server, startProcess, type Target } from '../peers.js';
-import { patchBody } from './peerTargets.js';
+import { freePort, type Server, startProcess } from '../processes.js';
 import { BIG_DOCS, BODY, CATEGORIES, PAGE } from './rows.js';
+import { cycle, patchBody, type Target, target, WORKLOADS } from './targets.js';
 
 const run = promisify(execFile);
 export const PARSE_SERVER_VERSION = '9';
-export const APP_ID = 'bench';
+const APP_ID = 'bench';
 const MASTER_KEY = 'bench-master-key';
 
 export interface ParsePeer {
@@ -56,6 +57,15 @@ export async function postgresBinDir(): Promise<{ dir: string } | { skip: string
     : { skip: 'PostgreSQL is not installed (Debian: apt-get install postgresql); Parse Server skipped' };
 }
 
+/** Parse Server from npm into `dir/parse-server`: never a dependency of Folio. */
+async function install(dir: string, spec: string): Promise<void> {
+  process.stderr.write(`installing ${spec} into ${dir} ...\n`);
+  const prefix = join(dir, 'parse-server');
+  await run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', spec], {
+    cwd: dir,
+  });
+}
+
 /** PostgreSQL refuses to run as root: as root, its programs run as the `postgres` user. */
 function asPostgres(bin: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
@@ -84,32 +94,24 @@ async function parseCall(url: string, method: string, body: unknown, master = fa
 
 /** Children of `pid` (PostgreSQL's backends, checkpointer, WAL writer...). */
 async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // The process ended while the folder was read.
-    }
-  }
-  return out;
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim())
+    .map(Number);
 }
 
 /**
- * Installs Parse Server into `dir/parse-server` (by `install`, the peer bench's installer),
- * makes and starts the cluster, starts Parse Server over it and seeds both classes.
+ * Installs Parse Server into `dir/parse-server`, makes and starts the cluster, starts Parse
+ * Server over it and seeds both classes.
  */
-export async function startParsePeer(
-  dir: string,
-  install: (dir: string, spec: string) => Promise<void>,
-  itemCount: number,
-): Promise<ParsePeer | { skip: string }> {
+export async function startParsePeer(dir: string, itemCount: number): Promise<ParsePeer | { skip: string }> {
   const bin = await postgresBinDir();
   if ('skip' in bin) return bin;
-  const installing = install(dir, `parse-server@${PARSE_SERVER_VERSION}`);
+  const installing = install(dir, `parse-server@${PARSE_SERVER_VERSION}`).then(
+    () => null,
+    (error: Error) => ({ skip: `npm could not install Parse Server here (${error.message.split('\n')[0]})` }),
+  );
   const pgDir = join(dir, 'postgres');
   await mkdir(pgDir, { recursive: true });
   // The postgres user must reach its cluster's folder (and the socket beside it).
@@ -132,65 +134,40 @@ export async function startParsePeer(
   const stopCluster = () =>
     postgres(bin.dir, 'pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']).then(() => {});
   try {
-    await installing;
+    const failed = await installing;
+    if (failed) {
+      await stopCluster();
+      return failed;
+    }
     const parsePort = await freePort();
+    const options = {
+      appId: APP_ID,
+      masterKey: MASTER_KEY,
+      databaseURI: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      port: String(parsePort),
+      mountPath: '/parse',
+      serverURL: `http://127.0.0.1:${parsePort}/parse`,
+    };
     const server = await startProcess(
       'Parse Server',
       [
         join(dir, 'parse-server/node_modules/parse-server/bin/parse-server'),
-        '--appId',
-        APP_ID,
-        '--masterKey',
-        MASTER_KEY,
-        '--databaseURI',
-        `postgres://postgres@127.0.0.1:${port}/postgres`,
-        '--port',
-        String(parsePort),
-        '--mountPath',
-        '/parse',
-        '--serverURL',
-        `http://127.0.0.1:${parsePort}/parse`,
+        ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, value]),
       ],
-      {
-        NODE_ENV: 'production',
-        // Live queries on Item over the same port (ws://…/parse), for the write-to-event comparison.
-        PARSE_SERVER_START_LIVE_QUERY_SERVER: 'true',
-        PARSE_SERVER_LIVE_QUERY: JSON.stringify({ classNames: ['Item'] }),
-      },
+      { NODE_ENV: 'production' },
       join(dir, 'parse-server.log'),
       /parse-server running on (\S+)/,
       dir,
     );
     const base = server.url.replace(/\/$/, '');
-    await parseCall(
-      `${base}/schemas/Item`,
-      'POST',
-      {
-        className: 'Item',
-        fields: {
-          title: { type: 'String' },
-          n: { type: 'Number' },
-          price: { type: 'Number' },
-          tags: { type: 'Array' },
-          address: { type: 'Object' },
-        },
-      },
-      true,
-    );
-    await parseCall(
-      `${base}/schemas/Big`,
-      'POST',
-      {
-        className: 'Big',
-        fields: {
-          category: { type: 'String' },
-          price: { type: 'Number' },
-          sku: { type: 'String' },
-          n: { type: 'Number' },
-        },
-      },
-      true,
-    );
+    // The classes' schemas, declared through Parse so that it reads the SQL-filled rows as its own.
+    const types = (fields: Record<string, string>) =>
+      Object.fromEntries(Object.entries(fields).map(([name, type]) => [name, { type }]));
+    for (const [className, fields] of [
+      ['Item', { title: 'String', n: 'Number', price: 'Number', tags: 'Array', address: 'Object' }],
+      ['Big', { category: 'String', price: 'Number', sku: 'String', n: 'Number' }],
+    ] as const)
+      await parseCall(`${base}/schemas/${className}`, 'POST', { className, fields: types(fields) }, true);
     // One create per document, 16 at a time (Parse 9's /batch answers 500 to creates here).
     const itemIds: string[] = new Array(itemCount);
     let next = 0;
@@ -238,60 +215,39 @@ export async function startParsePeer(
 }
 
 /** The where clause of the list and count workloads, as Parse's REST API takes it. */
-export function parseWhere(category: string): string {
-  return encodeURIComponent(JSON.stringify({ category }));
-}
+const where = (category: string) => encodeURIComponent(JSON.stringify({ category }));
 
-export const PARSE_HEADERS = headers();
-
-/** Parse Server's equivalents of the five throughput workloads. */
+/** Parse Server's equivalents of the five throughput workloads (its update sets fields: a merge). */
 export function parseTargets(peer: ParsePeer, nextCategory: () => string): Target[] {
-  const origin = new URL(peer.server.url).origin;
-  let i = 0;
-  const nextId = () => peer.itemIds[i++ % peer.itemIds.length] as string;
-  const target = (
-    name: string,
-    workload: string,
-    method: 'GET' | 'POST' | 'PUT',
-    path: () => string,
-    body?: string | (() => string),
-  ): Target => ({
-    name,
-    system: 'Parse Server',
-    workload,
-    cpuPids: peer.cpuPids,
-    options: {
-      url: origin,
-      requests: [
-        {
-          method,
-          body: typeof body === 'function' ? body() : body,
-          setupRequest: (request) => {
-            request.path = path();
-            request.headers = { ...PARSE_HEADERS };
-            if (typeof body === 'function') request.body = body();
-            return request;
-          },
-        },
-      ],
-    },
-  });
-  return [
-    target('parse-get', 'GET by id', 'GET', () => `/parse/classes/Item/${nextId()}`),
-    target('parse-post', 'POST create', 'POST', () => '/parse/classes/Item', JSON.stringify(BODY)),
-    // Parse's update sets the fields it is given and keeps the rest: a merge patch.
-    target('parse-patch', 'PATCH merge', 'PUT', () => `/parse/classes/Item/${nextId()}`, patchBody),
+  const url = new URL(peer.server.url).origin;
+  const nextId = cycle(peer.itemIds);
+  const h = { headers: () => ({ 'X-Parse-Application-Id': APP_ID }) };
+  const targets = [
+    target('Parse Server', WORKLOADS.get, url, 'GET', () => `/parse/classes/Item/${nextId()}`, h),
+    target('Parse Server', WORKLOADS.post, url, 'POST', () => '/parse/classes/Item', {
+      ...h,
+      body: () => JSON.stringify(BODY),
+    }),
+    target('Parse Server', WORKLOADS.patch, url, 'PUT', () => `/parse/classes/Item/${nextId()}`, {
+      ...h,
+      body: patchBody,
+    }),
     target(
-      'parse-list',
-      `filtered list, sort, limit ${PAGE}`,
+      'Parse Server',
+      WORKLOADS.list,
+      url,
       'GET',
-      () => `/parse/classes/Big?where=${parseWhere(nextCategory())}&order=price&limit=${PAGE}`,
+      () => `/parse/classes/Big?where=${where(nextCategory())}&order=price&limit=${PAGE}`,
+      h,
     ),
     target(
-      'parse-count',
-      'count',
+      'Parse Server',
+      WORKLOADS.count,
+      url,
       'GET',
-      () => `/parse/classes/Big?where=${parseWhere(nextCategory())}&count=1&limit=0`,
+      () => `/parse/classes/Big?where=${where(nextCategory())}&count=1&limit=0`,
+      h,
     ),
   ];
+  return targets.map((t) => ({ ...t, cpuPids: peer.cpuPids }));
 }

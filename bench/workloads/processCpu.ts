@@ -1,6 +1,6 @@
 /**
  * Server CPU from /proc: what a process has used so far, for the one-shot workloads (import,
- * export, bulk; to the ns) and the peer table's rounds (user and system apart).
+ * export, bulk; to the ns) and the throughput rounds (10 ms ticks, dead threads included).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -29,10 +29,7 @@ export function processCpuMs(pid: number | undefined): number {
   return userMs + systemMs;
 }
 
-/**
- * A process's user and system CPU time (all its threads), in ms, from `stat`'s 10 ms ticks;
- * NaN where /proc is not there.
- */
+/** A process's user and system CPU time (all its threads), in ms, from `stat`'s 10 ms ticks; NaN without /proc. */
 export function processCpuTimes(pid: number | undefined): { userMs: number; systemMs: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -42,18 +39,5 @@ export function processCpuTimes(pid: number | undefined): { userMs: number; syst
     return { userMs: (Number(fields[11]) / USER_HZ) * 1000, systemMs: (Number(fields[12]) / USER_HZ) * 1000 };
   } catch {
     return { userMs: Number.NaN, systemMs: Number.NaN };
-  }
-}
-
-/**
- * CPU time of a process's main thread alone (its JavaScript, where worker threads, libuv's
- * pool and V8's helpers are not), in ms from `schedstat`; NaN where /proc has no such figure.
- */
-export function mainThreadCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    return threadRunNs(pid, pid) / 1e6;
-  } catch {
-    return Number.NaN;
   }
 }

@@ -1,34 +1,26 @@
 /**
- * The storage ceiling for bench/peers.ts: bare Koa over better-sqlite3 on the same rows Folio
- * holds (bench/workloads/rows.ts), WAL and `synchronous=FULL` as Folio's default, one statement
- * (or one transaction) per request. No auth, no versions, no change log, no validation: what
- * Node, Koa and SQLite cost alone for each workload.
+ * The storage ceilings: bare Koa over better-sqlite3, WAL and `synchronous=FULL` as Folio's
+ * default, one statement (or one transaction) per request. No auth, no validation, no log:
+ * what Node, Koa and SQLite cost alone for each workload.
  *
- * - `GET /items/:id`, `POST /items`, `PATCH /items/:id` (shallow merge in a transaction);
- * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over
- *   BIG_DOCS rows with an expression index on (category, price), as Folio gets a declared one;
- * - `POST /bulk` (Folio's bulk envelope, `{operations: [{method, id?, body?}]}`: the same
- *   creates, replaces, shallow merges and deletes as Folio's bulk request, in one transaction,
- *   into a table of its own);
- * - `POST /import` (NDJSON, one transaction), `POST /import/csv` (CSV read by papaparse, the
- *   same documents, one transaction), each into the table `?into=` names (made on first use),
- *   `GET /export` (RAW_EXPORT_DOCS rows as NDJSON, streamed);
- * - the same rows Folio writes, done as cheaply as raw SQL can (`/rows/...`): `POST /rows/items`
- *   and `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body stored
- *   as JSONB, with the operation and key hint of its current version), copy the version it
- *   replaces into the versions table (a create has none) with the versions past the Team plan's
- *   100 pruned, and write a change row (its text and two indexes), in one transaction per
- *   request. Still no auth, validation, rate limit, log, cache or change feed: the storage
- *   ceiling of a store that keeps a history and an outbox, beside the one that keeps neither.
- *   `POST /rows/import`
- *   (NDJSON, into the collection `?into=` names) creates documents the same way, all in one
- *   transaction; `POST /rows/bulk` takes the bulk envelope and writes each operation's rows as
- *   Folio does (a delete moves the document and its history to the trash tables), in one
- *   transaction.
+ * - `GET /items/:id`, `POST /items`, `PATCH /items/:id` (shallow merge in a transaction) on a
+ *   table of (id, body);
+ * - `GET /big?category=&limit=` (sorted by price) and `GET /big/count?category=` over BIG_DOCS
+ *   rows with an expression index on (category, price), as Folio gets a declared one;
+ * - `GET /export`: RAW_EXPORT_DOCS rows as NDJSON, streamed;
+ * - Folio's rows, written as cheaply as raw SQL can (`/rows/...`): `POST /rows/items` and
+ *   `PATCH /rows/items/:id` write the document (Folio's table and indexes, the body as JSONB),
+ *   copy the version it replaces into the versions table (a create has none) with those past
+ *   the Team plan's 100 pruned, and write a change row, in one transaction per request;
+ *   `POST /rows/import` (NDJSON, or CSV read by papaparse into the same documents) creates
+ *   documents the same way in one transaction, into the collection `?into=` names;
+ *   `POST /rows/bulk` takes Folio's bulk envelope and writes each operation's rows as Folio
+ *   does (a delete moves the document and its history to the trash), in one transaction.
  *
- * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_EXPORT_DOCS (0).
+ * Env: RAW_DB_DIR (required), RAW_ITEMS (1000), RAW_BIG_DOCS (BIG_DOCS), RAW_EXPORT_DOCS (0).
  */
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Router } from '@koa/router';
@@ -37,18 +29,18 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import Papa from 'papaparse';
 import { newId } from '../../src/ids.js';
-import { serveForBench } from '../listen.js';
 import { BIG_DOCS, BODY, type BulkOperation, bigRow, documentOfCsvRecord, transferDoc } from './rows.js';
 
 const dir = process.env.RAW_DB_DIR;
 if (!dir) throw new Error('RAW_DB_DIR is required');
 const ITEMS = Number(process.env.RAW_ITEMS ?? 1000);
 const EXPORT_DOCS = Number(process.env.RAW_EXPORT_DOCS ?? 0);
+const BIG = Number(process.env.RAW_BIG_DOCS ?? BIG_DOCS);
 
 const db = new Database(join(dir, 'raw.db'));
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-for (const table of ['items', 'big', 'imported', 'exported', 'bulk'])
+for (const table of ['items', 'big', 'exported'])
   db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
 db.exec(
   "CREATE INDEX big_category_price ON big (json_extract(body, '$.category'), json_extract(body, '$.price'))",
@@ -87,8 +79,8 @@ const seed = (table: string, count: number, row: (i: number) => object) =>
       statement.run(String(i + 1), JSON.stringify({ _id: String(i + 1), ...row(i) }));
   })();
 seed('items', ITEMS, (i) => ({ ...BODY, n: i }));
-seed('big', BIG_DOCS, bigRow);
-// The documents Folio's export bench (bench/transfer.ts) exports, so both send the same bytes.
+seed('big', BIG, bigRow);
+// The documents Folio exports in bench/transfer.ts, so both send the same bytes.
 seed('exported', EXPORT_DOCS, transferDoc);
 
 const getItem = db.prepare('SELECT body FROM items WHERE id = ?').pluck();
@@ -101,7 +93,6 @@ const page = db
   .pluck();
 const count = db.prepare("SELECT count(*) FROM big WHERE json_extract(body, '$.category') = ?").pluck();
 const exportRows = db.prepare('SELECT body FROM exported ORDER BY id').pluck();
-const insertImported = insert('imported');
 
 const KEPT_VERSIONS = 100;
 const SCOPE = 'bench';
@@ -171,44 +162,26 @@ const rowsPatch = db.transaction((id: string, patch: Record<string, unknown>): s
   const row = rowsGet.get('items', id);
   return row === undefined ? null : patchRows(id, row, patch);
 });
-const historyOf = 'WHERE scope = ? AND collection = ? AND doc_id = ?';
-const trashDelete = [
-  db.prepare(`DELETE FROM trash_versions ${historyOf}`),
-  db.prepare('DELETE FROM trash WHERE scope = ? AND collection = ? AND id = ?'),
-];
-const trashInsert = db.prepare(
-  'INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-);
-const trashHistory = db.prepare(
-  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT ${HISTORY_COLUMNS} FROM versions ${historyOf}`,
-);
-const trashCurrent = db.prepare(
-  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
-    'api_key_hint, json(body) FROM documents WHERE scope = ? AND collection = ? AND id = ?',
-);
-const rowsDelete = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
-const rowsDeleteHistory = db.prepare(`DELETE FROM versions ${historyOf}`);
+const historyOf = 'WHERE scope = @scope AND collection = @collection AND doc_id = @id';
+const ofDocument = 'WHERE scope = @scope AND collection = @collection AND id = @id';
 const TRASH_MS = 30 * 24 * 3600 * 1000;
-/** A delete as Folio's rows: the document and its history move to the trash; a change row. */
+/** A delete as Folio's rows, in order: the document and its history move to the trash; a change row. */
+const trashStatements = [
+  `DELETE FROM trash_versions ${historyOf}`,
+  `DELETE FROM trash ${ofDocument}`,
+  'INSERT INTO trash (scope, collection, id, version, deleted_at, api_key_hint, expires_at, body) ' +
+    `SELECT scope, collection, id, version, @now, 'folio_sk_...abcd', @expires, json(body) FROM documents ${ofDocument}`,
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT ${HISTORY_COLUMNS} FROM versions ${historyOf}`,
+  `INSERT INTO trash_versions (${HISTORY_COLUMNS}) SELECT scope, collection, id, version, operation, updated_at, ` +
+    `api_key_hint, json(body) FROM documents ${ofDocument}`,
+  `DELETE FROM documents ${ofDocument}`,
+  `DELETE FROM versions ${historyOf}`,
+].map((sql) => db.prepare(sql));
 const trashRows = (id: string, row: DocumentRow, collection: string) => {
   const now = new Date();
-  for (const statement of trashDelete) statement.run(SCOPE, collection, id);
   const expires = new Date(now.getTime() + TRASH_MS).toISOString();
-  trashInsert.run(
-    SCOPE,
-    collection,
-    id,
-    row.version,
-    now.toISOString(),
-    'folio_sk_...abcd',
-    expires,
-    row.body,
-  );
-  trashHistory.run(SCOPE, collection, id);
-  trashCurrent.run(SCOPE, collection, id);
-  rowsDelete.run(SCOPE, collection, id);
-  rowsDeleteHistory.run(SCOPE, collection, id);
+  const params = { scope: SCOPE, collection, id, now: now.toISOString(), expires };
+  for (const statement of trashStatements) statement.run(params);
   rowsChange.run(SCOPE, collection, 'delete', id, row.body, now.toISOString());
 };
 
@@ -250,41 +223,6 @@ const rowsBulk = db.transaction((operations: BulkOperation[], collection: string
   }),
 );
 
-const bulkGet = db.prepare('SELECT body FROM bulk WHERE id = ?').pluck();
-const bulkInsert = insert('bulk');
-const bulkUpsert = db.prepare(
-  'INSERT INTO bulk (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
-);
-const bulkUpdate = db.prepare('UPDATE bulk SET body = ? WHERE id = ?');
-const bulkDelete = db.prepare('DELETE FROM bulk WHERE id = ?');
-/**
- * The same operations on one (id, body) table, as cheaply as SQL does them: a replace is an
- * upsert (it does not tell a create from a replace), a merge reads, merges and updates, a
- * delete deletes. A create over an existing id throws and rolls back the whole request (the
- * bench never sends one).
- */
-const rawBulk = db.transaction((operations: BulkOperation[]) =>
-  operations.map((op): BulkItem => {
-    const id = op.id ?? newId('doc');
-    // A DELETE is the default (the envelope's four methods).
-    switch (op.method) {
-      case 'POST':
-        bulkInsert.run(id, JSON.stringify({ ...op.body, _id: id }));
-        return { status: 201, _id: id };
-      case 'PUT':
-        bulkUpsert.run(id, JSON.stringify({ ...op.body, _id: id }));
-        return { status: 200, _id: id };
-      case 'PATCH': {
-        const body = bulkGet.get(id) as string | undefined;
-        if (body === undefined) return { status: 404, _id: id };
-        bulkUpdate.run(JSON.stringify(Object.assign(JSON.parse(body), op.body)), id);
-        return { status: 200, _id: id };
-      }
-      default:
-        return { status: bulkDelete.run(id).changes > 0 ? 204 : 404, _id: id };
-    }
-  }),
-);
 db.transaction(() => {
   const at = new Date().toISOString();
   for (let i = 0; i < ITEMS; i++) writeRows(String(i + 1), 1, at, { ...BODY, n: i }, 'insert');
@@ -297,21 +235,14 @@ const patchItem = db.transaction((id: string, patch: Record<string, unknown>): s
   updateItem.run(merged, id);
   return merged;
 });
-/** A table of its own for each import round (`?into=`), as Folio imports into a new collection. */
-const tables = new Map<string, Database.Statement>([['imported', insertImported]]);
-function insertInto(name: unknown): Database.Statement {
-  const table = typeof name === 'string' && /^[a-z0-9_]{1,40}$/.test(name) ? name : 'imported';
-  let statement = tables.get(table);
-  if (!statement) {
-    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, body TEXT NOT NULL)`);
-    statement = insert(table);
-    tables.set(table, statement);
-  }
-  return statement;
-}
-const insertMany = db.transaction((docs: unknown[], into: Database.Statement = insertImported) => {
-  for (const doc of docs) into.run(randomUUID(), JSON.stringify(doc));
-});
+
+/** The documents of a CSV body, as Folio's CSV import reads them (header row, typed cells). */
+const csvDocs = (text: string) =>
+  Papa.parse<Record<string, unknown>>(text, {
+    header: true,
+    dynamicTyping: true,
+    skipEmptyLines: true,
+  }).data.map(documentOfCsvRecord);
 
 /** The documents of an NDJSON body, one a line (empty lines skipped). */
 const ndjsonDocs = (text: string): Array<Record<string, unknown>> =>
@@ -357,7 +288,8 @@ router.post('/rows/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
   ctx.body = { results: rowsBulk(bulkOperations(ctx), 'bulk') };
 });
 router.post('/rows/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
-  const docs = ndjsonDocs(String(ctx.request.body));
+  const text = String(ctx.request.body);
+  const docs = ctx.is('text/csv') ? csvDocs(text) : ndjsonDocs(text);
   const into = String(ctx.query.into ?? 'imported');
   rowsCreateMany(docs, /^[a-z0-9_]{1,40}$/.test(into) ? into : 'imported');
   ctx.body = { imported: docs.length };
@@ -369,24 +301,6 @@ router.get('/big', (ctx) => {
 });
 router.get('/big/count', (ctx) => {
   ctx.body = { count: count.get(String(ctx.query.category)) };
-});
-router.post('/bulk', koaBody({ jsonLimit: '10mb' }), (ctx) => {
-  ctx.body = { results: rawBulk(bulkOperations(ctx)) };
-});
-router.post('/import', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
-  const docs = ndjsonDocs(String(ctx.request.body));
-  insertMany(docs, insertInto(ctx.query.into));
-  ctx.body = { imported: docs.length };
-});
-router.post('/import/csv', koaBody({ textLimit: '200mb', text: true }), (ctx) => {
-  const parsed = Papa.parse<Record<string, unknown>>(String(ctx.request.body), {
-    header: true,
-    dynamicTyping: true,
-    skipEmptyLines: true,
-  });
-  const docs = parsed.data.map(documentOfCsvRecord);
-  insertMany(docs, insertInto(ctx.query.into));
-  ctx.body = { imported: docs.length };
 });
 router.get('/export', (ctx) => {
   const rows = exportRows.iterate() as IterableIterator<string>;
@@ -406,4 +320,7 @@ router.get('/export', (ctx) => {
   );
 });
 app.use(router.routes());
-serveForBench(app);
+const server = app.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

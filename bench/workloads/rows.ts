@@ -1,8 +1,14 @@
 /**
- * The rows every system in the peer bench holds, so each answers over the same data: the
- * document of the GET/POST/PATCH workloads, and the 100,000-row collection of the list and
- * count workloads (500 categories of 200 rows each, prices spread by a fixed stride).
+ * The rows every system in the bench holds, so each answers over the same data: the document of
+ * the GET/POST/PATCH workloads, the 100,000-row collection of the list and count workloads (500
+ * categories of 200 rows each, prices spread by a fixed stride), the documents of import, export
+ * and bulk; and the sizes of every workload.
  */
+
+/** BENCH_QUICK=1: a smoke run, every workload at a small size, to check the bench end to end. */
+export const QUICK = process.env.BENCH_QUICK === '1';
+export const sized = (full: number, quick: number): number => (QUICK ? quick : full);
+
 export const BODY = {
   title: 'bench document',
   n: 1,
@@ -11,26 +17,17 @@ export const BODY = {
   address: { city: 'Paris' },
 };
 
-export const BIG_DOCS = Number(process.env.PEERS_BIG_DOCS ?? 100_000);
+export const BIG_DOCS = sized(100_000, 5_000);
 export const CATEGORIES = 500;
 /** The list workload's page: filter on category, sort on price, this many rows. */
 export const PAGE = 20;
 
-export interface BigRow {
-  category: string;
-  price: number;
-  sku: string;
-  n: number;
-}
-
-export function bigRow(i: number): BigRow {
-  return {
-    category: `cat-${(i * 7919) % CATEGORIES}`,
-    price: (i * 104_729) % 100_000,
-    sku: `sku-${i}`,
-    n: i,
-  };
-}
+export const bigRow = (i: number) => ({
+  category: `cat-${(i * 7919) % CATEGORIES}`,
+  price: (i * 104_729) % 100_000,
+  sku: `sku-${i}`,
+  n: i,
+});
 
 /** Rows `start` .. `start + count - 1` as NDJSON. */
 export function bigNdjson(start: number, count: number): string {
@@ -62,22 +59,17 @@ export function transferDoc(i: number) {
   };
 }
 
-/**
- * The one-shot workloads' sizes: bench/transfer.ts runs them (Folio and raw better-sqlite3 in
- * turn) and the peer report turns its times into rates with the same numbers.
- */
-export const IMPORT_DOCS = 25_000;
-export const EXPORT_DOCS = 250_000;
+/** The one-shot workloads' sizes (bench/transfer.ts: Folio and raw better-sqlite3 in turn). */
+export const IMPORT_DOCS = sized(25_000, 2_000);
+export const EXPORT_DOCS = sized(250_000, 20_000);
 export const BULK_OPS = 100;
 /**
  * Bulk requests timed, after the ones that warm a server's code up. Five warm-up requests left
  * Folio's deeper code partly unoptimised for the 20 timed after them: 8.7–8.8 ms and 9.3 ms of
  * CPU a request, against 5.9–6.8 ms and 5.2–6.0 ms after 50 (raw's few lines warm at once).
  */
-export const BULK_ROUNDS = 100;
-export const BULK_WARMUP = 50;
-/** Bulk requests profiled after the measurements (bench/transfer.ts), after as many unprofiled. */
-export const PROFILE_BULK_REQUESTS = 50;
+export const BULK_ROUNDS = sized(100, 10);
+export const BULK_WARMUP = sized(50, 5);
 
 export interface BulkOperation {
   method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
