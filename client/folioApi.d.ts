@@ -1565,60 +1565,111 @@ export interface operations {
           "application/json": {
             plans: {
               free: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
               pro: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
               team: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
             };
@@ -2945,7 +2996,7 @@ export interface operations {
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `evt_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -2954,7 +3005,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -4621,7 +4672,7 @@ export interface operations {
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `evt_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -4632,7 +4683,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
