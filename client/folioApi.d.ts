@@ -1737,10 +1737,18 @@ export interface operations {
         after?: string;
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
       };
@@ -2893,10 +2901,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated fields, `-` for descending; at most 5. */
         sort?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
@@ -2985,10 +3001,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
         events?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
@@ -3253,10 +3277,18 @@ export interface operations {
         after?: string;
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
       };
@@ -4559,10 +4591,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated fields, `-` for descending; at most 5. */
         sort?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
@@ -4661,10 +4701,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
         events?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
