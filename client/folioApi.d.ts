@@ -1617,60 +1617,111 @@ export interface operations {
           "application/json": {
             plans: {
               free: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
               pro: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
               team: {
+                /** @description Requests per second per API key (429 beyond). */
                 requestsPerSecond: number;
+                /** @description Active API keys per project. */
                 activeKeys: number;
+                /** @description Filters per query. */
                 maxFilters: number;
+                /** @description Largest page size (`limit`). */
                 maxPageSize: number;
+                /** @description Largest `offset` (cursor pagination has no such limit). */
                 maxOffset: number;
+                /** @description Operations per bulk request. */
                 maxBulkOperations: number;
+                /** @description Largest import body, in bytes. */
                 maxImportBytes: number;
+                /** @description Documents per import. */
                 maxImportDocuments: number;
+                /** @description Documents per export. */
                 maxExportDocuments: number;
+                /** @description Retries of a failed webhook delivery. */
                 webhookRetries: number;
+                /** @description Change streams (SSE) allowed. */
                 changeStreams: boolean;
+                /** @description Version diffs allowed. */
                 versionDiff: boolean;
+                /** @description Versions kept per document. */
                 storedVersions: number;
+                /** @description Webhooks per collection. */
                 maxWebhooks: number;
+                /** @description Declared indexes per collection. */
                 maxIndexes: number;
+                /** @description Days a deleted document stays in its collection's trash (0: deletes erase at once). */
                 trashRetentionDays: number;
+                /** @description Collection schemas a project may set per minute (each is compiled; see docs/collections.md). */
                 schemaChangesPerMinute: number;
               };
             };
@@ -1738,10 +1789,18 @@ export interface operations {
         after?: string;
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
       };
@@ -2894,10 +2953,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated fields, `-` for descending; at most 5. */
         sort?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
@@ -2986,10 +3053,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
         events?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
@@ -2997,7 +3072,7 @@ export interface operations {
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `evt_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -3006,7 +3081,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -3254,10 +3329,18 @@ export interface operations {
         after?: string;
         /** @description How `meta.total` is computed: `exact` (default), `estimate` (a bounded count; `meta.totalExact` says whether it stopped short) or `none` (never counted; null). */
         total?: "exact" | "estimate" | "none";
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
       };
@@ -4560,10 +4643,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated fields, `-` for descending; at most 5. */
         sort?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description CSV only. `true` (default): a text cell starting with `=`, `+`, `-`, `@`, tab or carriage return gets a leading `'`, so a spreadsheet shows it instead of running it (OWASP CSV injection). `false`: cells exactly as stored, for programs (an import of the file gives the same documents). */
@@ -4662,10 +4753,18 @@ export interface operations {
       query?: {
         /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
         events?: string;
-        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists. Dot notation for nested fields. */
+        /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
           [key: string]: (string | number | boolean) | ({
-            [key: string]: string | number | boolean;
+            eq?: string | number | boolean;
+            neq?: string | number | boolean;
+            gt?: string | number | boolean;
+            gte?: string | number | boolean;
+            lt?: string | number | boolean;
+            lte?: string | number | boolean;
+            contains?: string | number | boolean;
+            in?: ((string | number | boolean)[]) | (string | number | boolean);
+            exists?: string | number | boolean;
           });
         };
         /** @description A stream ticket (`POST .../_stream/tickets`) in place of the Authorization header, for a browser’s EventSource. */
@@ -4673,7 +4772,7 @@ export interface operations {
       };
       header: {
         Accept: "text/event-stream";
-        /** @description Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes. */
+        /** @description Resume after this event (an opaque `evt_...` id from this stream); events are kept 5 minutes. */
         "Last-Event-ID"?: string;
       };
       path: {
@@ -4684,7 +4783,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

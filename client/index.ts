@@ -9,7 +9,8 @@
  *   });
  *   await folio.PATCH('/{ns}/{collection}/{id}', { params: { path }, body: { done: true } });
  *
- * - Query strings are written in Folio's own syntax (`filter[n][gte]=1`) by `folioQuerySerializer`.
+ * - Query strings are written in Folio's own syntax (`filter[n][gte]=1`) by `folioQuerySerializer`;
+ *   `in` takes an array (`filter: { name: { in: ['A', 'B'] } }` → `filter[name][in]=A,B`).
  * - A document PATCH is sent as a merge patch (`application/merge-patch+json`) when its body is an
  *   object and as a JSON patch (`application/json-patch+json`) when it is an array; an import's
  *   body as JSON (an array), NDJSON (a string of `{...}` lines) or CSV (another string), unless

@@ -34,11 +34,26 @@ const existsSchema = z.enum(['true', 'false']);
  */
 // A URL value is text; numbers and booleans are how typed clients write them (`{ n: { gte: 1 } }`).
 const urlValueSchema = z.union([z.string(), z.number(), z.boolean()]);
+/**
+ * Each operator's operand. `in` takes a list: comma-separated in the URL, an array in a typed
+ * client (whose serializer joins it), so the generated types accept `{ in: ['A', 'B'] }`.
+ */
+const operandsSchema = z.object({
+  eq: urlValueSchema.optional(),
+  neq: urlValueSchema.optional(),
+  gt: urlValueSchema.optional(),
+  gte: urlValueSchema.optional(),
+  lt: urlValueSchema.optional(),
+  lte: urlValueSchema.optional(),
+  contains: urlValueSchema.optional(),
+  in: z.union([z.array(urlValueSchema), urlValueSchema]).optional(),
+  exists: urlValueSchema.optional(),
+} satisfies Record<FilterOperator, z.ZodType>);
 export const filterParamSchema = z
-  .record(z.string(), z.union([urlValueSchema, z.partialRecord(operatorSchema, urlValueSchema)]))
+  .record(z.string(), z.union([urlValueSchema, operandsSchema]))
   .optional()
   .meta({
-    description: `Filters, combined with AND: \`filter[field]=value\` (equality) or \`filter[field][op]=value\` with op one of ${FILTER_OPERATORS.join(', ')}. Dot notation for nested fields.`,
+    description: `Filters, combined with AND: \`filter[field]=value\` (equality) or \`filter[field][op]=value\` with op one of ${FILTER_OPERATORS.join(', ')}; \`in\` takes a comma-separated list. Dot notation for nested fields.`,
     param: { style: 'deepObject', explode: true },
   });
 

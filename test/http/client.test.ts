@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { folioQuerySerializer } from '../../client/index.js';
+import { createFolioClient, folioQuerySerializer, type ListQuery } from '../../client/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sweepApi } from '../support/sweep.js';
 
@@ -42,6 +42,23 @@ describe('typed client', () => {
     expect(folioQuerySerializer({ filter: { tags: { in: ['a', 'b,c'] } } })).to.equal(
       'filter[tags][in]=a%2Cb%2Cc',
     );
+  });
+
+  it('types `in` as a list, as documented, and the server filters by it (a compile-time check too)', async () => {
+    const tenant = await server.tenant({ plan: 'pro' });
+    const folio = createFolioClient(server.url, tenant.key);
+    const path = { ns: tenant.project, collection: 'people' };
+    for (const name of ['A', 'B', 'C']) {
+      const created = await folio.POST('/{ns}/{collection}', { params: { path }, body: { name } });
+      expect(created.response.status).to.equal(201);
+    }
+    // `npx tsc --noEmit` fails here if the generated types take no array for `in`.
+    const query: ListQuery = { filter: { name: { in: ['A', 'B'] } }, sort: 'name' };
+    const { data } = await folio.GET('/{ns}/{collection}', { params: { path, query } });
+    expect(data?.data.map((doc) => doc.name)).to.deep.equal(['A', 'B']);
+    // @ts-expect-error an operator the server does not know is not a filter
+    const unknownOperator: ListQuery = { filter: { name: { near: 'A' } } };
+    expect(unknownOperator).to.be.an('object');
   });
 
   it('calls every operation of the document and the errors it documents, each answering as typed', async () => {

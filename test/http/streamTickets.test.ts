@@ -120,7 +120,7 @@ describe('change stream tickets and revocation [embedded]', function () {
     const stream = await open(url);
     expect(stream.status).to.equal(200);
     // Its resume point first, so even a reconnection before any event carries a Last-Event-ID.
-    await stream.until(/^retry: 100\nid: e1_\S+\n\n/);
+    await stream.until(/^retry: 100\nid: evt_\S+\n\n/);
     const id = await post('tickets', { n: 1 });
     await stream.until(/event: document.created/);
     expect(stream.documentIds).to.deep.equal([id]);
@@ -178,7 +178,7 @@ describe('change stream tickets and revocation [embedded]', function () {
       return { status: res.status, body: await res.text() };
     };
     const auth = { Authorization: `Bearer ${tenant.key}` };
-    const expired = await bodyOf({ ...auth, 'Last-Event-ID': 'e1_reset' });
+    const expired = await bodyOf({ ...auth, 'Last-Event-ID': 'evt_reset' });
     expect(expired.status).to.equal(410);
     const refusedTicket = await bodyOf({}, `/${tenant.project}/fuzz/_stream?ticket=st1_x`);
     expect(refusedTicket.status).to.equal(401);
@@ -291,7 +291,7 @@ for (const target of await mongoServerOverrides()) {
           body: { n: 1 },
         });
         await onB.until(/event: document.created/, 10_000);
-        const id = /\nid: (e1_\S+)\ndata: /.exec(onB.text)![1]!;
+        const id = /\nid: (evt_\S+)\ndata: /.exec(onB.text)![1]!;
         expect(onB.documentIds).to.deep.equal([written.body._id]);
         // An id B sent resumes on A.
         const missed = await b.request('POST', `/${tenant.project}/shared`, {

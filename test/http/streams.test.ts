@@ -166,9 +166,19 @@ forEachStore(
         await theirs.opened;
         await ctx.server.request('POST', `/${other.project}/notes`, { key: other.key, body: { i: 0 } });
         const [their] = await theirs.documents(1);
-        expect(their!.id).to.match(/^e1_[A-Za-z0-9_-]+$/);
+        expect(their!.id).to.match(/^evt_[A-Za-z0-9_-]+$/);
         const altered = `${their!.id.slice(0, -2)}${their!.id.endsWith('A') ? 'B' : 'A'}${their!.id.slice(-1)}`;
-        const forged = ['evt_1', 'nonsense', 'e1_reset', 'e1_', `e1_${'A'.repeat(86)}`, 'evt_99999999999999'];
+        const forged = [
+          'evt_1',
+          'nonsense',
+          'evt_reset',
+          'e1_reset',
+          'evt_',
+          'e1_',
+          `evt_${'A'.repeat(86)}`,
+          'evt_99999999999999',
+          their!.id.replace(/^evt_/, 'e1_'),
+        ];
         for (const id of [...forged, their!.id, altered]) {
           const res = await refused(streamPath('notes'), { ...sse(), 'Last-Event-ID': id });
           expect(res.status, id).to.equal(410);
@@ -229,7 +239,7 @@ forEachStore(
         expect(events.map((e) => e.data.document.$version)).to.deep.equal([1, 2, 3, 4, 4]);
         const first = events[0]!;
         // Opaque ids of one length: nothing in them counts the store's (every tenant's) writes.
-        expect(first.id).to.match(/^e1_[A-Za-z0-9_-]+$/);
+        expect(first.id).to.match(/^evt_[A-Za-z0-9_-]+$/);
         expect(new Set(events.map((e) => e.id)).size).to.equal(5);
         expect(new Set(events.map((e) => e.id.length)).size).to.equal(1);
         expect(first.data).to.deep.equal({
@@ -361,6 +371,19 @@ forEachStore(
         expect((await resumed.documents(1))[0]!.data.document._id).to.equal(live._id);
       });
 
+      it('resumes from an id in the old e1_ spelling (kept by a client across the upgrade)', async () => {
+        const first = open('legacy');
+        await first.opened;
+        await post('legacy', { i: 0 });
+        const [seen] = await first.documents(1);
+        first.close();
+        const missed = await post('legacy', { i: 1 });
+        const legacyId = seen!.id.replace(/^evt_/, 'e1_');
+        expect(legacyId).to.match(/^e1_/);
+        const resumed = open('legacy', { lastEventId: legacyId });
+        expect((await resumed.documents(1))[0]!.data.document._id).to.equal(missed._id);
+      });
+
       it('moves the resume point past events its filters skip (a checkpoint: an id line, no data, no blank line)', async () => {
         const controller = new AbortController();
         const res = await fetch(`${ctx.server.url}${streamPath('quiet', '?filter[wanted]=true')}`, {
@@ -374,7 +397,7 @@ forEachStore(
         while (!/\nid: \S+\n/.test(text)) text += decoder.decode((await reader.read()).value);
         controller.abort();
         const checkpoint = /\nid: (\S+)\n/.exec(text)![1]!;
-        expect(checkpoint).to.match(/^e1_/);
+        expect(checkpoint).to.match(/^evt_/);
         expect(text).not.to.include('data:');
         // No blank line ends it: no client library dispatches it.
         expect(text).not.to.match(/\nid: \S+\n\n/);

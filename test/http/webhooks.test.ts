@@ -328,6 +328,21 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
     expect(after.body.url).to.equal('http://[2606:4700::1111]/hook');
   });
 
+  it('refuses Teredo, site-local and reserved ::/8 forms (not globally reachable) with 400 naming the reason', async () => {
+    for (const url of [
+      'http://[2001::80ff:fffe]:4937/',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:4937/',
+      'http://[2001::5601:5601]/',
+      'http://[fec0::1]:4937/',
+      'http://[::ffff:0:0:7f00:1]:4937/',
+    ]) {
+      const res = await register(url);
+      expect(res.status, url).to.equal(400);
+      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expect(res.body.error.message, url).to.match(/not globally reachable/);
+    }
+  });
+
   it('refuses a host name that resolves to a loopback address', async () => {
     const res = await register('http://localhost:8080/hook');
     expect(res.status).to.equal(400);

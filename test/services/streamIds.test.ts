@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { EVENT_ID_PREFIX, EventIds } from '../../src/services/streams/eventIds.js';
+import { EVENT_ID_PREFIX, EventIds, LEGACY_EVENT_ID_PREFIX } from '../../src/services/streams/eventIds.js';
 import { TicketSealer, ticketAdmits } from '../../src/services/streams/tickets.js';
 
 const master = randomBytes(32);
@@ -44,6 +44,15 @@ describe('opaque event ids', () => {
     expect(a.encode('x'.repeat(31)).length).to.be.above(a.encode('1').length);
   });
 
+  it('take the form evt_<opaque>, and an id in the old e1_ spelling still opens as the same token', () => {
+    const scope = ids.forScope(tenant);
+    const id = scope.encode('21249');
+    expect(id).to.match(/^evt_[A-Za-z0-9_-]+$/);
+    const legacy = `${LEGACY_EVENT_ID_PREFIX}${id.slice(EVENT_ID_PREFIX.length)}`;
+    expect(scope.decode(legacy)).to.equal('21249');
+    expect(ids.forScope(other).decode(legacy)).to.equal(null);
+  });
+
   it('refuse anything altered or made up', () => {
     const scope = ids.forScope(tenant);
     const id = scope.encode('42');
@@ -62,12 +71,15 @@ describe('opaque event ids', () => {
     );
     for (const made of [
       '',
+      'evt_',
+      'evt_reset',
       'e1_',
       'e1_reset',
       'evt_42',
       '42',
+      `evt_${'A'.repeat(86)}`,
       `e1_${'A'.repeat(86)}`,
-      `e1_${'_'.repeat(9000)}`,
+      `evt_${'_'.repeat(9000)}`,
     ]) {
       expect(scope.decode(made), made).to.equal(null);
     }

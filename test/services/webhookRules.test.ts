@@ -6,7 +6,11 @@ import { deliveryIdFor } from '../../src/services/webhooks/deliveryIds.js';
 import { hasRetryLeft, JITTER, retryDelayMs } from '../../src/services/webhooks/retryPolicy.js';
 import { describeFailure } from '../../src/services/webhooks/sender.js';
 import { generateSecret, SecretSealer, signature } from '../../src/services/webhooks/signing.js';
-import { isForbiddenAddress, TargetRefusedError } from '../../src/services/webhooks/targets.js';
+import {
+  isForbiddenAddress,
+  isGloballyReachable,
+  TargetRefusedError,
+} from '../../src/services/webhooks/targets.js';
 
 describe('webhook retry policy', () => {
   it('doubles from the base per retry, within ±20 % jitter', () => {
@@ -27,66 +31,180 @@ describe('webhook retry policy', () => {
 });
 
 describe('webhook target addresses', () => {
-  it('refuses private, loopback, link-local, metadata and special ranges at their edges', () => {
-    for (const address of [
-      '10.0.0.0',
-      '10.255.255.255',
-      '127.0.0.1',
-      '169.254.169.254',
-      '172.16.0.0',
-      '172.31.255.255',
-      '192.168.0.1',
-      '100.64.0.0',
-      '100.127.255.255',
-      '0.0.0.0',
-      '224.0.0.1',
-      '255.255.255.255',
-      '::1',
-      '::',
-      'fe80::1',
-      'fd00:ec2::254',
-      'fc00::1',
-      '::ffff:127.0.0.1',
-      '::ffff:7f00:1',
-      '::ffff:a9fe:a9fe',
-      '64:ff9b::10.0.0.1',
-      // IPv6 forms embedding loopback or link-local IPv4 (mapped, translated, compatible,
-      // local-use NAT64, 6to4):
-      '::ffff:0:7f00:1',
-      '::127.0.0.1',
-      '64:ff9b:1::7f00:1',
-      '2002:7f00:1::1',
-      '2002:a9fe:a9fe::1',
-      '64:ff9b:1::a9fe:a9fe',
-      '::a9fe:a9fe',
-      '::ffff:0:a9fe:a9fe',
-      '2002:0a00:0001::',
-      '2002:c0a8:0101:ffff::1',
-      'not-an-ip',
-    ]) {
-      expect(isForbiddenAddress(address), address).to.equal(true);
+  /** [address, globally reachable]: each range's first and last address, and its neighbours. */
+  const IPV4_EDGES: Array<[string, boolean]> = [
+    ['0.0.0.0', false],
+    ['0.255.255.255', false],
+    ['1.0.0.0', true],
+    ['9.255.255.255', true],
+    ['10.0.0.0', false],
+    ['10.255.255.255', false],
+    ['11.0.0.0', true],
+    ['100.63.255.255', true],
+    ['100.64.0.0', false],
+    ['100.127.255.255', false],
+    ['100.128.0.0', true],
+    ['126.255.255.255', true],
+    ['127.0.0.0', false],
+    ['127.255.255.255', false],
+    ['128.0.0.0', true],
+    ['169.253.255.255', true],
+    ['169.254.0.0', false],
+    ['169.254.169.254', false],
+    ['169.254.255.255', false],
+    ['169.255.0.0', true],
+    ['172.15.255.255', true],
+    ['172.16.0.0', false],
+    ['172.31.255.255', false],
+    ['172.32.0.0', true],
+    ['191.255.255.255', true],
+    ['192.0.0.0', false],
+    ['192.0.0.8', false],
+    ['192.0.0.9', true],
+    ['192.0.0.10', true],
+    ['192.0.0.11', false],
+    ['192.0.0.255', false],
+    ['192.0.1.0', true],
+    ['192.0.1.255', true],
+    ['192.0.2.0', false],
+    ['192.0.2.255', false],
+    ['192.0.3.0', true],
+    ['192.88.98.255', true],
+    ['192.88.99.0', false],
+    ['192.88.99.255', false],
+    ['192.88.100.0', true],
+    ['192.167.255.255', true],
+    ['192.168.0.0', false],
+    ['192.168.255.255', false],
+    ['192.169.0.0', true],
+    ['198.17.255.255', true],
+    ['198.18.0.0', false],
+    ['198.19.255.255', false],
+    ['198.20.0.0', true],
+    ['198.51.99.255', true],
+    ['198.51.100.0', false],
+    ['198.51.100.255', false],
+    ['198.51.101.0', true],
+    ['203.0.112.255', true],
+    ['203.0.113.0', false],
+    ['203.0.113.255', false],
+    ['203.0.114.0', true],
+    ['223.255.255.255', true],
+    ['224.0.0.0', false],
+    ['239.255.255.255', false],
+    ['240.0.0.0', false],
+    ['255.255.255.254', false],
+    ['255.255.255.255', false],
+    ['93.184.216.34', true],
+  ];
+
+  const IPV6_EDGES: Array<[string, boolean]> = [
+    // Global unicast 2000::/3; everything outside it is refused.
+    ['1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2000::', true],
+    ['3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['4000::', false],
+    ['5f00::1', false],
+    ['::', false],
+    ['::1', false],
+    ['fc00::1', false],
+    ['fd00:ec2::254', false],
+    ['fe80::1', false],
+    ['fec0::', false],
+    ['fec0::1', false],
+    ['feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['ff02::1', false],
+    ['100::', false],
+    // IPv4-compatible and -translated forms and the rest of ::/8: reserved.
+    ['::127.0.0.1', false],
+    ['::93.184.216.34', false],
+    ['::ffff:0:5db8:d822', false],
+    ['::ffff:0:0:7f00:1', false],
+    // IETF protocol assignments 2001::/23, Teredo 2001::/32 in it, and its global exceptions.
+    ['2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['2001::', false],
+    ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001::80ff:fffe', false],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', false],
+    ['2001::5601:5601', false],
+    ['2001:1::', false],
+    ['2001:1::1', true],
+    ['2001:1::2', true],
+    ['2001:1::3', true],
+    ['2001:1::4', false],
+    ['2001:2::', false],
+    ['2001:2:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001:3::', true],
+    ['2001:3:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['2001:4::', false],
+    ['2001:4:111:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001:4:112::', true],
+    ['2001:4:112:ffff:ffff:ffff:ffff:ffff', true],
+    ['2001:4:113::', false],
+    ['2001:10::', false],
+    ['2001:1f:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001:20::', true],
+    ['2001:3f:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['2001:40::', false],
+    ['2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001:200::', true],
+    // Documentation.
+    ['2001:db7:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['2001:db8::', false],
+    ['2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2001:db9::', true],
+    ['3fff::', false],
+    ['3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['3fff:1000::', true],
+    ['3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    // 6to4 2002::/16, judged by the IPv4 in bits 16-47.
+    ['2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff', true],
+    ['2002::', false],
+    ['2002:7f00:1::1', false],
+    ['2002:a9fe:a9fe::1', false],
+    ['2002:c0a8:0101:ffff::1', false],
+    ['2002:5db8:d822::1', true],
+    ['2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['2003::', true],
+    // IPv4-mapped ::ffff:0:0/96, judged by its IPv4.
+    ['::fffe:ffff:ffff', false],
+    ['::ffff:0.0.0.0', false],
+    ['::ffff:127.0.0.1', false],
+    ['::ffff:7f00:1', false],
+    ['::ffff:a9fe:a9fe', false],
+    ['::ffff:93.184.216.34', true],
+    ['::ffff:255.255.255.255', false],
+    ['::1:0:0:0', false],
+    // NAT64 64:ff9b::/96, judged by its IPv4; the local-use 64:ff9b:1::/48 is outside 2000::/3.
+    ['64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff', false],
+    ['64:ff9b::', false],
+    ['64:ff9b::10.0.0.1', false],
+    ['64:ff9b::93.184.216.34', true],
+    ['64:ff9b::ffff:ffff', false],
+    ['64:ff9b::1:0:0', false],
+    ['64:ff9b:1::5db8:d822', false],
+    ['64:ff9b:1::7f00:1', false],
+    // A zone index does not change the address.
+    ['fe80::1%eth0', false],
+    ['2606:4700::1111', true],
+  ];
+
+  it('allows exactly the globally reachable IPv4 addresses, at each range’s edges', () => {
+    for (const [address, reachable] of IPV4_EDGES) {
+      expect(isGloballyReachable(address), address).to.equal(reachable);
+      expect(isForbiddenAddress(address), address).to.equal(!reachable);
     }
   });
 
-  it('allows public addresses just outside those ranges', () => {
-    for (const address of [
-      '9.255.255.255',
-      '11.0.0.0',
-      '172.15.255.255',
-      '172.32.0.0',
-      '100.63.255.255',
-      '100.128.0.0',
-      '169.253.255.255',
-      '93.184.216.34',
-      '2606:4700::1111',
-      '::ffff:93.184.216.34',
-      // 6to4 of a public IPv4, and the edges next to the embedding prefixes:
-      '2002:5db8:d822::1',
-      '2001:ffff:7f00:1::1',
-      '2003:7f00:1::1',
-      '64:ff9b:2::7f00:1',
-    ]) {
-      expect(isForbiddenAddress(address), address).to.equal(false);
+  it('allows only global unicast IPv6 outside the special-purpose blocks, at each range’s edges', () => {
+    for (const [address, reachable] of IPV6_EDGES) {
+      expect(isGloballyReachable(address), address).to.equal(reachable);
+    }
+  });
+
+  it('refuses anything that is not an IP address', () => {
+    for (const text of ['not-an-ip', '', '2130706433', '127.1', '1.2.3.4.5', '[::1]']) {
+      expect(isForbiddenAddress(text), text).to.equal(true);
     }
   });
 });

@@ -2,12 +2,18 @@
  * The right to be forgotten on the embedded store: after a purge (from the trash, or a delete
  * with `?purge=true`) and a checkpoint, the erased document's bytes are nowhere in the database
  * file or its WAL: not in the document, version, trash or change-log rows, not in freed pages.
+ * And the store runs that checkpoint itself: on a server nobody writes to after a purge, the
+ * bytes leave the files within the documented bound (erasureCheckpoint.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
-import type { EmbeddedStore } from '../../src/store/embedded/index.js';
+import { ERASURE_CHECKPOINT_BOUND_MS } from '../../src/store/embedded/erasureCheckpoint.js';
+import { DATABASE_FILE, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope } from '../../src/store/port.js';
+import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
 import { firstVersion, HINT, nextVersion, putWrite } from './fixtures.js';
 
@@ -74,5 +80,75 @@ describe('embedded store: erased documents leave no bytes in the file', () => {
     await store.documents.commit(scope, COLLECTION, [{ kind: 'delete', id, expectedVersion: 2, trash }]);
     expect(await store.trash.purgeExpired(isoNow(1000), 100)).to.equal(1);
     expect(await fileHolds(store, marker)).to.equal(false);
+  });
+});
+
+/** The files of the database that hold the marker, as they are on disk now. */
+async function filesHolding(file: string, marker: string): Promise<string[]> {
+  const needle = Buffer.from(marker);
+  const holding: string[] = [];
+  for (const name of [file, `${file}-wal`, `${file}-shm`]) {
+    const bytes = await readFile(name).catch(() => Buffer.alloc(0));
+    if (bytes.includes(needle)) holding.push(name);
+  }
+  return holding;
+}
+
+describe('embedded store: an erasure reaches the disk on a database nobody writes to after it', () => {
+  let dataDir = '';
+  let server: TestServer;
+  let tenant: Tenant;
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'folio-erasure-'));
+    server = await startTestServer({ dataDir });
+    tenant = await server.tenant({ plan: 'pro' });
+  });
+  after(async () => {
+    await server.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** A document with two versions holding a fresh marker: its path and the marker. */
+  async function writeMarked(): Promise<{ path: string; id: string; marker: string }> {
+    const marker = `MARKER-${newId('doc')}`;
+    const created = await server.request('POST', `/${tenant.project}/people`, {
+      key: tenant.key,
+      body: { ssn: marker },
+    });
+    expect(created.status).to.equal(201);
+    const path = `/${tenant.project}/people/${created.body._id}`;
+    const updated = await server.request('PUT', path, { key: tenant.key, body: { ssn: marker, v: 2 } });
+    expect(updated.status).to.equal(200);
+    return { path, id: created.body._id, marker };
+  }
+
+  /** Polls the files, with nothing written meanwhile, until the marker is gone or the bound passes. */
+  async function expectGoneWithinBound(marker: string): Promise<void> {
+    const file = join(dataDir, DATABASE_FILE);
+    const started = Date.now();
+    let holding = await filesHolding(file, marker);
+    while (holding.length > 0 && Date.now() - started < ERASURE_CHECKPOINT_BOUND_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      holding = await filesHolding(file, marker);
+    }
+    expect(holding, `after ${Date.now() - started} ms`).to.deep.equal([]);
+  }
+
+  it(`DELETE ?purge=true: the text is in no file within ${ERASURE_CHECKPOINT_BOUND_MS} ms`, async () => {
+    const { path, marker } = await writeMarked();
+    expect(await filesHolding(join(dataDir, DATABASE_FILE), marker)).not.to.deep.equal([]);
+    const erased = await server.request('DELETE', `${path}?purge=true`, { key: tenant.key });
+    expect(erased.status).to.equal(204);
+    await expectGoneWithinBound(marker);
+  });
+
+  it(`DELETE .../_trash/{id}: the text is in no file within ${ERASURE_CHECKPOINT_BOUND_MS} ms`, async () => {
+    const { path, id, marker } = await writeMarked();
+    expect((await server.request('DELETE', path, { key: tenant.key })).status).to.equal(204);
+    const erased = await server.request('DELETE', `/${tenant.project}/people/_trash/${id}`, {
+      key: tenant.key,
+    });
+    expect(erased.status).to.equal(204);
+    await expectGoneWithinBound(marker);
   });
 });

@@ -65,13 +65,13 @@ export const streamChanges = declare({
     Accept: z.literal(EVENT_STREAM_TYPE),
     'Last-Event-ID': z.string().optional().meta({
       description:
-        'Resume after this event (an opaque `e1_...` id from this stream); events are kept 5 minutes.',
+        'Resume after this event (an opaque `evt_...` id from this stream); events are kept 5 minutes.',
     }),
   }),
   ok: {
     '200': {
       description:
-        'A chunked event stream: `event: document.created|updated|deleted`, `id: e1_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
+        'A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
       content: { [EVENT_STREAM_TYPE]: { schema: z.string() } },
       headers: z.object({
         'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }),

@@ -15,8 +15,13 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:cry
 import { BoundedCache } from '../../boundedCache.js';
 import type { DataScope } from '../../store/port.js';
 
-/** Every Folio event id starts with it (the rest is base64url). */
-export const EVENT_ID_PREFIX = 'e1_';
+/** Every Folio event id starts with it (the rest is base64url), as the service description says. */
+export const EVENT_ID_PREFIX = 'evt_';
+/**
+ * The prefix ids had before they took the described form: the sealed part is the same, so an id
+ * a client kept across the upgrade still resumes.
+ */
+export const LEGACY_EVENT_ID_PREFIX = 'e1_';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const PAD_BYTES = 32;
@@ -51,8 +56,9 @@ export class ScopeEventIds {
 
   /** The store token an id of this tenant holds; null for anything else. */
   decode(id: string): string | null {
-    if (!id.startsWith(EVENT_ID_PREFIX) || id.length > 2 * MAX_TOKEN_BYTES) return null;
-    const text = id.slice(EVENT_ID_PREFIX.length);
+    const prefix = [EVENT_ID_PREFIX, LEGACY_EVENT_ID_PREFIX].find((p) => id.startsWith(p));
+    if (prefix === undefined || id.length > 2 * MAX_TOKEN_BYTES) return null;
+    const text = id.slice(prefix.length);
     const sealed = Buffer.from(text, 'base64url');
     // One spelling per id: the decoder would skip stray characters and trailing bits.
     if (sealed.length < NONCE_BYTES + PAD_BYTES + TAG_BYTES || sealed.toString('base64url') !== text) {

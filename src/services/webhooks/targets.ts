@@ -1,50 +1,90 @@
 /**
- * Where a webhook may send: http(s) URLs whose host is not a private, loopback, link-local,
- * metadata or otherwise non-public address (server-side request forgery). Checked at
- * registration and again when connecting, on the addresses the name resolves to then, so a name
- * that later resolves to a private address is refused too. `webhooks.allowPrivateTargets` lifts
- * the address rule (tests, private networks).
+ * Where a webhook may send: http(s) URLs whose host is a globally reachable address (server-side
+ * request forgery). Checked at registration and again when connecting, on the addresses the
+ * name resolves to then, so a name that later resolves to a private address is refused too.
+ * `webhooks.allowPrivateTargets` lifts the address rule (tests, private networks).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 
-/** Ranges a webhook may not reach (IANA special-purpose registries, both families). */
-const FORBIDDEN = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  FORBIDDEN.addSubnet(net, prefix, 'ipv4');
+/**
+ * What the addresses of a range are: globally reachable, not, or judged by the IPv4 address
+ * they carry (in their last 32 bits, or in bits 16-47 for 6to4).
+ */
+type Reach = 'global' | 'local' | 'ipv4Tail' | 'ipv4In6to4';
+
+/**
+ * The IANA IPv4 Special-Purpose Address Registry's blocks that are not globally reachable, and
+ * multicast (its own registry). The rest of the space is allocated unicast.
+ */
+const IPV4_RANGES: ReadonlyArray<readonly [string, Reach]> = [
+  ['0.0.0.0/0', 'global'],
+  ['0.0.0.0/8', 'local'], // "this network"
+  ['10.0.0.0/8', 'local'], // private
+  ['100.64.0.0/10', 'local'], // carrier-grade NAT
+  ['127.0.0.0/8', 'local'], // loopback
+  ['169.254.0.0/16', 'local'], // link-local, cloud metadata (169.254.169.254)
+  ['172.16.0.0/12', 'local'], // private
+  ['192.0.0.0/24', 'local'], // IETF protocol assignments
+  ['192.0.0.9/32', 'global'], // PCP anycast
+  ['192.0.0.10/32', 'global'], // TURN anycast
+  ['192.0.2.0/24', 'local'], // documentation
+  ['192.88.99.0/24', 'local'], // 6to4 relay anycast (deprecated)
+  ['192.168.0.0/16', 'local'], // private
+  ['198.18.0.0/15', 'local'], // benchmarking
+  ['198.51.100.0/24', 'local'], // documentation
+  ['203.0.113.0/24', 'local'], // documentation
+  ['224.0.0.0/4', 'local'], // multicast
+  ['240.0.0.0/4', 'local'], // reserved
+  ['255.255.255.255/32', 'local'], // limited broadcast
+];
+
+/**
+ * IPv6: only global unicast (2000::/3) minus the IANA IPv6 Special-Purpose Address Registry's
+ * blocks in it that are not globally reachable. Nothing outside 2000::/3 matches but the two
+ * IPv4 embeddings, so a form nobody listed (site-local, the rest of ::/8, segment routing's
+ * 5f00::/16) is refused.
+ */
+const IPV6_RANGES: ReadonlyArray<readonly [string, Reach]> = [
+  ['2000::/3', 'global'], // global unicast
+  ['2001::/23', 'local'], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID
+  ['2001:1::1/128', 'global'], // PCP anycast
+  ['2001:1::2/128', 'global'], // TURN anycast
+  ['2001:1::3/128', 'global'], // DNS-SD SRP anycast
+  ['2001:3::/32', 'global'], // AMT
+  ['2001:4:112::/48', 'global'], // AS112-v6
+  ['2001:20::/28', 'global'], // ORCHIDv2
+  ['2001:30::/28', 'global'], // drone remote ID tags
+  ['2001:db8::/32', 'local'], // documentation
+  ['2002::/16', 'ipv4In6to4'], // 6to4
+  ['3fff::/20', 'local'], // documentation
+  ['::ffff:0:0/96', 'ipv4Tail'], // IPv4-mapped
+  ['64:ff9b::/96', 'ipv4Tail'], // NAT64 well-known prefix
+];
+
+interface Range {
+  readonly first: bigint;
+  readonly last: bigint;
+  readonly reach: Reach;
 }
-for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64 (embeds IPv4); checked through its IPv4 part below as well
-  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): never a public destination
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local (incl. fd00:ec2::254, a metadata address)
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  FORBIDDEN.addSubnet(net, prefix, 'ipv6');
+
+/** Longest prefix first, so the first range holding an address is the most specific. */
+function compile(table: ReadonlyArray<readonly [string, Reach]>, bits: number): Range[] {
+  return table
+    .map(([cidr, reach]) => {
+      const [net = '', length = ''] = cidr.split('/');
+      const prefix = Number(length);
+      const first = addressValue(net) as bigint;
+      return { prefix, first, last: first + (1n << BigInt(bits - prefix)) - 1n, reach };
+    })
+    .sort((a, b) => b.prefix - a.prefix);
 }
+
+const IPV4 = compile(IPV4_RANGES, 32);
+const IPV6 = compile(IPV6_RANGES, 128);
 
 /** The eight 16-bit groups of an IPv6 address (any spelling, dotted IPv4 tail included). */
-export function ipv6Groups(address: string): number[] | null {
+function ipv6Groups(address: string): number[] | null {
   if (isIP(address) !== 6) return null;
   let text = address.toLowerCase();
   const zone = text.indexOf('%');
@@ -65,35 +105,33 @@ export function ipv6Groups(address: string): number[] | null {
     : null;
 }
 
-const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-
-/**
- * The IPv4 addresses an IPv6 address carries, by every standard embedding: IPv4-mapped
- * (`::ffff:0:0/96`), IPv4-translated (`::ffff:0:0:0/96`), IPv4-compatible (`::/96`), NAT64
- * (`64:ff9b::/96`) and 6to4 (`2002::/16`, the IPv4 in bits 16-47). The address is refused when
- * any of them is; a public IPv4 behind a public embedding is judged as that IPv4.
- */
-export function embeddedIpv4(address: string): string[] {
-  const g = ipv6Groups(address);
-  if (!g) return [];
-  const found: string[] = [];
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  const last = v4(g[6] as number, g[7] as number);
-  if (zeros(0, 5) && g[5] === 0xffff) found.push(last); // mapped
-  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) found.push(last); // translated
-  if (zeros(0, 6)) found.push(last); // compatible (also :: and ::1)
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) found.push(last); // NAT64
-  if (g[0] === 0x2002) found.push(v4(g[1] as number, g[2] as number)); // 6to4
-  return found;
+/** An IP address as a number (32 or 128 bits); null when it is not one. */
+function addressValue(address: string): bigint | null {
+  if (isIP(address) === 4) {
+    return address.split('.').reduce((value, octet) => (value << 8n) | BigInt(octet), 0n);
+  }
+  const groups = ipv6Groups(address);
+  return groups ? groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n) : null;
 }
 
-/** True for an address a webhook may not reach; anything that is not an IP address counts. */
+function reachOf(value: bigint, ranges: Range[]): Reach {
+  return ranges.find((r) => value >= r.first && value <= r.last)?.reach ?? 'local';
+}
+
+/** True when an address is globally reachable; anything that is not an IP address is not. */
+export function isGloballyReachable(address: string): boolean {
+  const value = addressValue(address);
+  if (value === null) return false;
+  if (isIP(address) === 4) return reachOf(value, IPV4) === 'global';
+  const reach = reachOf(value, IPV6);
+  if (reach === 'ipv4Tail') return reachOf(value & 0xffffffffn, IPV4) === 'global';
+  if (reach === 'ipv4In6to4') return reachOf((value >> 80n) & 0xffffffffn, IPV4) === 'global';
+  return reach === 'global';
+}
+
+/** True for an address a webhook may not reach. */
 export function isForbiddenAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return FORBIDDEN.check(address, 'ipv4');
-  if (family !== 6) return true;
-  if (FORBIDDEN.check(address, 'ipv6')) return true;
-  return embeddedIpv4(address).some((ipv4) => FORBIDDEN.check(ipv4, 'ipv4'));
+  return !isGloballyReachable(address);
 }
 
 /** Why a target is refused; the message is safe to show (no header, body or secret). */
@@ -114,7 +152,9 @@ export function literalAddress(url: URL): string | null {
 export function assertLiteralAllowed(url: URL): void {
   const literal = literalAddress(url);
   if (literal !== null && isForbiddenAddress(literal)) {
-    throw new TargetRefusedError('the URL points to a private, loopback or link-local address');
+    throw new TargetRefusedError(
+      'the URL points to an address that is not globally reachable (private, loopback, link-local or special-purpose)',
+    );
   }
 }
 

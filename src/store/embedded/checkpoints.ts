@@ -45,12 +45,20 @@ export function autocheckpointPages(background: boolean): number {
 
 export class BackgroundCheckpoints {
   readonly stats: CheckpointStats = { runs: 0, failures: 0, totalMs: 0, walFrames: 0 };
+  readonly #db: Database.Database;
   readonly #worker: Worker;
   readonly #exited: Promise<void>;
+  #running = true;
 
   private constructor(db: Database.Database, worker: Worker) {
+    this.#db = db;
     this.#worker = worker;
-    this.#exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.#exited = new Promise((resolve) =>
+      worker.once('exit', () => {
+        this.#running = false;
+        resolve();
+      }),
+    );
     worker.on('message', (report: CheckpointReport) => {
       if (report.kind === 'failed') {
         this.stats.failures += 1;
@@ -62,6 +70,7 @@ export class BackgroundCheckpoints {
     });
     // A worker that could not start or died: the connection checkpoints as SQLite would.
     worker.on('error', () => {
+      this.#running = false;
       this.stats.failures += 1;
       if (db.open) db.pragma(`wal_autocheckpoint = ${autocheckpointPages(false)}`);
     });
@@ -77,6 +86,15 @@ export class BackgroundCheckpoints {
       db,
       startModuleWorker(new URL('./checkpointWorker.js', import.meta.url), workerData),
     );
+  }
+
+  /**
+   * Copy the whole WAL into the database file and empty it (after an erase:
+   * erasureCheckpoint.ts), on the worker; on the connection itself if the worker is gone.
+   */
+  truncate(): void {
+    if (this.#running) this.#worker.postMessage('truncate');
+    else if (this.#db.open) this.#db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   /** Stop the worker and wait until its connection is closed. */

@@ -19,6 +19,7 @@ import { EmbeddedIndexes } from './declaredIndexes.js';
 import { EmbeddedDeliveries } from './deliveries.js';
 import { EmbeddedDeliveryBodies } from './deliveryBodies.js';
 import { EmbeddedDocuments } from './documents.js';
+import { ErasureCheckpoint } from './erasureCheckpoint.js';
 import { HistoryLayoutConversion } from './historyLayout.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
 import { registerQueryFunctions } from './queryFunctions.js';
@@ -89,6 +90,7 @@ interface Parts {
   agenda: EmbeddedAgendaBackend | null;
   pruneTimer: NodeJS.Timeout;
   checkpoints: BackgroundCheckpoints | null;
+  erasures: ErasureCheckpoint;
   conversion: StoredFormConversion;
   historyLayout: HistoryLayoutConversion;
   lock: DataDirLock | null;
@@ -222,7 +224,12 @@ export class EmbeddedStore implements Store {
             synchronous: this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL',
             busyTimeoutMs: BUSY_TIMEOUT_MS,
           });
-    const trash = new EmbeddedTrash(db, log);
+    // Erased bytes leave the WAL too, even if nothing is written after (erasureCheckpoint.ts).
+    const erasures = new ErasureCheckpoint(() => {
+      if (checkpoints) checkpoints.truncate();
+      else if (db.open) db.pragma('wal_checkpoint(TRUNCATE)');
+    });
+    const trash = new EmbeddedTrash(db, log, () => erasures.schedule());
     // Documents written by an older version, rewritten in the background (storedForms.ts).
     const conversion = new StoredFormConversion(db, this.options.sweepChunkRows);
     conversion.run().catch((error: unknown) => {
@@ -258,6 +265,7 @@ export class EmbeddedStore implements Store {
       agenda: null,
       pruneTimer,
       checkpoints,
+      erasures,
       conversion,
       historyLayout,
       lock,
@@ -307,6 +315,7 @@ export class EmbeddedStore implements Store {
       parts.historyLayout.stop(),
     ]);
     // The worker's connection first: the last one to close checkpoints and removes the WAL.
+    parts.erasures.stop();
     await parts.checkpoints?.stop();
     parts.db.close();
     parts.lock?.release();

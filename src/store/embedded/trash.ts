@@ -55,10 +55,14 @@ export class EmbeddedTrash implements TrashRepository {
   >;
   readonly #expired: Database.Statement<[string, number], { scope: string; collection: string; id: string }>;
 
-  /** `log`: the change log, whose copies of an erased document an erase scrubs. */
+  /**
+   * `log`: the change log, whose copies of an erased document an erase scrubs. `erased`: told of
+   * every erase, inside its transaction (the store then empties the WAL: erasureCheckpoint.ts).
+   */
   constructor(
     db: Database.Database,
     private readonly log: ChangeLog,
+    private readonly erased: () => void = () => {},
   ) {
     this.#db = db;
     const where = 'WHERE scope = ? AND collection = ? AND id = ?';
@@ -147,6 +151,7 @@ export class EmbeddedTrash implements TrashRepository {
   eraseAll(scopeKey: string, collection: string, id: string): boolean {
     const erased = this.#erase(scopeKey, collection, id);
     this.log.scrub(scopeKey, collection, id);
+    this.erased();
     return erased;
   }
 
