@@ -10,10 +10,10 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Query } from 'mingo';
-import { cursorAfter, keysetPosition } from '../../src/query/cursor.js';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
-import { projectStored } from '../../src/query/projection.js';
+import { cursorAfter, keysetPosition } from '../../src/store/documentQuery/cursor.js';
+import { projectStored } from '../../src/store/documentQuery/projection.js';
 import {
   compileFilter,
   compileKeyset,

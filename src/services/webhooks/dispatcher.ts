@@ -24,7 +24,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../../boundedCache.js';
-import type { DeliveryQueue, DeliveryTask } from '../../jobs/webhookDelivery.js';
+import type { DeliveryQueue } from '../../jobs/webhookDelivery.js';
+import type { DeliveryTask } from '../../store/deliveryJob.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
 import type { DeliveryService } from './deliveries.js';
 import { bodyKeyFor, deliveryIdFor } from './deliveryIds.js';

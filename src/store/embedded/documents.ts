@@ -11,7 +11,7 @@
  */
 
 import Database from 'better-sqlite3';
-import { projectStored } from '../../query/projection.js';
+import { projectStored } from '../documentQuery/projection.js';
 import {
   type CollectionInfo,
   type CommitOptions,
