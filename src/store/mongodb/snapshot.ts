@@ -21,7 +21,7 @@
  * with its entry's `expireAt` (the TTL index erases both together): the writer takes it from the
  * entry, which the snapshot puts before its versions, in the same batch or an earlier one.
  */
-import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Db, Document, Filter, MongoClient } from 'mongodb';
 import {
   DuplicateError,
   type IndexRecord,
@@ -123,8 +123,29 @@ export interface SnapshotWritePlan {
   indexes: Array<Extract<SnapshotRecord, { type: 'index' }>>;
 }
 
-function replaceById(doc: Document): AnyBulkWriteOperation<Document> {
+type SystemRecord = Extract<
+  SnapshotRecord,
+  { type: 'setting' | 'account' | 'project' | 'key' | 'webhook' | 'schema' }
+>;
+type CollectionRecord = Extract<
+  SnapshotRecord,
+  { type: 'document' | 'version' | 'trashedDocument' | 'trashedVersion' }
+>;
+
+function replaceById<T extends Document>(doc: T): AnyBulkWriteOperation<T> {
   return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+}
+
+/** A version keyed by its document and number (`_id` is the server's). */
+function replaceVersion<T extends VersionRecord>(version: T): AnyBulkWriteOperation<T> {
+  return {
+    replaceOne: {
+      // The driver cannot check a filter against a generic document type.
+      filter: { docId: version.docId, version: version.version } as Filter<T>,
+      replacement: version,
+      upsert: true,
+    },
+  };
 }
 
 /**
@@ -143,114 +164,115 @@ export function planSnapshotWrites(
     collections: new Map(),
     indexes: [],
   };
-  const target = (scope: Parameters<typeof projectDbName>[1], collection: string): CollectionWrites => {
-    const dbName = projectDbName(dbPrefix, scope);
-    const key = `${dbName}.${collection}`;
-    let writes = plan.collections.get(key);
-    if (!writes) {
-      writes = { dbName, collection, documents: [], versions: [], trashEntries: [], trashVersions: [] };
-      plan.collections.set(key, writes);
-    }
-    return writes;
-  };
   const trashExpiry = new Map(earlierTrashExpiry);
   for (const record of records) {
     switch (record.type) {
-      case 'setting':
-        plan.system.settings.push(replaceById({ _id: SEALING_KEY_SETTING, value: record.value }));
-        break;
-      case 'account':
-        plan.system.accounts.push(replaceById(toAccountDoc(record.account)));
-        break;
-      case 'project':
-        plan.system.projects.push(replaceById(toProjectDoc(record.project)));
-        break;
-      case 'key':
-        plan.system.keys.push(replaceById(toKeyDoc(record.key)));
-        break;
-      case 'webhook':
-        plan.system.webhooks.push(replaceById(toWebhookDoc(record.webhook)));
-        break;
-      case 'document': {
-        const stored = toStored(record.document);
-        target(record.scope, record.collection).documents.push({
-          replaceOne: { filter: { _id: stored._id }, replacement: stored, upsert: true },
-        });
-        break;
-      }
-      case 'version': {
-        const version: VersionRecord = {
-          docId: record.id,
-          version: record.version.version,
-          operation: record.version.operation,
-          timestamp: record.version.timestamp,
-          apiKeyHint: record.version.apiKeyHint,
-          document: toStored(record.document),
-        };
-        target(record.scope, record.collection).versions.push({
-          replaceOne: {
-            filter: { docId: version.docId, version: version.version },
-            replacement: version,
-            upsert: true,
-          },
-        });
-        break;
-      }
       case 'index':
         plan.indexes.push(record);
         break;
-      case 'schema': {
-        const { schema, mode, revision, updatedAt } = record.schema;
-        plan.system.collectionSchemas.push(
-          replaceById({
-            _id: schemaRecordId(record.scope, record.collection),
-            schema,
-            mode,
-            revision,
-            updatedAt,
-          }),
-        );
+      case 'document':
+      case 'version':
+      case 'trashedDocument':
+      case 'trashedVersion':
+        planCollectionWrite(collectionWrites(plan, dbPrefix, record), record, trashExpiry);
         break;
-      }
-      case 'trashedDocument': {
-        const { entry } = record;
-        const writes = target(record.scope, record.collection);
-        const doc = trashDocOf(toStored(entry.document), entry);
-        writes.trashEntries.push({
-          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
-        });
-        trashExpiry.set(trashEntryKey(writes.dbName, record.collection, entry.id), entry.expiresAt);
-        break;
-      }
-      case 'trashedVersion': {
-        const writes = target(record.scope, record.collection);
-        const expiresAt = trashExpiry.get(trashEntryKey(writes.dbName, record.collection, record.id));
-        if (expiresAt === undefined) {
-          throw new Error(
-            `a trashed version of ${record.collection}/${record.id} comes without its trashed document`,
-          );
-        }
-        const version: TrashVersionDoc = {
-          docId: record.id,
-          version: record.version.version,
-          operation: record.version.operation,
-          timestamp: record.version.timestamp,
-          apiKeyHint: record.version.apiKeyHint,
-          document: toStored(record.document),
-          expireAt: new Date(expiresAt),
-        };
-        writes.trashVersions.push({
-          replaceOne: {
-            filter: { docId: version.docId, version: version.version },
-            replacement: version,
-            upsert: true,
-          },
-        });
-        break;
+      default: {
+        const [target, doc] = systemWrite(record);
+        plan.system[target].push(replaceById(doc));
       }
     }
   }
   return plan;
+}
+
+/** The writes of the record's collection, created in first-seen order. */
+function collectionWrites(
+  plan: SnapshotWritePlan,
+  dbPrefix: string,
+  record: CollectionRecord,
+): CollectionWrites {
+  const dbName = projectDbName(dbPrefix, record.scope);
+  const key = `${dbName}.${record.collection}`;
+  let writes = plan.collections.get(key);
+  if (!writes) {
+    writes = {
+      dbName,
+      collection: record.collection,
+      documents: [],
+      versions: [],
+      trashEntries: [],
+      trashVersions: [],
+    };
+    plan.collections.set(key, writes);
+  }
+  return writes;
+}
+
+/** Where a system record goes and its document there. */
+function systemWrite(record: SystemRecord): [SystemTarget, Document] {
+  switch (record.type) {
+    case 'setting':
+      return ['settings', { _id: SEALING_KEY_SETTING, value: record.value }];
+    case 'account':
+      return ['accounts', toAccountDoc(record.account)];
+    case 'project':
+      return ['projects', toProjectDoc(record.project)];
+    case 'key':
+      return ['keys', toKeyDoc(record.key)];
+    case 'webhook':
+      return ['webhooks', toWebhookDoc(record.webhook)];
+    case 'schema': {
+      const { schema, mode, revision, updatedAt } = record.schema;
+      return [
+        'collectionSchemas',
+        { _id: schemaRecordId(record.scope, record.collection), schema, mode, revision, updatedAt },
+      ];
+    }
+  }
+}
+
+/**
+ * A document, a version or a trash record into its collection's writes. `trashExpiry` learns
+ * each trashed document's `expiresAt`, which its versions (after it) are stored with.
+ */
+function planCollectionWrite(
+  writes: CollectionWrites,
+  record: CollectionRecord,
+  trashExpiry: Map<string, string>,
+): void {
+  switch (record.type) {
+    case 'document':
+      writes.documents.push(replaceById(toStored(record.document)));
+      return;
+    case 'version':
+      writes.versions.push(replaceVersion(versionRecordOf(record)));
+      return;
+    case 'trashedDocument': {
+      const { entry } = record;
+      writes.trashEntries.push(replaceById(trashDocOf(toStored(entry.document), entry)));
+      trashExpiry.set(trashEntryKey(writes.dbName, record.collection, entry.id), entry.expiresAt);
+      return;
+    }
+    case 'trashedVersion': {
+      const expiresAt = trashExpiry.get(trashEntryKey(writes.dbName, record.collection, record.id));
+      if (expiresAt === undefined) {
+        throw new Error(
+          `a trashed version of ${record.collection}/${record.id} comes without its trashed document`,
+        );
+      }
+      writes.trashVersions.push(
+        replaceVersion({ ...versionRecordOf(record), expireAt: new Date(expiresAt) }),
+      );
+      return;
+    }
+  }
+}
+
+function versionRecordOf(
+  record: Extract<SnapshotRecord, { type: 'version' | 'trashedVersion' }>,
+): VersionRecord {
+  const { version, operation, timestamp, apiKeyHint } = record.version;
+  return { docId: record.id, version, operation, timestamp, apiKeyHint, document: toStored(record.document) };
 }
 
 /** MongoDB's error codes for a snapshot read that lost its point in time. */
