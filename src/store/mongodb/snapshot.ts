@@ -23,6 +23,7 @@
  */
 import type { AnyBulkWriteOperation, ClientSession, Db, Document, Filter, MongoClient } from 'mongodb';
 import {
+  type DataScope,
   DuplicateError,
   type IndexRecord,
   type ProjectRecord,
@@ -32,6 +33,7 @@ import {
   type VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument, toStored } from '../storedForm.js';
+import { trashEntryOf } from '../trashEntry.js';
 import { folioCollectionNames } from './collectionCatalog.js';
 import { type SchemaDoc, schemaRecordId, schemaRecordPlace } from './collectionSchemas.js';
 import type { CollectionRegistry } from './collections.js';
@@ -62,9 +64,16 @@ import type { VersionRecord } from './writePlan.js';
 /** Documents a snapshot cursor fetches per round trip. */
 const READ_BATCH_SIZE = 500;
 
-/** What a snapshot's version record says of a stored version (live or trashed history). */
-function versionInfoOf(v: VersionRecord | TrashVersionDoc): VersionInfo {
-  return { version: v.version, operation: v.operation, timestamp: v.timestamp, apiKeyHint: v.apiKeyHint };
+/** A stored version (live or trashed history) as a snapshot's record. */
+function versionRecord(
+  type: 'version' | 'trashedVersion',
+  scope: DataScope,
+  collection: string,
+  v: VersionRecord,
+): SnapshotRecord {
+  const { version, operation, timestamp, apiKeyHint } = v;
+  const info: VersionInfo = { version, operation, timestamp, apiKeyHint };
+  return { type, scope, collection, id: v.docId, version: info, document: fromStored(v.document) };
 }
 
 /** The system collections a snapshot reads and writes, in the order the port promises. */
@@ -383,16 +392,7 @@ export class MongoSnapshots implements SnapshotRepository {
       const versions = db
         .collection<VersionRecord>(versionsCollectionName(collection))
         .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
-      for await (const v of versions) {
-        yield {
-          type: 'version',
-          scope,
-          collection,
-          id: v.docId,
-          version: versionInfoOf(v),
-          document: fromStored(v.document),
-        } satisfies SnapshotRecord;
-      }
+      for await (const v of versions) yield versionRecord('version', scope, collection, v);
       // Every live entry of the collection, then their histories (each after its entry).
       const trash = trashCollectionNames(collection);
       const live = new Set<string>();
@@ -401,13 +401,7 @@ export class MongoSnapshots implements SnapshotRepository {
         .find({ expiresAt: { $gt: now } }, { session, sort: { _id: 1 }, batchSize: READ_BATCH_SIZE });
       for await (const e of entries) {
         live.add(e._id);
-        const entry = {
-          id: e._id,
-          deletedAt: e.deletedAt,
-          apiKeyHint: e.apiKeyHint,
-          expiresAt: e.expiresAt,
-          document: fromStored(e.document),
-        };
+        const entry = trashEntryOf(e._id, e, fromStored(e.document));
         yield { type: 'trashedDocument', scope, collection, entry } satisfies SnapshotRecord;
       }
       if (live.size > 0) {
@@ -415,15 +409,7 @@ export class MongoSnapshots implements SnapshotRepository {
           .collection<TrashVersionDoc>(trash.versions)
           .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
         for await (const v of trashed) {
-          if (!live.has(v.docId)) continue;
-          yield {
-            type: 'trashedVersion',
-            scope,
-            collection,
-            id: v.docId,
-            version: versionInfoOf(v),
-            document: fromStored(v.document),
-          } satisfies SnapshotRecord;
+          if (live.has(v.docId)) yield versionRecord('trashedVersion', scope, collection, v);
         }
       }
       for (const index of await this.indexes.list(scope, collection)) {
