@@ -21,12 +21,8 @@ import {
   indexedPathsOf,
   type SqlParam,
 } from '../../src/store/embedded/compileQuery.js';
-import {
-  EmbeddedIndexes,
-  indexKeySql,
-  sortKeySql,
-  sqlIndexNames,
-} from '../../src/store/embedded/declaredIndexes.js';
+import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import { indexKeySql, sortKeySql } from '../../src/store/embedded/indexKeys.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject } from '../../src/store/port.js';

@@ -22,7 +22,7 @@ import { BoundedCache } from '../../boundedCache.js';
 import { MAX_NUMERIC_SEGMENTS } from '../documentQuery/fieldPath.js';
 import { arrayIndexOf } from '../documentQuery/pathValues.js';
 import type { FindQuery, JsonValue, SortPosition, StoredFilter } from '../port.js';
-import { ARRAY_MARKER, indexKeySql, sortKeySql } from './declaredIndexes.js';
+import { ARRAY_MARKER, indexKeySql, sortKeySql } from './indexKeys.js';
 import { BRACKET_START, scalarSortKey } from './queryFunctions.js';
 
 export type SqlParam = string | number | bigint | Buffer | null;
