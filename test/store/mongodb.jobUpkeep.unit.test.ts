@@ -7,7 +7,7 @@ import { computeJobState, type JobParameters } from 'agenda';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { aggregate, Query } from 'mingo';
-import type { JobStateCount } from '../../src/store/jobsOverview.js';
+import type { JobStateCount } from '../../src/store/agendaOverview.js';
 import { completedBeforeFilter, overviewPipeline } from '../../src/store/mongodb/jobs/upkeep.js';
 
 const HOUR = 3_600_000;

@@ -36,7 +36,7 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
-import { type JobStateCount, jobsOverview } from '../../jobsOverview.js';
+import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
 import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from '../chunkedSweep.js';
 import { GroupCommit } from '../groupCommit.js';
 import { BOUND_COUNT } from '../sqlLimit.js';

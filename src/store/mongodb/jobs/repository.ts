@@ -8,7 +8,7 @@
 import { MongoJobRepository } from '@agendajs/mongo-backend';
 import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
-import { type JobStateCount, jobsOverview } from '../../jobsOverview.js';
+import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
 import { isDuplicateKeyError } from '../serverErrors.js';
 import { completedBeforeFilter, FINISHED_INDEX, overviewPipeline } from './upkeep.js';
 
