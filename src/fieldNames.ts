@@ -1,6 +1,6 @@
 /**
  * The one rule for field names, shared by document bodies (services/documentRules.ts) and by the
- * paths clients write in `filter[...]`, `sort` and `select` (query/fieldPath.ts), so a name that
+ * paths clients write in `filter[...]`, `sort` and `select` (store/documentQuery/fieldPath.ts), so a name that
  * can be stored can be queried and the other way round.
  *
  * Field names are data: `constructor`, `valueOf`, `hasOwnProperty` and every other name are

@@ -95,113 +95,118 @@ export class CsvTokenizer {
 
   /** The records completed by `text`. */
   push(text: string): CsvRecord[] {
-    const n = text.length;
-    let i = 0;
     this.#nextLf = -2;
     this.#nextCr = -2;
-    while (i < n) {
-      const code = text.charCodeAt(i);
+    let i = 0;
+    while (i < text.length) {
       if (!this.#inRecord) {
         this.#inRecord = true;
         this.#recordLine = this.#line;
       }
-      switch (this.#state) {
-        case State.FieldStart:
-          if (code === QUOTE) {
-            this.#quoteLine = this.#line;
-            this.#state = State.Quoted;
-            this.#consume(code);
-            i += 1;
-          } else this.#state = State.Plain;
-          break;
-        case State.Plain: {
-          // Ordinary text up to the next comma or line break, in one slice.
-          let end = i;
-          while (end < n) {
-            const c = text.charCodeAt(end);
-            if (c === COMMA || c === LF || c === CR) break;
-            end += 1;
-          }
-          if (end > i) {
-            this.#examined += end - i;
-            this.#append(text, i, end);
-            this.#lastWasCr = false;
-            i = end;
-            break;
-          }
-          if (code === COMMA) {
-            this.#endField(true);
-            this.#state = State.FieldStart;
-            this.#consume(code);
-            i += 1;
-          } else if (this.#lineEndingStarts(code, State.Plain)) {
-            this.#consume(code);
-            i += 1;
-          } else {
-            // A line break that is not the line ending: text.
-            this.#appendText(String.fromCharCode(code));
-            this.#consume(code);
-            i += 1;
-          }
-          break;
-        }
-        case State.Quoted: {
-          const close = text.indexOf('"', i);
-          const end = close === -1 ? n : close;
-          this.#countLines(text, i, end);
-          this.#append(text, i, end);
-          i = end;
-          if (close !== -1) {
-            this.#state = State.Quote;
-            this.#consume(QUOTE);
-            i += 1;
-          }
-          break;
-        }
-        case State.Quote:
-          if (code === QUOTE) {
-            // `""`: one quote of text.
-            this.#appendText('"');
-            this.#state = State.Quoted;
-            this.#consume(code);
-            i += 1;
-            break;
-          }
-          this.#held = '"';
-          this.#state = State.QuoteSpace;
-          break;
-        case State.QuoteSpace:
-          if (code === COMMA) {
-            this.#held = '';
-            this.#endField(true);
-            this.#state = State.FieldStart;
-            this.#consume(code);
-            i += 1;
-          } else if ((code === LF || code === CR) && this.#lineEndingStarts(code, State.QuoteSpace)) {
-            this.#consume(code);
-            i += 1;
-          } else if (isSpace(code)) {
-            this.#held += text[i];
-            this.#consume(code);
-            i += 1;
-          } else {
-            // Not a closing quote after all: the quote and the whitespace are text.
-            this.#appendText(this.#held);
-            this.#held = '';
-            this.#state = State.Quoted;
-          }
-          break;
-        case State.CarriageReturn:
-          if (code === LF) {
-            this.#newline ??= '\r\n';
-            this.#endRecord();
-            this.#consume(code);
-            i += 1;
-          } else this.#loneCarriageReturn();
-          break;
-      }
+      i = this.#step(text, i);
     }
     return this.#out.splice(0);
+  }
+
+  /** Reads at `i` in the current state; where reading goes on (a change of state reads nothing). */
+  #step(text: string, i: number): number {
+    const code = text.charCodeAt(i);
+    switch (this.#state) {
+      case State.FieldStart:
+        if (code !== QUOTE) {
+          this.#state = State.Plain;
+          return i;
+        }
+        this.#quoteLine = this.#line;
+        this.#state = State.Quoted;
+        return this.#take(code, i);
+      case State.Plain:
+        return this.#plain(text, i, code);
+      case State.Quoted:
+        return this.#quoted(text, i);
+      case State.Quote:
+        if (code === QUOTE) {
+          // `""`: one quote of text.
+          this.#appendText('"');
+          this.#state = State.Quoted;
+          return this.#take(code, i);
+        }
+        this.#held = '"';
+        this.#state = State.QuoteSpace;
+        return i;
+      case State.QuoteSpace:
+        return this.#afterQuote(text, i, code);
+      case State.CarriageReturn:
+        if (code !== LF) {
+          this.#loneCarriageReturn();
+          return i;
+        }
+        this.#newline ??= '\r\n';
+        this.#endRecord();
+        return this.#take(code, i);
+    }
+  }
+
+  /** Counts the character at `i` as read; the index after it. */
+  #take(code: number, i: number): number {
+    this.#consume(code);
+    return i + 1;
+  }
+
+  /** In an unquoted field: ordinary text up to the next comma or line break, in one slice. */
+  #plain(text: string, i: number, code: number): number {
+    let end = i;
+    while (end < text.length) {
+      const c = text.charCodeAt(end);
+      if (c === COMMA || c === LF || c === CR) break;
+      end += 1;
+    }
+    if (end > i) {
+      this.#examined += end - i;
+      this.#append(text, i, end);
+      this.#lastWasCr = false;
+      return end;
+    }
+    if (code === COMMA) {
+      this.#endField(true);
+      this.#state = State.FieldStart;
+    } else if (!this.#lineEndingStarts(code, State.Plain)) {
+      // A line break that is not the line ending: text.
+      this.#appendText(String.fromCharCode(code));
+    }
+    return this.#take(code, i);
+  }
+
+  /** In a quoted field: text up to the next quote, in one slice. */
+  #quoted(text: string, i: number): number {
+    const close = text.indexOf('"', i);
+    const end = close === -1 ? text.length : close;
+    this.#countLines(text, i, end);
+    this.#append(text, i, end);
+    if (close === -1) return end;
+    this.#state = State.Quote;
+    return this.#take(QUOTE, end);
+  }
+
+  /** After a quote in a quoted field and any whitespace: a comma or the line ending closes it. */
+  #afterQuote(text: string, i: number, code: number): number {
+    if (code === COMMA) {
+      this.#held = '';
+      this.#endField(true);
+      this.#state = State.FieldStart;
+      return this.#take(code, i);
+    }
+    if ((code === LF || code === CR) && this.#lineEndingStarts(code, State.QuoteSpace))
+      return this.#take(code, i);
+    if (isSpace(code)) {
+      this.#held += text[i];
+      return this.#take(code, i);
+    }
+    // Not a closing quote after all: the quote and the whitespace are text.
+    this.#appendText(this.#held);
+    this.#held = '';
+    this.#state = State.Quoted;
+    return i;
   }
 
   /** The records left when the text ends, a never-closed quoted field included. */

@@ -11,16 +11,11 @@
 import { setMaxListeners } from 'node:events';
 import { Agenda, InMemoryNotificationChannel, type Job } from 'agenda';
 import type { Logger } from 'pino';
-import { attemptLockTtlMs } from '../services/webhooks/attemptLock.js';
+import { attemptLockTtlMs } from '../store/attemptLock.js';
+import { DELIVERY_JOB, type DeliveryJob, type DeliveryTask } from '../store/deliveryJob.js';
 import { EmbeddedJobRepository } from '../store/embedded/jobs/repository.js';
 import type { DeliveryBodyRepository, JobUpkeep, Store } from '../store/port.js';
-import {
-  DELIVERY_JOB,
-  type DeliveryHandler,
-  type DeliveryJob,
-  type DeliveryQueue,
-  type DeliveryTask,
-} from './webhookDelivery.js';
+import type { DeliveryHandler, DeliveryQueue } from './webhookDelivery.js';
 import { RETRY_WRITE_GATE, WriteGate, type WriteGateRule } from './writeGate.js';
 
 export interface JobRunnerOptions {

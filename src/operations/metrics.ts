@@ -57,6 +57,138 @@ export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/**
+ * A number read at scrape time from a part that already counts itself: a total (a counter) or
+ * a level (a gauge). `read` answers undefined when that part is absent (the other store's).
+ */
+interface ScrapedMetric {
+  kind: 'total' | 'level';
+  name: string;
+  help: string;
+  read(sources: MetricSources): number | undefined;
+}
+
+/** The unlabelled scrape-time metrics, in the order a scrape lists them. */
+const SCRAPED: readonly ScrapedMetric[] = [
+  {
+    kind: 'level',
+    name: 'folio_sse_streams_open',
+    help: 'Change streams (SSE) open in this instance.',
+    read: (s) => s.openStreams(),
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_wal_checkpoints_total',
+    help: 'Embedded store: WAL checkpoints the background worker ran that found new frames.',
+    read: (s) => s.walCheckpoints()?.runs,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_wal_checkpoint_failures_total',
+    help: 'Embedded store: background WAL checkpoints that failed (the next one retries).',
+    read: (s) => s.walCheckpoints()?.failures,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_wal_checkpoint_seconds_total',
+    help: 'Embedded store: time the background worker spent checkpointing.',
+    read: (s) => {
+      const counts = s.walCheckpoints();
+      return counts ? counts.totalMs / 1000 : undefined;
+    },
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_document_cache_hits_total',
+    help: 'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
+    read: (s) => s.documentCache()?.hits,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_document_cache_misses_total',
+    help: 'Embedded store: documents read by id (GET, each document of a list page) from the database.',
+    read: (s) => s.documentCache()?.misses,
+  },
+  {
+    kind: 'level',
+    name: 'folio_sqlite_document_cache_bytes',
+    help: 'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
+    read: (s) => s.documentCache()?.bytes,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_query_cache_hits_total',
+    help: 'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
+    read: (s) => s.queryCache()?.hits,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_query_cache_misses_total',
+    help: 'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
+    read: (s) => s.queryCache()?.misses,
+  },
+  {
+    kind: 'level',
+    name: 'folio_sqlite_query_cache_bytes',
+    help: 'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
+    read: (s) => s.queryCache()?.bytes,
+  },
+  {
+    kind: 'total',
+    name: 'folio_log_dropped_bytes_total',
+    help: `Log lines (the access log included) dropped because ${LOG_MAX_WAITING_BYTES / 2 ** 20} MiB were already waiting for standard output.`,
+    read: (s) => s.droppedLogBytes?.(),
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_commit_groups_total',
+    help: 'Embedded store: write transactions committed (each holds the commits that arrived together).',
+    read: (s) => s.commitGroups()?.groups,
+  },
+  {
+    kind: 'total',
+    name: 'folio_sqlite_commit_syncs_total',
+    help: 'Embedded store: of those, the ones that waited for the disk (a bulk request syncs once).',
+    read: (s) => s.commitGroups()?.durable,
+  },
+  {
+    kind: 'total',
+    name: 'folio_mongodb_change_events_skipped_total',
+    help: 'MongoDB: change events stepped over, over 16 MB on a server that cannot split them (each also logged).',
+    read: (s) => s.changeFeed?.()?.skippedEvents,
+  },
+  {
+    kind: 'total',
+    name: 'folio_mongodb_change_events_joined_total',
+    help: 'MongoDB: change events over 16 MB the server split and the feed joined again.',
+    read: (s) => s.changeFeed?.()?.joinedEvents,
+  },
+  {
+    kind: 'total',
+    name: 'folio_mongodb_change_events_without_image_total',
+    help: 'MongoDB: updates and deletes skipped because their document image was missing (pre-images expired).',
+    read: (s) => s.changeFeed?.()?.eventsWithoutImage,
+  },
+  {
+    kind: 'total',
+    name: 'folio_mongodb_change_feed_failures_total',
+    help: 'MongoDB: times the shared change stream stopped on an error reopening cannot clear (instance not ready meanwhile).',
+    read: (s) => s.changeFeed?.()?.sourceFailures,
+  },
+  {
+    kind: 'total',
+    name: 'folio_mongodb_change_ready_timeouts_total',
+    help: 'MongoDB: change subscriptions ended because they were not ready within mongodb.streamReadyTimeoutMs.',
+    read: (s) => s.changeFeed?.()?.readyTimeouts,
+  },
+  {
+    kind: 'level',
+    name: 'folio_sqlite_wal_frames',
+    help: 'Embedded store: frames in the WAL at the last background checkpoint.',
+    read: (s) => s.walCheckpoints()?.walFrames,
+  },
+];
+
 export class FolioMetrics {
   readonly registry = new Registry();
   /** Per request; `folio_http_requests_total` is read from its series at scrape time. */
@@ -79,17 +211,7 @@ export class FolioMetrics {
       buckets: LATENCY_BUCKETS,
       registry: this.registry,
     });
-    const httpDuration = this.httpDuration;
-    new Counter({
-      name: 'folio_http_requests_total',
-      help: 'HTTP requests answered, by route template and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-      collect() {
-        this.reset();
-        for (const series of httpDuration.allSeries()) this.inc(series.labels, series.count);
-      },
-    });
+    this.#requestTotals();
     this.storeDuration = new LatencyHistogram({
       name: 'folio_store_operation_duration_seconds',
       help: 'Time of each storage operation, by repository method and outcome (ok or error).',
@@ -115,155 +237,9 @@ export class FolioMetrics {
       labelNames: ['mode'],
       registers,
     });
-    const sources = () => this.#sources;
-    new Gauge({
-      name: 'folio_sse_streams_open',
-      help: 'Change streams (SSE) open in this instance.',
-      registers,
-      collect() {
-        this.set(sources()?.openStreams() ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'folio_webhook_jobs',
-      help: 'Webhook delivery jobs in the job store, by state (queued: due and waiting; scheduled: retries owed).',
-      labelNames: ['state'],
-      registers,
-      async collect() {
-        const jobs = await sources()?.deliveryJobs();
-        this.reset();
-        for (const [state, count] of jobs ?? []) this.set({ state }, count);
-      },
-    });
-    // A total the store keeps, read at scrape time.
-    const total = <T>(source: () => T | null, name: string, help: string, read: (counts: T) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          this.reset();
-          const counts = source();
-          if (counts) this.inc(read(counts));
-        },
-      });
-    const checkpoints = () => sources()?.walCheckpoints() ?? null;
-    const counted = (name: string, help: string, read: (counts: WalCheckpointCounts) => number) =>
-      total(checkpoints, name, help, read);
-    counted(
-      'folio_sqlite_wal_checkpoints_total',
-      'Embedded store: WAL checkpoints the background worker ran that found new frames.',
-      (c) => c.runs,
-    );
-    counted(
-      'folio_sqlite_wal_checkpoint_failures_total',
-      'Embedded store: background WAL checkpoints that failed (the next one retries).',
-      (c) => c.failures,
-    );
-    counted(
-      'folio_sqlite_wal_checkpoint_seconds_total',
-      'Embedded store: time the background worker spent checkpointing.',
-      (c) => c.totalMs / 1000,
-    );
-    // Each embedded cache: `<prefix>_hits_total`, `<prefix>_misses_total`, `<prefix>_bytes`.
-    const cacheMetrics = (
-      read: () => CacheCounts | null,
-      prefix: string,
-      help: Record<keyof CacheCounts, string>,
-    ) => {
-      total(read, `${prefix}_hits_total`, help.hits, (c) => c.hits);
-      total(read, `${prefix}_misses_total`, help.misses, (c) => c.misses);
-      new Gauge({
-        name: `${prefix}_bytes`,
-        help: help.bytes,
-        registers,
-        collect() {
-          this.set(read()?.bytes ?? 0);
-        },
-      });
-    };
-    cacheMetrics(() => sources()?.documentCache() ?? null, 'folio_sqlite_document_cache', {
-      hits: 'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
-      misses: 'Embedded store: documents read by id (GET, each document of a list page) from the database.',
-      bytes:
-        'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
-    });
-    cacheMetrics(() => sources()?.queryCache() ?? null, 'folio_sqlite_query_cache', {
-      hits: 'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
-      misses:
-        'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
-      bytes:
-        'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
-    });
-    total(
-      () => sources()?.droppedLogBytes?.() ?? null,
-      'folio_log_dropped_bytes_total',
-      `Log lines (the access log included) dropped because ${LOG_MAX_WAITING_BYTES / 2 ** 20} MiB were already waiting for standard output.`,
-      (bytes) => bytes,
-    );
-    const groups = () => sources()?.commitGroups() ?? null;
-    total(
-      groups,
-      'folio_sqlite_commit_groups_total',
-      'Embedded store: write transactions committed (each holds the commits that arrived together).',
-      (c) => c.groups,
-    );
-    total(
-      groups,
-      'folio_sqlite_commit_syncs_total',
-      'Embedded store: of those, the ones that waited for the disk (a bulk request syncs once).',
-      (c) => c.durable,
-    );
-    const feed = () => sources()?.changeFeed?.() ?? null;
-    const feedCounted = (name: string, help: string, read: (counts: ChangeFeedCounts) => number) =>
-      total(feed, name, help, read);
-    feedCounted(
-      'folio_mongodb_change_events_skipped_total',
-      'MongoDB: change events stepped over, over 16 MB on a server that cannot split them (each also logged).',
-      (c) => c.skippedEvents,
-    );
-    feedCounted(
-      'folio_mongodb_change_events_joined_total',
-      'MongoDB: change events over 16 MB the server split and the feed joined again.',
-      (c) => c.joinedEvents,
-    );
-    feedCounted(
-      'folio_mongodb_change_events_without_image_total',
-      'MongoDB: updates and deletes skipped because their document image was missing (pre-images expired).',
-      (c) => c.eventsWithoutImage,
-    );
-    feedCounted(
-      'folio_mongodb_change_feed_failures_total',
-      'MongoDB: times the shared change stream stopped on an error reopening cannot clear (instance not ready meanwhile).',
-      (c) => c.sourceFailures,
-    );
-    new Counter({
-      name: 'folio_mongodb_change_resumes_total',
-      help: 'MongoDB: stream resumes by how they were served: ring (memory), catch_up (own stream), refused (no catch-up slot in time).',
-      labelNames: ['source'],
-      registers,
-      collect() {
-        this.reset();
-        const counts = feed();
-        if (!counts) return;
-        this.inc({ source: 'ring' }, counts.ringResumes);
-        this.inc({ source: 'catch_up' }, counts.catchUpResumes);
-        this.inc({ source: 'refused' }, counts.catchUpRefused);
-      },
-    });
-    feedCounted(
-      'folio_mongodb_change_ready_timeouts_total',
-      'MongoDB: change subscriptions ended because they were not ready within mongodb.streamReadyTimeoutMs.',
-      (c) => c.readyTimeouts,
-    );
-    new Gauge({
-      name: 'folio_sqlite_wal_frames',
-      help: 'Embedded store: frames in the WAL at the last background checkpoint.',
-      registers,
-      collect() {
-        this.set(checkpoints()?.walFrames ?? 0);
-      },
-    });
+    this.#deliveryJobs();
+    for (const metric of SCRAPED) this.#scraped(metric);
+    this.#changeResumes();
   }
 
   /** Connect the scrape-time sources once the services exist. */
@@ -277,5 +253,82 @@ export class FolioMetrics {
 
   render(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** `folio_http_requests_total`, read from the duration histogram's series. */
+  #requestTotals(): void {
+    const httpDuration = this.httpDuration;
+    new Counter({
+      name: 'folio_http_requests_total',
+      help: 'HTTP requests answered, by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const series of httpDuration.allSeries()) this.inc(series.labels, series.count);
+      },
+    });
+  }
+
+  #deliveryJobs(): void {
+    const sources = () => this.#sources;
+    new Gauge({
+      name: 'folio_webhook_jobs',
+      help: 'Webhook delivery jobs in the job store, by state (queued: due and waiting; scheduled: retries owed).',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        const jobs = await sources()?.deliveryJobs();
+        this.reset();
+        for (const [state, count] of jobs ?? []) this.set({ state }, count);
+      },
+    });
+  }
+
+  #changeResumes(): void {
+    const sources = () => this.#sources;
+    new Counter({
+      name: 'folio_mongodb_change_resumes_total',
+      help: 'MongoDB: stream resumes by how they were served: ring (memory), catch_up (own stream), refused (no catch-up slot in time).',
+      labelNames: ['source'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const counts = sources()?.changeFeed?.();
+        if (!counts) return;
+        this.inc({ source: 'ring' }, counts.ringResumes);
+        this.inc({ source: 'catch_up' }, counts.catchUpResumes);
+        this.inc({ source: 'refused' }, counts.catchUpRefused);
+      },
+    });
+  }
+
+  /** A total counts from 0 each scrape; a level reads 0 while its part is absent. */
+  #scraped({ kind, name, help, read }: ScrapedMetric): void {
+    const value = () => {
+      const sources = this.#sources;
+      return sources ? read(sources) : undefined;
+    };
+    if (kind === 'level') {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(value() ?? 0);
+        },
+      });
+      return;
+    }
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const counted = value();
+        if (counted !== undefined) this.inc(counted);
+      },
+    });
   }
 }

@@ -3,8 +3,9 @@
  * for checks that have the document at hand (a change-stream event, a webhook) rather than a
  * store to ask. Supports exactly the subset `filterParams.ts` generates.
  */
+
+import { LeafArray, MISSING, type PathSlot, pathSlots } from '../store/documentQuery/pathValues.js';
 import type { JsonObject, JsonValue, StoredFilter } from '../store/port.js';
-import { LeafArray, MISSING, type PathSlot, pathSlots } from './pathValues.js';
 
 export function matchesFilter(doc: JsonObject, filter: StoredFilter): boolean {
   return Object.entries(filter).every(([key, value]) => {

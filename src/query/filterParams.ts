@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { invalidQuery } from '../errors.js';
+import { toStoredPath } from '../store/documentQuery/fieldPath.js';
 import type { JsonPrimitive, JsonValue, StoredFilter } from '../store/port.js';
-import { toStoredPath } from './fieldPath.js';
 import { equalityCandidates, escapeRegex, rangeOperand } from './urlValue.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;

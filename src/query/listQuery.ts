@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import { invalidQuery, planLimitExceeded } from '../errors.js';
 import { frozenThrough } from '../frozen.js';
+import { keysetPosition } from '../store/documentQuery/cursor.js';
+import { toStoredPath } from '../store/documentQuery/fieldPath.js';
 import type { FindQuery, SortDirection, SortPosition, StoredFilter } from '../store/port.js';
-import { keysetPosition } from './cursor.js';
-import { toStoredPath } from './fieldPath.js';
 import { isFilterParam, parseFilterParams, type RawQuery, singleValue } from './filterParams.js';
 
 export type { RawQuery } from './filterParams.js';

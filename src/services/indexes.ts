@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { AppError, badRequest, conflict, notFound, planLimitExceeded } from '../errors.js';
-import { toStoredPath } from '../query/fieldPath.js';
+import { toStoredPath } from '../store/documentQuery/fieldPath.js';
 import { DuplicateError, type IndexDefinition, type IndexRecord, type Store } from '../store/port.js';
 import { isMetaField } from '../store/storedForm.js';
 import { AUTO_PREFIX, isAutoIndex } from './autoIndexes.js';

@@ -1,9 +1,9 @@
 /** Listing and counting a collection from URL query parameters. */
 
 import { forbidden, invalidQuery } from '../errors.js';
-import { cursorAfter } from '../query/cursor.js';
 import { checkPlanQueryLimits, type ListQuery, parseListQuery, type TotalMode } from '../query/listQuery.js';
-import { projectStored } from '../query/projection.js';
+import { cursorAfter } from '../store/documentQuery/cursor.js';
+import { projectStored } from '../store/documentQuery/projection.js';
 import {
   type FolioDocument,
   type QueryPlan,

@@ -1,6 +1,6 @@
 /** Choose and open the store the configuration asks for. */
-import type { Config } from '../config/schema.js';
-import { createEmbeddedStore } from './embedded/index.js';
+import { createEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
+import type { MongoLimits } from './mongodb/limits.js';
 import type { Store } from './port.js';
 
 export interface OpenedStore {
@@ -9,6 +9,22 @@ export interface OpenedStore {
   description: string;
   /** Extra shutdown work (the in-memory MongoDB). */
   stop(): Promise<void>;
+}
+
+/** What choosing and opening a store reads: the configuration's store keys (config/schema.ts). */
+export interface StoreSettings {
+  /** `auto`: MongoDB when `mongodbUri` is set, else embedded. */
+  store: 'auto' | 'embedded' | 'mongodb' | 'mongodb-memory';
+  mongodbUri: string;
+  dataDir: string;
+  events: { retentionMs: number };
+  embedded: {
+    synchronous: NonNullable<EmbeddedStoreOptions['synchronous']>;
+    documentCacheMb: number;
+    queryCacheMb: number;
+    pageCacheMb: number;
+  };
+  mongodb: MongoLimits & { dbPrefix: string };
 }
 
 export interface OpenStoreOptions {
@@ -21,7 +37,7 @@ export interface OpenStoreOptions {
   warn?: (message: string) => void;
 }
 
-export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
+export async function openStore(config: StoreSettings, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const kind = config.store === 'auto' ? (config.mongodbUri ? 'mongodb' : 'embedded') : config.store;
   if (kind === 'embedded') {
     const store = createEmbeddedStore({

@@ -1,7 +1,12 @@
 /** Which rows a cursor can point at, and the keyset it becomes (the walk itself: test/http/cursorPagination.test.ts). */
 import { expect } from 'chai';
 import { Query } from 'mingo';
-import { cursorAfter, keysetFilter, keysetPosition, MAX_KEY_LENGTH } from '../../src/query/cursor.js';
+import {
+  cursorAfter,
+  keysetFilter,
+  keysetPosition,
+  MAX_KEY_LENGTH,
+} from '../../src/store/documentQuery/cursor.js';
 import type { FindQuery, JsonObject } from '../../src/store/port.js';
 import { toMingoFilter } from './mingoOracle.js';
 

@@ -10,10 +10,10 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Query } from 'mingo';
-import { cursorAfter, keysetPosition } from '../../src/query/cursor.js';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
-import { projectStored } from '../../src/query/projection.js';
+import { cursorAfter, keysetPosition } from '../../src/store/documentQuery/cursor.js';
+import { projectStored } from '../../src/store/documentQuery/projection.js';
 import {
   compileFilter,
   compileKeyset,
@@ -21,12 +21,8 @@ import {
   indexedPathsOf,
   type SqlParam,
 } from '../../src/store/embedded/compileQuery.js';
-import {
-  EmbeddedIndexes,
-  indexKeySql,
-  sortKeySql,
-  sqlIndexNames,
-} from '../../src/store/embedded/declaredIndexes.js';
+import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import { indexKeySql, sortKeySql } from '../../src/store/embedded/indexKeys.js';
 import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject } from '../../src/store/port.js';

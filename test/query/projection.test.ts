@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { projectStored } from '../../src/query/projection.js';
+import { projectStored } from '../../src/store/documentQuery/projection.js';
 import type { JsonObject } from '../../src/store/port.js';
 
 describe('select projects stored documents like a MongoDB inclusion projection', () => {

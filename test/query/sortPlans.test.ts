@@ -7,8 +7,8 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { cursorAfter } from '../../src/query/cursor.js';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import { cursorAfter } from '../../src/store/documentQuery/cursor.js';
 import { indexedPathsOf, type SqlParam } from '../../src/store/embedded/compileQuery.js';
 import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
 import { selectSql } from '../../src/store/embedded/documents.js';

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { DELIVERY_JOB } from '../../src/jobs/webhookDelivery.js';
 import { SWEEP_BATCH, TrashSweeper } from '../../src/services/trash/sweeper.js';
+import { DELIVERY_JOB } from '../../src/store/deliveryJob.js';
 import { afterDeleteChunk, afterFindPage, START_PRUNE } from '../../src/store/embedded/changeLog.js';
 import {
   ChunkedSweep,

@@ -7,6 +7,7 @@ import { computeJobState, type JobParameters } from 'agenda';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { aggregate, Query } from 'mingo';
+import type { JobStateCount } from '../../src/store/agendaOverview.js';
 import { completedBeforeFilter, overviewPipeline } from '../../src/store/mongodb/jobs/upkeep.js';
 
 const HOUR = 3_600_000;
@@ -32,17 +33,13 @@ describe('MongoDB store: job upkeep without loading jobs', () => {
         const docs = jobs.map((j) =>
           Object.fromEntries(Object.entries(j).filter(([, v]) => v !== undefined)),
         );
-        const rows = aggregate(docs, overviewPipeline(now)) as Array<{
-          _id: { name: string; state: string };
-          n: number;
-          paused: number;
-        }>;
+        const rows = aggregate(docs, overviewPipeline(now)) as unknown as JobStateCount[];
         const expected = new Map<string, number>();
         for (const doc of docs) {
           const key = `${doc.name}/${computeJobState(doc as unknown as JobParameters, now)}`;
           expected.set(key, (expected.get(key) ?? 0) + 1);
         }
-        const actual = new Map(rows.map((row) => [`${row._id.name}/${row._id.state}`, row.n]));
+        const actual = new Map(rows.map((row) => [`${row.name}/${row.state}`, row.n]));
         expect(actual).to.deep.equal(expected);
         const paused = rows.reduce((sum, row) => sum + row.paused, 0);
         expect(paused).to.equal(jobs.filter((j) => j.disabled).length);

@@ -22,8 +22,8 @@ import {
   Timestamp,
 } from 'mongodb';
 import { isoNow, newId } from '../../src/ids.js';
-import { positionFilter } from '../../src/query/cursor.js';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import { positionFilter } from '../../src/store/documentQuery/cursor.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { toDuplicateError } from '../../src/store/mongodb/accounts.js';
 import {

@@ -21,84 +21,8 @@ const RECONNECT_MS = 2000;
 
 export function LivePage(at) {
   const [types, setTypes] = useState(new Set(TYPES));
-  const [running, setRunning] = useState(false);
-  const [state, setState] = useState('Stopped.');
-  const [events, setEvents] = useState([]);
-  const [received, setReceived] = useState(0);
-  const [error, setError] = useState(null);
-  const connection = useRef(null);
-
-  const stop = () => {
-    connection.current?.abort();
-    connection.current = null;
-    setRunning(false);
-    setState('Stopped.');
-  };
-  useEffect(() => stop, []);
-
-  const start = () => {
-    const controller = new AbortController();
-    connection.current = controller;
-    setRunning(true);
-    setError(null);
-    const query = new URLSearchParams();
-    if (types.size < TYPES.length) query.set('events', TYPES.filter((t) => types.has(t)).join(','));
-    const url = `${dataPath(at.env, at.project, at.collection, '_stream')}${query.size ? `?${query}` : ''}`;
-    let lastId = '';
-    const connect = async () => {
-      setState(lastId ? 'Reconnecting…' : 'Connecting…');
-      try {
-        const headers = { Accept: 'text/event-stream' };
-        if (lastId) headers['Last-Event-ID'] = lastId;
-        const response = await send(url, { headers, credentials: 'same-origin', signal: controller.signal });
-        if (!response.ok) await readResponse(response);
-        setState('Connected: waiting for changes.');
-        const parser = createParser({
-          onEvent(message) {
-            if (message.id) lastId = message.id;
-            let data = null;
-            try {
-              data = JSON.parse(message.data);
-            } catch {
-              data = message.data;
-            }
-            // Folio's own events: checkpoints only move the resume position; closing and reset
-            // events say why the connection ends (the loop below reconnects or shows the refusal).
-            if (message.event?.startsWith('stream.')) {
-              if (message.event !== 'stream.checkpoint') setState(`${message.event}: ${data?.message ?? ''}`);
-              return;
-            }
-            setReceived((n) => n + 1);
-            setEvents((list) =>
-              [
-                { id: message.id ?? String(Date.now()), type: message.event ?? 'message', data },
-                ...list,
-              ].slice(0, KEEP),
-            );
-          },
-        });
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          parser.feed(value);
-        }
-      } catch (failure) {
-        if (controller.signal.aborted) return;
-        if (failure instanceof ApiError) {
-          setError(failure);
-          setRunning(false);
-          setState('Stopped.');
-          connection.current = null;
-          return;
-        }
-      }
-      if (controller.signal.aborted) return;
-      setState('Connection lost: reconnecting…');
-      setTimeout(() => !controller.signal.aborted && connect(), RECONNECT_MS);
-    };
-    connect();
-  };
+  const stream = useChangeStream(at, types);
+  const { running, state, received } = stream;
 
   const toggle = (type) =>
     setTypes((current) => {
@@ -121,30 +45,135 @@ export function LivePage(at) {
       <div class="buttons">
         ${
           running
-            ? html`<button type="button" onClick=${stop}>Stop</button>`
-            : html`<button type="button" class="primary" disabled=${types.size === 0} onClick=${start}>Start</button>`
+            ? html`<button type="button" onClick=${stream.stop}>Stop</button>`
+            : html`<button type="button" class="primary" disabled=${types.size === 0} onClick=${stream.start}>Start</button>`
         }
-        <button type="button" class="link" onClick=${() => setEvents([])}>Clear</button>
+        <button type="button" class="link" onClick=${stream.clear}>Clear</button>
       </div>
       <p role="status" class="stream-state">${state} ${received > 0 ? `${received} received.` : ''}</p>
-      <${ErrorBox} error=${error} />
+      <${ErrorBox} error=${stream.error} />
     </div>
     <table class="list">
       <caption>Changes, newest first</caption>
       <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Document</th>
         <th scope="col" class="num">$version</th><th scope="col">Fields</th></tr></thead>
       <tbody>
-        ${events.map((e) => {
-          const doc = e.data?.document;
-          return html`<tr>
-            <td>${e.data?.timestamp ? html`<time datetime=${e.data.timestamp}>${formatTime(e.data.timestamp)}</time>` : ''}</td>
-            <th scope="row">${e.type}</th>
-            <td>${doc?._id ? html`<a class="mono" href=${href('p', at.project, at.env, 'c', at.collection, 'd', doc._id)}>${doc._id}</a>` : ''}</td>
-            <td class="num">${doc?.$version ?? ''}</td>
-            <td class="mono preview">${doc ? preview(userFields(doc)) : ''}</td>
-          </tr>`;
-        })}
+        ${stream.events.map((e) => html`<${ChangeRow} change=${e} at=${at} />`)}
       </tbody>
     </table>
   <//>`;
+}
+
+function ChangeRow({ change, at }) {
+  const doc = change.data?.document;
+  const timestamp = change.data?.timestamp;
+  return html`<tr>
+    <td>${timestamp ? html`<time datetime=${timestamp}>${formatTime(timestamp)}</time>` : ''}</td>
+    <th scope="row">${change.type}</th>
+    <td>${doc?._id ? html`<a class="mono" href=${href('p', at.project, at.env, 'c', at.collection, 'd', doc._id)}>${doc._id}</a>` : ''}</td>
+    <td class="num">${doc?.$version ?? ''}</td>
+    <td class="mono preview">${doc ? preview(userFields(doc)) : ''}</td>
+  </tr>`;
+}
+
+/**
+ * The collection's change stream of the chosen `types`, read from start() until stop(): its
+ * state line, the events kept (newest first), how many arrived, and a refusal if any.
+ */
+function useChangeStream(at, types) {
+  const [running, setRunning] = useState(false);
+  const [state, setState] = useState('Stopped.');
+  const [events, setEvents] = useState([]);
+  const [received, setReceived] = useState(0);
+  const [error, setError] = useState(null);
+  const connection = useRef(null);
+
+  const stop = () => {
+    connection.current?.abort();
+    connection.current = null;
+    setRunning(false);
+    setState('Stopped.');
+  };
+  useEffect(() => stop, []);
+
+  const onMessage = (message, data) => {
+    // Folio's own events: checkpoints only move the resume position; closing and reset
+    // events say why the connection ends (the loop reconnects or shows the refusal).
+    if (message.event?.startsWith('stream.')) {
+      if (message.event !== 'stream.checkpoint') setState(`${message.event}: ${data?.message ?? ''}`);
+      return;
+    }
+    setReceived((n) => n + 1);
+    setEvents((list) =>
+      [{ id: message.id ?? String(Date.now()), type: message.event ?? 'message', data }, ...list].slice(
+        0,
+        KEEP,
+      ),
+    );
+  };
+
+  const start = () => {
+    const controller = new AbortController();
+    connection.current = controller;
+    setRunning(true);
+    setError(null);
+    const url = streamUrl(at, types);
+    let lastId = '';
+    const connect = async () => {
+      setState(lastId ? 'Reconnecting…' : 'Connecting…');
+      try {
+        const headers = { Accept: 'text/event-stream' };
+        if (lastId) headers['Last-Event-ID'] = lastId;
+        const response = await send(url, { headers, credentials: 'same-origin', signal: controller.signal });
+        if (!response.ok) await readResponse(response);
+        setState('Connected: waiting for changes.');
+        await readEvents(response, (message) => {
+          if (message.id) lastId = message.id;
+          onMessage(message, messageData(message));
+        });
+      } catch (failure) {
+        if (controller.signal.aborted) return;
+        if (failure instanceof ApiError) {
+          setError(failure);
+          setRunning(false);
+          setState('Stopped.');
+          connection.current = null;
+          return;
+        }
+      }
+      if (controller.signal.aborted) return;
+      setState('Connection lost: reconnecting…');
+      setTimeout(() => !controller.signal.aborted && connect(), RECONNECT_MS);
+    };
+    connect();
+  };
+
+  return { running, state, events, received, error, start, stop, clear: () => setEvents([]) };
+}
+
+/** The stream's URL: every event type unless some were left out. */
+function streamUrl(at, types) {
+  const query = new URLSearchParams();
+  if (types.size < TYPES.length) query.set('events', TYPES.filter((t) => types.has(t)).join(','));
+  return `${dataPath(at.env, at.project, at.collection, '_stream')}${query.size ? `?${query}` : ''}`;
+}
+
+/** Reads an SSE response to its end, handing each message to `onEvent`. */
+async function readEvents(response, onEvent) {
+  const parser = createParser({ onEvent });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(value);
+  }
+}
+
+/** A message's data as JSON, or its text when it is not JSON. */
+function messageData(message) {
+  try {
+    return JSON.parse(message.data);
+  } catch {
+    return message.data;
+  }
 }

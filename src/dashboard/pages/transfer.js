@@ -99,14 +99,7 @@ function ImportForm({ at }) {
     // Over the plan's import size the server would refuse it after the upload started: say so now.
     const maxBytes = limits.data?.maxImportBytes;
     if (maxBytes !== undefined && file.size > maxBytes) {
-      setError(
-        new ApiError(
-          413,
-          'payload_too_large',
-          `${file.name} is ${formatBytes(file.size)}; the ${account.plan} plan imports at most ${formatBytes(maxBytes)} per request.`,
-          { limit: 'importBytes', max: maxBytes, plan: account.plan },
-        ),
-      );
+      setError(tooLarge(file, maxBytes, account.plan));
       return;
     }
     setProgress({ loaded: 0, total: file.size });
@@ -146,40 +139,49 @@ function ImportForm({ at }) {
         </select>
       </div>
     </div>
-    ${
-      progress
-        ? html`<div class="field">
-            <label for="import-progress">Uploading ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}</label>
-            <progress id="import-progress" max=${progress.total || 1} value=${progress.loaded}></progress>
-          </div>`
-        : null
-    }
+    ${progress ? html`<${UploadProgress} progress=${progress} />` : null}
     <${ErrorBox} error=${error} />
     ${overPlan(error) ? html`<${UseTheCli} at=${at} fileName=${fileName} />` : null}
-    ${
-      result
-        ? html`<div role="status" class="notice">
-            ${`Imported ${formatNumber(result.imported)}, skipped ${formatNumber(result.skipped)}, ${formatNumber(result.errors.length)} with errors, of ${formatNumber(result.total)} records.`}
-          </div>
-          ${
-            result.errors.length > 0
-              ? html`<table class="list">
-                  <caption>Records not imported</caption>
-                  <thead><tr><th scope="col" class="num">Record</th><th scope="col" class="num">Line</th>
-                    <th scope="col">Code</th><th scope="col">Message</th></tr></thead>
-                  <tbody>${result.errors.map(
-                    (
-                      e,
-                    ) => html`<tr><th scope="row" class="num">${e.index}</th><td class="num">${e.line ?? ''}</td>
-                      <td><code>${e.code}</code></td><td>${e.message}</td></tr>`,
-                  )}</tbody>
-                </table>`
-              : null
-          }`
-        : null
-    }
+    ${result ? html`<${ImportResult} result=${result} />` : null}
     <button type="submit" class="primary" disabled=${progress !== null}>Import</button>
   </form>`;
+}
+
+/** Over the plan's import size: the refusal the server would give, before any byte is sent. */
+function tooLarge(file, maxBytes, plan) {
+  return new ApiError(
+    413,
+    'payload_too_large',
+    `${file.name} is ${formatBytes(file.size)}; the ${plan} plan imports at most ${formatBytes(maxBytes)} per request.`,
+    { limit: 'importBytes', max: maxBytes, plan },
+  );
+}
+
+function UploadProgress({ progress }) {
+  return html`<div class="field">
+    <label for="import-progress">Uploading ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}</label>
+    <progress id="import-progress" max=${progress.total || 1} value=${progress.loaded}></progress>
+  </div>`;
+}
+
+/** What an import did, and the records it did not import with why. */
+function ImportResult({ result }) {
+  return html`<div role="status" class="notice">
+      ${`Imported ${formatNumber(result.imported)}, skipped ${formatNumber(result.skipped)}, ${formatNumber(result.errors.length)} with errors, of ${formatNumber(result.total)} records.`}
+    </div>
+    ${
+      result.errors.length > 0
+        ? html`<table class="list">
+            <caption>Records not imported</caption>
+            <thead><tr><th scope="col" class="num">Record</th><th scope="col" class="num">Line</th>
+              <th scope="col">Code</th><th scope="col">Message</th></tr></thead>
+            <tbody>${result.errors.map(
+              (e) => html`<tr><th scope="row" class="num">${e.index}</th><td class="num">${e.line ?? ''}</td>
+                <td><code>${e.code}</code></td><td>${e.message}</td></tr>`,
+            )}</tbody>
+          </table>`
+        : null
+    }`;
 }
 
 function ExportForm({ at }) {

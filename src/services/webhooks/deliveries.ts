@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
 import { isoNow } from '../../ids.js';
-import type { DeliveryTask } from '../../jobs/webhookDelivery.js';
+import { attemptLockTtlMs } from '../../store/attemptLock.js';
+import type { DeliveryTask } from '../../store/deliveryJob.js';
 import type {
   DataScope,
   DeliveryAttempt,
@@ -18,7 +19,6 @@ import type {
   Store,
   WebhookRecord,
 } from '../../store/port.js';
-import { attemptLockTtlMs } from './attemptLock.js';
 import { hasRetryLeft, retryDelayMs } from './retryPolicy.js';
 import type { SecretVault } from './secretVault.js';
 import type { SendOutcome, WebhookSender } from './sender.js';

@@ -24,11 +24,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BoundedCache } from '../../boundedCache.js';
-import type { DeliveryQueue, DeliveryTask } from '../../jobs/webhookDelivery.js';
+import type { DeliveryQueue } from '../../jobs/webhookDelivery.js';
+import type { DeliveryTask } from '../../store/deliveryJob.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
 import type { DeliveryService } from './deliveries.js';
 import { bodyKeyFor, deliveryIdFor } from './deliveryIds.js';
 import { eventOf } from './events.js';
+import { FinishedPrefix, type OpenEvent } from './finishedPrefix.js';
 import { acquireDelayMs, leaseName, type Partition, partitionOf, WHOLE_FEED } from './partitions.js';
 import { deliveryBody } from './payload.js';
 
@@ -63,13 +65,13 @@ const REBALANCE_AFTER_LEASES = 5;
 /** How long stop() lets first attempts in flight finish before aborting them. */
 const STOP_GRACE_MS = 2_000;
 
-/** An event read from the feed whose deliveries are not all finished yet. */
-interface OpenEvent {
-  token: string;
-  /** Deliveries of it not yet attempted and recorded (or handed to Agenda). */
-  remaining: number;
-  /** A delivery of it was cut short by stop(): the position must not pass it. */
-  abandoned: boolean;
+/** One lead (a term holding the lease): what its steps share. */
+interface Term {
+  readonly sub: ChangeSubscription;
+  readonly events: FinishedPrefix;
+  lostLease: boolean;
+  /** A delivery neither recorded nor handed to Agenda: the lead ends with it. */
+  failure: unknown;
 }
 
 export class WebhookDispatcher {
@@ -175,40 +177,113 @@ export class WebhookDispatcher {
     const sub = this.store.changes.watchAll(saved ? { after: saved } : {});
     this.#subscription = sub;
     this.#leading = true;
-    const open: OpenEvent[] = [];
-    /** The last event of the finished prefix not saved yet. */
-    let finishedToken: string | null = null;
-    // 0: the first finished event is saved at once, so even a first run never restarts "from now".
-    let savedAt = 0;
-    let lostLease = false;
-    let failure: unknown = null;
-    const advance = () => {
-      while (open.length > 0 && (open[0] as OpenEvent).remaining === 0 && !(open[0] as OpenEvent).abandoned) {
-        finishedToken = (open.shift() as OpenEvent).token;
-      }
-    };
-    const leadingSince = Date.now();
+    const events = new FinishedPrefix((token) => this.#save(token));
+    const term: Term = { sub, events, lostLease: false, failure: null };
     this.#yielding = false;
+    const renew = this.#keepLease(term);
+    try {
+      for await (const event of sub) {
+        const entry = events.read(event.token);
+        if (partitionOf(event.scope, event.collection, this.partition.count) === this.partition.index) {
+          await this.#startDeliveries(term, entry, await this.#tasksOf(event), anchoring);
+        }
+        if (term.failure) throw term.failure;
+        if (this.#stopped) break;
+        this.#fromNow = false;
+        if (anchoring) {
+          while (entry.remaining > 0 && !term.failure) await this.#waitForProgress();
+          if (term.failure) throw term.failure;
+          anchoring = false;
+        }
+        events.advance();
+        if (Date.now() - events.savedAt >= this.options.saveEveryMs && !(await events.save())) {
+          term.lostLease = true;
+          break;
+        }
+      }
+      // The feed ended (stop, lost lease, store closed): let attempts under way finish (stop()
+      // aborted them already, so this is short), then save what finished.
+      while (this.#inFlight > 0) await this.#waitForProgress();
+      if (term.failure) throw term.failure;
+    } finally {
+      clearInterval(renew);
+      this.#subscription = null;
+      this.#leading = false;
+      sub.close();
+      while (this.#inFlight > 0) await this.#waitForProgress();
+      events.advance();
+      if (!term.lostLease) await events.save().catch(() => false);
+    }
+    await this.#endLead(term);
+  }
+
+  /**
+   * Starts the event's deliveries, at most `concurrency` in flight and reading paused past
+   * `maxOpenEvents`; while anchoring they go to Agenda instead of being attempted.
+   */
+  async #startDeliveries(
+    term: Term,
+    entry: OpenEvent,
+    tasks: DeliveryTask[],
+    anchoring: boolean,
+  ): Promise<void> {
+    for (const task of tasks) {
+      while (
+        this.#inFlight >= this.options.concurrency ||
+        term.events.size > (this.options.maxOpenEvents ?? MAX_OPEN_EVENTS)
+      ) {
+        if (this.#stopped || term.failure) return;
+        await this.#waitForProgress();
+        term.events.advance();
+      }
+      if (this.#stopped || term.failure) return;
+      entry.remaining += 1;
+      this.#inFlight += 1;
+      (anchoring ? this.queue.enqueueDelivery(task).then(() => 'done' as const) : this.#deliver(task))
+        .then(
+          (outcome) => {
+            if (outcome === 'aborted') entry.abandoned = true;
+            entry.remaining -= 1;
+          },
+          (error: unknown) => {
+            // Neither recorded nor handed to Agenda: the position stays before this event.
+            entry.abandoned = true;
+            term.failure ??= error;
+          },
+        )
+        .finally(() => {
+          this.#inFlight -= 1;
+          this.#progress?.();
+        });
+    }
+  }
+
+  /**
+   * Renews the lease every third of it, saving what finished meanwhile; closes the feed when
+   * the lease is lost or given up for the fair share.
+   */
+  #keepLease(term: Term): NodeJS.Timeout {
+    const leadingSince = Date.now();
     const renew = setInterval(() => {
       if (this.#shouldYield(leadingSince)) {
         this.#yielding = true;
-        sub.close();
+        term.sub.close();
         return;
       }
       this.store.consumers
         .acquire(this.#name, this.holder, this.options.leaseMs)
         .then(async (held) => {
           if (!held) {
-            lostLease = true;
-            sub.close();
+            term.lostLease = true;
+            term.sub.close();
             return;
           }
           // Deliveries finish after their event was read: with no new event to trigger a save,
           // the position is saved here, so it never lags behind the retained history.
-          advance();
-          if (!(await saveFinished())) {
-            lostLease = true;
-            sub.close();
+          term.events.advance();
+          if (!(await term.events.save())) {
+            term.lostLease = true;
+            term.sub.close();
           }
         })
         .catch((error: unknown) =>
@@ -216,91 +291,18 @@ export class WebhookDispatcher {
         );
     }, this.options.leaseMs / 3);
     renew.unref();
-    let saving: Promise<boolean> | null = null;
-    const saveFinished = async (): Promise<boolean> => {
-      // One save at a time, so an older position never lands after a newer one.
-      while (saving) await saving;
-      if (finishedToken === null) return true;
-      const token = finishedToken;
-      saving = this.#save(token);
-      try {
-        if (!(await saving)) return false;
-      } finally {
-        saving = null;
-      }
-      if (finishedToken === token) finishedToken = null;
-      savedAt = Date.now();
-      return true;
-    };
-    try {
-      for await (const event of sub) {
-        const entry: OpenEvent = { token: event.token, remaining: 0, abandoned: false };
-        open.push(entry);
-        if (partitionOf(event.scope, event.collection, this.partition.count) === this.partition.index) {
-          for (const task of await this.#tasksOf(event)) {
-            while (
-              this.#inFlight >= this.options.concurrency ||
-              open.length > (this.options.maxOpenEvents ?? MAX_OPEN_EVENTS)
-            ) {
-              if (this.#stopped || failure) break;
-              await this.#waitForProgress();
-              advance();
-            }
-            if (this.#stopped || failure) break;
-            entry.remaining += 1;
-            this.#inFlight += 1;
-            (anchoring ? this.queue.enqueueDelivery(task).then(() => 'done' as const) : this.#deliver(task))
-              .then(
-                (outcome) => {
-                  if (outcome === 'aborted') entry.abandoned = true;
-                  entry.remaining -= 1;
-                },
-                (error: unknown) => {
-                  // Neither recorded nor handed to Agenda: the position stays before this event.
-                  entry.abandoned = true;
-                  failure ??= error;
-                },
-              )
-              .finally(() => {
-                this.#inFlight -= 1;
-                this.#progress?.();
-              });
-          }
-        }
-        if (failure) throw failure;
-        if (this.#stopped) break;
-        this.#fromNow = false;
-        if (anchoring) {
-          while (entry.remaining > 0 && !failure) await this.#waitForProgress();
-          if (failure) throw failure;
-          anchoring = false;
-        }
-        advance();
-        if (Date.now() - savedAt >= this.options.saveEveryMs && !(await saveFinished())) {
-          lostLease = true;
-          break;
-        }
-      }
-      // The feed ended (stop, lost lease, store closed): let attempts under way finish (stop()
-      // aborted them already, so this is short), then save what finished.
-      while (this.#inFlight > 0) await this.#waitForProgress();
-      if (failure) throw failure;
-    } finally {
-      clearInterval(renew);
-      this.#subscription = null;
-      this.#leading = false;
-      sub.close();
-      while (this.#inFlight > 0) await this.#waitForProgress();
-      advance();
-      if (!lostLease) await saveFinished().catch(() => false);
-    }
-    this.#onEnd(sub);
+    return renew;
+  }
+
+  /** After a lead: why the feed ended, and the lease given back when stopping or yielding. */
+  async #endLead(term: Term): Promise<void> {
+    this.#onEnd(term.sub);
     if (this.#stopped || this.#yielding) {
       await this.store.consumers.release(this.#name, this.holder).catch(() => {});
     }
     if (this.#yielding)
       this.logger.info({ partition: this.#name }, 'webhook partition left to another instance (fair share)');
-    else if (lostLease)
+    else if (term.lostLease)
       this.logger.info({ partition: this.#name }, 'webhook dispatcher lease lost; standing by');
   }
 

@@ -19,10 +19,10 @@
  *   the query, which keeps prepared statements reusable.
  */
 import { BoundedCache } from '../../boundedCache.js';
-import { MAX_NUMERIC_SEGMENTS } from '../../query/fieldPath.js';
-import { arrayIndexOf } from '../../query/pathValues.js';
+import { MAX_NUMERIC_SEGMENTS } from '../documentQuery/fieldPath.js';
+import { arrayIndexOf } from '../documentQuery/pathValues.js';
 import type { FindQuery, JsonValue, SortPosition, StoredFilter } from '../port.js';
-import { ARRAY_MARKER, indexKeySql, sortKeySql } from './declaredIndexes.js';
+import { ARRAY_MARKER, indexKeySql, sortKeySql } from './indexKeys.js';
 import { BRACKET_START, scalarSortKey } from './queryFunctions.js';
 
 export type SqlParam = string | number | bigint | Buffer | null;

@@ -4,7 +4,7 @@
  * like the job table (a store that never schedules a retry never has rows).
  */
 import type Database from 'better-sqlite3';
-import { DELIVERY_JOB } from '../../jobs/webhookDelivery.js';
+import { DELIVERY_JOB } from '../deliveryJob.js';
 import type { DeliveryBodyRepository } from '../port.js';
 import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from './chunkedSweep.js';
 import { GroupCommit } from './groupCommit.js';

@@ -11,7 +11,7 @@
  */
 
 import Database from 'better-sqlite3';
-import { projectStored } from '../../query/projection.js';
+import { projectStored } from '../documentQuery/projection.js';
 import {
   type CollectionInfo,
   type CommitOptions,
@@ -42,15 +42,10 @@ import {
   type SqlParam,
 } from './compileQuery.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
-import {
-  collectionMatch,
-  compoundPaths,
-  type EmbeddedIndexes,
-  sqlIndexNames,
-  uniqueKeySql,
-} from './declaredIndexes.js';
+import { collectionMatch, compoundPaths, type EmbeddedIndexes, sqlIndexNames } from './declaredIndexes.js';
 import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { GroupCommit } from './groupCommit.js';
+import { uniqueKeySql } from './indexKeys.js';
 import { countKey, DEFAULT_QUERY_CACHE_BYTES, pageKey, QueryAnswerCache } from './queryCache.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';

@@ -96,6 +96,31 @@ interface Parts {
   lock: DataDirLock | null;
 }
 
+/** The database file opened with the connection settings and the schema applied. */
+function openDatabase(file: string, options: EmbeddedStoreOptions): Database.Database {
+  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('foreign_keys = ON');
+    // Freed pages are zeroed: an erased document (trash purge, purge on delete) leaves no
+    // bytes behind in the file once the WAL is checkpointed (docs/collections.md).
+    db.pragma('secure_delete = ON');
+    // Negative: a size in KiB, not a number of pages.
+    const cacheKib = Math.max(1, Math.floor((options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES) / 1024));
+    db.pragma(`cache_size = -${cacheKib}`);
+    registerQueryFunctions(db);
+    applySchema(db);
+    // After the migrations, whose index builds sort whole tables in files.
+    keepTemporaryInMemory(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
   readonly counters = new EmbeddedCounters();
@@ -173,48 +198,14 @@ export class EmbeddedStore implements Store {
     const lock = this.options.lock === false ? null : lockDataDir(this.options.dataDir);
     let db: Database.Database;
     try {
-      db = new Database(this.file, { timeout: BUSY_TIMEOUT_MS });
+      db = openDatabase(this.file, this.options);
     } catch (error) {
-      lock?.release();
-      throw asDataDirError(this.options.dataDir, error);
-    }
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      db.pragma('foreign_keys = ON');
-      // Freed pages are zeroed: an erased document (trash purge, purge on delete) leaves no
-      // bytes behind in the file once the WAL is checkpointed (docs/collections.md).
-      db.pragma('secure_delete = ON');
-      // Negative: a size in KiB, not a number of pages.
-      const cacheKib = Math.max(
-        1,
-        Math.floor((this.options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES) / 1024),
-      );
-      db.pragma(`cache_size = -${cacheKib}`);
-      registerQueryFunctions(db);
-      applySchema(db);
-      // After the migrations, whose index builds sort whole tables in files.
-      keepTemporaryInMemory(db);
-    } catch (error) {
-      db.close();
       lock?.release();
       throw asDataDirError(this.options.dataDir, error);
     }
     const log = new ChangeLog(db, { pruneChunkRows: this.options.sweepChunkRows });
     const changes = new EmbeddedChangeFeed(log, this.options.eventRetentionMs);
-    // In chunks, off the caller's turn (chunkedSweep.ts): a large backlog at start-up (a big
-    // import aged out while the server was down) does not hold init() or the first requests.
-    const prune = () => {
-      if (changes.pruning) return;
-      changes.prune().catch((error: unknown) => {
-        // Only a closing store stops a chunk half-way; anything else is worth seeing.
-        if (!this.#closed) process.emitWarning(`change-log prune failed: ${String(error)}`);
-      });
-    };
-    prune();
-    const pruneTimer = setInterval(prune, pruneIntervalMs(this.options.eventRetentionMs));
-    pruneTimer.unref();
+    const pruneTimer = this.#startPruning(changes);
     const indexes = new EmbeddedIndexes(db);
     const checkpoints =
       this.options.backgroundCheckpoints === false
@@ -230,17 +221,7 @@ export class EmbeddedStore implements Store {
       else if (db.open) db.pragma('wal_checkpoint(TRUNCATE)');
     });
     const trash = new EmbeddedTrash(db, log, () => erasures.schedule());
-    // Documents written by an older version, rewritten in the background (storedForms.ts).
-    const conversion = new StoredFormConversion(db, this.options.sweepChunkRows);
-    conversion.run().catch((error: unknown) => {
-      if (!this.#closed) process.emitWarning(`converting stored documents failed: ${String(error)}`);
-    });
-    // Documents whose current version is in `versions` as well, moved in the background
-    // (historyLayout.ts).
-    const historyLayout = new HistoryLayoutConversion(db, this.options.sweepChunkRows);
-    historyLayout.run().catch((error: unknown) => {
-      if (!this.#closed) process.emitWarning(`moving documents' history failed: ${String(error)}`);
-    });
+    const { conversion, historyLayout } = this.#startConversions(db);
     this.#parts = {
       db,
       changes,
@@ -270,6 +251,42 @@ export class EmbeddedStore implements Store {
       historyLayout,
       lock,
     };
+  }
+
+  /**
+   * Prunes the change log now and every while, in chunks, off the caller's turn
+   * (chunkedSweep.ts): a large backlog at start-up (a big import aged out while the server was
+   * down) does not hold init() or the first requests.
+   */
+  #startPruning(changes: EmbeddedChangeFeed): NodeJS.Timeout {
+    const prune = () => {
+      if (changes.pruning) return;
+      changes.prune().catch((error: unknown) => {
+        // Only a closing store stops a chunk half-way; anything else is worth seeing.
+        if (!this.#closed) process.emitWarning(`change-log prune failed: ${String(error)}`);
+      });
+    };
+    prune();
+    const pruneTimer = setInterval(prune, pruneIntervalMs(this.options.eventRetentionMs));
+    pruneTimer.unref();
+    return pruneTimer;
+  }
+
+  /**
+   * Rewrites in the background the rows an older version wrote: documents in the old stored
+   * form (storedForms.ts), and documents whose current version is in `versions` as well
+   * (historyLayout.ts).
+   */
+  #startConversions(db: Database.Database) {
+    const conversion = new StoredFormConversion(db, this.options.sweepChunkRows);
+    conversion.run().catch((error: unknown) => {
+      if (!this.#closed) process.emitWarning(`converting stored documents failed: ${String(error)}`);
+    });
+    const historyLayout = new HistoryLayoutConversion(db, this.options.sweepChunkRows);
+    historyLayout.run().catch((error: unknown) => {
+      if (!this.#closed) process.emitWarning(`moving documents' history failed: ${String(error)}`);
+    });
+    return { conversion, historyLayout };
   }
 
   /**

@@ -13,7 +13,7 @@
  */
 import type Database from 'better-sqlite3';
 import { BoundedCache } from '../../boundedCache.js';
-import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../../query/pathValues.js';
+import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../documentQuery/pathValues.js';
 import type { JsonValue } from '../port.js';
 
 export function registerQueryFunctions(db: Database.Database): void {

@@ -10,6 +10,21 @@
  */
 import type Database from 'better-sqlite3';
 
+/** A table of versions (`versions`, and `trash_versions` for trashed documents): one row each. */
+function historyTable(name: string): string {
+  return `CREATE TABLE ${name} (
+    scope TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    operation TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    api_key_hint TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (scope, collection, doc_id, version)
+  );`;
+}
+
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE documents (
@@ -26,17 +41,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX documents_updated ON documents (scope, collection, updated_at, id);
   CREATE INDEX documents_version ON documents (scope, collection, version, id);
 
-  CREATE TABLE versions (
-    scope TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    operation TEXT NOT NULL,
-    timestamp TEXT NOT NULL,
-    api_key_hint TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (scope, collection, doc_id, version)
-  );
+  ${historyTable('versions')}
 
   -- The outbox: one row per committed write, in the write's transaction. AUTOINCREMENT keeps
   -- seq values from being reused after pruning, so a token always names one event.
@@ -171,17 +176,7 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX trash_newest ON trash (scope, collection, deleted_at, id);
   CREATE INDEX trash_expiry ON trash (expires_at);
-  CREATE TABLE trash_versions (
-    scope TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    operation TEXT NOT NULL,
-    timestamp TEXT NOT NULL,
-    api_key_hint TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (scope, collection, doc_id, version)
-  );`,
+  ${historyTable('trash_versions')}`,
   // 8: documents' bodies in the API form (apiText.ts); rows written before keep the `_folio` form
   // (0) until converted in chunks after start-up (storedForms.ts), which finds them through a
   // partial index that is empty once they all are.

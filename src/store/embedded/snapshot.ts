@@ -22,21 +22,18 @@ import Database from 'better-sqlite3';
 import type {
   AccountRecord,
   ApiKeyRecord,
-  FolioDocument,
-  IndexRecord,
-  JsonObject,
+  DataScope,
   ProjectRecord,
-  SchemaMode,
   SnapshotRecord,
   SnapshotRepository,
   WebhookRecord,
   WriteOperation,
 } from '../port.js';
-import { API_TEXT, storedBodySql } from './apiText.js';
-import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
+import { storedBodySql } from './apiText.js';
 import type { EmbeddedIndexes } from './declaredIndexes.js';
-import { scopeFromKey, scopeKeyOf } from './scopeKey.js';
-import { SEALING_KEY_FILE, type WebhookRow, toRecord as webhookRecordOf } from './webhooks.js';
+import { scopeKeyOf } from './scopeKey.js';
+import { accountRecords, tableRecords } from './snapshotRows.js';
+import { SEALING_KEY_FILE } from './webhooks.js';
 
 /** How long the snapshot's first read waits for a connection recovering the WAL. */
 const READER_BUSY_TIMEOUT_MS = 5000;
@@ -113,17 +110,6 @@ interface VersionRow {
   body: string;
 }
 
-interface VersionTableRow {
-  scope: string;
-  collection: string;
-  doc_id: string;
-  version: number;
-  operation: WriteOperation;
-  timestamp: string;
-  api_key_hint: string;
-  body: string;
-}
-
 export class EmbeddedSnapshots implements SnapshotRepository {
   readonly #statements: Statements;
   readonly #writeTx: (records: readonly SnapshotRecord[]) => void;
@@ -187,179 +173,16 @@ export class EmbeddedSnapshots implements SnapshotRepository {
       const now = new Date().toISOString();
       reader.exec('BEGIN');
       // The first read fixes the snapshot; the sealing key (a file, written once) is read after it.
-      const rows = reader.prepare('SELECT * FROM accounts ORDER BY id').all() as Array<
-        Record<string, unknown>
-      >;
+      const accounts = accountRecords(reader);
       const key = this.#sealingKey();
       if (key !== null) yield { type: 'setting', name: 'webhookSealingKey', value: key };
-      for (const r of rows) {
-        yield {
-          type: 'account',
-          account: {
-            id: r.id as string,
-            email: r.email as string,
-            passwordHash: r.password_hash as string,
-            plan: r.plan as AccountRecord['plan'],
-            createdAt: r.created_at as string,
-          },
-        };
-      }
+      yield* accounts;
       let sinceYield = 0;
-      const pace = async () => {
-        if (++sinceYield < YIELD_EVERY) return;
+      for (const record of tableRecords(reader, now)) {
+        yield record;
+        if (++sinceYield < YIELD_EVERY) continue;
         sinceYield = 0;
         await new Promise((resolve) => setImmediate(resolve));
-      };
-      for (const r of reader.prepare('SELECT * FROM projects ORDER BY id').iterate() as Iterable<
-        Record<string, unknown>
-      >) {
-        const project: ProjectRecord = {
-          id: r.id as string,
-          accountId: r.account_id as string,
-          name: r.name as string,
-          createdAt: r.created_at as string,
-          allowedOrigins:
-            r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins as string) as string[]),
-          ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
-        };
-        yield { type: 'project', project };
-        await pace();
-      }
-      for (const r of reader.prepare('SELECT * FROM api_keys ORDER BY id').iterate() as Iterable<
-        Record<string, unknown>
-      >) {
-        yield {
-          type: 'key',
-          key: {
-            id: r.id as string,
-            projectId: r.project_id as string,
-            name: r.name as string,
-            env: r.env as ApiKeyRecord['env'],
-            scope: r.scope as ApiKeyRecord['scope'],
-            config: JSON.parse(r.config as string) as JsonObject,
-            status: r.status as ApiKeyRecord['status'],
-            keyHash: r.key_hash as string,
-            hint: r.hint as string,
-            createdAt: r.created_at as string,
-            lastUsedAt: r.last_used_at as string | null,
-            revokedAt: r.revoked_at as string | null,
-            rotatedFrom: r.rotated_from as string | null,
-          },
-        };
-        await pace();
-      }
-      for (const row of reader
-        .prepare('SELECT * FROM webhooks ORDER BY id')
-        .iterate() as Iterable<WebhookRow>) {
-        yield { type: 'webhook', webhook: webhookRecordOf(row) };
-        await pace();
-      }
-      const schemas = reader
-        .prepare<
-          [],
-          {
-            scope: string;
-            collection: string;
-            schema: string;
-            mode: SchemaMode;
-            revision: string;
-            updated_at: string;
-          }
-        >('SELECT * FROM collection_schemas ORDER BY scope, collection')
-        .iterate();
-      for (const r of schemas) {
-        yield {
-          type: 'schema',
-          scope: scopeFromKey(r.scope),
-          collection: r.collection,
-          schema: { schema: r.schema, mode: r.mode, revision: r.revision, updatedAt: r.updated_at },
-        };
-        await pace();
-      }
-      const documents = reader.prepare<[], { scope: string; collection: string; json: string }>(
-        `SELECT scope, collection, ${API_TEXT} AS json FROM documents ORDER BY scope, collection, id`,
-      );
-      for (const r of documents.iterate()) {
-        yield {
-          type: 'document',
-          scope: scopeFromKey(r.scope),
-          collection: r.collection,
-          document: JSON.parse(r.json),
-        };
-        await pace();
-      }
-      // Each document's history, its current version last: that one is its `documents` row's
-      // where the row holds it (currentVersion.ts). Both sides come in key order, so SQLite
-      // merges them without sorting.
-      const versions = reader.prepare<[], VersionTableRow>(
-        'SELECT scope, collection, doc_id, version, operation, timestamp, api_key_hint, body FROM versions ' +
-          `UNION ALL SELECT ${CURRENT_VERSION_ROW} FROM documents WHERE ${HOLDS_CURRENT_VERSION} ORDER BY 1, 2, 3, 4`,
-      );
-      for (const r of versions.iterate()) {
-        yield { type: 'version', ...versionOf(r) };
-        await pace();
-      }
-      // Each live entry, then its history: one statement, as one connection runs one at a time.
-      // `kind` 0 is the entry (its columns in the version row's places), 1 a version of it.
-      const trash = reader.prepare<
-        [string, string],
-        VersionTableRow & { kind: number; deleted_at: string; expires_at: string }
-      >(
-        'SELECT 0 AS kind, scope, collection, id AS doc_id, version, NULL AS operation, NULL AS timestamp, ' +
-          'api_key_hint, body, deleted_at, expires_at FROM trash WHERE expires_at > ? ' +
-          'UNION ALL SELECT 1, v.scope, v.collection, v.doc_id, v.version, v.operation, v.timestamp, ' +
-          'v.api_key_hint, v.body, NULL, NULL FROM trash_versions v JOIN trash t ON t.scope = v.scope ' +
-          'AND t.collection = v.collection AND t.id = v.doc_id WHERE t.expires_at > ? ' +
-          'ORDER BY 2, 3, 4, 1, 5',
-      );
-      for (const r of trash.iterate(now, now)) {
-        if (r.kind === 0) {
-          yield {
-            type: 'trashedDocument',
-            scope: scopeFromKey(r.scope),
-            collection: r.collection,
-            entry: {
-              id: r.doc_id,
-              deletedAt: r.deleted_at,
-              apiKeyHint: r.api_key_hint,
-              expiresAt: r.expires_at,
-              document: JSON.parse(r.body),
-            },
-          };
-        } else {
-          yield { type: 'trashedVersion', ...versionOf(r) };
-        }
-        await pace();
-      }
-      const indexes = reader
-        .prepare<
-          [],
-          {
-            scope: string;
-            collection: string;
-            name: string;
-            definition: string;
-            state: IndexRecord['state'];
-            failure: string | null;
-            created_at: string;
-          }
-        >('SELECT * FROM declared_indexes ORDER BY scope, collection, created_at, name')
-        .all();
-      for (const r of indexes) {
-        const definition = JSON.parse(r.definition) as Pick<IndexRecord, 'fields' | 'unique'>;
-        yield {
-          type: 'index',
-          scope: scopeFromKey(r.scope),
-          collection: r.collection,
-          index: {
-            name: r.name,
-            fields: definition.fields,
-            unique: definition.unique,
-            state: r.state,
-            createdAt: r.created_at,
-            ...(r.failure ? { failure: JSON.parse(r.failure) as NonNullable<IndexRecord['failure']> } : {}),
-          },
-        };
       }
       reader.exec('COMMIT');
     } finally {
@@ -400,83 +223,40 @@ export class EmbeddedSnapshots implements SnapshotRepository {
       case 'account':
         s.account.run({ ...record.account, emailKey: record.account.email.toLowerCase() });
         return;
-      case 'project': {
-        const p = record.project;
-        s.project.run({
-          id: p.id,
-          accountId: p.accountId,
-          name: p.name,
-          createdAt: p.createdAt,
-          allowedOrigins: p.allowedOrigins === null ? null : JSON.stringify(p.allowedOrigins),
-          autoIndexes: p.autoIndexes == null ? null : p.autoIndexes ? 1 : 0,
-        });
+      case 'project':
+        s.project.run(projectRow(record.project));
         return;
-      }
       case 'key':
         s.key.run({ ...record.key, config: JSON.stringify(record.key.config) });
         return;
-      case 'webhook': {
-        const { scope, events, ...rest } = record.webhook;
-        s.webhook.run({
-          ...rest,
-          scope: scopeKeyOf(scope),
-          projectId: scope.projectId,
-          env: scope.env,
-          events: JSON.stringify(events),
-        });
+      case 'webhook':
+        s.webhook.run(webhookRow(record.webhook));
         return;
-      }
       case 'document': {
         const doc = record.document;
-        s.document.run({
-          scope: scopeKeyOf(record.scope),
-          collection: record.collection,
-          id: doc._id,
-          version: doc.$version,
-          createdAt: doc.$createdAt,
-          updatedAt: doc.$updatedAt,
-          json: JSON.stringify(doc),
-        });
+        const { $version: version, $createdAt: createdAt, $updatedAt: updatedAt } = doc;
+        const json = JSON.stringify(doc);
+        s.document.run({ ...keyOf(record), id: doc._id, version, createdAt, updatedAt, json });
         return;
       }
       case 'version':
-        s.version.run({
-          scope: scopeKeyOf(record.scope),
-          collection: record.collection,
-          id: record.id,
-          ...record.version,
-          body: JSON.stringify(record.document),
-        });
+        s.version.run(versionRow(record));
         return;
       case 'schema':
-        s.schema.run({
-          scope: scopeKeyOf(record.scope),
-          collection: record.collection,
-          ...record.schema,
-        });
+        s.schema.run({ ...keyOf(record), ...record.schema });
         return;
       case 'trashedDocument': {
-        const { entry } = record;
+        const { document, ...stamp } = record.entry;
         s.trashed.run({
-          scope: scopeKeyOf(record.scope),
-          collection: record.collection,
-          id: entry.id,
-          version: entry.document.$version,
-          deletedAt: entry.deletedAt,
-          apiKeyHint: entry.apiKeyHint,
-          expiresAt: entry.expiresAt,
-          body: JSON.stringify(entry.document),
+          ...keyOf(record),
+          ...stamp,
+          version: document.$version,
+          body: JSON.stringify(document),
         });
         return;
       }
       case 'trashedVersion':
-        s.trashedVersion.run({
-          scope: scopeKeyOf(record.scope),
-          collection: record.collection,
-          id: record.id,
-          ...record.version,
-          body: JSON.stringify(record.document),
-        });
+        s.trashedVersion.run(versionRow(record));
         return;
       default:
         throw new Error(`embedded snapshot: cannot write a ${record.type} record as a row`);
@@ -496,18 +276,33 @@ export class EmbeddedSnapshots implements SnapshotRepository {
   }
 }
 
-/** A row of `versions` or `trash_versions` as the port's record fields. */
-function versionOf(r: VersionTableRow) {
+/** The row key of a record of one collection. */
+function keyOf(record: { scope: DataScope; collection: string }): { scope: string; collection: string } {
+  return { scope: scopeKeyOf(record.scope), collection: record.collection };
+}
+
+function projectRow(p: ProjectRecord) {
   return {
-    scope: scopeFromKey(r.scope),
-    collection: r.collection,
-    id: r.doc_id,
-    version: {
-      version: r.version,
-      operation: r.operation,
-      timestamp: r.timestamp,
-      apiKeyHint: r.api_key_hint,
-    },
-    document: JSON.parse(r.body) as FolioDocument,
+    id: p.id,
+    accountId: p.accountId,
+    name: p.name,
+    createdAt: p.createdAt,
+    allowedOrigins: p.allowedOrigins === null ? null : JSON.stringify(p.allowedOrigins),
+    autoIndexes: p.autoIndexes == null ? null : p.autoIndexes ? 1 : 0,
   };
+}
+
+function webhookRow({ scope, events, ...rest }: WebhookRecord) {
+  return {
+    ...rest,
+    scope: scopeKeyOf(scope),
+    projectId: scope.projectId,
+    env: scope.env,
+    events: JSON.stringify(events),
+  };
+}
+
+/** A `version` or `trashedVersion` record as its table's row. */
+function versionRow(record: Extract<SnapshotRecord, { type: 'version' | 'trashedVersion' }>): VersionRow {
+  return { ...keyOf(record), id: record.id, ...record.version, body: JSON.stringify(record.document) };
 }

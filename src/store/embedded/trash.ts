@@ -22,16 +22,15 @@ import type {
   VersionInfo,
   WriteOperation,
 } from '../port.js';
+import { trashEntryOf } from '../trashEntry.js';
 import type { ChangeLog } from './changeLog.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 
-interface EntryRow {
+/** A `trash` row, its stamp's columns under TrashStamp's names. */
+interface EntryRow extends TrashStamp {
   id: string;
-  deleted_at: string;
-  api_key_hint: string;
-  expires_at: string;
   body: string;
 }
 
@@ -87,7 +86,8 @@ export class EmbeddedTrash implements TrashRepository {
     this.#deleteEntry = db.prepare(`DELETE FROM trash ${where}`);
     this.#deleteHistory = db.prepare(`DELETE FROM trash_versions ${historyWhere}`);
     this.#version = db.prepare(`SELECT version FROM trash ${where}`);
-    const entry = 'SELECT id, deleted_at, api_key_hint, expires_at, body FROM trash';
+    const entry =
+      'SELECT id, deleted_at AS deletedAt, api_key_hint AS apiKeyHint, expires_at AS expiresAt, body FROM trash';
     this.#get = db.prepare(`${entry} ${where} AND expires_at > ?`);
     this.#first = db.prepare(
       `${entry} WHERE scope = ? AND collection = ? AND expires_at > ? ` +
@@ -206,11 +206,5 @@ export class EmbeddedTrash implements TrashRepository {
 }
 
 function entryOf(row: EntryRow): TrashEntry {
-  return {
-    id: row.id,
-    deletedAt: row.deleted_at,
-    apiKeyHint: row.api_key_hint,
-    expiresAt: row.expires_at,
-    document: JSON.parse(row.body) as FolioDocument,
-  };
+  return trashEntryOf(row.id, row, JSON.parse(row.body) as FolioDocument);
 }

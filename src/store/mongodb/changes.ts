@@ -21,15 +21,13 @@
  * - Checkpoints: a live subscription with nothing pending may resume from the shared stream's
  *   position (`checkpoint()`), a post-batch resume token that moves on while its collection is
  *   quiet, so its client's resume point never ages out of the oplog without an event lost.
+ *
+ * Parts: the shared stream is clusterSource.ts, a resumed subscription's read resumeCursor.ts;
+ * this file fans their events out and owns the streams they open.
  */
 import type { MongoClient, Timestamp } from 'mongodb';
-import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
-import {
-  FeedEndError,
-  FeedSubscription,
-  type HistoryCursor,
-  type HistoryPage,
-} from '../changeFeed/subscription.js';
+import { ChangeFanOut } from '../changeFeed/fanOut.js';
+import { FeedEndError, FeedSubscription } from '../changeFeed/subscription.js';
 import {
   type ChangeEvent,
   type ChangeFeed,
@@ -40,7 +38,7 @@ import {
   type WatchOptions,
 } from '../port.js';
 import type { StoredDocument } from '../storedForm.js';
-import { CatchUpLimiter, type Release } from './catchUpLimiter.js';
+import { CatchUpLimiter } from './catchUpLimiter.js';
 import {
   CHANGE_STREAM_OPTIONS,
   type ChangeKind,
@@ -57,6 +55,7 @@ import {
   tokenString,
 } from './changeEvents.js';
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
+import { ClusterSource } from './clusterSource.js';
 import { EventRing, eventBytes } from './eventRing.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from './limits.js';
 import { assertCollectionName, projectDbName, scopeFromDbName } from './naming.js';
@@ -66,6 +65,7 @@ import {
   type SkippedEvent,
   type StreamStart,
 } from './reopeningStream.js';
+import { ResumeCursor, StreamCursor } from './resumeCursor.js';
 import { WarningThrottle } from './warningThrottle.js';
 
 /** A clock value older than this is not used to start a stream (it would replay from there). */
@@ -143,182 +143,6 @@ class MongoSubscription extends FeedSubscription {
       pending: this.pending,
       published: this.published(),
     });
-  }
-}
-
-/** The shared live stream. */
-class ClusterSource implements ChangeSource {
-  #stream: ReopeningChangeStream | null = null;
-  #ready: Promise<void> = Promise.resolve();
-  /** Everything up to here was published (the fan-out and the ring have it). */
-  #published: string | null = null;
-  #opening: NodeJS.Timeout | null = null;
-
-  constructor(private readonly feed: MongoChangeFeed) {}
-
-  get position(): string | null {
-    return this.#published;
-  }
-
-  get ready(): Promise<void> {
-    return this.#ready;
-  }
-
-  start(): void {
-    // A new stream starts from about now: whatever the ring held may be followed by a gap.
-    this.feed.ring.clear();
-    this.#published = null;
-    let markReady!: () => void;
-    this.#ready = new Promise<void>((resolve) => {
-      markReady = resolve;
-    });
-    const delay = this.feed.restartDelay();
-    if (delay === 0) {
-      this.#open(markReady);
-      return;
-    }
-    this.#opening = setTimeout(() => {
-      this.#opening = null;
-      this.#open(markReady);
-    }, delay);
-    this.#opening.unref();
-  }
-
-  stop(): void {
-    if (this.#opening) clearTimeout(this.#opening);
-    this.#opening = null;
-    const stream = this.#stream;
-    this.#stream = null;
-    if (stream) this.feed.track(stream.close());
-  }
-
-  #open(markReady: () => void): void {
-    const stream = this.feed.openStream(
-      this.feed.liveStart(),
-      { kind: 'all', prefix: this.feed.dbPrefix },
-      false,
-    );
-    this.#stream = stream;
-    void this.#run(stream, markReady);
-  }
-
-  async #run(stream: ReopeningChangeStream, markReady: () => void): Promise<void> {
-    try {
-      while (!stream.closed) {
-        const change = await stream.tryNext();
-        if (stream.closed) break;
-        if (change) this.feed.dispatch(change);
-        const position = stream.position;
-        if (position !== null) {
-          this.#published = position;
-          this.feed.ring.advance(position);
-        }
-        this.feed.sourceReads();
-        markReady();
-      }
-    } catch (error) {
-      if (this.#stream === stream) {
-        // history_lost: the shared stream's own position is gone (an outage longer than the
-        // oplog window), nobody can be told what they missed; unavailable: it cannot read.
-        const reason: ChangeFeedEnd = error instanceof FeedEndError ? error.reason : 'history_lost';
-        if (reason === 'unavailable') this.feed.sourceFailed(stream.lastError ?? error);
-        this.feed.endAll(reason);
-      }
-    } finally {
-      markReady();
-    }
-  }
-}
-
-/** A resumed subscription's own read of history, on its own stream. */
-class StreamCursor implements HistoryCursor {
-  constructor(
-    private readonly stream: ReopeningChangeStream,
-    private readonly map: (change: Change) => ChangeEvent | null,
-    private readonly onClose: (cursor: StreamCursor) => void,
-  ) {}
-
-  async read(max: number): Promise<HistoryPage> {
-    const events: ChangeEvent[] = [];
-    let change = await this.stream.tryNext();
-    while (change) {
-      const event = this.map(change);
-      if (event) events.push(event);
-      // Stop at a batch's end: the position is then the server's post-batch token.
-      if (events.length >= max || this.stream.bufferedCount() === 0) break;
-      change = await this.stream.tryNext();
-    }
-    return { events, scannedTo: this.stream.position };
-  }
-
-  close(): void {
-    this.onClose(this);
-  }
-}
-
-/**
- * A resumed subscription's read of what it missed: from the ring while the ring covers its
- * position, else (or once the ring moved past it) from a catch-up stream of its own.
- */
-class ResumeCursor implements HistoryCursor {
-  #position: string;
-  #stream: StreamCursor | null = null;
-  #release: Release | null = null;
-  #closed = false;
-  #counted = false;
-
-  constructor(
-    private readonly feed: MongoChangeFeed,
-    private readonly target: StreamTarget,
-    private readonly key: string | null,
-    private readonly clientToken: string,
-  ) {
-    this.#position = clientToken;
-  }
-
-  async read(max: number): Promise<HistoryPage> {
-    if (!this.#stream) {
-      const page = this.feed.ring.read(this.#position, this.key, max);
-      if (page) {
-        this.#count('ring');
-        const events: ChangeEvent[] = [];
-        for (const entry of page.entries) {
-          // A drop of this collection after the token: its subscriptions end.
-          if (!('event' in entry)) throw new FeedEndError('invalidated');
-          events.push(entry.event);
-        }
-        if (page.scannedTo !== null) this.#position = page.scannedTo;
-        return { events, scannedTo: page.scannedTo };
-      }
-      this.#count('catch_up');
-      const release = await this.feed.catchUps.acquire();
-      if (this.#closed) {
-        release?.();
-        return { events: [], scannedTo: null };
-      }
-      if (!release) {
-        this.feed.stats.catchUpRefused += 1;
-        throw new FeedEndError('unavailable');
-      }
-      this.#release = release;
-      this.#stream = this.feed.openCatchUp(this.#position, this.target, this.#position === this.clientToken);
-    }
-    return this.#stream.read(max);
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#stream?.close();
-    this.#stream = null;
-    this.#release?.();
-    this.#release = null;
-  }
-
-  #count(source: 'ring' | 'catch_up'): void {
-    if (this.#counted) return;
-    this.#counted = true;
-    if (source === 'ring') this.feed.stats.ringResumes += 1;
-    else this.feed.stats.catchUpResumes += 1;
   }
 }
 

@@ -13,7 +13,7 @@ import type {
   Sort,
   SortDirection,
 } from 'mongodb';
-import { positionFilter } from '../../query/cursor.js';
+import { positionFilter } from '../documentQuery/cursor.js';
 import {
   type CollectionInfo,
   type CommitResult,

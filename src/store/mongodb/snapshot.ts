@@ -21,8 +21,9 @@
  * with its entry's `expireAt` (the TTL index erases both together): the writer takes it from the
  * entry, which the snapshot puts before its versions, in the same batch or an earlier one.
  */
-import type { AnyBulkWriteOperation, ClientSession, Db, Document, MongoClient } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Db, Document, Filter, MongoClient } from 'mongodb';
 import {
+  type DataScope,
   DuplicateError,
   type IndexRecord,
   type ProjectRecord,
@@ -32,6 +33,7 @@ import {
   type VersionInfo,
 } from '../port.js';
 import { fromStored, type StoredDocument, toStored } from '../storedForm.js';
+import { trashEntryOf } from '../trashEntry.js';
 import { folioCollectionNames } from './collectionCatalog.js';
 import { type SchemaDoc, schemaRecordId, schemaRecordPlace } from './collectionSchemas.js';
 import type { CollectionRegistry } from './collections.js';
@@ -62,9 +64,16 @@ import type { VersionRecord } from './writePlan.js';
 /** Documents a snapshot cursor fetches per round trip. */
 const READ_BATCH_SIZE = 500;
 
-/** What a snapshot's version record says of a stored version (live or trashed history). */
-function versionInfoOf(v: VersionRecord | TrashVersionDoc): VersionInfo {
-  return { version: v.version, operation: v.operation, timestamp: v.timestamp, apiKeyHint: v.apiKeyHint };
+/** A stored version (live or trashed history) as a snapshot's record. */
+function versionRecord(
+  type: 'version' | 'trashedVersion',
+  scope: DataScope,
+  collection: string,
+  v: VersionRecord,
+): SnapshotRecord {
+  const { version, operation, timestamp, apiKeyHint } = v;
+  const info: VersionInfo = { version, operation, timestamp, apiKeyHint };
+  return { type, scope, collection, id: v.docId, version: info, document: fromStored(v.document) };
 }
 
 /** The system collections a snapshot reads and writes, in the order the port promises. */
@@ -123,8 +132,29 @@ export interface SnapshotWritePlan {
   indexes: Array<Extract<SnapshotRecord, { type: 'index' }>>;
 }
 
-function replaceById(doc: Document): AnyBulkWriteOperation<Document> {
+type SystemRecord = Extract<
+  SnapshotRecord,
+  { type: 'setting' | 'account' | 'project' | 'key' | 'webhook' | 'schema' }
+>;
+type CollectionRecord = Extract<
+  SnapshotRecord,
+  { type: 'document' | 'version' | 'trashedDocument' | 'trashedVersion' }
+>;
+
+function replaceById<T extends Document>(doc: T): AnyBulkWriteOperation<T> {
   return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+}
+
+/** A version keyed by its document and number (`_id` is the server's). */
+function replaceVersion<T extends VersionRecord>(version: T): AnyBulkWriteOperation<T> {
+  return {
+    replaceOne: {
+      // The driver cannot check a filter against a generic document type.
+      filter: { docId: version.docId, version: version.version } as Filter<T>,
+      replacement: version,
+      upsert: true,
+    },
+  };
 }
 
 /**
@@ -143,114 +173,115 @@ export function planSnapshotWrites(
     collections: new Map(),
     indexes: [],
   };
-  const target = (scope: Parameters<typeof projectDbName>[1], collection: string): CollectionWrites => {
-    const dbName = projectDbName(dbPrefix, scope);
-    const key = `${dbName}.${collection}`;
-    let writes = plan.collections.get(key);
-    if (!writes) {
-      writes = { dbName, collection, documents: [], versions: [], trashEntries: [], trashVersions: [] };
-      plan.collections.set(key, writes);
-    }
-    return writes;
-  };
   const trashExpiry = new Map(earlierTrashExpiry);
   for (const record of records) {
     switch (record.type) {
-      case 'setting':
-        plan.system.settings.push(replaceById({ _id: SEALING_KEY_SETTING, value: record.value }));
-        break;
-      case 'account':
-        plan.system.accounts.push(replaceById(toAccountDoc(record.account)));
-        break;
-      case 'project':
-        plan.system.projects.push(replaceById(toProjectDoc(record.project)));
-        break;
-      case 'key':
-        plan.system.keys.push(replaceById(toKeyDoc(record.key)));
-        break;
-      case 'webhook':
-        plan.system.webhooks.push(replaceById(toWebhookDoc(record.webhook)));
-        break;
-      case 'document': {
-        const stored = toStored(record.document);
-        target(record.scope, record.collection).documents.push({
-          replaceOne: { filter: { _id: stored._id }, replacement: stored, upsert: true },
-        });
-        break;
-      }
-      case 'version': {
-        const version: VersionRecord = {
-          docId: record.id,
-          version: record.version.version,
-          operation: record.version.operation,
-          timestamp: record.version.timestamp,
-          apiKeyHint: record.version.apiKeyHint,
-          document: toStored(record.document),
-        };
-        target(record.scope, record.collection).versions.push({
-          replaceOne: {
-            filter: { docId: version.docId, version: version.version },
-            replacement: version,
-            upsert: true,
-          },
-        });
-        break;
-      }
       case 'index':
         plan.indexes.push(record);
         break;
-      case 'schema': {
-        const { schema, mode, revision, updatedAt } = record.schema;
-        plan.system.collectionSchemas.push(
-          replaceById({
-            _id: schemaRecordId(record.scope, record.collection),
-            schema,
-            mode,
-            revision,
-            updatedAt,
-          }),
-        );
+      case 'document':
+      case 'version':
+      case 'trashedDocument':
+      case 'trashedVersion':
+        planCollectionWrite(collectionWrites(plan, dbPrefix, record), record, trashExpiry);
         break;
-      }
-      case 'trashedDocument': {
-        const { entry } = record;
-        const writes = target(record.scope, record.collection);
-        const doc = trashDocOf(toStored(entry.document), entry);
-        writes.trashEntries.push({
-          replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
-        });
-        trashExpiry.set(trashEntryKey(writes.dbName, record.collection, entry.id), entry.expiresAt);
-        break;
-      }
-      case 'trashedVersion': {
-        const writes = target(record.scope, record.collection);
-        const expiresAt = trashExpiry.get(trashEntryKey(writes.dbName, record.collection, record.id));
-        if (expiresAt === undefined) {
-          throw new Error(
-            `a trashed version of ${record.collection}/${record.id} comes without its trashed document`,
-          );
-        }
-        const version: TrashVersionDoc = {
-          docId: record.id,
-          version: record.version.version,
-          operation: record.version.operation,
-          timestamp: record.version.timestamp,
-          apiKeyHint: record.version.apiKeyHint,
-          document: toStored(record.document),
-          expireAt: new Date(expiresAt),
-        };
-        writes.trashVersions.push({
-          replaceOne: {
-            filter: { docId: version.docId, version: version.version },
-            replacement: version,
-            upsert: true,
-          },
-        });
-        break;
+      default: {
+        const [target, doc] = systemWrite(record);
+        plan.system[target].push(replaceById(doc));
       }
     }
   }
   return plan;
+}
+
+/** The writes of the record's collection, created in first-seen order. */
+function collectionWrites(
+  plan: SnapshotWritePlan,
+  dbPrefix: string,
+  record: CollectionRecord,
+): CollectionWrites {
+  const dbName = projectDbName(dbPrefix, record.scope);
+  const key = `${dbName}.${record.collection}`;
+  let writes = plan.collections.get(key);
+  if (!writes) {
+    writes = {
+      dbName,
+      collection: record.collection,
+      documents: [],
+      versions: [],
+      trashEntries: [],
+      trashVersions: [],
+    };
+    plan.collections.set(key, writes);
+  }
+  return writes;
+}
+
+/** Where a system record goes and its document there. */
+function systemWrite(record: SystemRecord): [SystemTarget, Document] {
+  switch (record.type) {
+    case 'setting':
+      return ['settings', { _id: SEALING_KEY_SETTING, value: record.value }];
+    case 'account':
+      return ['accounts', toAccountDoc(record.account)];
+    case 'project':
+      return ['projects', toProjectDoc(record.project)];
+    case 'key':
+      return ['keys', toKeyDoc(record.key)];
+    case 'webhook':
+      return ['webhooks', toWebhookDoc(record.webhook)];
+    case 'schema': {
+      const { schema, mode, revision, updatedAt } = record.schema;
+      return [
+        'collectionSchemas',
+        { _id: schemaRecordId(record.scope, record.collection), schema, mode, revision, updatedAt },
+      ];
+    }
+  }
+}
+
+/**
+ * A document, a version or a trash record into its collection's writes. `trashExpiry` learns
+ * each trashed document's `expiresAt`, which its versions (after it) are stored with.
+ */
+function planCollectionWrite(
+  writes: CollectionWrites,
+  record: CollectionRecord,
+  trashExpiry: Map<string, string>,
+): void {
+  switch (record.type) {
+    case 'document':
+      writes.documents.push(replaceById(toStored(record.document)));
+      return;
+    case 'version':
+      writes.versions.push(replaceVersion(versionRecordOf(record)));
+      return;
+    case 'trashedDocument': {
+      const { entry } = record;
+      writes.trashEntries.push(replaceById(trashDocOf(toStored(entry.document), entry)));
+      trashExpiry.set(trashEntryKey(writes.dbName, record.collection, entry.id), entry.expiresAt);
+      return;
+    }
+    case 'trashedVersion': {
+      const expiresAt = trashExpiry.get(trashEntryKey(writes.dbName, record.collection, record.id));
+      if (expiresAt === undefined) {
+        throw new Error(
+          `a trashed version of ${record.collection}/${record.id} comes without its trashed document`,
+        );
+      }
+      writes.trashVersions.push(
+        replaceVersion({ ...versionRecordOf(record), expireAt: new Date(expiresAt) }),
+      );
+      return;
+    }
+  }
+}
+
+function versionRecordOf(
+  record: Extract<SnapshotRecord, { type: 'version' | 'trashedVersion' }>,
+): VersionRecord {
+  const { version, operation, timestamp, apiKeyHint } = record.version;
+  return { docId: record.id, version, operation, timestamp, apiKeyHint, document: toStored(record.document) };
 }
 
 /** MongoDB's error codes for a snapshot read that lost its point in time. */
@@ -361,16 +392,7 @@ export class MongoSnapshots implements SnapshotRepository {
       const versions = db
         .collection<VersionRecord>(versionsCollectionName(collection))
         .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
-      for await (const v of versions) {
-        yield {
-          type: 'version',
-          scope,
-          collection,
-          id: v.docId,
-          version: versionInfoOf(v),
-          document: fromStored(v.document),
-        } satisfies SnapshotRecord;
-      }
+      for await (const v of versions) yield versionRecord('version', scope, collection, v);
       // Every live entry of the collection, then their histories (each after its entry).
       const trash = trashCollectionNames(collection);
       const live = new Set<string>();
@@ -379,13 +401,7 @@ export class MongoSnapshots implements SnapshotRepository {
         .find({ expiresAt: { $gt: now } }, { session, sort: { _id: 1 }, batchSize: READ_BATCH_SIZE });
       for await (const e of entries) {
         live.add(e._id);
-        const entry = {
-          id: e._id,
-          deletedAt: e.deletedAt,
-          apiKeyHint: e.apiKeyHint,
-          expiresAt: e.expiresAt,
-          document: fromStored(e.document),
-        };
+        const entry = trashEntryOf(e._id, e, fromStored(e.document));
         yield { type: 'trashedDocument', scope, collection, entry } satisfies SnapshotRecord;
       }
       if (live.size > 0) {
@@ -393,15 +409,7 @@ export class MongoSnapshots implements SnapshotRepository {
           .collection<TrashVersionDoc>(trash.versions)
           .find({}, { session, sort: { docId: 1, version: 1 }, batchSize: READ_BATCH_SIZE });
         for await (const v of trashed) {
-          if (!live.has(v.docId)) continue;
-          yield {
-            type: 'trashedVersion',
-            scope,
-            collection,
-            id: v.docId,
-            version: versionInfoOf(v),
-            document: fromStored(v.document),
-          } satisfies SnapshotRecord;
+          if (live.has(v.docId)) yield versionRecord('trashedVersion', scope, collection, v);
         }
       }
       for (const index of await this.indexes.list(scope, collection)) {

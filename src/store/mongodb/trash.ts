@@ -22,6 +22,7 @@ import type {
   WriteConflict,
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
+import { trashEntryOf } from '../trashEntry.js';
 import { projectDbName, trashCollectionNames } from './naming.js';
 import type { VersionRecord } from './writePlan.js';
 
@@ -220,11 +221,5 @@ export class MongoTrash implements TrashRepository {
 }
 
 function entryOf(row: TrashDoc): TrashEntry {
-  return {
-    id: row._id,
-    deletedAt: row.deletedAt,
-    apiKeyHint: row.apiKeyHint,
-    expiresAt: row.expiresAt,
-    document: fromStored(row.document),
-  };
+  return trashEntryOf(row._id, row, fromStored(row.document));
 }

@@ -36,6 +36,7 @@ import {
   toJobId,
 } from 'agenda';
 import type Database from 'better-sqlite3';
+import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
 import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from '../chunkedSweep.js';
 import { GroupCommit } from '../groupCommit.js';
 import { BOUND_COUNT } from '../sqlLimit.js';
@@ -213,35 +214,13 @@ export class EmbeddedJobRepository implements JobRepository {
   /** Counts per name and state, computed by the database (one grouped count, no job loaded). */
   async getJobsOverview(): Promise<JobsOverview[]> {
     const rows = this.db
-      .prepare<[], { name: string; state: keyof JobsOverview; n: number; paused: number }>(
+      .prepare<[], JobStateCount>(
         `SELECT name, ${stateSql(Date.now())} AS state, count(*) AS n,
            sum(CASE WHEN disabled = 1 THEN 1 ELSE 0 END) AS paused
          FROM ${T} GROUP BY name, state ORDER BY name`,
       )
       .all();
-    const overviews = new Map<string, JobsOverview>();
-    for (const row of rows) {
-      let overview = overviews.get(row.name);
-      if (!overview) {
-        overview = {
-          name: row.name,
-          total: 0,
-          running: 0,
-          scheduled: 0,
-          queued: 0,
-          completed: 0,
-          failed: 0,
-          repeating: 0,
-          paused: 0,
-        };
-        overviews.set(row.name, overview);
-      }
-      overview.total += row.n;
-      (overview[row.state] as number) += row.n;
-      // Paused is counted besides the computed state (a paused job is also, say, scheduled).
-      overview.paused += row.paused;
-    }
-    return [...overviews.values()];
+    return jobsOverview(rows);
   }
 
   /**

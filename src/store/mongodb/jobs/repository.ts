@@ -8,6 +8,7 @@
 import { MongoJobRepository } from '@agendajs/mongo-backend';
 import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
+import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
 import { isDuplicateKeyError } from '../serverErrors.js';
 import { completedBeforeFilter, FINISHED_INDEX, overviewPipeline } from './upkeep.js';
 
@@ -40,34 +41,8 @@ export class DedupingMongoJobRepository extends MongoJobRepository {
 
   /** Counts per name and state, grouped by the server (the library's own loads every job). */
   override async getJobsOverview(): Promise<JobsOverview[]> {
-    const rows = await this.collection
-      .aggregate<{ _id: { name: string; state: keyof JobsOverview }; n: number; paused: number }>(
-        overviewPipeline(new Date()),
-      )
-      .toArray();
-    const overviews = new Map<string, JobsOverview>();
-    for (const row of rows) {
-      const { name, state } = row._id;
-      let overview = overviews.get(name);
-      if (!overview) {
-        overview = {
-          name,
-          total: 0,
-          running: 0,
-          scheduled: 0,
-          queued: 0,
-          completed: 0,
-          failed: 0,
-          repeating: 0,
-          paused: 0,
-        };
-        overviews.set(name, overview);
-      }
-      overview.total += row.n;
-      (overview[state] as number) += row.n;
-      overview.paused += row.paused;
-    }
-    return [...overviews.values()];
+    const rows = await this.collection.aggregate<JobStateCount>(overviewPipeline(new Date())).toArray();
+    return jobsOverview(rows);
   }
 
   /** One server-side delete of the jobs of `name` that completed before `beforeMs`. */

@@ -35,7 +35,7 @@ export function jobStateExpression(now: Date): Document {
   ) as Document;
 }
 
-/** Counts per (name, state) and paused per name: `[{_id: {name, state}, n, paused}]`. */
+/** Counts per name and state, and how many of them are paused: `[{name, state, n, paused}]`. */
 export function overviewPipeline(now: Date): Document[] {
   return [
     {
@@ -45,6 +45,8 @@ export function overviewPipeline(now: Date): Document[] {
         paused: { $sum: { $cond: [{ $eq: ['$disabled', true] }, 1, 0] } },
       },
     },
+    // The shape jobsOverview folds (JobStateCount).
+    { $project: { _id: 0, name: '$_id.name', state: '$_id.state', n: 1, paused: 1 } },
   ];
 }
 

@@ -20,8 +20,8 @@
  * skipped or repeated by a walk (documented in docs/querying.md).
  */
 import { z } from 'zod';
-import { invalidQuery } from '../errors.js';
-import type { FindQuery, JsonObject, JsonValue, SortPosition, StoredFilter } from '../store/port.js';
+import { invalidQuery } from '../../errors.js';
+import type { FindQuery, JsonObject, JsonValue, SortPosition, StoredFilter } from '../port.js';
 import { EMPTY_ARRAY, type SortCandidate, sortKeyCandidates } from './pathValues.js';
 
 /** Characters in one string sort key a cursor may carry: a cursor travels in a URL. */

@@ -16,7 +16,7 @@
  * `sortKeyCandidates`, for sorts, follows index key generation (`btree_key_generator.cpp`), which
  * MongoDB's SortKeyGenerator uses: see that function.
  */
-import type { JsonObject, JsonValue } from '../store/port.js';
+import type { JsonObject, JsonValue } from '../port.js';
 
 export const MISSING: unique symbol = Symbol('missing');
 

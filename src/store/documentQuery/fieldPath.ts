@@ -5,9 +5,9 @@
  * a MongoDB operator, and `_folio` (where metadata is stored) is refused so clients address
  * metadata only through its public names.
  */
-import { invalidQuery } from '../errors.js';
-import { fieldNameProblem, printableName } from '../fieldNames.js';
-import { isMetaField, RESERVED_FIELD, storedPath } from '../store/storedForm.js';
+import { invalidQuery } from '../../errors.js';
+import { fieldNameProblem, printableName } from '../../fieldNames.js';
+import { isMetaField, RESERVED_FIELD, storedPath } from '../storedForm.js';
 import { arrayIndexOf } from './pathValues.js';
 
 /** Deep enough for real documents; bounds the size of the SQL a path compiles to. */

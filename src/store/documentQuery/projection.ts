@@ -8,8 +8,8 @@
  *   nested arrays stay, scalars go. Numeric segments are field names here, never positions, as
  *   in MongoDB's find projection.
  */
-import { defineField } from '../fieldNames.js';
-import type { JsonObject, JsonValue } from '../store/port.js';
+import { defineField } from '../../fieldNames.js';
+import type { JsonObject, JsonValue } from '../port.js';
 import { isPlainObject } from './pathValues.js';
 
 /**
