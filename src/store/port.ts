@@ -105,16 +105,11 @@ export interface CommitOptions {
   /**
    * False: the store may answer before the commit reaches the disk, provided a later `sync()`
    * (or any later durable commit) carries it there, and its change events are published no
-   * earlier than that. The commit is visible to reads at once. Default true.
+   * earlier than that. The commit is visible to reads at once. Commits made so are applied in
+   * the order they are made, even when one is made before the one before it resolved (a bulk
+   * request's operations). Default true.
    */
   durable?: boolean;
-  /**
-   * Called once the commit has its place in the store's order, before it is applied: a commit
-   * made after this call is applied after this one. A store that cannot promise it (MongoDB:
-   * each commit is its own transaction) never calls it. Lets a bulk request start its next
-   * operation on another document while this one waits for its group.
-   */
-  queued?: () => void;
 }
 
 /** Ascending (1) or descending (-1), MongoDB-style. */

@@ -323,10 +323,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     try {
-      const committed = this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
-      // In the group's queue now: commits made from here on are applied after it.
-      options?.queued?.();
-      return await committed;
+      // The group's queue is first in, first out: commits are applied in the order they are made.
+      return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
     } catch (error) {
       throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }

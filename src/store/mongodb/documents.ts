@@ -16,6 +16,7 @@ import type {
 import { positionFilter } from '../../query/cursor.js';
 import {
   type CollectionInfo,
+  type CommitOptions,
   type CommitResult,
   type DataScope,
   type DocumentRepository,
@@ -155,8 +156,27 @@ export class MongoDocuments implements DocumentRepository {
     return found;
   }
 
-  /** Every commit is acknowledged by the majority with its journal: `durable: false` changes nothing. */
-  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+  /** The last commit made with `durable: false`, until it settles. */
+  #deferredTail: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Every commit is acknowledged by the majority with its journal, so `durable: false` changes
+   * only the order: such commits are made one after another, in the order they came (the port's
+   * promise; each is a transaction of its own, which could otherwise land in any order).
+   */
+  async commit(
+    scope: DataScope,
+    collection: string,
+    writes: DocumentWrite[],
+    options?: CommitOptions,
+  ): Promise<CommitResult> {
+    if (options?.durable !== false) return this.#commit(scope, collection, writes);
+    const committed = this.#deferredTail.then(() => this.#commit(scope, collection, writes));
+    this.#deferredTail = committed.catch(() => {});
+    return committed;
+  }
+
+  async #commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     assertContiguous(writes);
     const documents = this.#documents(scope, collection);
     if (writes.length === 0) return { ok: true };
