@@ -10,21 +10,20 @@
 
 import Database from 'better-sqlite3';
 import { projectStored } from '../../query/projection.js';
-import {
-  type CollectionInfo,
-  type CommitOptions,
-  type CommitResult,
-  type DataScope,
-  type DocumentJson,
-  type DocumentRepository,
-  type DocumentWrite,
-  type FindQuery,
-  type FolioDocument,
-  type QueryPlan,
-  type StoredFilter,
-  UniqueIndexConflictError,
-  type VersionInfo,
-  type WriteOperation,
+import type {
+  CollectionInfo,
+  CommitOptions,
+  CommitResult,
+  DataScope,
+  DocumentJson,
+  DocumentRepository,
+  DocumentWrite,
+  FindQuery,
+  FolioDocument,
+  QueryPlan,
+  StoredFilter,
+  VersionInfo,
+  WriteOperation,
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
 import { API_TEXT } from './apiText.js';
@@ -38,13 +37,7 @@ import {
   type SqlParam,
 } from './compileQuery.js';
 import { HOLDS_CURRENT_VERSION } from './currentVersion.js';
-import {
-  collectionMatch,
-  compoundPaths,
-  type EmbeddedIndexes,
-  sqlIndexNames,
-  uniqueKeySql,
-} from './declaredIndexes.js';
+import { collectionMatch, compoundPaths, type EmbeddedIndexes, sqlIndexNames } from './declaredIndexes.js';
 import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { DocumentWrites, type Tx } from './documents/writes.js';
 import { GroupCommit } from './groupCommit.js';
@@ -112,10 +105,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
   #documentsWritten = 0;
-  readonly #syncMark: Database.Statement<[number]>;
 
   readonly #indexes: EmbeddedIndexes;
-  readonly #db: Database.Database;
   /** Runs reads in one read transaction (DEFERRED: it takes no write lock). */
   readonly #readTogether: (read: () => void) => void;
   #examined = 0;
@@ -145,7 +136,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.cache = new DocumentJsonCache(cacheBytes);
     this.answers = new QueryAnswerCache(answerBytes);
     this.#indexes = indexes;
-    this.#db = db;
     this.#readTogether = db.transaction((read: () => void) => read());
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
     db.function('folio_examined', { deterministic: false }, () => {
@@ -166,7 +156,7 @@ export class EmbeddedDocuments implements DocumentRepository {
       `SELECT id, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? ` +
         'AND id IN (SELECT value FROM json_each(?))',
     );
-    this.#writes = new DocumentWrites(db, log, trash ?? null);
+    this.#writes = new DocumentWrites(db, log, trash ?? null, indexes);
     // The current version (its row, where it has an operation), then the ones before it.
     this.#listVersions = db.prepare(
       'SELECT version, operation, updated_at AS timestamp, api_key_hint FROM documents ' +
@@ -186,12 +176,15 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
         'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
-    this.#syncMark = db.prepare(
-      'INSERT INTO sync_marks (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
-    );
-    // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
-    // the feed's tail reads the new change-log rows (after a deferred group, it holds them back).
-    this.#commits = new GroupCommit(
+    this.#commits = this.#groupCommit(db);
+  }
+
+  /**
+   * Commits arriving together share one transaction and one sync (groupCommit.ts); after it, the
+   * feed's tail reads the new change-log rows (after a deferred group, it holds them back).
+   */
+  #groupCommit(db: Database.Database): GroupCommit<CommitArgs | typeof SYNC, Tx> {
+    return new GroupCommit(
       db,
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
@@ -261,7 +254,7 @@ export class EmbeddedDocuments implements DocumentRepository {
       // The group's queue is first in, first out: commits are applied in the order they are made.
       return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
     } catch (error) {
-      throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
+      throw this.#writes.uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }
   }
 
@@ -288,7 +281,7 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** The barrier's own write: a commit with nothing in it would not sync anything. */
   #mark(): Tx {
-    this.#syncMark.run(Date.now());
+    this.#writes.syncMark();
     return { ok: true };
   }
 
@@ -476,38 +469,6 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): ReadonlySet<string> {
     const paths = indexedPathsOf(query.filter, query.sort, usable);
     return paths.size === 0 ? paths : this.#indexes.arrayFree(scopeKeyOf(scope), collection, paths);
-  }
-
-  /**
-   * A write refused by a declared unique index (the transaction rolled back): which index, and
-   * which stored document already holds the value.
-   */
-  #uniqueConflict(
-    error: unknown,
-    scopeKey: string,
-    collection: string,
-    writes: DocumentWrite[],
-  ): UniqueIndexConflictError | null {
-    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return null;
-    const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
-    const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
-    if (!declared) return null;
-    const paths = declared.index.fields.map((f) => f.path);
-    // The unique index's own keys (a null equals a null), read from the written body.
-    const sameValues = paths
-      .map((p) => `${uniqueKeySql(p, 'body')} = ${uniqueKeySql(p, 'jsonb(?)')}`)
-      .join(' AND ');
-    const findOther = this.#db.prepare<SqlParam[], { id: string }>(
-      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
-    );
-    for (const write of writes) {
-      if (write.kind !== 'put') continue;
-      const body = JSON.stringify(toStored(write.document));
-      const params = paths.flatMap(() => [body, body]);
-      const other = findOther.get(scopeKey, collection, write.document._id, ...params);
-      if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
-    }
-    return new UniqueIndexConflictError(declared.index.name, null);
   }
 
   /** The body of one commit, inside the group's transaction; the caches learn what it wrote. */

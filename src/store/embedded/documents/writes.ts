@@ -7,11 +7,21 @@
  * create writes no version row at all.
  */
 import type Database from 'better-sqlite3';
-import type { DeleteWrite, DocumentWrite, FolioDocument, PutWrite, WriteConflict } from '../../port.js';
+import {
+  type DeleteWrite,
+  type DocumentWrite,
+  type FolioDocument,
+  type PutWrite,
+  UniqueIndexConflictError,
+  type WriteConflict,
+} from '../../port.js';
+import { toStored } from '../../storedForm.js';
 import { assertContiguous, findConflicts } from '../../writeConditions.js';
 import { API_TEXT, storedBodySql } from '../apiText.js';
 import type { ChangeLog } from '../changeLog.js';
+import type { SqlParam } from '../compileQuery.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from '../currentVersion.js';
+import { type EmbeddedIndexes, uniqueKeySql } from '../declaredIndexes.js';
 import type { EmbeddedTrash } from '../trash.js';
 
 export type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
@@ -84,19 +94,30 @@ function prepare(db: Database.Database) {
       `DELETE FROM versions WHERE ${key} AND doc_id = @id AND version <= @through`,
     ),
     deleteHistory: db.prepare<[Key]>(`DELETE FROM versions WHERE ${key} AND doc_id = @id`),
+    syncMark: db.prepare<[{ at: number }]>(
+      'INSERT INTO sync_marks (id, at) VALUES (1, @at) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+    ),
   };
 }
 
 export class DocumentWrites {
   readonly #sql: ReturnType<typeof prepare>;
+  readonly #db: Database.Database;
 
   constructor(
     db: Database.Database,
     private readonly log: ChangeLog,
     /** Where deletes with a trash stamp move documents; null: deletes only erase. */
     private readonly trash: EmbeddedTrash | null,
+    private readonly indexes: EmbeddedIndexes,
   ) {
+    this.#db = db;
     this.#sql = prepare(db);
+  }
+
+  /** One row rewritten: a sync barrier's own write (EmbeddedDocuments.sync). */
+  syncMark(): void {
+    this.#sql.syncMark.run({ at: Date.now() });
   }
 
   /** One commit: every write, or none and its conflicts. */
@@ -177,6 +198,38 @@ export class DocumentWrites {
     this.log.append(scope, collection, 'deleted', id, before.json, timestamp);
     // Erased for good: no trash entry, and the change log keeps only ids and metadata.
     if (write.erase) this.trash?.eraseAll(scope, collection, id);
+  }
+
+  /**
+   * A write refused by a declared unique index (the transaction rolled back): which index, and
+   * which stored document already holds the value.
+   */
+  uniqueConflict(
+    error: unknown,
+    scopeKey: string,
+    collection: string,
+    writes: DocumentWrite[],
+  ): UniqueIndexConflictError | null {
+    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return null;
+    const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
+    const declared = sqlName === undefined ? undefined : this.indexes.uniqueIndexNamed(sqlName);
+    if (!declared) return null;
+    const paths = declared.index.fields.map((f) => f.path);
+    // The unique index's own keys (a null equals a null), read from the written body.
+    const sameValues = paths
+      .map((p) => `${uniqueKeySql(p, 'body')} = ${uniqueKeySql(p, 'jsonb(?)')}`)
+      .join(' AND ');
+    const findOther = this.#db.prepare<SqlParam[], { id: string }>(
+      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
+    );
+    for (const write of writes) {
+      if (write.kind !== 'put') continue;
+      const body = JSON.stringify(toStored(write.document));
+      const params = paths.flatMap(() => [body, body]);
+      const other = findOther.get(scopeKey, collection, write.document._id, ...params);
+      if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
+    }
+    return new UniqueIndexConflictError(declared.index.name, null);
   }
 
   /** Every failing write condition (shared rules: ../../writeConditions.ts). */
