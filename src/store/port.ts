@@ -169,13 +169,6 @@ export interface DocumentRepository {
    */
   getJson?(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null>;
   /**
-   * Optional fast path for reads of many ids at once (a bulk request's planning): the current
-   * document of each id that has one, as `get` gives it, read together (one statement or one
-   * round trip instead of one per id). Absent ids are absent from the map; repeated ids are read
-   * once. Callers fall back to `get` per id.
-   */
-  getMany?(scope: DataScope, collection: string, ids: readonly string[]): Promise<Map<string, FolioDocument>>;
-  /**
    * Apply all writes atomically: every document write, its version record (with pruning) and
    * its change event commit together or not at all. Every write is conditioned on its
    * `expectedVersion`; if any condition fails nothing is written and every failing id is

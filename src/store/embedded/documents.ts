@@ -91,7 +91,6 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #queries: StatementCache;
 
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
-  readonly #getMany: Database.Statement<[string, string, string], { id: string; json: string }>;
   /** The statements of a commit's body. */
   readonly #writes: DocumentWrites;
   readonly #listVersions: Database.Statement<
@@ -149,12 +148,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     // The API form's text, built by SQLite (API_TEXT).
     this.#getJson = db.prepare(
       `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
-    );
-    // The ids as one JSON array, each looked up by the primary key: one statement (and one WAL
-    // read lock) for them all, where a read per id pays both per id.
-    this.#getMany = db.prepare(
-      `SELECT id, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? ` +
-        'AND id IN (SELECT value FROM json_each(?))',
     );
     this.#writes = new DocumentWrites(db, log, trash ?? null, indexes);
     // The current version (its row, where it has an operation), then the ones before it.
@@ -216,16 +209,6 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
     return this.#json(scopeKeyOf(scope), collection, id);
-  }
-
-  async getMany(
-    scope: DataScope,
-    collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, FolioDocument>> {
-    // No ids: `json_each('[]')` is no rows, one cheap statement.
-    const rows = this.#getMany.all(scopeKeyOf(scope), collection, JSON.stringify(ids));
-    return new Map(rows.map((row) => [row.id, JSON.parse(row.json) as FolioDocument]));
   }
 
   /** The document's API text and version: from the cache, else built by SQLite and cached. */

@@ -138,24 +138,6 @@ export class MongoDocuments implements DocumentRepository {
     return stored ? fromStored(stored) : null;
   }
 
-  async getMany(
-    scope: DataScope,
-    collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, FolioDocument>> {
-    const found = new Map<string, FolioDocument>();
-    if (ids.length === 0) return found;
-    // One round trip for them all; `$in` matches each stored `_id` once, however often it is named.
-    const stored = await this.#documents(scope, collection)
-      .find({ _id: { $in: [...new Set(ids)] } })
-      .toArray();
-    for (const one of stored) {
-      const doc = fromStored(one);
-      found.set(doc._id, doc);
-    }
-    return found;
-  }
-
   /** The last commit made with `durable: false`, until it settles. */
   #deferredTail: Promise<unknown> = Promise.resolve();
 
