@@ -231,6 +231,22 @@ for (const factory of factories) {
         expect(current).not.to.have.property('gone');
       });
 
+      it('applies commits made with durable: false in the order they are made, before the first resolves', async () => {
+        const scope = newScope();
+        const v1 = firstVersion({ n: 1 });
+        const v2 = nextVersion(v1, { n: 2 });
+        const v3 = nextVersion(v2, { n: 3 });
+        // Each follows the one before: it holds only if that one was applied first.
+        const results = await Promise.all(
+          [v1, v2, v3].map((doc) =>
+            store.documents.commit(scope, COLLECTION, [putWrite(doc)], { durable: false }),
+          ),
+        );
+        await store.documents.sync();
+        expect(results).to.deep.equal([{ ok: true }, { ok: true }, { ok: true }]);
+        expect(await store.documents.get(scope, COLLECTION, v1._id)).to.deep.equal(v3);
+      });
+
       it('refuses to create an id that exists, reporting its current version', async () => {
         const scope = newScope();
         const v1 = firstVersion({ name: 'Ada' });
