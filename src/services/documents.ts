@@ -233,6 +233,7 @@ export class DocumentService {
     }
   }
 
+  /** The store commit; once it is made, its place in the store's order is taken (`committed`). */
   #commit(ctx: KeyContext, collection: string, write: DocumentWrite): Promise<CommitResult> {
     const result = this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
     this.#options.committed?.();
