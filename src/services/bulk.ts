@@ -90,7 +90,11 @@ export class BulkService {
         const committed = new Promise<void>((resolve) => {
           markCommitted = resolve;
         });
-        const settled = this.#one(ctx, collection, operation, this.documents.onCommit(markCommitted)).then(
+        // The last one's commit is durable: its sync carries the earlier ones too, so the sync
+        // below has nothing left to do unless an earlier one committed after it (a lost race).
+        const last = i === operations.length - 1;
+        const documents = this.documents.onCommit(markCommitted, last);
+        const settled = this.#one(ctx, collection, operation, documents).then(
           (item) => {
             results[i] = item;
           },
@@ -106,8 +110,8 @@ export class BulkService {
       }
       await Promise.all(running);
     } finally {
-      // One sync for the whole request, also after an operation threw (nothing is answered
-      // then, but what was applied must not wait for another write to reach the disk).
+      // Every commit on disk before the answer, also after an operation threw (nothing is
+      // answered then, but what was applied must not wait for another write to reach the disk).
       await this.store.documents.sync();
     }
     if (failures.length > 0) throw failures[0];

@@ -88,10 +88,11 @@ export class DocumentService {
 
   /**
    * The same service calling `committed` as soon as each of its commits has been made (one bulk
-   * operation: with `durable: false`, the next may start then and its commit lands after it).
+   * operation: with `durable: false`, the next may start then and its commit lands after it),
+   * and durable or not as `durable` says.
    */
-  onCommit(committed: () => void): DocumentService {
-    return new DocumentService(this.store, this.config, { ...this.#options, committed });
+  onCommit(committed: () => void, durable = this.#options.durable): DocumentService {
+    return new DocumentService(this.store, this.config, { ...this.#options, committed, durable });
   }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
