@@ -4,12 +4,12 @@
  * single-operation endpoint (so the same status, version record and event), and a failure is
  * reported in its result without stopping the others.
  *
- * The next operation starts as soon as this one has made its commit (commits made with
- * `durable: false` are applied in the order they are made: CommitOptions), unless it writes
- * a document an earlier one is still writing, in which case it waits for that one. Operations on
- * different documents thus share the embedded store's group commit, applied and published in
- * request order; one transaction per operation took twice the time. The operations reach the
- * disk together, with one sync, before the answer.
+ * The next operation starts as soon as this one has made its commit (a commit is applied after
+ * the `durable: false` ones made before it: CommitOptions), unless it writes a document an
+ * earlier one is still writing, in which case it waits for that one. Operations on different
+ * documents thus share the embedded store's group commit, applied and published in request
+ * order; one transaction per operation took twice the time. The operations reach the disk
+ * together, with one sync, before the answer.
  */
 import { z } from 'zod';
 import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';

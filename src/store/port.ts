@@ -105,9 +105,11 @@ export interface CommitOptions {
   /**
    * False: the store may answer before the commit reaches the disk, provided a later `sync()`
    * (or any later durable commit) carries it there, and its change events are published no
-   * earlier than that. The commit is visible to reads at once. Commits made so are applied in
-   * the order they are made, even when one is made before the one before it resolved (a bulk
-   * request's operations). Default true.
+   * earlier than that. The commit is visible to reads at once. Default true.
+   *
+   * Either way, a commit is applied after the commits of its collection made before it with
+   * `durable: false`, even those not resolved yet (a bulk request's operations, one made as
+   * soon as the one before it was).
    */
   durable?: boolean;
 }

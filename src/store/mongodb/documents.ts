@@ -138,13 +138,13 @@ export class MongoDocuments implements DocumentRepository {
     return stored ? fromStored(stored) : null;
   }
 
-  /** The last commit made with `durable: false`, until it settles. */
-  #deferredTail: Promise<unknown> = Promise.resolve();
+  /** Per collection, the last commit made with `durable: false`, until it settles. */
+  readonly #deferred = new Map<string, Promise<void>>();
 
   /**
    * Every commit is acknowledged by the majority with its journal, so `durable: false` changes
-   * only the order: such commits are made one after another, in the order they came (the port's
-   * promise; each is a transaction of its own, which could otherwise land in any order).
+   * only the order: a commit waits for the collection's deferred commits made before it (the
+   * port's promise; each is a transaction of its own, which could otherwise land in any order).
    */
   async commit(
     scope: DataScope,
@@ -152,9 +152,21 @@ export class MongoDocuments implements DocumentRepository {
     writes: DocumentWrite[],
     options?: CommitOptions,
   ): Promise<CommitResult> {
-    if (options?.durable !== false) return this.#commit(scope, collection, writes);
-    const committed = this.#deferredTail.then(() => this.#commit(scope, collection, writes));
-    this.#deferredTail = committed.catch(() => {});
+    const key = `${this.#dbName(scope)}.${collection}`;
+    const before = this.#deferred.get(key);
+    const committed = before
+      ? before.then(() => this.#commit(scope, collection, writes))
+      : this.#commit(scope, collection, writes);
+    if (options?.durable === false) {
+      const settled = committed.then(
+        () => {},
+        () => {},
+      );
+      this.#deferred.set(key, settled);
+      void settled.then(() => {
+        if (this.#deferred.get(key) === settled) this.#deferred.delete(key);
+      });
+    }
     return committed;
   }
 
