@@ -2,41 +2,18 @@
  * `POST /{ns}/{collection}/_bulk`: several document operations in one request. Not atomic as a
  * whole: each operation runs alone, in request order, through the same service call as its
  * single-operation endpoint (so the same status, version record and event), and a failure is
- * reported in its result without stopping the others. The operations reach the disk together,
- * with one sync, before the answer.
+ * reported in its result without stopping the others.
  *
- * First, the whole request in one commit: each operation runs through the same service call,
- * in request order, against a planning view of the documents (the store's, as the earlier
- * operations of the request leave them), which records its write instead of committing it;
- * then every recorded write is committed at once, with its sync. An operation that fails in
- * planning is that item's error and records nothing, as when run alone. If that commit cannot
- * be made as planned (another writer changed one of the documents since it was read, or a
- * unique index refuses a write: it then writes nothing at all), or the request is larger than
- * an import batch (`imports.batchDocuments` / `imports.batchBytes`), the operations run one by
- * one as below. For 100 operations (bench/transfer.ts) the request in one commit took 6.8–7.7
- * ms of server CPU against 9.3–10.3 ms one by one (four transactions, 100 savepoints).
- *
- * One by one, without one transaction per operation: the next operation starts as soon as
- * this one's commit has its place in the store's order (CommitOptions.queued), unless it writes
- * a document an earlier one is still writing, in which case it waits for that one. Operations
- * on different documents thus share a group's transaction (each in its own savepoint), applied
- * and published in request order; one transaction per operation was most of a bulk's time.
+ * The next operation starts as soon as this one has made its commit (a commit is applied after
+ * the `durable: false` ones made before it: CommitOptions), unless it writes a document an
+ * earlier one is still writing, in which case it waits for that one. Operations on different
+ * documents thus share the embedded store's group commit, applied and published in request
+ * order; one transaction per operation took twice the time. The operations reach the disk
+ * together, with one sync, before the answer.
  */
 import { z } from 'zod';
-import type { Config } from '../config/schema.js';
 import { AppError, badRequest, planLimitExceeded, uniqueViolation } from '../errors.js';
-import {
-  type CommitOptions,
-  type CommitResult,
-  type DataScope,
-  type DocumentRepository,
-  type DocumentWrite,
-  type FolioDocument,
-  type JsonObject,
-  type Store,
-  UniqueIndexConflictError,
-} from '../store/port.js';
-import { writeId } from '../store/writeConditions.js';
+import { type JsonObject, type Store, UniqueIndexConflictError } from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { assertBodyIdMatches, isJsonObject, MAX_DEPTH, nestsDeeperThan } from './documentRules.js';
 import type { DocumentService } from './documents.js';
@@ -82,52 +59,19 @@ export class BulkService {
   constructor(
     private readonly documents: DocumentService,
     private readonly store: Store,
-    private readonly config: Config,
   ) {}
 
   async run(ctx: KeyContext, collection: string, body: unknown): Promise<BulkResult> {
     const operations = parseBulkEnvelope(body);
     const max = ctx.limits.maxBulkOperations;
     if (operations.length > max) throw planLimitExceeded('bulkOperations', max, ctx.plan);
-    const results =
-      (await this.#inOneCommit(ctx, collection, operations)) ??
-      (await this.#oneByOne(ctx, collection, operations));
+    const results = await this.#inOrder(ctx, collection, operations);
     const succeeded = results.filter((r) => r.ok).length;
     return { results, summary: { total: results.length, succeeded, failed: results.length - succeeded } };
   }
 
-  /**
-   * Every operation planned in request order, then committed together (durably): the results,
-   * or null when nothing was written and the operations must run one by one instead.
-   */
-  async #inOneCommit(
-    ctx: KeyContext,
-    collection: string,
-    operations: BulkOperation[],
-  ): Promise<BulkItem[] | null> {
-    const { batchDocuments, batchBytes } = this.config.imports;
-    if (operations.length > batchDocuments) return null;
-    const plan = new PlanningView(this.store.documents, ctx.scope, collection);
-    await plan.readAhead(operations.map(targetId).filter((id) => id !== null));
-    const documents = this.documents.over(plan.repository);
-    const results: BulkItem[] = [];
-    for (const operation of operations) {
-      results.push(await this.#one(ctx, collection, operation, documents));
-    }
-    if (plan.writes.length === 0) return results;
-    if (plan.bytes() > batchBytes) return null;
-    let committed: CommitResult;
-    try {
-      committed = await this.store.documents.commit(ctx.scope, collection, plan.writes, { durable: true });
-    } catch (error) {
-      // The commit was refused as a whole: the operations one by one say which one it was.
-      if (error instanceof UniqueIndexConflictError) return null;
-      throw error;
-    }
-    return committed.ok ? results : null;
-  }
-
-  async #oneByOne(ctx: KeyContext, collection: string, operations: BulkOperation[]): Promise<BulkItem[]> {
+  /** Each operation's result, in request order; one sync for them all. */
+  async #inOrder(ctx: KeyContext, collection: string, operations: BulkOperation[]): Promise<BulkItem[]> {
     const results: BulkItem[] = new Array(operations.length);
     const running: Array<Promise<void>> = [];
     /** The last operation started on each document id, until it has settled. */
@@ -142,16 +86,15 @@ export class BulkService {
         const earlier = id === null ? undefined : lastOn.get(id);
         if (earlier) await earlier;
         if (failures.length > 0) break;
-        let markQueued = () => {};
-        const queued = new Promise<void>((resolve) => {
-          markQueued = resolve;
+        let markCommitted = () => {};
+        const committed = new Promise<void>((resolve) => {
+          markCommitted = resolve;
         });
-        const settled = this.#one(
-          ctx,
-          collection,
-          operation,
-          this.documents.withCommitQueued(markQueued),
-        ).then(
+        // The last one's commit is durable: its sync carries the earlier ones too, so the sync
+        // below has nothing left to do unless an earlier one committed after it (a lost race).
+        const last = i === operations.length - 1;
+        const documents = this.documents.onCommit(markCommitted, last);
+        const settled = this.#one(ctx, collection, operation, documents).then(
           (item) => {
             results[i] = item;
           },
@@ -161,14 +104,14 @@ export class BulkService {
         );
         running.push(settled);
         if (id !== null) lastOn.set(id, settled);
-        // The next one starts once this one's commit has its place in the store's order (its
-        // commit then lands after this one's, in the same group when it can), or once it is over.
-        await Promise.race([queued, settled]);
+        // The next one starts once this one has made its commit (the next commit is then applied
+        // after it, in the same group when it can), or once it is over.
+        await Promise.race([committed, settled]);
       }
       await Promise.all(running);
     } finally {
-      // One sync for the whole request, also after an operation threw (nothing is answered
-      // then, but what was applied must not wait for another write to reach the disk).
+      // Every commit on disk before the answer, also after an operation threw (nothing is
+      // answered then, but what was applied must not wait for another write to reach the disk).
       await this.store.documents.sync();
     }
     if (failures.length > 0) throw failures[0];
@@ -247,106 +190,4 @@ function withId(body: unknown, id: string | undefined): unknown {
   const copy: JsonObject = { ...body };
   copy._id = id;
   return copy;
-}
-
-/**
- * The documents as a bulk request's earlier operations leave them, for planning the next: reads
- * come from what the request wrote so far, else from the store; a commit is checked against
- * that state (as the store would) and recorded, not made. Services treat documents as values
- * (never changed in place), so the planned ones are kept as they are.
- */
-class PlanningView {
-  readonly writes: DocumentWrite[] = [];
-  readonly #state = new Map<string, FolioDocument | null>();
-  /**
-   * Every id the operations name was read ahead: an id a write creates without having read it
-   * is then one the service made up (a POST without an id), taken as new without a read. Should
-   * it exist after all, the store's commit refuses the whole plan and the operations run one by
-   * one, which report it.
-   */
-  #namedRead = false;
-  readonly repository: DocumentRepository;
-
-  constructor(
-    private readonly documents: DocumentRepository,
-    private readonly scope: DataScope,
-    private readonly collection: string,
-  ) {
-    const get = (scope: DataScope, collection: string, id: string) => this.#get(scope, collection, id);
-    const commit = (
-      scope: DataScope,
-      collection: string,
-      writes: DocumentWrite[],
-      options?: CommitOptions,
-    ): Promise<CommitResult> => this.#commit(scope, collection, writes, options);
-    this.repository = new Proxy(documents, {
-      get: (target, name) => {
-        if (name === 'get') return get;
-        if (name === 'commit') return commit;
-        // Anything else a service might use: only reads by id and commits are planned.
-        if (name === 'getJson' || name === 'getVersion' || name === 'getMany') return undefined;
-        const value: unknown = Reflect.get(target, name, target);
-        // Called on the store's repository itself (its private state is not the proxy's).
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-  }
-
-  /**
-   * The current documents of `ids` (those the operations name), read together when the store
-   * can (DocumentRepository.getMany), so planning reads none of them one by one.
-   */
-  async readAhead(ids: string[]): Promise<void> {
-    if (!this.documents.getMany || ids.length === 0) return;
-    const found = await this.documents.getMany(this.scope, this.collection, ids);
-    for (const id of ids) this.#state.set(id, found.get(id) ?? null);
-    this.#namedRead = true;
-  }
-
-  /** UTF-8 bytes of the planned documents' JSON (what an import batch is sized by). */
-  bytes(): number {
-    let total = 0;
-    for (const write of this.writes) {
-      if (write.kind === 'put') total += Buffer.byteLength(write.json ?? JSON.stringify(write.document));
-    }
-    return total;
-  }
-
-  #sameTarget(scope: DataScope, collection: string): void {
-    if (scope !== this.scope || collection !== this.collection)
-      throw new TypeError('a bulk request plans writes to its own collection only');
-  }
-
-  async #get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
-    this.#sameTarget(scope, collection);
-    if (this.#state.has(id)) return this.#state.get(id) ?? null;
-    const found = await this.documents.get(scope, collection, id);
-    this.#state.set(id, found);
-    return found;
-  }
-
-  async #commit(
-    scope: DataScope,
-    collection: string,
-    writes: DocumentWrite[],
-    options?: CommitOptions,
-  ): Promise<CommitResult> {
-    this.#sameTarget(scope, collection);
-    for (const write of writes) {
-      const id = writeId(write);
-      const current =
-        this.#state.has(id) || (this.#namedRead && write.expectedVersion === 0)
-          ? this.#state.get(id)
-          : await this.#get(scope, collection, id);
-      const version = current?.$version ?? 0;
-      if (version !== write.expectedVersion || (write.kind === 'delete' && !current))
-        return { ok: false, conflicts: [{ id, currentVersion: current?.$version ?? null }] };
-    }
-    for (const write of writes) {
-      this.#state.set(writeId(write), write.kind === 'put' ? write.document : null);
-      this.writes.push(write);
-    }
-    options?.queued?.();
-    return { ok: true };
-  }
 }

@@ -8,9 +8,10 @@ import type { Config } from '../config/schema.js';
 import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
 import type {
   CommitOptions,
+  CommitResult,
   DeleteWrite,
   DocumentJson,
-  DocumentRepository,
+  DocumentWrite,
   FolioDocument,
   JsonObject,
   JsonValue,
@@ -60,8 +61,8 @@ interface DocumentServiceOptions {
   durable?: boolean;
   schemas?: SchemaService;
   nowMs?: () => number;
-  /** Passed to every commit (CommitOptions.queued): see `withCommitQueued`. */
-  queued?: () => void;
+  /** Called as soon as each commit has been made, before it resolves: see `onCommit`. */
+  committed?: () => void;
 }
 
 export class DocumentService {
@@ -81,33 +82,17 @@ export class DocumentService {
   ) {
     this.#options = options;
     this.#commitOptions = { durable: options.durable ?? true };
-    if (options.queued) this.#commitOptions.queued = options.queued;
     this.#schemas = options.schemas ?? null;
     this.#nowMs = options.nowMs ?? Date.now;
   }
 
   /**
-   * The same service whose commits call `queued` once they have their place in the store's
-   * order (one bulk operation: the next may start then).
+   * The same service calling `committed` as soon as each of its commits has been made (one bulk
+   * operation: with `durable: false`, the next may start then and its commit lands after it),
+   * and durable or not as `durable` says.
    */
-  withCommitQueued(queued: () => void): DocumentService {
-    return new DocumentService(this.store, this.config, { ...this.#options, queued });
-  }
-
-  /**
-   * The same service reading and committing documents through `documents` instead of the
-   * store's own (a bulk request's planning view, bulk.ts); everything else is the store's.
-   */
-  over(documents: DocumentRepository): DocumentService {
-    const store = new Proxy(this.store, {
-      get: (target, name) => {
-        if (name === 'documents') return documents;
-        const value: unknown = Reflect.get(target, name, target);
-        // Called on the store itself (its private state is not the proxy's).
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    return new DocumentService(store, this.config, this.#options);
+  onCommit(committed: () => void, durable = this.#options.durable): DocumentService {
+    return new DocumentService(this.store, this.config, { ...this.#options, committed, durable });
   }
 
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
@@ -138,7 +123,7 @@ export class DocumentService {
     const doc = buildDocument(id, fields, null);
     const write = this.#measuredWrite(ctx, doc, 0, 'create');
     await this.#schemas?.check(ctx, collection, fields);
-    const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
+    const result = await this.#commit(ctx, collection, write);
     if (!result.ok) throw conflict(`A document with _id "${id}" already exists.`, { _id: id });
     return doc;
   }
@@ -218,7 +203,7 @@ export class DocumentService {
       const write: DeleteWrite = { kind: 'delete', id, expectedVersion: current.$version };
       if (trash) write.trash = trash;
       else if (options.purge) write.erase = true;
-      const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
+      const result = await this.#commit(ctx, collection, write);
       if (result.ok) return;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }
@@ -243,10 +228,17 @@ export class DocumentService {
       const write = this.#measuredWrite(ctx, doc, current?.$version ?? 0, operation);
       // The resulting document, whatever the write (replace, either patch, restore).
       await this.#schemas?.check(ctx, collection, fields);
-      const result = await this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
+      const result = await this.#commit(ctx, collection, write);
       if (result.ok) return doc;
       this.onLostRace(precondition, attempt, result.conflicts[0]?.currentVersion ?? null);
     }
+  }
+
+  /** The store commit; once it is made, its place in the store's order is taken (`committed`). */
+  #commit(ctx: KeyContext, collection: string, write: DocumentWrite): Promise<CommitResult> {
+    const result = this.store.documents.commit(ctx.scope, collection, [write], this.#commitOptions);
+    this.#options.committed?.();
+    return result;
   }
 
   /**

@@ -95,11 +95,7 @@ export function createServices(
     webhookSender,
     imports: new ImportService(store, config, schemas),
     exports: new ExportService(store),
-    bulk: new BulkService(
-      new DocumentService(store, config, { durable: false, schemas, nowMs }),
-      store,
-      config,
-    ),
+    bulk: new BulkService(new DocumentService(store, config, { durable: false, schemas, nowMs }), store),
     streams,
     schemas,
     trash: new TrashService(store, config, schemas, nowMs),

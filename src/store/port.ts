@@ -106,15 +106,12 @@ export interface CommitOptions {
    * False: the store may answer before the commit reaches the disk, provided a later `sync()`
    * (or any later durable commit) carries it there, and its change events are published no
    * earlier than that. The commit is visible to reads at once. Default true.
+   *
+   * Either way, a commit is applied after the commits of its collection made before it with
+   * `durable: false`, even those not resolved yet (a bulk request's operations, one made as
+   * soon as the one before it was).
    */
   durable?: boolean;
-  /**
-   * Called once the commit has its place in the store's order, before it is applied: a commit
-   * made after this call is applied after this one. A store that cannot promise it (MongoDB:
-   * each commit is its own transaction) never calls it. Lets a bulk request start its next
-   * operation on another document while this one waits for its group.
-   */
-  queued?: () => void;
 }
 
 /** Ascending (1) or descending (-1), MongoDB-style. */
@@ -173,13 +170,6 @@ export interface DocumentRepository {
    * text without materialising the object implements it; callers fall back to `get`.
    */
   getJson?(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null>;
-  /**
-   * Optional fast path for reads of many ids at once (a bulk request's planning): the current
-   * document of each id that has one, as `get` gives it, read together (one statement or one
-   * round trip instead of one per id). Absent ids are absent from the map; repeated ids are read
-   * once. Callers fall back to `get` per id.
-   */
-  getMany?(scope: DataScope, collection: string, ids: readonly string[]): Promise<Map<string, FolioDocument>>;
   /**
    * Apply all writes atomically: every document write, its version record (with pruning) and
    * its change event commit together or not at all. Every write is conditioned on its

@@ -220,31 +220,6 @@ for (const factory of factories) {
         expect(await store.documents.get(newScope(), COLLECTION, newId('doc'))).to.equal(null);
       });
 
-      it('getMany gives each current document as get does; absent, deleted and other scopes’ ids are missing', async () => {
-        const getMany = store.documents.getMany?.bind(store.documents);
-        expect(getMany, 'both stores implement the fast path').to.be.a('function');
-        const scope = newScope();
-        const [, v2] = await writeVersions(store, scope, 1);
-        const plain = firstVersion({ name: 'Ada', nested: { list: [1, 'two', null] } });
-        const deleted = firstVersion({ gone: true });
-        await mustCommit(store, scope, [putWrite(plain), putWrite(deleted)]);
-        await mustCommit(store, scope, [{ kind: 'delete', id: deleted._id, expectedVersion: 1 }]);
-        const elsewhere = firstVersion({ other: 'scope' });
-        await mustCommit(store, newScope(), [putWrite(elsewhere)]);
-
-        const ids = [plain._id, v2!._id, deleted._id, elsewhere._id, 'never', plain._id];
-        const found = await getMany!(scope, COLLECTION, ids);
-        expect([...found.keys()].sort()).to.deep.equal([plain._id, v2!._id].sort());
-        for (const id of [plain._id, v2!._id]) {
-          // The same document, its keys in the same order, as get reads it.
-          const one = await store.documents.get(scope, COLLECTION, id);
-          expect(JSON.stringify(found.get(id))).to.equal(JSON.stringify(one));
-        }
-        expect(found.get(v2!._id)!.$version).to.equal(2);
-        expect((await getMany!(scope, COLLECTION, [])).size).to.equal(0);
-        expect((await getMany!(scope, 'other', [plain._id])).size).to.equal(0);
-      });
-
       it('replaces the document when the write names its current version', async () => {
         const scope = newScope();
         const v1 = firstVersion({ name: 'Ada', gone: true });
@@ -254,6 +229,23 @@ for (const factory of factories) {
         const current = await store.documents.get(scope, COLLECTION, v1._id);
         expect(current).to.deep.equal(v2);
         expect(current).not.to.have.property('gone');
+      });
+
+      it('applies a commit after the deferred ones made before it, though they have not resolved', async () => {
+        const scope = newScope();
+        const v1 = firstVersion({ n: 1 });
+        const v2 = nextVersion(v1, { n: 2 });
+        const v3 = nextVersion(v2, { n: 3 });
+        // Each follows the one before: it holds only if that one was applied first. The last
+        // is durable, as a bulk request's last operation.
+        const results = await Promise.all(
+          [v1, v2, v3].map((doc) =>
+            store.documents.commit(scope, COLLECTION, [putWrite(doc)], { durable: doc === v3 }),
+          ),
+        );
+        await store.documents.sync();
+        expect(results).to.deep.equal([{ ok: true }, { ok: true }, { ok: true }]);
+        expect(await store.documents.get(scope, COLLECTION, v1._id)).to.deep.equal(v3);
       });
 
       it('refuses to create an id that exists, reporting its current version', async () => {

@@ -1,37 +1,32 @@
 /**
  * Documents and their version history on SQLite. A commit is one IMMEDIATE transaction holding
- * the document rows, version rows (with pruning) and change-log rows; the change feed hears of
- * it only after it committed.
+ * the document rows, version rows (with pruning) and change-log rows (documents/writes.ts); the
+ * change feed hears of it only after it committed.
  *
  * A document's current version is its `documents` row, with the operation and key hint that made
  * it; `versions` holds the versions before it (currentVersion.ts, which also covers rows from
- * before this layout). A write that replaces a version first copies it into `versions`, so a
- * create writes no version row at all: every version was once stored twice, and creating a
- * document (an import, a bulk request) paid for the second copy.
+ * before this layout).
  */
 
 import Database from 'better-sqlite3';
 import { projectStored } from '../documentQuery/projection.js';
-import {
-  type CollectionInfo,
-  type CommitOptions,
-  type CommitResult,
-  type DataScope,
-  type DocumentJson,
-  type DocumentRepository,
-  type DocumentWrite,
-  type FindQuery,
-  type FolioDocument,
-  type QueryPlan,
-  type StoredFilter,
-  UniqueIndexConflictError,
-  type VersionInfo,
-  type WriteConflict,
-  type WriteOperation,
+import type {
+  CollectionInfo,
+  CommitOptions,
+  CommitResult,
+  DataScope,
+  DocumentJson,
+  DocumentRepository,
+  DocumentWrite,
+  FindQuery,
+  FolioDocument,
+  QueryPlan,
+  StoredFilter,
+  VersionInfo,
+  WriteOperation,
 } from '../port.js';
 import { fromStored, toStored } from '../storedForm.js';
-import { assertContiguous, findConflicts } from '../writeConditions.js';
-import { API_TEXT, storedBodySql } from './apiText.js';
+import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
 import {
@@ -41,11 +36,11 @@ import {
   indexedPathsOf,
   type SqlParam,
 } from './compileQuery.js';
-import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
+import { HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import { collectionMatch, compoundPaths, type EmbeddedIndexes, sqlIndexNames } from './declaredIndexes.js';
 import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
+import { DocumentWrites, type Tx } from './documents/writes.js';
 import { GroupCommit } from './groupCommit.js';
-import { uniqueKeySql } from './indexKeys.js';
 import { countKey, DEFAULT_QUERY_CACHE_BYTES, pageKey, QueryAnswerCache } from './queryCache.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
@@ -57,8 +52,6 @@ import type { EmbeddedTrash } from './trash.js';
 const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
-
-type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 
 /** The barrier `sync()` commits: one row rewritten, so the group has something to sync. */
 const SYNC = Symbol('sync');
@@ -98,32 +91,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #queries: StatementCache;
 
   readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
-  readonly #getMany: Database.Statement<[string, string, string], { id: string; json: string }>;
-  readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
-  readonly #upsert: Database.Statement<
-    [string, string, string, number, string, string, WriteOperation, string, string, string, string, number]
-  >;
-  readonly #update: Database.Statement<
-    [
-      number,
-      string,
-      WriteOperation,
-      string,
-      string,
-      string,
-      string,
-      number,
-      string,
-      string,
-      string,
-      number,
-      string,
-    ]
-  >;
-  readonly #deleteDoc: Database.Statement<[string, string, string]>;
-  readonly #keepVersion: Database.Statement<[string, string, string, number]>;
-  readonly #pruneVersions: Database.Statement<[string, string, string, number]>;
-  readonly #deleteHistory: Database.Statement<[string, string, string]>;
+  /** The statements of a commit's body. */
+  readonly #writes: DocumentWrites;
   readonly #listVersions: Database.Statement<
     [{ scope: string; collection: string; id: string }],
     { version: number; operation: WriteOperation; timestamp: string; api_key_hint: string }
@@ -135,12 +104,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #listCollections: Database.Statement<[string], { name: string; documents: number }>;
   readonly #commits: GroupCommit<CommitArgs | typeof SYNC, Tx>;
   #documentsWritten = 0;
-  readonly #syncMark: Database.Statement<[number]>;
 
   readonly #indexes: EmbeddedIndexes;
-  /** Where deletes with a trash stamp move documents (trash.ts); null: deletes only erase. */
-  readonly #trash: EmbeddedTrash | null;
-  readonly #db: Database.Database;
   /** Runs reads in one read transaction (DEFERRED: it takes no write lock). */
   readonly #readTogether: (read: () => void) => void;
   #examined = 0;
@@ -167,11 +132,9 @@ export class EmbeddedDocuments implements DocumentRepository {
     trash?: EmbeddedTrash,
     answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
   ) {
-    this.#trash = trash ?? null;
     this.cache = new DocumentJsonCache(cacheBytes);
     this.answers = new QueryAnswerCache(answerBytes);
     this.#indexes = indexes;
-    this.#db = db;
     this.#readTogether = db.transaction((read: () => void) => read());
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
     db.function('folio_examined', { deterministic: false }, () => {
@@ -186,47 +149,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#getJson = db.prepare(
       `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
     );
-    // The ids as one JSON array, each looked up by the primary key: one statement (and one WAL
-    // read lock) for them all, where a read per id pays both per id.
-    this.#getMany = db.prepare(
-      `SELECT id, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? ` +
-        'AND id IN (SELECT value FROM json_each(?))',
-    );
-    this.#getVersionNumber = db.prepare(
-      'SELECT version FROM documents WHERE scope = ? AND collection = ? AND id = ?',
-    );
-    this.#upsert = db.prepare(
-      // The body comes as the API form's text (serialised once per write, shared with the change
-      // row), stored as JSONB with its metadata last (apiText.ts).
-      'INSERT INTO documents (scope, collection, id, version, created_at, updated_at, operation, api_key_hint, ' +
-        `api_form, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ${storedBodySql('?', '?', '?', '?')}) ` +
-        'ON CONFLICT (scope, collection, id) DO UPDATE SET ' +
-        'version = excluded.version, created_at = excluded.created_at, updated_at = excluded.updated_at, ' +
-        'operation = excluded.operation, api_key_hint = excluded.api_key_hint, api_form = 1, body = excluded.body',
-    );
-    // A new version of a stored document, the row found by its key, the version it follows and
-    // its birth time: no insert to try first, and `created_at`, unchanged, is not written, so its
-    // index entry is left alone (the upsert rewrote it on every write). No row changed: the
-    // upsert does the write (once the write's conditions are checked).
-    this.#update = db.prepare(
-      'UPDATE documents SET version = ?, updated_at = ?, operation = ?, api_key_hint = ?, api_form = 1, ' +
-        `body = ${storedBodySql('?', '?', '?', '?')} ` +
-        'WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND created_at = ?',
-    );
-    this.#deleteDoc = db.prepare('DELETE FROM documents WHERE scope = ? AND collection = ? AND id = ?');
-    // The version a write replaces joins the history, copied from its row in the statement (no
-    // text through JavaScript). A row from before the layout (no operation) has it there already.
-    this.#keepVersion = db.prepare(
-      'INSERT INTO versions (scope, collection, doc_id, version, operation, timestamp, api_key_hint, body) ' +
-        `SELECT ${CURRENT_VERSION_ROW} FROM documents ` +
-        `WHERE scope = ? AND collection = ? AND id = ? AND version = ? AND ${HOLDS_CURRENT_VERSION}`,
-    );
-    this.#pruneVersions = db.prepare(
-      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ? AND version <= ?',
-    );
-    this.#deleteHistory = db.prepare(
-      'DELETE FROM versions WHERE scope = ? AND collection = ? AND doc_id = ?',
-    );
+    this.#writes = new DocumentWrites(db, log, trash ?? null, indexes);
     // The current version (its row, where it has an operation), then the ones before it.
     this.#listVersions = db.prepare(
       'SELECT version, operation, updated_at AS timestamp, api_key_hint FROM documents ' +
@@ -246,12 +169,15 @@ export class EmbeddedDocuments implements DocumentRepository {
       'SELECT collection AS name, count(*) AS documents FROM documents WHERE scope = ? ' +
         'GROUP BY collection ORDER BY collection COLLATE BINARY',
     );
-    this.#syncMark = db.prepare(
-      'INSERT INTO sync_marks (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
-    );
-    // Commits arriving together share one transaction and one sync (groupCommit.ts); after it,
-    // the feed's tail reads the new change-log rows (after a deferred group, it holds them back).
-    this.#commits = new GroupCommit(
+    this.#commits = this.#groupCommit(db);
+  }
+
+  /**
+   * Commits arriving together share one transaction and one sync (groupCommit.ts); after it, the
+   * feed's tail reads the new change-log rows (after a deferred group, it holds them back).
+   */
+  #groupCommit(db: Database.Database): GroupCommit<CommitArgs | typeof SYNC, Tx> {
+    return new GroupCommit(
       db,
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
@@ -285,16 +211,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     return this.#json(scopeKeyOf(scope), collection, id);
   }
 
-  async getMany(
-    scope: DataScope,
-    collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, FolioDocument>> {
-    // No ids: `json_each('[]')` is no rows, one cheap statement.
-    const rows = this.#getMany.all(scopeKeyOf(scope), collection, JSON.stringify(ids));
-    return new Map(rows.map((row) => [row.id, JSON.parse(row.json) as FolioDocument]));
-  }
-
   /** The document's API text and version: from the cache, else built by SQLite and cached. */
   #json(scopeKey: string, collection: string, id: string): DocumentJson | null {
     return this.cache.get(scopeKey, collection, id) ?? this.#built(scopeKey, collection, id);
@@ -318,12 +234,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   ): Promise<CommitResult> {
     const scopeKey = scopeKeyOf(scope);
     try {
-      const committed = this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
-      // In the group's queue now: commits made from here on are applied after it.
-      options?.queued?.();
-      return await committed;
+      // The group's queue is first in, first out: commits are applied in the order they are made.
+      return await this.#commits.commit({ scopeKey, collection, writes }, options?.durable ?? true);
     } catch (error) {
-      throw this.#uniqueConflict(error, scopeKey, collection, writes) ?? error;
+      throw this.#writes.uniqueConflict(error, scopeKey, collection, writes) ?? error;
     }
   }
 
@@ -350,7 +264,7 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** The barrier's own write: a commit with nothing in it would not sync anything. */
   #mark(): Tx {
-    this.#syncMark.run(Date.now());
+    this.#writes.syncMark();
     return { ok: true };
   }
 
@@ -540,143 +454,28 @@ export class EmbeddedDocuments implements DocumentRepository {
     return paths.size === 0 ? paths : this.#indexes.arrayFree(scopeKeyOf(scope), collection, paths);
   }
 
-  /**
-   * A write refused by a declared unique index (the transaction rolled back): which index, and
-   * which stored document already holds the value.
-   */
-  #uniqueConflict(
-    error: unknown,
-    scopeKey: string,
-    collection: string,
-    writes: DocumentWrite[],
-  ): UniqueIndexConflictError | null {
-    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return null;
-    const sqlName = /index '([^']+)'/.exec(String((error as Error).message))?.[1];
-    const declared = sqlName === undefined ? undefined : this.#indexes.uniqueIndexNamed(sqlName);
-    if (!declared) return null;
-    const paths = declared.index.fields.map((f) => f.path);
-    // The unique index's own keys (a null equals a null), read from the written body.
-    const sameValues = paths
-      .map((p) => `${uniqueKeySql(p, 'body')} = ${uniqueKeySql(p, 'jsonb(?)')}`)
-      .join(' AND ');
-    const findOther = this.#db.prepare<SqlParam[], { id: string }>(
-      `SELECT id FROM documents WHERE scope = ? AND collection = ? AND id != ? AND ${sameValues} LIMIT 1`,
-    );
-    for (const write of writes) {
-      if (write.kind !== 'put') continue;
-      const body = JSON.stringify(toStored(write.document));
-      const params = paths.flatMap(() => [body, body]);
-      const other = findOther.get(scopeKey, collection, write.document._id, ...params);
-      if (other) return new UniqueIndexConflictError(declared.index.name, other.id);
-    }
-    return new UniqueIndexConflictError(declared.index.name, null);
-  }
-
-  /** The body of one commit; runs inside the IMMEDIATE transaction. */
+  /** The body of one commit, inside the group's transaction; the caches learn what it wrote. */
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
     this.#documentsWritten += writes.length;
-    // A commit of one new version of a stored document (a PATCH, a PUT of an existing id) is
-    // checked by its own UPDATE, conditioned on the version read: no separate read of the
-    // version first. Should that UPDATE change nothing, the write is checked as any other, before
-    // anything is written.
-    const single = writes.length === 1 ? writes[0]! : null;
-    const checkedByUpdate =
-      single !== null && single.kind === 'put' && !single.fromTrash && single.expectedVersion > 0;
-    if (checkedByUpdate) assertContiguous(writes);
-    else {
-      const conflicts = this.#check(scopeKey, collection, writes);
-      if (conflicts.length > 0) return { ok: false, conflicts };
-    }
     // What the cache learns once the group commits; recorded last, so a commit that throws
     // part-way (its savepoint rolled back) records nothing. A commit of many documents (an
     // import batch) only evicts: caching them would push out the documents being read.
     const written: WrittenEntry[] = [];
     const keepTexts = writes.length === 1;
-
-    const timestamp = new Date().toISOString();
-    this.#indexes.documentsWritten(scopeKey, collection);
-    this.answers.written(scopeKey, collection);
-    for (const write of writes) {
-      // Before the write: should the group's commit fail, the next read goes to the database.
-      this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
-      if (write.kind === 'put') {
-        const doc = write.document;
-        // #check proved the trash holds the version this one follows.
-        if (write.fromTrash) this.#trash?.moveOut(scopeKey, collection, doc._id);
-        const json = write.json ?? JSON.stringify(doc);
-        const { _id, $version, $createdAt, $updatedAt } = doc;
-        // The version this one replaces joins the history first. Conditioned on that version
-        // alone: when it is stored, either the UPDATE or the upsert below replaces it (a
-        // conflict needs another version), and when it is not, nothing is copied.
-        if (write.expectedVersion > 0)
-          this.#keepVersion.run(scopeKey, collection, _id, write.expectedVersion);
-        const updated =
-          write.expectedVersion > 0 &&
-          this.#update.run(
-            $version,
-            $updatedAt,
-            write.operation,
-            write.apiKeyHint,
-            json,
-            $createdAt,
-            $updatedAt,
-            $version,
-            scopeKey,
-            collection,
-            _id,
-            write.expectedVersion,
-            $createdAt,
-          ).changes === 1;
-        if (!updated && checkedByUpdate) {
-          // Nothing written yet in this commit (one write, not from the trash).
-          const conflicts = this.#check(scopeKey, collection, writes);
-          if (conflicts.length > 0) return { ok: false, conflicts };
-        }
-        if (!updated)
-          this.#upsert.run(
-            scopeKey,
-            collection,
-            _id,
-            $version,
-            $createdAt,
-            $updatedAt,
-            write.operation,
-            write.apiKeyHint,
-            json,
-            $createdAt,
-            $updatedAt,
-            $version,
-          );
-        // Versions are contiguous, so "all but the newest keepVersions" (the current one among
-        // them, in its row) is a version bound; none to prune while the document has no more
-        // versions than it keeps (every create).
-        const pruneThrough = doc.$version - write.keepVersions;
-        if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
-        const type = write.expectedVersion === 0 ? 'created' : 'updated';
-        this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
-        const readBack = keepTexts ? readBackText(json, doc) : null;
-        written.push({
-          scopeKey,
-          collection,
-          id: doc._id,
-          entry: readBack === null ? null : { json: readBack, version: doc.$version },
-        });
-      } else {
-        // #check proved the document exists at the expected version.
-        const before = this.#getJson.get(scopeKey, collection, write.id)!;
-        if (write.trash) {
-          this.#trash?.moveIn(scopeKey, collection, write.id, before.json, before.version, write.trash);
-        }
-        this.#deleteDoc.run(scopeKey, collection, write.id);
-        this.#deleteHistory.run(scopeKey, collection, write.id);
-        this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
-        // Erased for good: no trash entry, and the change log keeps only ids and metadata.
-        if (write.erase) this.#trash?.eraseAll(scopeKey, collection, write.id);
-        written.push({ scopeKey, collection, id: write.id, entry: null });
-      }
-    }
-    for (const item of written) this.#written.push(item);
-    return { ok: true };
+    const tx = this.#writes.apply(scopeKey, collection, writes, {
+      checked: () => {
+        this.#indexes.documentsWritten(scopeKey, collection);
+        this.answers.written(scopeKey, collection);
+      },
+      writing: (id) => this.cache.evict(scopeKey, collection, id),
+      wrote: (id, put) => {
+        const readBack = put && keepTexts ? readBackText(put.json, put.doc) : null;
+        const entry = readBack === null ? null : { json: readBack, version: put!.doc.$version };
+        written.push({ scopeKey, collection, id, entry });
+      },
+    });
+    if (tx.ok) for (const item of written) this.#written.push(item);
+    return tx;
   }
 
   /**
@@ -692,23 +491,6 @@ export class EmbeddedDocuments implements DocumentRepository {
       else this.cache.evict(scopeKey, collection, id);
     }
     this.#written.length = 0;
-  }
-
-  /** Every failing write condition (shared rules: ../writeConditions.ts). */
-  #check(scopeKey: string, collection: string, writes: DocumentWrite[]): WriteConflict[] {
-    assertContiguous(writes);
-    const conflicts = findConflicts(
-      writes,
-      (id) => this.#getVersionNumber.get(scopeKey, collection, id)?.version ?? null,
-    );
-    for (const write of writes) {
-      if (write.kind !== 'put' || !write.fromTrash) continue;
-      const id = write.document._id;
-      const trashed = this.#trash?.versionOf(scopeKey, collection, id) ?? null;
-      if (trashed !== write.document.$version - 1 && !conflicts.some((c) => c.id === id))
-        conflicts.push({ id, currentVersion: null });
-    }
-    return conflicts;
   }
 }
 

@@ -10,7 +10,7 @@
  * A commit may also be deferred (`durable: false`): a group made only of deferred commits is
  * committed without the sync (`synchronous=NORMAL` for that one commit), and the next durable
  * group's sync carries it to the disk too, since syncing the WAL file syncs every frame already
- * in it. A bulk request commits its operations so, then one durable barrier: one sync per bulk.
+ * in it. A bulk request commits its operations so, the last one durable: one sync per bulk.
  */
 import type Database from 'better-sqlite3';
 

@@ -16,6 +16,7 @@ import type {
 import { positionFilter } from '../documentQuery/cursor.js';
 import {
   type CollectionInfo,
+  type CommitOptions,
   type CommitResult,
   type DataScope,
   type DocumentRepository,
@@ -137,26 +138,39 @@ export class MongoDocuments implements DocumentRepository {
     return stored ? fromStored(stored) : null;
   }
 
-  async getMany(
+  /** Per collection, the last commit made with `durable: false`, until it settles. */
+  readonly #deferred = new Map<string, Promise<void>>();
+
+  /**
+   * Every commit is acknowledged by the majority with its journal, so `durable: false` changes
+   * only the order: a commit waits for the collection's deferred commits made before it (the
+   * port's promise; each is a transaction of its own, which could otherwise land in any order).
+   */
+  async commit(
     scope: DataScope,
     collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, FolioDocument>> {
-    const found = new Map<string, FolioDocument>();
-    if (ids.length === 0) return found;
-    // One round trip for them all; `$in` matches each stored `_id` once, however often it is named.
-    const stored = await this.#documents(scope, collection)
-      .find({ _id: { $in: [...new Set(ids)] } })
-      .toArray();
-    for (const one of stored) {
-      const doc = fromStored(one);
-      found.set(doc._id, doc);
+    writes: DocumentWrite[],
+    options?: CommitOptions,
+  ): Promise<CommitResult> {
+    const key = `${this.#dbName(scope)}.${collection}`;
+    const before = this.#deferred.get(key);
+    const committed = before
+      ? before.then(() => this.#commit(scope, collection, writes))
+      : this.#commit(scope, collection, writes);
+    if (options?.durable === false) {
+      const settled = committed.then(
+        () => {},
+        () => {},
+      );
+      this.#deferred.set(key, settled);
+      void settled.then(() => {
+        if (this.#deferred.get(key) === settled) this.#deferred.delete(key);
+      });
     }
-    return found;
+    return committed;
   }
 
-  /** Every commit is acknowledged by the majority with its journal: `durable: false` changes nothing. */
-  async commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
+  async #commit(scope: DataScope, collection: string, writes: DocumentWrite[]): Promise<CommitResult> {
     assertContiguous(writes);
     const documents = this.#documents(scope, collection);
     if (writes.length === 0) return { ok: true };
