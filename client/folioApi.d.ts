@@ -3017,8 +3017,6 @@ export interface operations {
           "Cache-Control": string;
           /** @description Proxies such as nginx must not buffer it. */
           "X-Accel-Buffering": "no";
-          /** @description The connection ends with the stream. */
-          Connection: "close";
         };
         content: {
           "text/event-stream": string;
@@ -4695,8 +4693,6 @@ export interface operations {
           "Cache-Control": string;
           /** @description Proxies such as nginx must not buffer it. */
           "X-Accel-Buffering": "no";
-          /** @description The connection ends with the stream. */
-          Connection: "close";
         };
         content: {
           "text/event-stream": string;
