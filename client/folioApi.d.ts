@@ -3092,8 +3092,6 @@ export interface operations {
           "Cache-Control": string;
           /** @description Proxies such as nginx must not buffer it. */
           "X-Accel-Buffering": "no";
-          /** @description The connection ends with the stream. */
-          Connection: "close";
         };
         content: {
           "text/event-stream": string;
@@ -4794,8 +4792,6 @@ export interface operations {
           "Cache-Control": string;
           /** @description Proxies such as nginx must not buffer it. */
           "X-Accel-Buffering": "no";
-          /** @description The connection ends with the stream. */
-          Connection: "close";
         };
         content: {
           "text/event-stream": string;

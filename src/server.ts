@@ -234,6 +234,9 @@ function closer(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await services.streams.shutdown();
+      // The streams' connections, kept alive once their responses ended: close them now
+      // rather than after the keep-alive timeout.
+      server.closeIdleConnections();
       await closed;
       await background.stop();
       await opened.stop();

@@ -311,6 +311,13 @@ export interface ChangeSubscription extends AsyncIterable<ChangeEvent> {
    */
   take(): ChangeEvent | undefined;
   onQueued(listener: (() => void) | null): void;
+  /** Whether it still reads history (a resume's catch-up); false once live. */
+  readonly catchingUp: boolean;
+  /**
+   * Pace a catch-up by its consumer's client: while held, no further page of history is read
+   * (the history stays in the store, not in memory). No effect once live.
+   */
+  holdHistory(hold: boolean): void;
   /**
    * Optional (MongoDB): a token to resume from although no event came, or null. While the
    * subscription is live and has handed out everything, the store's shared source moves on

@@ -172,3 +172,62 @@ describe('HTTP: parser errors and request timeouts answer JSON', function () {
     });
   });
 });
+
+describe('HTTP: a client that gives up on its request body is no server error', function () {
+  this.timeout(30_000);
+  const TOKEN = 'metrics-token-for-aborts';
+  let server: TestServer;
+  const logLines: string[] = [];
+  before(async () => {
+    server = await startTestServer({
+      config: {
+        http: { requestTimeoutMs: REQUEST_TIMEOUT_MS, headersTimeoutMs: HEADERS_TIMEOUT_MS },
+        metrics: { enabled: true, token: TOKEN },
+      },
+      logStream: { write: (line: string) => logLines.push(line) },
+    });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('an import cut off by the client, or by the request timeout (408): no 5xx counted, no error logged', async () => {
+    const tenant = await server.tenant();
+    const record = '{"name":"a slow record"}\n';
+    const head = (id: string) =>
+      `POST /${tenant.project}/slow/_import HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n` +
+      `Authorization: Bearer ${tenant.key}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n`;
+    // One that aborts mid-body: it sends part of it, then closes its connection.
+    const url = new URL(server.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    socket.write(head('aborts-1') + record.repeat(40));
+    await new Promise((r) => setTimeout(r, 300));
+    socket.destroy();
+    // One that stalls past the request timeout: 408.
+    const stalled = await raw(server, [head('stalls-1') + record.repeat(40)]);
+    expect(stalled.status, stalled.body).to.equal(408);
+    const accessed = await eventually(async () => {
+      const lines = logLines.map(
+        (l) => JSON.parse(l) as { requestId?: string; msg?: string; status?: number },
+      );
+      const both = lines.filter((l) => l.msg === 'request' && /^(aborts|stalls)-1$/.test(l.requestId ?? ''));
+      expect(both).to.have.length(2);
+      return both;
+    });
+    const metrics = await server.request('GET', '/metrics', { key: TOKEN });
+    const imports = metrics.text
+      .split('\n')
+      .filter((line) => line.startsWith('folio_http_requests_total{') && line.includes('_import'));
+    console.log(
+      `      access log: ${accessed.map((l) => `${l.requestId} ${l.status}`).join(', ')}; metrics: ${imports.join(' | ')}`,
+    );
+    const errors = logLines
+      .map((l) => JSON.parse(l) as { level: number; msg?: string })
+      .filter((l) => l.level >= 50);
+    console.log(`      log lines at level ≥ 50: ${errors.map((l) => l.msg).join(', ') || 'none'}`);
+    expect(imports.filter((line) => /status="5\d\d"/.test(line))).to.deep.equal([]);
+    expect(imports.some((line) => /status="408"/.test(line))).to.equal(true);
+    expect(errors).to.deep.equal([]);
+  });
+});

@@ -3,8 +3,12 @@
  * that cuts connections like a network would: `eventsource` (a WHATWG EventSource for Node),
  * `eventsource-client` and `@microsoft/fetch-event-source`. Each must resume after a cut with
  * every event exactly once and in order, hand its application nothing but document events (no
- * heartbeat, retry hint or checkpoint), and resume from a checkpoint.
+ * heartbeat, retry hint or checkpoint), and resume from a checkpoint. fetch-event-source also
+ * runs on its defaults in a plain `node` process of its own (test/support/fetchEventSourceChild.mjs),
+ * where fetch is the runtime's (Node 20: undici 6), not the undici package this process loads.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { fetchEventSource } from '@microsoft/fetch-event-source';
 import { expect } from 'chai';
 import { EventSource } from 'eventsource';
@@ -127,6 +131,7 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
   let tenant: Tenant;
   let proxy: TcpProxy;
   const clients: LibraryClient[] = [];
+  const children: ChildProcess[] = [];
 
   const post = async (collection: string, body: object): Promise<string> => {
     const res = await server.request('POST', `/${tenant.project}/${collection}`, { key: tenant.key, body });
@@ -148,6 +153,7 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
 
   afterEach(async () => {
     for (const client of clients.splice(0)) client.close();
+    for (const child of children.splice(0)) child.kill();
     await proxy.close();
     await server.close();
   });
@@ -180,6 +186,52 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
       expect(client.lastEventIds[1]).to.equal(lastBeforeCut);
     });
   }
+
+  it('fetch-event-source on its defaults, in a process with only the runtime’s fetch: a cut is an error, and it resumes with every event exactly once', async () => {
+    const collection = 'cut-runtime';
+    const child = spawn(
+      'node',
+      [
+        fileURLToPath(new URL('../support/fetchEventSourceChild.mjs', import.meta.url)),
+        `${proxy.url}/${tenant.project}/${collection}/_stream`,
+        tenant.key,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(child);
+    const lines: { event?: string; id?: string; data?: string; ended?: string }[] = [];
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const complete = output.split('\n');
+      output = complete.pop() ?? '';
+      for (const line of complete) if (line) lines.push(JSON.parse(line));
+    });
+    const messages = () => lines.filter((line) => line.event !== undefined);
+    const ended = () => lines.find((line) => line.ended !== undefined)?.ended ?? 'no';
+    await until(() => openStreams() === 1, 'the stream to open');
+    const written: string[] = [];
+    for (let i = 0; i < 3; i++) written.push(await post(collection, { i }));
+    await until(() => messages().length === 3, 'the first three events');
+    proxy.cut();
+    for (let i = 3; i < 7; i++) written.push(await post(collection, { i }));
+    await until(
+      () => proxy.connections >= 2 && openStreams() === 1,
+      () => `the reconnection (${messages().length} events; the library ended: ${ended()})`,
+    );
+    for (let i = 7; i < 10; i++) written.push(await post(collection, { i }));
+    await until(
+      () => messages().length >= 10,
+      () => `all ten events (got ${messages().length})`,
+    );
+    await sleep(300);
+    const got = messages().map((m) => {
+      expect(DOCUMENT_EVENTS).to.include(m.event);
+      return (JSON.parse(m.data!) as { document: { _id: string } }).document._id;
+    });
+    expect(got).to.deep.equal(written);
+    expect(ended()).to.equal('no');
+  });
 
   it('all three resume from a checkpoint: none sees it, none replays what it skipped, and none is refused although their last event expired', async () => {
     // Three filtered streams: one wanted event each, then only events their filter skips.

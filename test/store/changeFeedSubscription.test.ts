@@ -73,7 +73,7 @@ describe('change feed subscription: catch-up and hand-over', () => {
         fc.nat(), // token
         fc.nat(), // the live source's start
         fc.boolean(), // is its position known when the subscription joins?
-        fc.array(fc.constantFrom('commit', 'live', 'serve', 'reveal'), { maxLength: 60 }),
+        fc.array(fc.constantFrom('commit', 'live', 'serve', 'reveal', 'take'), { maxLength: 60 }),
         fc.integer({ min: 1, max: 4 }), // history page size
         async (total, tokenSeed, startSeed, knownAtJoin, schedule, pageCap) => {
           const after = tokenSeed % (total + 1);
@@ -82,6 +82,7 @@ describe('change feed subscription: catch-up and hand-over', () => {
           let livePublished = start;
           let revealed = knownAtJoin;
           const sub = new FeedSubscription({ bufferLimit: 1000, compare, onFinish: () => {} });
+          const got: string[] = [];
           sub.catchUp(
             { read: (max) => world.read(max), close: () => (world.cursorClosed = true) },
             token(after),
@@ -93,21 +94,23 @@ describe('change feed subscription: catch-up and hand-over', () => {
               sub.deliver(event(++livePublished));
             else if (action === 'serve') world.serve(pageCap);
             else if (action === 'reveal') revealed = true;
+            else if (action === 'take') for (let e = sub.take(); e; e = sub.take()) got.push(e.token);
             await tick();
           };
           for (const action of schedule) await step(action);
-          // Then everything commits and is published, and reads are served until it joins.
+          // Then everything commits and is published, and reads are served (the consumer taking
+          // each page, as the next is read only then) until it joins.
           revealed = true;
           while (world.committed < total) await step('commit');
           while (livePublished < total) await step('live');
-          for (let i = 0; i < 100 && sub.catchingUp; i++) await step('serve');
+          for (let i = 0; i < 100 && sub.catchingUp; i++) {
+            await step('serve');
+            await step('take');
+          }
           expect(sub.catchingUp).to.equal(false);
           expect(world.cursorClosed).to.equal(true);
+          await step('take');
           const expected = Array.from({ length: total - after }, (_, i) => token(after + 1 + i));
-          expect(sub.pending).to.equal(expected.length);
-          const it = sub[Symbol.asyncIterator]();
-          const got: string[] = [];
-          for (const _ of expected) got.push(((await it.next()).value as ChangeEvent).token);
           expect(got).to.deep.equal(expected);
           expect(sub.pending).to.equal(0);
           sub.close();
@@ -164,7 +167,7 @@ describe('change feed subscription: catch-up and hand-over', () => {
     expect(sub.pending).to.equal(0);
   });
 
-  it('reads history only while the consumer has room: a slow consumer is never overrun by a catch-up', async () => {
+  it('reads history a page at a time, the next once the consumer took the last one or was let go on (holdHistory)', async () => {
     const world = new World(50, 0, 50);
     const sub = new FeedSubscription({ bufferLimit: 4, compare, onFinish: () => {} });
     sub.catchUp({ read: (max) => world.read(max), close: () => {} }, token(0), () => token(50));
@@ -172,13 +175,18 @@ describe('change feed subscription: catch-up and hand-over', () => {
     expect(world.waiting[0]?.max).to.equal(4);
     world.serve(100);
     await tick();
-    // Four queued: no further read until the consumer takes some.
+    // Four queued: no further read until the consumer takes them all.
     expect(world.waiting).to.have.length(0);
     expect(sub.endedBy).to.equal(null);
-    const it = sub[Symbol.asyncIterator]();
-    await it.next();
-    await it.next();
-    await it.next();
+    for (let n = 0; n < 3; n++) sub.take();
+    await tick();
+    expect(world.waiting).to.have.length(0);
+    // Taken, but its client has not taken it yet: the consumer holds the history back.
+    sub.holdHistory(true);
+    sub.take();
+    await tick();
+    expect(world.waiting).to.have.length(0);
+    sub.holdHistory(false);
     await tick();
     expect(world.waiting).to.have.length(1);
     sub.close();

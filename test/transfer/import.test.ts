@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { ChangeReader } from '../store/fixtures.js';
 import { tenantScope } from '../support/scope.js';
@@ -327,6 +328,44 @@ forEachStore(
         });
         expect(res.status).to.equal(413);
         expect(JSON.parse(res.body).error.details).to.include({ limit: 'importBytes', bytes: MAX_BYTES + 1 });
+      });
+
+      it('a Content-Length of 1 GiB, the client still writing 64 KiB chunks: it reads the 413 (20 of 20 connections)', async function () {
+        this.timeout(60_000);
+        const { hostname, port } = new URL(ctx.server.url);
+        const head =
+          `POST /${ctx.tenant.project}/early/_import HTTP/1.1\r\nHost: x\r\n` +
+          `Authorization: Bearer ${ctx.tenant.key}\r\nContent-Type: ${NDJSON}\r\nContent-Length: ${2 ** 30}\r\n\r\n`;
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        /** The status line read, or what ended the connection before one came. */
+        const attempt = () =>
+          new Promise<string>((resolve) => {
+            const socket = connect(Number(port), hostname);
+            let received = '';
+            let error = '';
+            const started = Date.now();
+            socket.on('data', (data: Buffer) => {
+              received += data.toString('latin1');
+            });
+            socket.on('error', (e: NodeJS.ErrnoException) => {
+              error ||= e.code ?? e.message;
+            });
+            socket.on('close', () => resolve(received.split('\r\n')[0] || `nothing read (${error})`));
+            // Write for a second, as fast as the socket takes it, then stop.
+            const write = () => {
+              if (socket.destroyed) return;
+              if (Date.now() - started > 1000) return void socket.destroy();
+              if (socket.write(chunk)) setImmediate(write);
+              else socket.once('drain', write);
+            };
+            socket.write(head);
+            write();
+          });
+        const lines: string[] = [];
+        for (let i = 0; i < 20; i++) lines.push(await attempt());
+        const read = lines.filter((line) => line === 'HTTP/1.1 413 Payload Too Large').length;
+        console.log(`      ${read} of 20 read the 413 (${[...new Set(lines)].join('; ')})`);
+        expect(read).to.equal(20);
       });
     });
 

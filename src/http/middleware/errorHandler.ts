@@ -2,11 +2,13 @@
  * Turns every failure into `{"error":{"code","message","details?"}}`, and a request no route
  * answered into a JSON 404. AppErrors carry their own status and safe message; the store's
  * StoreUnavailableError is a 503 with Retry-After; errors from Koa's body parser are mapped by
- * status; anything else is a 500 whose details stay in the log.
+ * status, a body the client cut off is its own 4xx; anything else is a 500 whose details stay
+ * in the log.
  */
 import type { Middleware, ParameterizedContext } from 'koa';
 import { AppError, notFound, storeUnavailable, uniqueViolation } from '../../errors.js';
 import { StoreUnavailableError, UniqueIndexConflictError } from '../../store/port.js';
+import { clientErrorStatus } from '../clientErrors.js';
 import type { FolioContext, FolioState } from '../types.js';
 
 type FolioCtx = ParameterizedContext<FolioState, FolioContext>;
@@ -72,6 +74,24 @@ export function errorHandler(): Middleware<FolioState, FolioContext> {
   return answerErrors;
 }
 
+/**
+ * A body the route was reading was cut off: the client closed its connection, or it was
+ * answered 408 at the socket (clientErrors.ts) and closed. The client's doing, not a failure of
+ * the server's: counted as what it was answered (408), or as a bad request, and not logged as
+ * an error (the access line records it).
+ */
+function bodyCutOff(ctx: FolioCtx, caught: unknown): AppError | null {
+  if ((caught as HttpLikeError | null)?.code !== 'ECONNRESET' || !ctx.req.readableAborted) return null;
+  if (clientErrorStatus(ctx.res) === 408) {
+    return new AppError(
+      408,
+      'request_timeout',
+      'The request body did not arrive in time; the connection is closed.',
+    );
+  }
+  return new AppError(400, 'bad_request', 'The request body was cut off (the client closed the connection).');
+}
+
 function answerError(ctx: FolioCtx, caught: unknown): void {
   const known =
     caught instanceof AppError
@@ -80,7 +100,7 @@ function answerError(ctx: FolioCtx, caught: unknown): void {
         ? storeUnavailable(caught)
         : caught instanceof UniqueIndexConflictError
           ? uniqueViolation(caught.index, caught.conflictingId)
-          : fromHttpError(caught as HttpLikeError);
+          : (bodyCutOff(ctx, caught) ?? fromHttpError(caught as HttpLikeError));
   // The database's state, not a bug: logged for operators, answered 503 with Retry-After.
   if (caught instanceof StoreUnavailableError) ctx.log?.warn({ err: caught }, 'store unavailable');
   const error =

@@ -78,7 +78,6 @@ export const streamChanges = declare({
         'X-Accel-Buffering': z
           .literal('no')
           .meta({ description: 'Proxies such as nginx must not buffer it.' }),
-        Connection: z.literal('close').meta({ description: 'The connection ends with the stream.' }),
       }),
     },
   },
@@ -137,12 +136,12 @@ export function registerStreamRoutes(router: FolioRouter): void {
       'Cache-Control': 'no-cache, no-transform',
       // Proxies such as nginx must not buffer the stream.
       'X-Accel-Buffering': 'no',
-      // The connection ends with the stream: nothing reuses it, and shutdown need not wait for it.
-      Connection: 'close',
     });
     // The body is chunked (Node's default without a length), so a connection cut mid-stream is
     // an error to the client, never a normal end: every client library then reconnects with its
-    // Last-Event-ID, where a clean end stops some of them for good (fetch-event-source).
+    // Last-Event-ID, where a clean end stops some of them for good (fetch-event-source). No
+    // `Connection: close`: with it, Node 20's own fetch (undici 6) reads a cut as the end of the
+    // body. Shutdown closes the connections the streams leave idle (server.ts).
     // The stream writes the response itself, not through a body stream: nothing sits between it
     // and the socket, which keeps an idle stream small.
     ctx.respond = false;

@@ -22,7 +22,7 @@ import {
   importResultSchema,
 } from '../openapi/components.js';
 import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
-import { drainRequest } from '../requestDrain.js';
+import { closeAfterLingering, drainRequest } from '../requestDrain.js';
 import { type Ctx, type FolioContext, type FolioRouter, type FolioState, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -172,12 +172,16 @@ export function registerTransferRoutes(router: FolioRouter): void {
     } catch (error) {
       // Refused before the body was read to its end: read a bounded rest so the client can
       // finish sending and read the refusal; past the bound (or a declared length beyond it, as
-      // a 413 for a too-large Content-Length), answer at once and close the connection.
+      // a 413 for a too-large Content-Length), answer at once, and close the connection after
+      // dropping a bounded amount more of what the client still sends (requestDrain.ts).
       if (!ctx.req.complete) {
         const declared = ctx.request.length ?? 0;
         const drained =
           declared <= DRAIN_MAX_BYTES && (await drainRequest(ctx.req, DRAIN_MAX_BYTES, DRAIN_MAX_MS));
-        if (!drained) ctx.set('Connection', 'close');
+        if (!drained) {
+          ctx.set('Connection', 'close');
+          closeAfterLingering(ctx.req, ctx.res, DRAIN_MAX_BYTES, DRAIN_MAX_MS);
+        }
       }
       if (error instanceof ImportInterrupted) ctx.log.error({ err: error.cause }, 'import interrupted');
       throw error;

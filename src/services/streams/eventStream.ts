@@ -4,9 +4,12 @@
  * (`streams.bufferBytes`, counted on the response: Node's own buffer plus the socket's): a
  * client over it is closed with a final event saying why (`overflow`), and resumes with its
  * Last-Event-ID like after any cut. It never slows anyone else, since the fan-out only appends
- * to each subscriber's own queue, and nothing waits for a slow socket: events are taken from the
- * subscription as they come, so its queue (bounded in events, `streams.bufferLimit`) stays
- * empty and a document is held by at most the sockets that still owe it.
+ * to each subscriber's own queue, and no live event waits for a slow socket: they are taken from
+ * the subscription as they come, so its queue (bounded in events, `streams.bufferLimit`) stays
+ * empty and a document is held by at most the sockets that still owe it. A replay (the catch-up
+ * after Last-Event-ID) is the exception: it is in the store, so it is written only as the
+ * client takes it (the socket drains), and a client that stops reading then is closed at the
+ * next heartbeat that finds it has taken nothing.
  *
  * The hot path holds no promise, iterator step or copy per subscriber and event: the fan-out
  * queues an event and calls the stream back (`onQueued`), which marks itself due; once the
@@ -123,6 +126,10 @@ export class EventStream<H = unknown> {
   #skipped: string | null = null;
   /** The token of the last event written (or the resume point it started after). */
   #lastSent: string | null;
+  /** A replay waits for the client to take what it was sent ('drain') before it goes on. */
+  #waiting = false;
+  /** Unsent bytes at the last heartbeat while the replay waited (to tell a client that stopped). */
+  #waitingLength: number | null = null;
   readonly #filtered: boolean;
 
   constructor(private readonly options: EventStreamOptions<H>) {
@@ -218,26 +225,46 @@ export class EventStream<H = unknown> {
     }
   }
 
-  /** Write what the subscription holds; close the stream once the client owes too many bytes. */
+  /**
+   * Write what the subscription holds; close the stream once the client owes too many bytes.
+   * A replay (the subscription catching up from history) is written only as the client takes
+   * it: once the socket is full, the stream waits for it to drain and the subscription reads no
+   * more history meanwhile, so a reader as fast as it can be is never cut off by the bound.
+   */
   #flush(): void {
     if (this.#closed) return;
     const { subscription, project, ids, bufferBytes } = this.options;
     const body = this.body;
-    for (let event = subscription.take(); event !== undefined; event = subscription.take()) {
+    while (!(this.#waiting && subscription.catchingUp)) {
+      const event = subscription.take();
+      if (event === undefined) break;
       if (!this.#wanted(event)) {
         this.#skipped = event.token;
         continue;
       }
       this.#skipped = null;
       this.#lastSent = event.token;
-      body.write(documentFrame(event, project, ids));
+      const room = body.write(documentFrame(event, project, ids));
       if (body.writableLength > bufferBytes) {
         this.#endedBy('overflow');
         return;
       }
+      if (!room && subscription.catchingUp) this.#waitForClient(body);
     }
     // The feed ended it (close() already finished it otherwise).
     if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
+  }
+
+  #waitForClient(body: Writable): void {
+    if (this.#waiting) return;
+    this.#waiting = true;
+    this.options.subscription.holdHistory(true);
+    body.once('drain', () => {
+      this.#waiting = false;
+      this.#waitingLength = null;
+      this.options.subscription.holdHistory(false);
+      EventStream.#schedule(this);
+    });
   }
 
   #wanted(event: ChangeEvent): boolean {
@@ -245,13 +272,22 @@ export class EventStream<H = unknown> {
     return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter);
   }
 
-  #endedBy(reason: ChangeFeedEnd | null): void {
+  #endedBy(reason: ChangeFeedEnd | 'stalled' | null): void {
     switch (reason) {
       case 'overflow':
         this.body.write(
           controlFrame('stream.closed', {
             reason: 'overflow',
             message: `This client fell too far behind (more than ${this.options.bufferBytes} bytes unread, or ${this.options.bufferLimit} events); reconnect with Last-Event-ID to resume.`,
+          }),
+        );
+        break;
+      case 'stalled':
+        this.body.write(
+          controlFrame('stream.closed', {
+            reason: 'overflow',
+            message:
+              'This client stopped reading while its missed events were replayed; reconnect with Last-Event-ID to resume.',
           }),
         );
         break;
@@ -293,6 +329,10 @@ export class EventStream<H = unknown> {
 
   async #heartbeat(): Promise<void> {
     if (this.#closed) return;
+    if (this.#stalled()) {
+      this.#endedBy('stalled');
+      return;
+    }
     // Events skipped by the filters still move the client's resume point, so a reconnect after a
     // long quiet spell does not start from an id that has since expired.
     // On a quiet collection the store may offer its shared source's position instead (MongoDB:
@@ -308,6 +348,18 @@ export class EventStream<H = unknown> {
       this.body.write(HEARTBEAT_FRAME);
     }
     if (!(await this.options.owner.heartbeat(this))) this.close('slot_lost');
+  }
+
+  /**
+   * A replay waits on a client that took nothing since the last heartbeat: it stopped reading.
+   * (A live stream's client is closed by the byte bound instead, as events come.)
+   */
+  #stalled(): boolean {
+    if (!this.#waiting || !this.options.subscription.catchingUp) return false;
+    const unsent = this.body.writableLength;
+    const stalled = this.#waitingLength !== null && unsent >= this.#waitingLength;
+    this.#waitingLength = unsent;
+    return stalled;
   }
 
   #quietPosition(): string | null {

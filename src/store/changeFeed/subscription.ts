@@ -75,6 +75,8 @@ export class FeedSubscription implements ChangeSubscription {
   #wake: (() => void) | null = null;
   #listener: (() => void) | null = null;
   #room: (() => void) | null = null;
+  /** The consumer's client has not taken the last page yet: read no more history (holdHistory). */
+  #historyHeld = false;
   #isReady = false;
   /** Made only when someone waits before it is ready: most never do, and an idle one is small. */
   #readyWait: { promise: Promise<void>; resolve: () => void } | null = null;
@@ -159,6 +161,11 @@ export class FeedSubscription implements ChangeSubscription {
     this.#listener = listener;
   }
 
+  holdHistory(hold: boolean): void {
+    this.#historyHeld = hold;
+    if (!hold && this.#queued === 0) this.#signalRoom();
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
     while (true) {
       if (this.#closed) return;
@@ -186,7 +193,7 @@ export class FeedSubscription implements ChangeSubscription {
       this.#items = this.#items.slice(this.#head);
       this.#head = 0;
     }
-    if (this.#room && this.pending < this.#lowWater()) this.#signalRoom();
+    if (this.#room && this.#queued === 0) this.#signalRoom();
     return event;
   }
 
@@ -204,8 +211,9 @@ export class FeedSubscription implements ChangeSubscription {
     return false;
   }
 
-  #lowWater(): number {
-    return Math.max(1, Math.floor(this.settings.bufferLimit / 2));
+  /** Events queued and not taken (while catching up: the history pages read). */
+  get #queued(): number {
+    return this.#items.length - this.#head;
   }
 
   async #runCatchUp(cursor: HistoryCursor, livePosition: () => string | null): Promise<void> {
@@ -213,13 +221,15 @@ export class FeedSubscription implements ChangeSubscription {
     let joinAt = livePosition();
     try {
       while (!this.#closed) {
-        if (this.pending >= this.#lowWater()) {
+        // A page at a time, once the consumer took the last one (and its client too: holdHistory),
+        // so a catch-up holds one page of history in memory, not the backlog.
+        if (this.#queued > 0 || this.#historyHeld) {
           await new Promise<void>((resolve) => {
             this.#room = resolve;
           });
           continue;
         }
-        const max = Math.min(MAX_PAGE, this.settings.bufferLimit - this.pending);
+        const max = Math.max(1, Math.min(MAX_PAGE, this.settings.bufferLimit - this.pending));
         const page = await cursor.read(max);
         if (this.#closed) return;
         joinAt ??= livePosition();

@@ -347,9 +347,28 @@ export class ChangeLog {
     return this.#after.all(seq, this.#heldFrom, max).map(toLogged);
   }
 
-  /** Up to `max` changes after `seq` of one scope's collection; only those on disk. */
-  afterIn(scopeKey: string, collection: string, seq: number, max: number): LoggedChange[] {
-    return this.#afterIn.all(scopeKey, collection, seq, this.#heldFrom, max).map(toLogged);
+  /**
+   * A catch-up page: up to `max` changes after `seq` (of one scope's collection, or of all), on
+   * disk, stopping once their documents' text reaches `maxBytes` (one row at least); `full` when
+   * it stopped on either bound, so more rows may follow.
+   */
+  page(
+    only: { scopeKey: string; collection: string } | null,
+    seq: number,
+    max: number,
+    maxBytes: number,
+  ): { changes: LoggedChange[]; full: boolean } {
+    const rows = only
+      ? this.#afterIn.iterate(only.scopeKey, only.collection, seq, this.#heldFrom, max)
+      : this.#after.iterate(seq, this.#heldFrom, max);
+    const changes: LoggedChange[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      changes.push(toLogged(row));
+      bytes += row.document.length;
+      if (bytes >= maxBytes) break;
+    }
+    return { changes, full: changes.length >= max || bytes >= maxBytes };
   }
 
   /** The newest seq ever issued (0 before the first write), pruned or not. */

@@ -28,6 +28,11 @@ import { scopeKeyOf } from './scopeKey.js';
 const POLL_MS = 500;
 /** Rows the tail reads per query. */
 const TAIL_PAGE = 1000;
+/**
+ * The most document text one catch-up page reads (one row at least): a stream replays a
+ * backlog a page at a time as its client takes it, so this is what a replay holds in memory.
+ */
+const CATCH_UP_PAGE_BYTES = 1024 * 1024;
 
 /** The one live source: publishes every new row of the change log, in seq order. */
 class ChangeLogTail implements ChangeSource {
@@ -116,13 +121,11 @@ class ChangeLogCursor implements HistoryCursor {
     // Read before the rows: a short page then covers at least everything up to it (never past
     // rows held back until they are on disk: the tail publishes those later).
     const lastVisible = this.log.lastVisible();
-    const rows = this.only
-      ? this.log.afterIn(this.only.scopeKey, this.only.collection, this.#after, max)
-      : this.log.after(this.#after, max);
-    const last = rows.at(-1);
+    const { changes, full } = this.log.page(this.only, this.#after, max, CATCH_UP_PAGE_BYTES);
+    const last = changes.at(-1);
     if (last) this.#after = last.seq;
-    const scannedTo = rows.length < max ? Math.max(lastVisible, this.#after) : this.#after;
-    return { events: rows.map((row) => row.event), scannedTo: String(scannedTo) };
+    const scannedTo = full ? this.#after : Math.max(lastVisible, this.#after);
+    return { events: changes.map((row) => row.event), scannedTo: String(scannedTo) };
   }
 
   close(): void {
