@@ -11,6 +11,8 @@ module.exports = {
   // connection as a clean end and stopped (test/http/streamClients.test.ts), which it does not
   // in a process without it; the cause inside playwright-core was not found.
   ...(named ? {} : { spec: ['test/**/*.test.ts'], ignore: ['test/browser/**'] }),
+  // Cases tagged @slow in their title (crash, soak, long streams, multi-library and generated
+  // runs) are left out of `npm test` by `--grep @slow --invert`; `npm run test:slow` runs them.
   timeout: 20000,
   reporter: 'spec',
   exit: true,

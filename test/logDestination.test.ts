@@ -137,7 +137,7 @@ describe('log destination: batched, bounded standard output', () => {
       expect(output).to.include('"path":"/readyz"');
     });
 
-    it('drops and counts lines while nothing reads its output, and stays up', async function () {
+    it('drops and counts lines while nothing reads its output, and stays up @slow', async function () {
       this.timeout(60_000);
       const { child, url } = await start();
       // Stop reading: the pipe fills, and the lines wait in Folio up to LOG_MAX_WAITING_BYTES.

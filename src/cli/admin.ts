@@ -14,13 +14,6 @@ import { createServices, type Services } from '../services/index.js';
 import { openStore } from '../store/open.js';
 import type { AccountRecord } from '../store/port.js';
 
-export const ADMIN_USAGE = `  account create --email E [--password P] [--plan free|pro|team]
-           Create an account (a password is generated and printed when not given).
-  project create --email E --name N
-           Create a project for an account.
-  key create --email E --project N [--env test|live] [--scope read-write|read-only] [--name NAME]
-           Create an API key and print it once.`;
-
 const PLANS = ['free', 'pro', 'team'] as const;
 
 class UsageError extends Error {}

@@ -1,19 +1,9 @@
-/** The `folio` command. */
+/**
+ * The `folio` command. Each command's module is imported only when that command runs: `serve`
+ * loads the whole service (Koa, both stores' drivers, Agenda, prom-client), which `import` and
+ * `export`, HTTP clients of a running Folio, never need.
+ */
 import { runtimeRefusal } from '../runtimeCheck.js';
-import { ADMIN_USAGE, admin } from './admin.js';
-import {
-  BACKUP_HELP,
-  BACKUP_USAGE,
-  backupCommand,
-  MIGRATE_HELP,
-  migrateCommand,
-  RESTORE_HELP,
-  restoreCommand,
-} from './backup/commands.js';
-import { serve } from './serve.js';
-import { startupErrorReport } from './startupErrors.js';
-import { EXPORT_HELP, exportCommand } from './transfer/exportCommand.js';
-import { IMPORT_HELP, importCommand } from './transfer/importCommand.js';
 import { CommandFailure, UsageError } from './transfer/options.js';
 
 const USAGE = `Usage: folio <command> [options]
@@ -23,8 +13,18 @@ Commands:
   import FILE
            Import a JSON, CSV or NDJSON file into a collection over HTTP (folio import --help).
   export   Export a collection as JSON, CSV or NDJSON over HTTP (folio export --help).
-${ADMIN_USAGE}
-${BACKUP_USAGE}
+  account create --email E [--password P] [--plan free|pro|team]
+           Create an account (a password is generated and printed when not given).
+  project create --email E --name N
+           Create a project for an account.
+  key create --email E --project N [--env test|live] [--scope read-write|read-only] [--name NAME]
+           Create an API key and print it once.
+  backup --out FILE [--gzip]
+           Write a consistent snapshot of the store to FILE, while it runs (folio help backup).
+  restore FILE
+           Restore a backup into the store, which must be empty (folio help restore).
+  migrate --to MONGODB_URI|DATA_DIR
+           Copy the whole store into another, empty one; resumable (folio help migrate).
   help [COMMAND]
            Show this help, or a command's.
 
@@ -33,12 +33,29 @@ environment selects (FOLIO_DATA_DIR, MONGODB_URI, ...); import and export talk t
 Folio (FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).
 `;
 
-const COMMAND_HELP = new Map([
-  ['import', IMPORT_HELP],
-  ['export', EXPORT_HELP],
-  ['backup', BACKUP_HELP],
-  ['restore', RESTORE_HELP],
-  ['migrate', MIGRATE_HELP],
+const importModule = () => import('./transfer/importCommand.js');
+const exportModule = () => import('./transfer/exportCommand.js');
+const backupModule = () => import('./backup/commands.js');
+
+/** Each command's exit code, computed by its module (loaded on use). */
+const admin = async (argv: string[]) => (await import('./admin.js')).admin(argv);
+const COMMANDS = new Map<string, (rest: string[], argv: string[]) => Promise<number>>([
+  ['import', (rest) => transfer(async () => (await importModule()).importCommand(rest, process.env))],
+  ['export', (rest) => transfer(async () => (await exportModule()).exportCommand(rest, process.env))],
+  ['backup', (rest) => transfer(async () => (await backupModule()).backupCommand(rest))],
+  ['restore', (rest) => transfer(async () => (await backupModule()).restoreCommand(rest))],
+  ['migrate', (rest) => transfer(async () => (await backupModule()).migrateCommand(rest))],
+  ['account', (_rest, argv) => admin(argv)],
+  ['project', (_rest, argv) => admin(argv)],
+  ['key', (_rest, argv) => admin(argv)],
+]);
+
+const COMMAND_HELP = new Map<string, () => Promise<string>>([
+  ['import', async () => (await importModule()).IMPORT_HELP],
+  ['export', async () => (await exportModule()).EXPORT_HELP],
+  ['backup', async () => (await backupModule()).BACKUP_HELP],
+  ['restore', async () => (await backupModule()).RESTORE_HELP],
+  ['migrate', async () => (await backupModule()).MIGRATE_HELP],
 ]);
 
 const HELP_COMMANDS = new Set(['help', '--help', '-h']);
@@ -63,47 +80,33 @@ async function transfer(run: () => Promise<number>): Promise<number> {
 async function main(argv: string[]): Promise<void> {
   // No command prints help: a second server started by accident is worse than a hint.
   const [command = 'help', ...rest] = argv;
-  // Help reads no data; everything else parses JSON and is refused on a faulty runtime.
-  const refusal = HELP_COMMANDS.has(command) ? null : runtimeRefusal(process.env);
+  if (HELP_COMMANDS.has(command)) {
+    // Help reads no data, so it runs even on a runtime refused below.
+    const help = COMMAND_HELP.get(rest[0] ?? '');
+    process.stdout.write(help ? await help() : USAGE);
+    return;
+  }
+  const refusal = runtimeRefusal(process.env);
   if (refusal) {
     process.stderr.write(`folio: ${refusal}\n`);
     process.exitCode = 1;
     return;
   }
-  switch (command) {
-    case 'serve':
-      return serve();
-    case 'import':
-      process.exitCode = await transfer(() => importCommand(rest, process.env));
-      return;
-    case 'export':
-      process.exitCode = await transfer(() => exportCommand(rest, process.env));
-      return;
-    case 'backup':
-      process.exitCode = await transfer(() => backupCommand(rest));
-      return;
-    case 'restore':
-      process.exitCode = await transfer(() => restoreCommand(rest));
-      return;
-    case 'migrate':
-      process.exitCode = await transfer(() => migrateCommand(rest));
-      return;
-    case 'account':
-    case 'project':
-    case 'key':
-      process.exitCode = await admin(argv);
-      return;
-    default:
-      if (HELP_COMMANDS.has(command)) {
-        process.stdout.write(COMMAND_HELP.get(rest[0] ?? '') ?? USAGE);
-        return;
-      }
-      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
-      process.exitCode = 2;
+  if (command === 'serve') {
+    // No exit code: the process lives until the server closes.
+    return (await import('./serve.js')).serve();
   }
+  const run = COMMANDS.get(command);
+  if (!run) {
+    process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  process.exitCode = await run(rest, argv);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+main(process.argv.slice(2)).catch(async (err: unknown) => {
+  const { startupErrorReport } = await import('./startupErrors.js');
   process.stderr.write(`${startupErrorReport(err, process.env)}\n`);
   process.exit(1);
 });

@@ -1,6 +1,5 @@
 /** `folio serve`: run the service until SIGTERM/SIGINT, then close cleanly. */
 import { loadConfig, unknownFolioVariables } from '../config/load.js';
-import { startServer } from '../server.js';
 import { watchParent } from './parentWatch.js';
 
 export async function serve(): Promise<void> {
@@ -10,6 +9,8 @@ export async function serve(): Promise<void> {
       `warning: ${name} is not a Folio setting and is ignored (see README "Configuration")\n`,
     );
   }
+  // The service's modules load only once the configuration holds: a bad value fails at once.
+  const { startServer } = await import('../server.js');
   const running = await startServer(config);
   const out = process.stdout;
   out.write(`Folio is listening on ${running.url} (${running.storeDescription})\n`);

@@ -1,6 +1,8 @@
 /**
  * `folio serve` that cannot start prints one line naming the variable to fix and exits 1, never
- * a stack trace. Each case spawns the command as a user would.
+ * a stack trace. Each case spawns the command as a user would. The line each cause gets (a bad
+ * MONGODB_URI, an unreachable MongoDB, a taken port, ...) is test/cli/startupErrors.test.ts's,
+ * in-process: that report is what the command prints.
  */
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -80,39 +82,23 @@ describe('folio serve: start-up failures', function () {
     await chmod(closed, 0o755);
   });
 
-  it('MONGODB_URI that is not a connection string', async () => {
-    const result = await serve({ MONGODB_URI: 'db.example.com:27017' });
-    expectOneLineNaming(result, 'MONGODB_URI');
-    expect(result.err).to.include('not a usable MongoDB connection string');
-  });
-
   it('a bad value of any variable: one "Invalid configuration" line naming the variables', async () => {
-    const cases: Array<[Record<string, string>, string]> = [
-      [{ PORT: 'abc' }, 'Invalid configuration: PORT: expected a number, got "abc"'],
+    const cases: Array<[Record<string, string>, RegExp]> = [
       [
         { FOLIO_METRICS_ENABLED: 'true' },
-        'Invalid configuration: FOLIO_METRICS_TOKEN: must be at least 16 characters when FOLIO_METRICS_ENABLED is true',
+        /^Invalid configuration: FOLIO_METRICS_TOKEN: must be at least 16 characters when FOLIO_METRICS_ENABLED is true/,
       ],
-      [{ PORT: '70000', FOLIO_AUTH_SIGNUP: 'maybe' }, 'Invalid configuration: PORT: '],
+      [
+        { PORT: '70000', FOLIO_AUTH_SIGNUP: 'maybe' },
+        /^Invalid configuration: PORT: .+; FOLIO_AUTH_SIGNUP: /,
+      ],
     ];
     for (const [env, line] of cases) {
       const result = await serve({ FOLIO_DATA_DIR: join(dir, 'config-cases'), ...env });
       expect(result.code, result.err).to.equal(1);
       expect(result.err.trimEnd().split('\n'), result.err).to.have.length(1);
-      expect(result.err.startsWith(line), result.err).to.equal(true);
+      expect(result.err).to.match(line);
       expect(result.err).to.not.match(/config key|metrics\.enabled|metrics\.token/);
     }
-    const two = await serve({
-      FOLIO_DATA_DIR: join(dir, 'config-cases'),
-      PORT: '70000',
-      FOLIO_AUTH_SIGNUP: 'maybe',
-    });
-    expect(two.err).to.match(/^Invalid configuration: PORT: .+; FOLIO_AUTH_SIGNUP: /);
-  });
-
-  it('MONGODB_URI whose server cannot be reached', async () => {
-    const result = await serve({ MONGODB_URI: 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500' });
-    expectOneLineNaming(result, 'MONGODB_URI');
-    expect(result.err).to.include('cannot connect to MongoDB: 127.0.0.1:1 is unreachable (ECONNREFUSED');
   });
 });

@@ -2,12 +2,12 @@
  * `folio serve` with an open change stream: SIGTERM ends the stream with a final event and the
  * process exits at once, not after the next heartbeat (set to a minute here).
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { startFolio } from '../support/cli.js';
 import { StreamClient } from '../support/sse.js';
 
 describe('folio serve: SIGTERM with open change streams', function () {
@@ -21,27 +21,10 @@ describe('folio serve: SIGTERM with open change streams', function () {
   });
 
   it('closes the streams with stream.closed (shutdown) and exits 0 well before a heartbeat', async () => {
-    const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        FOLIO_DATA_DIR: dataDir,
-        FOLIO_LOG_LEVEL: 'silent',
-        FOLIO_STREAMS_HEARTBEAT_MS: '60000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, url, stdout } = await startFolio(dataDir, {
+      env: { FOLIO_STREAMS_HEARTBEAT_MS: '60000' },
     });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const deadline = Date.now() + 20_000;
-    while (!/API key:\s+(\S+)/.test(out)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const url = /listening on (\S+)/.exec(out)![1]!;
+    const out = stdout();
     const key = /API key:\s+(\S+)/.exec(out)![1]!;
     const [email, password] = /login:\s+(\S+) \/ (\S+)/.exec(out)!.slice(1);
     const login = await fetch(`${url}/api/auth/login`, {

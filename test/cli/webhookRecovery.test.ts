@@ -4,51 +4,27 @@
  * on the same data directory. Every delivery still succeeds, exactly once per success, with the
  * same delivery id on every attempt.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { type StartedFolio, startFolio } from '../support/cli.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../support/receiver.js';
 
-interface Folio {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
 const ENV = {
-  HOST: '127.0.0.1',
-  PORT: '0',
-  FOLIO_LOG_LEVEL: 'silent',
   FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
   FOLIO_WEBHOOKS_BACKOFF_BASE_MS: '400',
   FOLIO_WEBHOOKS_POLL_MS: '50',
   FOLIO_WEBHOOKS_TIMEOUT_MS: '500',
 };
 
-async function startFolio(dataDir: string): Promise<Folio> {
-  const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-    env: { ...process.env, ...ENV, FOLIO_DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const deadline = Date.now() + 20_000;
-  while (!/listening on (\S+)/.test(out) || !/(API key|Get an API key)/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`folio did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return { child, url: (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string, output: () => out };
+/** `folio serve` on `dataDir` with quick webhook retries. */
+function start(dataDir: string): Promise<StartedFolio> {
+  return startFolio(dataDir, { env: ENV });
 }
 
-async function call(folio: Folio, key: string, method: string, path: string, body?: unknown) {
+async function call(folio: StartedFolio, key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${folio.url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
@@ -68,7 +44,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   this.timeout(60_000);
   let dataDir: string;
   let receiver: Receiver;
-  let folio: Folio | null = null;
+  let folio: StartedFolio | null = null;
   let key: string;
   let project: string;
 
@@ -77,7 +53,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'folio-webhooks-'));
     receiver = await startReceiver();
-    folio = await startFolio(dataDir);
+    folio = await start(dataDir);
     key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
     project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
     const hook = await call(folio, key, 'POST', `/${project}/orders/_webhooks`, {
@@ -100,7 +76,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   });
 
   it('SIGTERM during a retry schedule exits at once, and the next start delivers exactly once', async () => {
-    const running = folio as Folio;
+    const running = folio as StartedFolio;
     receiver.respond = () => 500;
     const { body: doc } = await call(running, key, 'POST', `/${project}/orders`, { step: 'sigterm' });
     await receiver.waitFor(1, (r) => r.body.documentId === doc._id);
@@ -114,7 +90,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     expect(Date.now() - started).to.be.below(5_000);
 
     receiver.respond = () => 200;
-    folio = await startFolio(dataDir);
+    folio = await start(dataDir);
     await receiver.waitFor(1, (r) => r.body.documentId === doc._id && r.status === 200, 15_000);
     await new Promise((r) => setTimeout(r, 1_500));
     expect(successes(receiver, doc._id)).to.have.length(1);
@@ -122,7 +98,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   });
 
   it('kill -9 mid-schedule (and right after a write) loses nothing and repeats no success', async () => {
-    let running = folio as Folio;
+    let running = folio as StartedFolio;
     receiver.respond = () => 200;
     const { body: before } = await call(running, key, 'POST', `/${project}/orders`, { step: 'before' });
     await receiver.waitFor(1, (r) => r.body.documentId === before._id && r.status === 200);
@@ -136,7 +112,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     await killed;
 
     receiver.respond = () => 200;
-    running = await startFolio(dataDir);
+    running = await start(dataDir);
     folio = running;
     for (const doc of [retrying, last]) {
       await receiver.waitFor(1, (r) => r.body.documentId === doc._id && r.status === 200, 20_000);

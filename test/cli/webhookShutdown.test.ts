@@ -2,7 +2,8 @@
  * SIGTERM with a webhook backlog: `folio serve` as a child process, 2,000 documents imported
  * into a collection whose webhook's receiver hangs, then SIGTERM. The server exits 0 within its
  * documented shutdown time (docs/webhooks.md: about 11 s whatever the backlog), and the next
- * start on the same data directory delivers every document.
+ * start on the same data directory delivers every document. Tagged @slow (npm run test:slow):
+ * `npm test` keeps SIGTERM during a retry schedule (webhookRecovery.test.ts).
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,7 +30,7 @@ function start(dataDir: string) {
   });
 }
 
-describe('SIGTERM with a webhook backlog (folio serve)', function () {
+describe('SIGTERM with a webhook backlog (folio serve) @slow', function () {
   this.timeout(120_000);
   let dataDir: string;
   let receiver: Receiver;

@@ -71,7 +71,7 @@ function violationsOf(step: SweepStep): Violation[] {
   return header ? (JSON.parse(header) as Violation[]) : [];
 }
 
-describe('contract: Prism’s validating proxy in front of Folio', function () {
+describe('contract: Prism’s validating proxy in front of Folio @slow', function () {
   // Prism parses the document and compiles its schemas before it listens.
   this.timeout(120_000);
   let server: TestServer;

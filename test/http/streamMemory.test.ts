@@ -63,7 +63,7 @@ async function keptHeld(server: FolioProcess, probeFile: string): Promise<Held> 
   return least!;
 }
 
-describe('change streams: memory under clients that never read [embedded, own process]', function () {
+describe('change streams: memory under clients that never read [embedded, own process] @slow', function () {
   this.timeout(180_000);
   let dataDir: string;
   const servers: FolioProcess[] = [];

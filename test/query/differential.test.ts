@@ -44,7 +44,7 @@ function openDatabase(): Database.Database {
 const INDEXED_FIELDS = ['n', 's', 'm', 'tags', 'o', 'items', 'stats', 'd', 'zzz'];
 
 for (const indexed of [false, true]) {
-  describe(`list queries agree with MongoDB semantics (mingo oracle vs SQLite${indexed ? ', every top-level field indexed' : ''})`, function () {
+  describe(`list queries agree with MongoDB semantics (mingo oracle vs SQLite${indexed ? ', every top-level field indexed @slow' : ''})`, function () {
     this.timeout(120_000);
     let db: Database.Database;
     let indexes: EmbeddedIndexes;

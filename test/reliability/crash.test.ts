@@ -5,7 +5,8 @@
  * every document's versions are contiguous from 1; the change log holds every version once,
  * its sequence without a gap; every acknowledged write's webhook delivery arrives (at least
  * once) at a receiver that outlives the server's restarts; the SQLite file passes its integrity
- * check. Short form in `npm test`: 2 kills; `npm run test:reliability`: 20.
+ * check. Tagged @slow, so not in `npm test`: `npm run test:slow` makes 2 kills,
+ * `npm run test:reliability` 20. (`npm test` keeps kill -9 cases: test/cli/webhookRecovery.test.ts.)
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -35,7 +36,7 @@ function userFields(document: Record<string, unknown>): Record<string, unknown> 
   );
 }
 
-describe('reliability: crash under write load (kill -9, restart)', () => {
+describe('reliability: crash under write load (kill -9, restart) @slow', () => {
   let dataDir: string;
   let server: FolioProcess | null = null;
   let receiver: Receiver;

@@ -19,7 +19,8 @@
  *   document id and version;
  * - every stream saw every event of its collection, and no stream dropped or errored.
  *
- * Short form in `npm test` (5 s); `npm run test:reliability` (RELIABILITY_LONG=1): 60 s.
+ * Tagged @slow, so not in `npm test`: `npm run test:slow` runs the short form (5 s),
+ * `npm run test:reliability` (RELIABILITY_LONG=1) 60 s.
  * SOAK_SECONDS and SOAK_RATE (operations per second, default 40) override either.
  */
 import { readFileSync } from 'node:fs';
@@ -157,7 +158,7 @@ function cpuSeconds(pid: number): number {
 
 const eventKey = (event: string, id: string, version: number) => `${event}|${id}|${version}`;
 
-describe('reliability: soak at a fixed rate (mixed load, streams, webhooks)', () => {
+describe('reliability: soak at a fixed rate (mixed load, streams, webhooks) @slow', () => {
   let dataDir: string;
   let server: FolioProcess | null = null;
   let receiver: Receiver | null = null;

@@ -255,7 +255,7 @@ describe('embedded store: the current version is the document’s row, the histo
     expect(versions).to.deep.equal(expected);
   });
 
-  it('generated writes and moves, on new and old documents: the history lists exactly the versions kept', async function () {
+  it('generated writes and moves, on new and old documents: the history lists exactly the versions kept @slow', async function () {
     this.timeout(60_000);
     type Step = { kind: 'put' } | { kind: 'trash' } | { kind: 'restore' } | { kind: 'move' };
     const step = fc.oneof(

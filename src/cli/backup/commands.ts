@@ -21,13 +21,6 @@ import { copyInto, DEFAULT_BATCH_SIZE, notEmptyMessage, restoreEmbedded } from '
 import { BackupFileError, type BackupTrailer, type VerifiedBackup, verifyBackup } from './format.js';
 import { type WriteBackupOptions, writeBackup } from './writer.js';
 
-export const BACKUP_USAGE = `  backup --out FILE [--gzip]
-           Write a consistent snapshot of the store to FILE, while it runs (folio help backup).
-  restore FILE
-           Restore a backup into the store, which must be empty (folio help restore).
-  migrate --to MONGODB_URI|DATA_DIR
-           Copy the whole store into another, empty one; resumable (folio help migrate).`;
-
 export const BACKUP_HELP = `Usage: folio backup --out FILE [--gzip]
 
 Writes every account, project, key (hashes), webhook (secrets sealed as stored), setting,
@@ -301,6 +294,18 @@ async function saveProgress(file: string, progress: MigrateProgress): Promise<vo
   await rename(`${file}.tmp`, file);
 }
 
+/** Where a migrate copies to, and the work directory that lets it resume. */
+interface MigratePlan {
+  source: Config;
+  target: Config;
+  /** SHA-256 of the target's identity, as MigrateProgress.target records it. */
+  targetId: string;
+  work: string;
+  progressFile: string;
+  snapshotFile: string;
+  batchSize: number;
+}
+
 export async function migrateCommand(args: string[]): Promise<number> {
   const { values } = parse({
     args,
@@ -316,30 +321,16 @@ export async function migrateCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (!values.to) throw new UsageError('--to MONGODB_URI|DATA_DIR is required');
-  const batchSize = batchSizeOf(values['batch-size']);
-  const source = loadConfig();
-  assertSourceExists(source);
-  const target = targetConfig(source, values.to);
-  if (storeIdentity(source) === storeIdentity(target)) {
-    throw new UsageError(
-      '--to names the store being copied: give another data directory or MongoDB deployment',
-    );
-  }
-  const targetId = createHash('sha256').update(storeIdentity(target)).digest('hex');
-  const work = values.work ?? 'folio-migrate';
-  const progressFile = path.join(work, 'progress.json');
-  const snapshotFile = path.join(work, 'snapshot.folio-backup');
-  await mkdir(work, { recursive: true });
-
-  let progress = await readProgress(progressFile);
-  if (progress && progress.target !== targetId) {
+  const plan = migratePlan(values.to, values.work ?? 'folio-migrate', batchSizeOf(values['batch-size']));
+  await mkdir(plan.work, { recursive: true });
+  const recorded = await readProgress(plan.progressFile);
+  if (recorded && recorded.target !== plan.targetId) {
     throw new CommandFailure(
-      `${work} holds an unfinished migration to another store: finish it, or remove ${work} (or pass another --work)`,
+      `${plan.work} holds an unfinished migration to another store: finish it, or remove ${plan.work} (or pass another --work)`,
     );
   }
   // Embedded targets are locked for the whole copy: no server may start on a half-copied store.
-  const opened = await openStore(target);
-  const targetName = opened.description;
+  const opened = await openStore(plan.target);
   let stopping = false;
   const onSignal = () => {
     stopping = true;
@@ -347,81 +338,137 @@ export async function migrateCommand(args: string[]): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    if (progress) {
-      const backup = await verified(snapshotFile);
-      if (backup.trailer.sha256 !== progress.sha256) {
-        throw new CommandFailure(
-          `${snapshotFile} is not the snapshot ${progressFile} was recorded for: remove ${work}`,
-        );
-      }
+    const progress = recorded
+      ? await resumedProgress(plan, recorded, opened.description)
+      : await snapshotSource(plan, opened.store, opened.description);
+    await copySnapshot(plan, opened.store, progress, () => stopping);
+    if (progress.written < progress.total) {
       process.stderr.write(
-        `Resuming the migration into ${targetName}: ${progress.written} of ${progress.total} records were copied.\n`,
-      );
-    } else {
-      if (!(await opened.store.snapshots.isEmpty())) throw new CommandFailure(notEmptyMessage(targetName));
-      await rm(snapshotFile, { force: true });
-      const from = await openStore(source, { lockDataDir: false });
-      try {
-        process.stderr.write(`Taking a snapshot of ${from.description}...\n`);
-        const bar = countBar('snapshot');
-        try {
-          await snapshotTo(from.store, snapshotFile, {
-            source: from.store.kind,
-            gzip: false,
-            onRecord: (n) => bar.update(n),
-          });
-        } finally {
-          bar.stop();
-        }
-      } finally {
-        await from.stop();
-      }
-      const backup = await verified(snapshotFile);
-      progress = {
-        target: targetId,
-        sha256: backup.trailer.sha256,
-        total: backup.trailer.records,
-        written: 0,
-      };
-      await saveProgress(progressFile, progress);
-    }
-    const current = progress;
-    const bar = recordBar('migrate', current.total, current.written);
-    try {
-      await copyInto(opened.store, snapshotFile, {
-        batchSize,
-        skip: current.written,
-        onBatch: async (written) => {
-          current.written = written;
-          await saveProgress(progressFile, current);
-          bar.update(written);
-        },
-        stopRequested: () => stopping,
-      });
-    } finally {
-      bar.stop();
-    }
-    if (current.written < current.total) {
-      process.stderr.write(
-        `Interrupted after ${current.written} of ${current.total} records; run the same command again to resume.\n`,
+        `Interrupted after ${progress.written} of ${progress.total} records; run the same command again to resume.\n`,
       );
       return 130;
     }
-    // Done: the snapshot holds secrets, and nothing is left to resume.
-    await rm(progressFile, { force: true });
-    await rm(snapshotFile, { force: true });
-    await rmdir(work).catch(() => {});
-    process.stdout.write(
-      summaryLine(
-        { migrated: current.total, into: targetName },
-        interactive(),
-        `Copied ${current.total} records into ${targetName}. Point Folio at it (see README) and start it.`,
-      ),
-    );
+    await finishMigration(plan, progress, opened.description);
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await opened.stop();
   }
+}
+
+/** The source the environment selects, the target `--to` names, and the work directory's files. */
+function migratePlan(to: string, work: string, batchSize: number): MigratePlan {
+  const source = loadConfig();
+  assertSourceExists(source);
+  const target = targetConfig(source, to);
+  if (storeIdentity(source) === storeIdentity(target)) {
+    throw new UsageError(
+      '--to names the store being copied: give another data directory or MongoDB deployment',
+    );
+  }
+  return {
+    source,
+    target,
+    targetId: createHash('sha256').update(storeIdentity(target)).digest('hex'),
+    work,
+    progressFile: path.join(work, 'progress.json'),
+    snapshotFile: path.join(work, 'snapshot.folio-backup'),
+    batchSize,
+  };
+}
+
+/** A run that resumes: the snapshot on disk must be the one the progress was recorded for. */
+async function resumedProgress(
+  plan: MigratePlan,
+  progress: MigrateProgress,
+  targetName: string,
+): Promise<MigrateProgress> {
+  const backup = await verified(plan.snapshotFile);
+  if (backup.trailer.sha256 !== progress.sha256) {
+    throw new CommandFailure(
+      `${plan.snapshotFile} is not the snapshot ${plan.progressFile} was recorded for: remove ${plan.work}`,
+    );
+  }
+  process.stderr.write(
+    `Resuming the migration into ${targetName}: ${progress.written} of ${progress.total} records were copied.\n`,
+  );
+  return progress;
+}
+
+/** A first run: the target must be empty; the source's snapshot is written and checked. */
+async function snapshotSource(
+  plan: MigratePlan,
+  target: Store,
+  targetName: string,
+): Promise<MigrateProgress> {
+  if (!(await target.snapshots.isEmpty())) throw new CommandFailure(notEmptyMessage(targetName));
+  await rm(plan.snapshotFile, { force: true });
+  const from = await openStore(plan.source, { lockDataDir: false });
+  try {
+    process.stderr.write(`Taking a snapshot of ${from.description}...\n`);
+    const bar = countBar('snapshot');
+    try {
+      await snapshotTo(from.store, plan.snapshotFile, {
+        source: from.store.kind,
+        gzip: false,
+        onRecord: (n) => bar.update(n),
+      });
+    } finally {
+      bar.stop();
+    }
+  } finally {
+    await from.stop();
+  }
+  const backup = await verified(plan.snapshotFile);
+  const progress = {
+    target: plan.targetId,
+    sha256: backup.trailer.sha256,
+    total: backup.trailer.records,
+    written: 0,
+  };
+  await saveProgress(plan.progressFile, progress);
+  return progress;
+}
+
+/** Copy the snapshot's records not yet in the target, saving the progress after each batch. */
+async function copySnapshot(
+  plan: MigratePlan,
+  target: Store,
+  progress: MigrateProgress,
+  stopRequested: () => boolean,
+): Promise<void> {
+  const bar = recordBar('migrate', progress.total, progress.written);
+  try {
+    await copyInto(target, plan.snapshotFile, {
+      batchSize: plan.batchSize,
+      skip: progress.written,
+      onBatch: async (written) => {
+        progress.written = written;
+        await saveProgress(plan.progressFile, progress);
+        bar.update(written);
+      },
+      stopRequested,
+    });
+  } finally {
+    bar.stop();
+  }
+}
+
+/** Done: the snapshot holds secrets, and nothing is left to resume. */
+async function finishMigration(
+  plan: MigratePlan,
+  progress: MigrateProgress,
+  targetName: string,
+): Promise<void> {
+  await rm(plan.progressFile, { force: true });
+  await rm(plan.snapshotFile, { force: true });
+  await rmdir(plan.work).catch(() => {});
+  process.stdout.write(
+    summaryLine(
+      { migrated: progress.total, into: targetName },
+      interactive(),
+      `Copied ${progress.total} records into ${targetName}. Point Folio at it (see README) and start it.`,
+    ),
+  );
 }
