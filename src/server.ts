@@ -99,8 +99,6 @@ export async function startServer(
       openStreams: () => services.streams.openCount,
       deliveryJobs: () => jobs.deliveryJobs(),
       walCheckpoints: () => (opened.store instanceof EmbeddedStore ? opened.store.checkpointStats : null),
-      documentCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.cache : null),
-      queryCache: () => (opened.store instanceof EmbeddedStore ? opened.store.documents.answers : null),
       commitGroups: () =>
         opened.store instanceof EmbeddedStore ? opened.store.documents.commitGroups : null,
       changeFeed: () => feed.stats ?? null,

@@ -16,10 +16,6 @@ export interface MetricSources {
   deliveryJobs(): Promise<ReadonlyMap<string, number>>;
   /** The embedded store's background WAL checkpoints; null on MongoDB. */
   walCheckpoints(): WalCheckpointCounts | null;
-  /** The embedded store's cache of documents read by id; null on MongoDB. */
-  documentCache(): CacheCounts | null;
-  /** The embedded store's cache of list pages and counts; null on MongoDB. */
-  queryCache(): CacheCounts | null;
   /** The embedded store's group commits; null on MongoDB. */
   commitGroups(): CommitGroupCounts | null;
   /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
@@ -36,13 +32,6 @@ export interface CommitGroupCounts {
   groups: number;
   /** The groups committed with their sync (the others were deferred commits). */
   durable: number;
-}
-
-/** As the embedded store's caches count them (src/store/embedded/cacheParts.ts). */
-export interface CacheCounts {
-  hits: number;
-  misses: number;
-  bytes: number;
 }
 
 /** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
@@ -165,36 +154,6 @@ export class FolioMetrics {
       'Embedded store: time the background worker spent checkpointing.',
       (c) => c.totalMs / 1000,
     );
-    // Each embedded cache: `<prefix>_hits_total`, `<prefix>_misses_total`, `<prefix>_bytes`.
-    const cacheMetrics = (
-      read: () => CacheCounts | null,
-      prefix: string,
-      help: Record<keyof CacheCounts, string>,
-    ) => {
-      total(read, `${prefix}_hits_total`, help.hits, (c) => c.hits);
-      total(read, `${prefix}_misses_total`, help.misses, (c) => c.misses);
-      new Gauge({
-        name: `${prefix}_bytes`,
-        help: help.bytes,
-        registers,
-        collect() {
-          this.set(read()?.bytes ?? 0);
-        },
-      });
-    };
-    cacheMetrics(() => sources()?.documentCache() ?? null, 'folio_sqlite_document_cache', {
-      hits: 'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
-      misses: 'Embedded store: documents read by id (GET, each document of a list page) from the database.',
-      bytes:
-        'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
-    });
-    cacheMetrics(() => sources()?.queryCache() ?? null, 'folio_sqlite_query_cache', {
-      hits: 'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
-      misses:
-        'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
-      bytes:
-        'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
-    });
     total(
       () => sources()?.droppedLogBytes?.() ?? null,
       'folio_log_dropped_bytes_total',

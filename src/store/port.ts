@@ -158,21 +158,9 @@ export interface CollectionInfo {
   documents: number;
 }
 
-/** A document as JSON text (`getJson`), with the version its ETag names. */
-export interface DocumentJson {
-  json: string;
-  version: number;
-}
-
 export interface DocumentRepository {
   /** The current document, or null. */
   get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null>;
-  /**
-   * Optional fast path for reads by id: the current document already serialised, byte for byte
-   * `JSON.stringify(await get(...))`, and its `$version`; or null. A store that can build the
-   * text without materialising the object implements it; callers fall back to `get`.
-   */
-  getJson?(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null>;
   /**
    * Optional fast path for reads of many ids at once (a bulk request's planning): the current
    * document of each id that has one, as `get` gives it, read together (one statement or one
@@ -199,16 +187,6 @@ export interface DocumentRepository {
   sync(): Promise<void>;
   /** Documents matching the query, in the query's order, projected. */
   find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]>;
-  /**
-   * Optional fast path for list pages: the documents `find` answers for a query without a
-   * projection, each already serialised, byte for byte `JSON.stringify` of what `find` gives (as
-   * `getJson`). Callers fall back to `find`.
-   */
-  findJson?(
-    scope: DataScope,
-    collection: string,
-    query: Omit<FindQuery, 'projection'>,
-  ): Promise<readonly string[]>;
   /**
    * The same documents as `find`, streamed: memory stays flat whatever the result size, and the
    * first document arrives before the last one is read. Reads one consistent snapshot where

@@ -17,7 +17,6 @@ import {
   type CommitOptions,
   type CommitResult,
   type DataScope,
-  type DocumentJson,
   type DocumentRepository,
   type DocumentWrite,
   type FindQuery,
@@ -34,13 +33,7 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import { API_TEXT, storedBodySql } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
-import {
-  compileFilterOnce,
-  compileKeyset,
-  compileSort,
-  indexedPathsOf,
-  type SqlParam,
-} from './compileQuery.js';
+import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import {
   collectionMatch,
@@ -49,9 +42,7 @@ import {
   sqlIndexNames,
   uniqueKeySql,
 } from './declaredIndexes.js';
-import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { GroupCommit } from './groupCommit.js';
-import { countKey, DEFAULT_QUERY_CACHE_BYTES, pageKey, QueryAnswerCache } from './queryCache.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
@@ -74,26 +65,6 @@ interface CommitArgs {
   writes: DocumentWrite[];
 }
 
-/** A document a commit wrote (its API text and version), or deleted (null). */
-interface WrittenEntry {
-  scopeKey: string;
-  collection: string;
-  id: string;
-  entry: DocumentJson | null;
-}
-
-/**
- * The text a read of the row would build (#getJson: the written text with the metadata moved to
- * the end, in this order), when the written text already is it, as for every document the
- * services build; null otherwise (the document is then only evicted, not cached).
- */
-export function readBackText(json: string, doc: FolioDocument): string | null {
-  const tail =
-    `"$createdAt":${JSON.stringify(doc.$createdAt)},"$updatedAt":${JSON.stringify(doc.$updatedAt)},` +
-    `"$version":${doc.$version}}`;
-  return json.endsWith(tail) ? json : null;
-}
-
 export class EmbeddedDocuments implements DocumentRepository {
   readonly #log: ChangeLog;
   readonly #feed: EmbeddedChangeFeed;
@@ -102,7 +73,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
   readonly #queries: StatementCache;
 
-  readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
+  readonly #getCurrent: Database.Statement<[string, string, string], { json: string; version: number }>;
   readonly #getMany: Database.Statement<[string, string, string], { id: string; json: string }>;
   readonly #getVersionNumber: Database.Statement<[string, string, string], { version: number }>;
   readonly #upsert: Database.Statement<
@@ -146,38 +117,18 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Where deletes with a trash stamp move documents (trash.ts); null: deletes only erase. */
   readonly #trash: EmbeddedTrash | null;
   readonly #db: Database.Database;
-  /** Runs reads in one read transaction (DEFERRED: it takes no write lock). */
-  readonly #readTogether: (read: () => void) => void;
   #examined = 0;
-
-  /**
-   * API texts of documents read or written lately (documentCache.ts): a write evicts what it
-   * writes before its commit and puts the new text back once the group has committed.
-   */
-  readonly cache: DocumentJsonCache;
-  /**
-   * Answers to list pages and counts (queryCache.ts), per collection until the collection is
-   * next written: #apply drops them before it writes.
-   */
-  readonly answers: QueryAnswerCache;
-  /** The current group's writes, for the cache once it commits (#cacheWritten). */
-  readonly #written: WrittenEntry[] = [];
 
   constructor(
     db: Database.Database,
     log: ChangeLog,
     feed: EmbeddedChangeFeed,
     indexes: EmbeddedIndexes,
-    cacheBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
     trash?: EmbeddedTrash,
-    answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
   ) {
     this.#trash = trash ?? null;
-    this.cache = new DocumentJsonCache(cacheBytes);
-    this.answers = new QueryAnswerCache(answerBytes);
     this.#indexes = indexes;
     this.#db = db;
-    this.#readTogether = db.transaction((read: () => void) => read());
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
     db.function('folio_examined', { deterministic: false }, () => {
       this.#examined++;
@@ -188,7 +139,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#file = db.name;
     this.#queries = new StatementCache(db, 256);
     // The API form's text, built by SQLite (API_TEXT).
-    this.#getJson = db.prepare(
+    this.#getCurrent = db.prepare(
       `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
     );
     // The ids as one JSON array, each looked up by the primary key: one statement (and one WAL
@@ -261,33 +212,23 @@ export class EmbeddedDocuments implements DocumentRepository {
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
       {
-        beforeGroup: () => {
-          this.#written.length = 0;
-          this.#log.groupStarted();
-        },
+        beforeGroup: () => this.#log.groupStarted(),
         beforeDeferred: () => this.#feed.held(),
         afterCommit: (durable) => {
           this.#log.groupCommitted();
-          this.#cacheWritten();
           this.#feed.committed(durable);
         },
       },
       // Each commit keeps its own outcome; savepoints only once one fails (#apply runs again
-      // after a rollback: what it does outside the transaction, cache evictions, is idempotent).
+      // after a rollback, and does nothing outside the transaction).
       { optimistic: true },
     );
   }
 
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
-    // The API text (from the cache when there) is the document in the API form, keys in the
-    // order fromStored gives them: parsing it is the same document, and a PATCH or PUT reads
-    // the one it replaces from memory when it was read or written lately.
-    const entry = await this.getJson(scope, collection, id);
-    return entry ? (JSON.parse(entry.json) as FolioDocument) : null;
-  }
-
-  async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
-    return this.#json(scopeKeyOf(scope), collection, id);
+    // The API text is the document in the API form, keys in the order fromStored gives them.
+    const row = this.#getCurrent.get(scopeKeyOf(scope), collection, id);
+    return row ? (JSON.parse(row.json) as FolioDocument) : null;
   }
 
   async getMany(
@@ -298,21 +239,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     // No ids: `json_each('[]')` is no rows, one cheap statement.
     const rows = this.#getMany.all(scopeKeyOf(scope), collection, JSON.stringify(ids));
     return new Map(rows.map((row) => [row.id, JSON.parse(row.json) as FolioDocument]));
-  }
-
-  /** The document's API text and version: from the cache, else built by SQLite and cached. */
-  #json(scopeKey: string, collection: string, id: string): DocumentJson | null {
-    return this.cache.get(scopeKey, collection, id) ?? this.#built(scopeKey, collection, id);
-  }
-
-  /** The document's API text and version built by SQLite, then cached; null when there is none. */
-  #built(scopeKey: string, collection: string, id: string): DocumentJson | null {
-    const row = this.#getJson.get(scopeKey, collection, id);
-    if (!row) return null;
-    // A fresh object: the statement's row is not ours to keep.
-    const entry = { json: row.json, version: row.version };
-    this.cache.set(scopeKey, collection, id, entry);
-    return entry;
   }
 
   async commit(
@@ -368,48 +294,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     return rows.map((row) => readRow(row.body, query.projection));
   }
 
-  async findJson(
-    scope: DataScope,
-    collection: string,
-    query: Omit<FindQuery, 'projection'>,
-  ): Promise<readonly string[]> {
-    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
-    const scopeKey = scopeKeyOf(scope);
-    const key = pageKey(query);
-    const known = this.answers.get(scopeKey, collection, key);
-    if (known !== undefined) return known as readonly string[];
-    const usable = this.#usable(scope, collection);
-    const arrayFree = this.#arrayFree(scope, collection, query, usable);
-    // The page's ids (the index that orders the page usually holds them: no row is read), then
-    // each document's API text as a GET reads it: from the cache, else built by SQLite (and
-    // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
-    // comes between the ids and the texts.
-    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
-    const ids = this.#queries
-      .get<{ body: string }>(sql)
-      .pluck()
-      .all(...params) as unknown as string[];
-    const texts: string[] = new Array(ids.length);
-    let misses = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const cached = this.cache.get(scopeKey, collection, ids[i]!);
-      if (cached) texts[i] = cached.json;
-      else misses += 1;
-    }
-    if (misses > 0) {
-      const fill = () => {
-        for (let i = 0; i < ids.length; i++) texts[i] ??= this.#built(scopeKey, collection, ids[i]!)!.json;
-      };
-      // Each statement outside a transaction takes and drops a WAL read lock (two fcntl calls,
-      // about 2 µs, more than reading a row); the texts of a page read in one read transaction
-      // take it once.
-      if (misses > 1) this.#readTogether(fill);
-      else fill();
-    }
-    this.answers.set(scopeKey, collection, key, texts);
-    return texts;
-  }
-
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
     const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
     // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
@@ -458,15 +342,11 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
-    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
     const scopeKey = scopeKeyOf(scope);
-    const key = countKey(filter, upTo);
-    const known = this.answers.get(scopeKey, collection, key);
-    if (known !== undefined) return known as number;
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
     const target = collectionMatch(scopeKey, collection, usable);
-    const where = compileFilterOnce(filter, usable, arrayFree, target.literal);
+    const where = compileFilter(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     const sql =
       upTo === undefined
@@ -474,9 +354,7 @@ export class EmbeddedDocuments implements DocumentRepository {
         : `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
     const params = [...target.params, ...where.params];
     if (upTo !== undefined) params.push(upTo);
-    const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
-    this.answers.set(scopeKey, collection, key, n);
-    return n;
+    return this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
@@ -592,18 +470,9 @@ export class EmbeddedDocuments implements DocumentRepository {
       const conflicts = this.#check(scopeKey, collection, writes);
       if (conflicts.length > 0) return { ok: false, conflicts };
     }
-    // What the cache learns once the group commits; recorded last, so a commit that throws
-    // part-way (its savepoint rolled back) records nothing. A commit of many documents (an
-    // import batch) only evicts: caching them would push out the documents being read.
-    const written: WrittenEntry[] = [];
-    const keepTexts = writes.length === 1;
-
     const timestamp = new Date().toISOString();
     this.#indexes.documentsWritten(scopeKey, collection);
-    this.answers.written(scopeKey, collection);
     for (const write of writes) {
-      // Before the write: should the group's commit fail, the next read goes to the database.
-      this.cache.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
       if (write.kind === 'put') {
         const doc = write.document;
         // #check proved the trash holds the version this one follows.
@@ -659,16 +528,9 @@ export class EmbeddedDocuments implements DocumentRepository {
         if (pruneThrough > 0) this.#pruneVersions.run(scopeKey, collection, doc._id, pruneThrough);
         const type = write.expectedVersion === 0 ? 'created' : 'updated';
         this.#log.append(scopeKey, collection, type, doc._id, json, timestamp);
-        const readBack = keepTexts ? readBackText(json, doc) : null;
-        written.push({
-          scopeKey,
-          collection,
-          id: doc._id,
-          entry: readBack === null ? null : { json: readBack, version: doc.$version },
-        });
       } else {
         // #check proved the document exists at the expected version.
-        const before = this.#getJson.get(scopeKey, collection, write.id)!;
+        const before = this.#getCurrent.get(scopeKey, collection, write.id)!;
         if (write.trash) {
           this.#trash?.moveIn(scopeKey, collection, write.id, before.json, before.version, write.trash);
         }
@@ -677,26 +539,9 @@ export class EmbeddedDocuments implements DocumentRepository {
         this.#log.append(scopeKey, collection, 'deleted', write.id, before.json, timestamp);
         // Erased for good: no trash entry, and the change log keeps only ids and metadata.
         if (write.erase) this.#trash?.eraseAll(scopeKey, collection, write.id);
-        written.push({ scopeKey, collection, id: write.id, entry: null });
       }
     }
-    for (const item of written) this.#written.push(item);
     return { ok: true };
-  }
-
-  /**
-   * After a group's commit: each document a single-document commit wrote goes into the cache as
-   * written (its text is what a read would build: documentJson tests); a deleted one, or one of
-   * a many-document commit, stays out. In write order, so the last write of a document in the
-   * group wins. A group that failed never gets here, and the next group starts with an empty
-   * list.
-   */
-  #cacheWritten(): void {
-    for (const { scopeKey, collection, id, entry } of this.#written) {
-      if (entry) this.cache.set(scopeKey, collection, id, entry);
-      else this.cache.evict(scopeKey, collection, id);
-    }
-    this.#written.length = 0;
   }
 
   /** Every failing write condition (shared rules: ../writeConditions.ts). */
@@ -732,7 +577,7 @@ export function selectSql(
 ): { sql: string; params: SqlParam[] } {
   // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
   const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
-  const where = compileFilterOnce(query.filter, indexed, arrayFree, target.literal);
+  const where = compileFilter(query.filter, indexed, arrayFree, target.literal);
   const examined = counted ? 'folio_examined() AND ' : '';
   const order =
     query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
