@@ -33,7 +33,6 @@ import { assertContiguous, findConflicts } from '../writeConditions.js';
 import { API_TEXT, storedBodySql } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
-import { compileFilter, compileKeyset, compileSort, indexedPathsOf, type SqlParam } from './compileQuery.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import {
   collectionMatch,
@@ -43,7 +42,11 @@ import {
   uniqueKeySql,
 } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
-import { registerQueryFunctions } from './queryFunctions.js';
+import { compileFilter } from './query/compileFilter.js';
+import { compileKeyset, compileSort } from './query/compileSort.js';
+import { indexedPathsOf } from './query/indexedPaths.js';
+import { registerQueryFunctions } from './query/queryFunctions.js';
+import type { SqlParam } from './query/sqlFragments.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';

@@ -21,7 +21,7 @@ import { EmbeddedDeliveryBodies } from './deliveryBodies.js';
 import { EmbeddedDocuments } from './documents.js';
 import { HistoryLayoutConversion } from './historyLayout.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
-import { registerQueryFunctions } from './queryFunctions.js';
+import { registerQueryFunctions } from './query/queryFunctions.js';
 import { applySchema } from './schema.js';
 import { EmbeddedSnapshots } from './snapshot.js';
 import { StoredFormConversion } from './storedForms.js';

@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BoundedCache } from '../../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import {
   type DataScope,
   DuplicateError,
@@ -111,7 +111,7 @@ export class EmbeddedWebhooks implements WebhookRepository {
   ) => WebhookRow | null;
   readonly #deleteTx: (scope: DataScope, collection: string, id: string) => boolean;
   /** Fan-out keys of collections whose last look-up found no webhook (see NONE_MAX_ENTRIES). */
-  readonly #none = new BoundedCache<true>(NONE_MAX_ENTRIES);
+  readonly #none = new LRUCache<string, true>({ max: NONE_MAX_ENTRIES });
 
   constructor(
     db: Database.Database,
