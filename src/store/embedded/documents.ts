@@ -43,9 +43,9 @@ import {
 } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
 import { compileFilter } from './query/compileFilter.js';
-import { compileKeyset, compileSort } from './query/compileSort.js';
 import { indexedPathsOf } from './query/indexedPaths.js';
 import { registerQueryFunctions } from './query/queryFunctions.js';
+import { selectSql } from './query/selectSql.js';
 import type { SqlParam } from './query/sqlFragments.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
@@ -298,30 +298,16 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
-    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
-    // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
-    // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
-    const reader = openReader(this.#file);
-    try {
-      const rows = reader.prepare<SqlParam[], { body: string }>(sql).iterate(...params);
-      let sinceYield = 0;
-      for (const row of rows) {
-        yield readRow(row.body, query.projection);
-        // A consumer that never awaits I/O would otherwise hold the event loop for the whole scan.
-        if (++sinceYield >= SCAN_YIELD_EVERY) {
-          sinceYield = 0;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      }
-    } finally {
-      reader.close();
-    }
+    for await (const page of this.scanJson(scope, collection, query))
+      for (const text of page) yield readRow(text, query.projection);
   }
 
   async *scanJson(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<string[]> {
-    // The rows' API text, as `scan` reads before parsing it; a projection has no text here.
+    // The rows' API text, which `scan` parses; a projection has no text here.
     const { projection: _none, ...whole } = query;
     const { sql, params } = selectSql(scope, collection, whole, this.#usable(scope, collection));
+    // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
+    // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
     const reader = openReader(this.#file);
     try {
       const rows = reader
@@ -331,7 +317,8 @@ export class EmbeddedDocuments implements DocumentRepository {
       let page: string[] = [];
       for (const text of rows) {
         page.push(text);
-        // One turn of the event loop per page, as `scan` gives every SCAN_YIELD_EVERY rows.
+        // One turn of the event loop per page: a consumer that never awaits I/O would otherwise
+        // hold the event loop for the whole scan.
         if (page.length >= SCAN_YIELD_EVERY) {
           yield page;
           page = [];
@@ -563,41 +550,6 @@ export class EmbeddedDocuments implements DocumentRepository {
     }
     return conflicts;
   }
-}
-
-/** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
-export function selectSql(
-  scope: DataScope,
-  collection: string,
-  query: FindQuery,
-  indexed: ReadonlySet<string>,
-  /** Count the rows visited (`folio_examined()` sits before the filter, after the index constraints). */
-  counted = false,
-  /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
-  arrayFree: ReadonlySet<string> = new Set(),
-  /** What each row gives: the API text (readRow parses it), or another column. */
-  select = API_TEXT,
-): { sql: string; params: SqlParam[] } {
-  // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
-  const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
-  const where = compileFilter(query.filter, indexed, arrayFree, target.literal);
-  const examined = counted ? 'folio_examined() AND ' : '';
-  const order =
-    query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
-  // A cursor page: its position as a top-level condition, which the planner seeks to.
-  const keyset =
-    query.after && query.sort.length > 0
-      ? compileKeyset(query.sort, query.after, indexed, arrayFree)
-      : { sql: '1', params: [] };
-  const sql =
-    `SELECT ${select} AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
-    `ORDER BY ${order.sql} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`;
-  // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
-  const limit = query.limit > 0 ? query.limit : -1;
-  return {
-    sql,
-    params: [...target.params, ...keyset.params, ...where.params, ...order.params, limit, query.skip],
-  };
 }
 
 /** A row's API text as the document, or its projection (computed on the stored form's paths). */
