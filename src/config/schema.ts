@@ -36,6 +36,8 @@ export const configSchema = z.strictObject({
   /** The embedded store's durability (src/store/embedded/index.ts). */
   embedded: z.strictObject({
     synchronous: z.enum(['full', 'normal']),
+    /** MiB of list pages and counts kept until their collection is next written; 0 turns it off. */
+    queryCacheMb: nonNegativeInt,
     /** MiB of database pages SQLite keeps in memory (its `cache_size`). */
     pageCacheMb: positiveInt,
   }),

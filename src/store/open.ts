@@ -29,6 +29,7 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
       eventRetentionMs: config.events.retentionMs,
       lock: options.lockDataDir ?? true,
       synchronous: config.embedded.synchronous,
+      queryCacheBytes: config.embedded.queryCacheMb * 1024 * 1024,
       pageCacheBytes: config.embedded.pageCacheMb * 1024 * 1024,
       // A short-lived operator command (no lock) leaves checkpoints to SQLite.
       backgroundCheckpoints: options.lockDataDir ?? true,

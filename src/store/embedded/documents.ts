@@ -42,6 +42,7 @@ import {
   uniqueKeySql,
 } from './declaredIndexes.js';
 import { GroupCommit } from './groupCommit.js';
+import { AnswerCache, DEFAULT_QUERY_CACHE_BYTES, questionText } from './query/answerCache.js';
 import { compileFilter } from './query/compileFilter.js';
 import { indexedPathsOf } from './query/indexedPaths.js';
 import { registerQueryFunctions } from './query/queryFunctions.js';
@@ -121,6 +122,8 @@ export class EmbeddedDocuments implements DocumentRepository {
   readonly #trash: EmbeddedTrash | null;
   readonly #db: Database.Database;
   #examined = 0;
+  /** Answers to list pages and counts (answerCache.ts); #apply makes a collection's stale. */
+  readonly answers: AnswerCache;
 
   constructor(
     db: Database.Database,
@@ -128,8 +131,10 @@ export class EmbeddedDocuments implements DocumentRepository {
     feed: EmbeddedChangeFeed,
     indexes: EmbeddedIndexes,
     trash?: EmbeddedTrash,
+    answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
   ) {
     this.#trash = trash ?? null;
+    this.answers = new AnswerCache(answerBytes);
     this.#indexes = indexes;
     this.#db = db;
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
@@ -289,12 +294,29 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const usable = this.#usable(scope, collection);
-    // The array probe and the query run in one synchronous step: no write comes between.
-    const arrayFree = this.#arrayFree(scope, collection, query, usable);
-    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
-    const rows = this.#queries.get<{ body: string }>(sql).all(...params);
-    return rows.map((row) => readRow(row.body, query.projection));
+    // A page without a projection is kept as its texts (answerCache.ts); the answer and its
+    // caching are one synchronous step, as are the array probe and the query.
+    const { filter, sort, skip, limit, after, projection } = query;
+    const key =
+      projection === undefined
+        ? this.answers.key(
+            scopeKeyOf(scope),
+            collection,
+            `p${questionText({ filter, sort, skip, limit, after })}`,
+          )
+        : null;
+    let texts = key === null ? undefined : (this.answers.get(key) as readonly string[] | undefined);
+    if (texts === undefined) {
+      const usable = this.#usable(scope, collection);
+      const arrayFree = this.#arrayFree(scope, collection, query, usable);
+      const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
+      texts = this.#queries
+        .get<string>(sql)
+        .pluck()
+        .all(...params);
+      if (key !== null) this.answers.set(key, texts);
+    }
+    return texts.map((text) => readRow(text, projection));
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
@@ -333,6 +355,10 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
     const scopeKey = scopeKeyOf(scope);
+    // `upTo` bounds the answer (`total=estimate`), so it is part of the question.
+    const key = this.answers.key(scopeKey, collection, `c${questionText({ filter, upTo })}`);
+    const known = this.answers.get(key);
+    if (known !== undefined) return known as number;
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
     const target = collectionMatch(scopeKey, collection, usable);
@@ -344,7 +370,9 @@ export class EmbeddedDocuments implements DocumentRepository {
         : `SELECT count(*) AS n FROM (SELECT 1 ${matches} LIMIT ${BOUND_COUNT})`;
     const params = [...target.params, ...where.params];
     if (upTo !== undefined) params.push(upTo);
-    return this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
+    const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
+    this.answers.set(key, n);
+    return n;
   }
 
   async listCollections(scope: DataScope): Promise<CollectionInfo[]> {
@@ -462,6 +490,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     }
     const timestamp = new Date().toISOString();
     this.#indexes.documentsWritten(scopeKey, collection);
+    this.answers.written(scopeKey, collection);
     for (const write of writes) {
       if (write.kind === 'put') {
         const doc = write.document;
