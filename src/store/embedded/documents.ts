@@ -10,8 +10,7 @@
  * document (an import, a bulk request) paid for the second copy.
  */
 
-import Database from 'better-sqlite3';
-import { projectStored } from '../../query/projection.js';
+import type Database from 'better-sqlite3';
 import {
   type CollectionInfo,
   type CommitOptions,
@@ -28,7 +27,7 @@ import {
   type WriteConflict,
   type WriteOperation,
 } from '../port.js';
-import { fromStored, toStored } from '../storedForm.js';
+import { toStored } from '../storedForm.js';
 import { assertContiguous, findConflicts } from '../writeConditions.js';
 import { API_TEXT, storedBodySql } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
@@ -45,16 +44,13 @@ import { GroupCommit } from './groupCommit.js';
 import { AnswerCache, DEFAULT_QUERY_CACHE_BYTES, questionText } from './query/answerCache.js';
 import { compileFilter } from './query/compileFilter.js';
 import { indexedPathsOf } from './query/indexedPaths.js';
-import { registerQueryFunctions } from './query/queryFunctions.js';
-import { selectSql } from './query/selectSql.js';
+import { openReader, readRow, selectSql } from './query/selectSql.js';
 import type { SqlParam } from './query/sqlFragments.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
 import type { EmbeddedTrash } from './trash.js';
 
-/** A reader only waits while another connection recovers the WAL; as long as writers wait. */
-const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
 
@@ -579,22 +575,4 @@ export class EmbeddedDocuments implements DocumentRepository {
     }
     return conflicts;
   }
-}
-
-/** A row's API text as the document, or its projection (computed on the stored form's paths). */
-function readRow(text: string, projection: string[] | undefined): FolioDocument {
-  const doc = JSON.parse(text) as FolioDocument;
-  return projection ? fromStored(projectStored(toStored(doc), projection)) : doc;
-}
-
-/** A read-only connection to the same file, with the functions compiled queries call. */
-function openReader(file: string): Database.Database {
-  const reader = new Database(file, { readonly: true, fileMustExist: true, timeout: READER_BUSY_TIMEOUT_MS });
-  try {
-    registerQueryFunctions(reader);
-  } catch (error) {
-    reader.close();
-    throw error;
-  }
-  return reader;
 }

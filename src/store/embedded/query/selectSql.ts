@@ -1,11 +1,15 @@
-/** The SELECT behind `find`, `scan` and `explain` (documents.ts). */
-import type { DataScope, FindQuery } from '../../port.js';
+/** The SELECT behind `find`, `scan` and `explain` (documents.ts), and how its rows read. */
+import Database from 'better-sqlite3';
+import { projectStored } from '../../../query/projection.js';
+import type { DataScope, FindQuery, FolioDocument } from '../../port.js';
+import { fromStored, toStored } from '../../storedForm.js';
 import { API_TEXT } from '../apiText.js';
 import { collectionMatch } from '../declaredIndexes.js';
 import { scopeKeyOf } from '../scopeKey.js';
 import { BOUND_COUNT } from '../sqlLimit.js';
 import { compileFilter } from './compileFilter.js';
 import { compileKeyset, compileSort } from './compileSort.js';
+import { registerQueryFunctions } from './queryFunctions.js';
 import type { SqlParam } from './sqlFragments.js';
 
 /** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
@@ -41,4 +45,25 @@ export function selectSql(
     sql,
     params: [...target.params, ...keyset.params, ...where.params, ...order.params, limit, query.skip],
   };
+}
+
+/** A reader only waits while another connection recovers the WAL; as long as writers wait. */
+const READER_BUSY_TIMEOUT_MS = 5000;
+
+/** A row's API text as the document, or its projection (computed on the stored form's paths). */
+export function readRow(text: string, projection: string[] | undefined): FolioDocument {
+  const doc = JSON.parse(text) as FolioDocument;
+  return projection ? fromStored(projectStored(toStored(doc), projection)) : doc;
+}
+
+/** A read-only connection to the same file, with the functions compiled queries call. */
+export function openReader(file: string): Database.Database {
+  const reader = new Database(file, { readonly: true, fileMustExist: true, timeout: READER_BUSY_TIMEOUT_MS });
+  try {
+    registerQueryFunctions(reader);
+  } catch (error) {
+    reader.close();
+    throw error;
+  }
+  return reader;
 }
