@@ -15,7 +15,7 @@ import type { Config } from '../config/schema.js';
 import type { DataScope, IndexRecord, IndexUsage, Store, StoredFilter } from '../store/port.js';
 
 export const AUTO_PREFIX = 'auto_';
-/** Usage entries kept at most; past this the counts start again (a crafted query stream cannot grow it). */
+/** Usage entries kept at most, least recently used out first (a crafted query stream cannot grow it). */
 const MAX_TRACKED = 10_000;
 /** The background task key of a flush of the shared counts (no field key starts with NUL). */
 const FLUSH_TASK = '\0flush';

@@ -52,7 +52,7 @@ import { withSortsOnDisk } from './tempStore.js';
 const MAX_REPORTED_IDS = 20;
 /** Prepared array probes kept (one per collection and path), least recently used out first. */
 const MAX_CACHED_PROBES = 256;
-/** Collections whose array probe answers are kept (each a few paths); all forgotten past it. */
+/** Collections whose array probe answers are kept (each a few paths), least recently used out first. */
 const MAX_ARRAY_FREE_COLLECTIONS = 10_000;
 
 interface Row {

@@ -19,7 +19,7 @@ import { scopeKeyOf } from './scopeKey.js';
  * Collections known to have no webhook, so the dispatcher's look-up per change costs a Set
  * probe. Only `create` can add a webhook, and this process is the data directory's only writer
  * of webhooks (the lock keeps other servers out; operator commands write accounts and keys), so
- * dropping the key there keeps the set true. Bounded: emptied when it reaches this size.
+ * dropping the key there keeps the set true. Bounded: least recently used out first past this size.
  */
 const NONE_MAX_ENTRIES = 10_000;
 
