@@ -185,8 +185,6 @@ function attachMetrics(
     openStreams: () => services.streams.openCount,
     deliveryJobs: () => jobs.deliveryJobs(),
     walCheckpoints: () => embedded?.checkpointStats ?? null,
-    documentCache: () => embedded?.documents.cache ?? null,
-    queryCache: () => embedded?.documents.answers ?? null,
     commitGroups: () => embedded?.documents.commitGroups ?? null,
     changeFeed: () => changeFeedOf(opened).stats ?? null,
     droppedLogBytes,

@@ -48,9 +48,6 @@ export const configSchema = z.strictObject({
         .describe(
           '`full` syncs each commit to disk before acknowledging it (commits arriving together share one sync) and survives power loss; `normal` survives a crash of Folio but may lose the last commits with the machine.',
         ),
-      documentCacheMb: nonNegativeInt.describe(
-        "MiB of recently read or written documents' JSON text kept in memory for GET by id; `0` turns the cache off.",
-      ),
       queryCacheMb: nonNegativeInt.describe(
         'MiB of list pages and counts kept until their collection is next written; `0` turns the cache off.',
       ),

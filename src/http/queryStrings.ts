@@ -10,7 +10,7 @@
  * frozen is also what lets parseListQuery keep its own parse of it.
  */
 import type Koa from 'koa';
-import { BoundedCache } from '../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import { frozenThrough } from '../frozen.js';
 import type { RawQuery } from '../query/filterParams.js';
 
@@ -27,14 +27,17 @@ export function parsedQueryBytes(text: string): number {
 }
 
 export class QueryStringMemo {
-  readonly #parsed = new BoundedCache<Readonly<RawQuery>>(QUERY_MEMO_ENTRIES, QUERY_MEMO_BYTES);
+  readonly #parsed = new LRUCache<string, Readonly<RawQuery>>({
+    max: QUERY_MEMO_ENTRIES,
+    maxSize: QUERY_MEMO_BYTES,
+  });
 
   /** `text` parsed by `parse` (Koa's own), frozen; from the memo when it holds `text`. */
   parse(text: string, parse: (text: string) => RawQuery): Readonly<RawQuery> {
     const known = this.#parsed.get(text);
     if (known) return known;
     const parsed: Readonly<RawQuery> = frozenThrough(parse(text));
-    this.#parsed.set(text, parsed, parsedQueryBytes(text));
+    this.#parsed.set(text, parsed, { size: Math.max(1, parsedQueryBytes(text)) });
     return parsed;
   }
 }

@@ -16,10 +16,6 @@ export interface MetricSources {
   deliveryJobs(): Promise<ReadonlyMap<string, number>>;
   /** The embedded store's background WAL checkpoints; null on MongoDB. */
   walCheckpoints(): WalCheckpointCounts | null;
-  /** The embedded store's cache of documents read by id; null on MongoDB. */
-  documentCache(): CacheCounts | null;
-  /** The embedded store's cache of list pages and counts; null on MongoDB. */
-  queryCache(): CacheCounts | null;
   /** The embedded store's group commits; null on MongoDB. */
   commitGroups(): CommitGroupCounts | null;
   /** The MongoDB change feed's faults and resumes; null (or absent) on the embedded store. */
@@ -36,13 +32,6 @@ export interface CommitGroupCounts {
   groups: number;
   /** The groups committed with their sync (the others were deferred commits). */
   durable: number;
-}
-
-/** As the embedded store's caches count them (src/store/embedded/cacheParts.ts). */
-export interface CacheCounts {
-  hits: number;
-  misses: number;
-  bytes: number;
 }
 
 /** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
@@ -96,42 +85,6 @@ const SCRAPED: readonly ScrapedMetric[] = [
       const counts = s.walCheckpoints();
       return counts ? counts.totalMs / 1000 : undefined;
     },
-  },
-  {
-    kind: 'total',
-    name: 'folio_sqlite_document_cache_hits_total',
-    help: 'Embedded store: documents read by id (GET, each document of a list page) from the document cache.',
-    read: (s) => s.documentCache()?.hits,
-  },
-  {
-    kind: 'total',
-    name: 'folio_sqlite_document_cache_misses_total',
-    help: 'Embedded store: documents read by id (GET, each document of a list page) from the database.',
-    read: (s) => s.documentCache()?.misses,
-  },
-  {
-    kind: 'level',
-    name: 'folio_sqlite_document_cache_bytes',
-    help: 'Embedded store: approximate bytes held by the document cache (FOLIO_EMBEDDED_DOCUMENT_CACHE_MB bounds it).',
-    read: (s) => s.documentCache()?.bytes,
-  },
-  {
-    kind: 'total',
-    name: 'folio_sqlite_query_cache_hits_total',
-    help: 'Embedded store: list pages and counts answered from the query cache (their collection unwritten since).',
-    read: (s) => s.queryCache()?.hits,
-  },
-  {
-    kind: 'total',
-    name: 'folio_sqlite_query_cache_misses_total',
-    help: 'Embedded store: list pages and counts answered by the database (then kept in the query cache).',
-    read: (s) => s.queryCache()?.misses,
-  },
-  {
-    kind: 'level',
-    name: 'folio_sqlite_query_cache_bytes',
-    help: 'Embedded store: approximate bytes held by the query cache (FOLIO_EMBEDDED_QUERY_CACHE_MB bounds it).',
-    read: (s) => s.queryCache()?.bytes,
   },
   {
     kind: 'total',

@@ -98,9 +98,8 @@ const KNOWN_PARAMS = new Set(Object.keys(listParamsSchema.shape));
 
 /**
  * Parses of frozen query objects (the shared parses of query strings: src/http/queryStrings.ts),
- * kept while that object lives: a query string polled again is not parsed again, and its
- * filter, the same object each time, finds its compiled text memoised too (compileQuery.ts
- * `filterText`). Frozen all through, as the object it came from: requests share it. A query
+ * kept while that object lives: a query string polled again is not parsed again. Frozen all
+ * through, as the object it came from: requests share it. A query
  * that fails to parse is parsed (and fails) again each time.
  */
 const parsedLists = new WeakMap<RawQuery, ListQuery>();

@@ -10,12 +10,12 @@
  * counts instead: each instance adds what it saw about once a second, the threshold is reached
  * by all instances' queries together, and an index is dropped only when no instance used it.
  */
-import { BoundedCache } from '../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
 import type { DataScope, IndexRecord, IndexUsage, Store, StoredFilter } from '../store/port.js';
 
 export const AUTO_PREFIX = 'auto_';
-/** Usage entries kept at most; past this the counts start again (a crafted query stream cannot grow it). */
+/** Usage entries kept at most, least recently used out first (a crafted query stream cannot grow it). */
 const MAX_TRACKED = 10_000;
 /** The background task key of a flush of the shared counts (no field key starts with NUL). */
 const FLUSH_TASK = '\0flush';
@@ -81,7 +81,7 @@ export function candidateFields(
 }
 
 export class AutoIndexer {
-  readonly #usage = new BoundedCache<Usage>(MAX_TRACKED);
+  readonly #usage = new LRUCache<string, Usage>({ max: MAX_TRACKED });
   readonly #autos = new Map<string, AutoIndex>();
   /** Collections whose automatic indexes were looked up in the store (adopted after a restart). */
   readonly #adopted = new Set<string>();
@@ -89,7 +89,7 @@ export class AutoIndexer {
   /** Shared mode only: queries per field not yet added to the store's counts. */
   readonly #pending = new Map<string, PendingUsage>();
   /** Shared mode: the last total read per field (what `isFlushDue` compares with). */
-  readonly #known = new BoundedCache<number>(MAX_TRACKED);
+  readonly #known = new LRUCache<string, number>({ max: MAX_TRACKED });
   #flushDue = false;
   #lastSweepMs = 0;
 

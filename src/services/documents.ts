@@ -10,7 +10,6 @@ import type {
   CommitOptions,
   CommitResult,
   DeleteWrite,
-  DocumentJson,
   DocumentWrite,
   FolioDocument,
   JsonObject,
@@ -99,21 +98,6 @@ export class DocumentService {
     const doc = await this.store.documents.get(ctx.scope, collection, id);
     if (!doc) throw notFound('Document');
     return doc;
-  }
-
-  /**
-   * GET by id as JSON text: the store's own serialisation when it has one (no parse and
-   * re-stringify per read), else the document stringified here. The same bytes either way.
-   */
-  async getJson(ctx: KeyContext, collection: string, id: string): Promise<DocumentJson> {
-    const documents = this.store.documents;
-    if (documents.getJson) {
-      const found = await documents.getJson(ctx.scope, collection, id);
-      if (!found) throw notFound('Document');
-      return found;
-    }
-    const doc = await this.get(ctx, collection, id);
-    return { json: JSON.stringify(doc), version: doc.$version };
   }
 
   /** POST: a new document; `_id` in the body is honoured (409 if taken), else generated. */

@@ -7,7 +7,7 @@
  * MongoDB) sees such a change within `ttlMs`. Unknown and revoked keys are never cached, so a new
  * key works at once everywhere. `ttlMs` 0 turns the cache off.
  */
-import { OldestFirstMap } from '../oldestFirstMap.js';
+import { LRUCache } from 'lru-cache';
 import type { ResolvedKey } from '../store/port.js';
 
 /** What this process just revoked, for whoever holds something under it (open streams). */
@@ -23,7 +23,7 @@ export const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 export class KeyCache {
   /** By key hash (a SHA-256 hex string, never a user-chosen name). */
-  readonly #entries: OldestFirstMap<Entry>;
+  readonly #entries: LRUCache<string, Entry>;
   #generation = 0;
   readonly #revocationListeners: ((revocation: Revocation) => void)[] = [];
 
@@ -32,7 +32,7 @@ export class KeyCache {
     private readonly nowMs: () => number = Date.now,
     maxEntries = KEY_CACHE_MAX_ENTRIES,
   ) {
-    this.#entries = new OldestFirstMap(maxEntries);
+    this.#entries = new LRUCache({ max: maxEntries });
   }
 
   /**
@@ -49,7 +49,8 @@ export class KeyCache {
   }
 
   get(keyHash: string): ResolvedKey | null {
-    const entry = this.#entries.get(keyHash);
+    // peek: a use leaves the order alone, so the oldest look-ups go first.
+    const entry = this.#entries.peek(keyHash);
     if (!entry) return null;
     if (this.nowMs() >= entry.expiresAtMs) {
       this.#entries.delete(keyHash);
@@ -66,7 +67,7 @@ export class KeyCache {
 
   /** Replace a cached entry's content (e.g. a newer `lastUsedAt`) without extending its life. */
   refresh(keyHash: string, resolved: ResolvedKey): void {
-    const entry = this.#entries.get(keyHash);
+    const entry = this.#entries.peek(keyHash);
     if (entry) entry.resolved = resolved;
   }
 
@@ -88,13 +89,17 @@ export class KeyCache {
   evictKey(keyId: string): void {
     this.#announce({ keyId });
     this.#generation++;
-    this.#entries.deleteWhere((entry) => entry.resolved.key.id === keyId);
+    this.#deleteWhere((entry) => entry.resolved.key.id === keyId);
   }
 
   /** Forget every key of the account (its plan or one of its projects changed here). */
   evictAccount(accountId: string): void {
     this.#announce({ accountId });
     this.#generation++;
-    this.#entries.deleteWhere((entry) => entry.resolved.account.id === accountId);
+    this.#deleteWhere((entry) => entry.resolved.account.id === accountId);
+  }
+
+  #deleteWhere(doomed: (entry: Entry) => boolean): void {
+    for (const [keyHash, entry] of this.#entries.entries()) if (doomed(entry)) this.#entries.delete(keyHash);
   }
 }

@@ -38,17 +38,7 @@ export interface ListPage {
  * tell it: a page with nothing after it (it may be full) that is not past the end gives
  * `offset + its length`, so only a page with more after it, or one past the end, needs a count.
  */
-export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null };
-export function pageOf<T>(
-  rows: readonly T[],
-  limit: number,
-  offset: number,
-): { data: readonly T[]; total: number | null };
-export function pageOf<T>(
-  rows: readonly T[],
-  limit: number,
-  offset: number,
-): { data: readonly T[]; total: number | null } {
+export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null } {
   const more = rows.length > limit;
   const data = more ? rows.slice(0, limit) : rows;
   const last = !more && (data.length > 0 || offset === 0);
@@ -69,28 +59,8 @@ export class ListingService {
     collection: string,
     raw: RawQuery,
   ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
-    const answer = await this.answer(ctx, collection, raw, false);
-    return answer as ListPage | { count: number } | { plan: QueryPlan };
-  }
-
-  /**
-   * `list`'s answer as JSON text, the same bytes as `JSON.stringify(await list(...))`. A page
-   * without `select` is built from the store's own texts of its documents when it has them
-   * (`findJson`): no parse, fromStored and re-stringify per document on the list route.
-   */
-  async listJson(ctx: KeyContext, collection: string, raw: RawQuery): Promise<string> {
-    const answer = await this.answer(ctx, collection, raw, true);
-    return typeof answer === 'string' ? answer : JSON.stringify(answer);
-  }
-
-  private async answer(
-    ctx: KeyContext,
-    collection: string,
-    raw: RawQuery,
-    asText: boolean,
-  ): Promise<ListPage | { count: number } | { plan: QueryPlan } | string> {
     try {
-      return await this.answerQuery(ctx, collection, raw, asText);
+      return await this.answerQuery(ctx, collection, raw);
     } catch (error) {
       if (error instanceof QueryRejectedError) throw invalidQuery(error.param, error.message);
       throw error;
@@ -101,8 +71,7 @@ export class ListingService {
     ctx: KeyContext,
     collection: string,
     raw: RawQuery,
-    asText: boolean,
-  ): Promise<ListPage | { count: number } | { plan: QueryPlan } | string> {
+  ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
     const query = parseListQuery(raw);
     checkPlanQueryLimits(
       query,
@@ -145,26 +114,6 @@ export class ListingService {
       skip: offset,
       limit: query.limit + 1,
     };
-    if (asText && !query.projection && documents.findJson) {
-      const texts = await documents.findJson(ctx.scope, collection, window);
-      const { data, total: known } = pageOf(texts, query.limit, offset);
-      const hasMore = texts.length > query.limit;
-      const last = data.at(-1);
-      // Only the last document is parsed, for the cursor: the same document find would give.
-      const next =
-        hasMore && last !== undefined
-          ? cursorAfter(toStored(JSON.parse(last) as FolioDocument), query.sort)
-          : null;
-      const meta = await this.meta(ctx, collection, query, {
-        offset,
-        length: data.length,
-        known,
-        hasMore,
-        next,
-      });
-      // Key for key what JSON.stringify of the ListPage writes.
-      return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
-    }
     const rows = await documents.find(ctx.scope, collection, {
       ...window,
       // The cursor needs the last row's sort values even when `select` leaves them out.

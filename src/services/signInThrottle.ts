@@ -12,9 +12,10 @@
  * balancer each count on their own (an attacker spread over N of them gets N times the
  * attempts); sessions and keys are unaffected.
  */
+
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
 import { AppError } from '../errors.js';
-import { OldestFirstMap } from '../oldestFirstMap.js';
 
 /** Keys (emails, addresses) each counter remembers at most; the oldest window goes first. */
 export const MAX_TRACKED = 10_000;
@@ -25,19 +26,19 @@ interface Window {
 }
 
 /**
- * Counts per key in fixed windows that open at a key's first count. The map's order is the
- * order windows opened (a window is set once, when it opens; a key whose window ended is
- * deleted before it counts again), so the ended windows and, when full, the oldest ones go
- * first.
+ * Counts per key in fixed windows that open at a key's first count. The cache's order is the
+ * order windows opened (a window is set once, when it opens, and read with `peek`, which leaves
+ * the order alone; a key whose window ended is deleted before it counts again), so the ended
+ * windows and, when full, the oldest ones go first.
  */
 export class AttemptCounter {
-  readonly #windows: OldestFirstMap<Window>;
+  readonly #windows: LRUCache<string, Window>;
 
   constructor(
     private readonly windowMs: number,
     maxKeys: number = MAX_TRACKED,
   ) {
-    this.#windows = new OldestFirstMap(maxKeys);
+    this.#windows = new LRUCache({ max: maxKeys });
   }
 
   get size(): number {
@@ -78,7 +79,7 @@ export class AttemptCounter {
   }
 
   #current(key: string, nowMs: number): Window | undefined {
-    const window = this.#windows.get(key);
+    const window = this.#windows.peek(key);
     if (window && window.endsAtMs <= nowMs) {
       this.#windows.delete(key);
       return undefined;
@@ -87,10 +88,10 @@ export class AttemptCounter {
   }
 
   #forgetEnded(nowMs: number): void {
-    let oldest = this.#windows.oldest;
-    while (oldest && oldest.value.endsAtMs <= nowMs) {
-      this.#windows.delete(oldest.key);
-      oldest = this.#windows.oldest;
+    // Oldest first: the first window still open ends the walk.
+    for (const key of this.#windows.rkeys()) {
+      if (this.#windows.peek(key)!.endsAtMs > nowMs) return;
+      this.#windows.delete(key);
     }
   }
 }

@@ -20,7 +20,6 @@ export interface StoreSettings {
   events: { retentionMs: number };
   embedded: {
     synchronous: NonNullable<EmbeddedStoreOptions['synchronous']>;
-    documentCacheMb: number;
     queryCacheMb: number;
     pageCacheMb: number;
   };
@@ -45,7 +44,6 @@ export async function openStore(config: StoreSettings, options: OpenStoreOptions
       eventRetentionMs: config.events.retentionMs,
       lock: options.lockDataDir ?? true,
       synchronous: config.embedded.synchronous,
-      documentCacheBytes: config.embedded.documentCacheMb * 1024 * 1024,
       queryCacheBytes: config.embedded.queryCacheMb * 1024 * 1024,
       pageCacheBytes: config.embedded.pageCacheMb * 1024 * 1024,
       // A short-lived operator command (no lock) leaves checkpoints to SQLite.

@@ -121,7 +121,7 @@ export type SortDirection = 1 | -1;
  * A query in canonical form. `filter` is a MongoDB filter document over the *stored* form of
  * documents (see `storedForm.ts`), restricted to what `src/query/` generates: `$and`, `$in`,
  * `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$regex` with `$options: 'i'`, `$exists`; `$or` and `$nor`
- * in cursor keysets (`src/query/cursor.ts`).
+ * in cursor keysets (`src/store/documentQuery/cursor.ts`).
  */
 export interface FindQuery {
   filter: StoredFilter;
@@ -135,7 +135,7 @@ export interface FindQuery {
    * A cursor page: only the rows strictly after this position in `sort` (the last row's sort
    * keys and `_id`, MongoDB's sort order). The embedded store compares sort keys exactly and
    * seeks to the position in an index; MongoDB adds the canonical keyset filter
-   * (`positionFilter` in src/query/cursor.ts).
+   * (`positionFilter` in src/store/documentQuery/cursor.ts).
    */
   after?: SortPosition | undefined;
 }
@@ -155,21 +155,9 @@ export interface CollectionInfo {
   documents: number;
 }
 
-/** A document as JSON text (`getJson`), with the version its ETag names. */
-export interface DocumentJson {
-  json: string;
-  version: number;
-}
-
 export interface DocumentRepository {
   /** The current document, or null. */
   get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null>;
-  /**
-   * Optional fast path for reads by id: the current document already serialised, byte for byte
-   * `JSON.stringify(await get(...))`, and its `$version`; or null. A store that can build the
-   * text without materialising the object implements it; callers fall back to `get`.
-   */
-  getJson?(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null>;
   /**
    * Apply all writes atomically: every document write, its version record (with pruning) and
    * its change event commit together or not at all. Every write is conditioned on its
@@ -189,16 +177,6 @@ export interface DocumentRepository {
   sync(): Promise<void>;
   /** Documents matching the query, in the query's order, projected. */
   find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]>;
-  /**
-   * Optional fast path for list pages: the documents `find` answers for a query without a
-   * projection, each already serialised, byte for byte `JSON.stringify` of what `find` gives (as
-   * `getJson`). Callers fall back to `find`.
-   */
-  findJson?(
-    scope: DataScope,
-    collection: string,
-    query: Omit<FindQuery, 'projection'>,
-  ): Promise<readonly string[]>;
   /**
    * The same documents as `find`, streamed: memory stays flat whatever the result size, and the
    * first document arrives before the last one is read. Reads one consistent snapshot where

@@ -167,7 +167,7 @@ describe('metrics: GET /metrics', () => {
         sample(
           text,
           'folio_store_operation_duration_seconds_count',
-          'operation="documents.getJson",outcome="ok"',
+          'operation="documents.get",outcome="ok"',
         ),
       ).to.be.at.least(3);
       expect(
@@ -217,27 +217,6 @@ describe('metrics: GET /metrics', () => {
         expect(text).to.match(/^folio_sqlite_wal_checkpoint_failures_total 0$/m);
         expect(text).to.match(/^folio_sqlite_wal_checkpoint_seconds_total \d/m);
       });
-    });
-
-    it('shows the embedded store’s document cache: a document just written is read from it; an absent one is a miss', async () => {
-      const tenant = await server.tenant();
-      const created = await server.request('POST', `/${tenant.project}/cached`, {
-        key: tenant.key,
-        body: { a: 1 },
-      });
-      const path = `/${tenant.project}/cached/${created.body._id}`;
-      const hits = (text: string) => sample(text, 'folio_sqlite_document_cache_hits_total', '');
-      const misses = (text: string) => sample(text, 'folio_sqlite_document_cache_misses_total', '');
-      const before = (await scrape()).text;
-      expect((await server.request('GET', path, { key: tenant.key })).status).to.equal(200);
-      const afterRead = (await scrape()).text;
-      expect([hits(afterRead) - hits(before), misses(afterRead) - misses(before)]).to.deep.equal([1, 0]);
-      expect((await server.request('GET', `${path}x`, { key: tenant.key })).status).to.equal(404);
-      const afterAbsent = (await scrape()).text;
-      expect([hits(afterAbsent) - hits(afterRead), misses(afterAbsent) - misses(afterRead)]).to.deep.equal([
-        0, 1,
-      ]);
-      expect(sample(afterAbsent, 'folio_sqlite_document_cache_bytes', '')).to.be.above(0);
     });
 
     it('counts commit groups and syncs: a write syncs once, and so does a whole bulk request', async () => {

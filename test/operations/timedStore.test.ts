@@ -75,18 +75,19 @@ describe('timedStore: storage calls timed by operation and outcome', () => {
   });
 
   it('writes a property through to the store, and refuses one the store does not have', () => {
-    // A plain field of a repository, read and written through its wrapper.
-    const documents = timed.documents as unknown as { cache: unknown };
-    const cache = store.documents.cache;
-    expect(documents.cache).to.equal(cache);
+    // A plain field of the store, read and written through its wrapper.
+    const wrapped = timed as unknown as { options: unknown };
+    const plain = store as unknown as { options: unknown };
+    const options = plain.options;
+    expect(wrapped.options).to.equal(options);
     const other = {};
-    documents.cache = other;
+    wrapped.options = other;
     try {
-      expect(store.documents.cache).to.equal(other);
+      expect(plain.options).to.equal(other);
     } finally {
-      documents.cache = cache;
+      wrapped.options = options;
     }
-    expect(store.documents.cache).to.equal(cache);
+    expect(plain.options).to.equal(options);
     // The store's own field, through the store's wrapper.
     expect(Object.getOwnPropertyDescriptor(timed, 'kind')?.get).to.be.a('function');
     // A property neither has: refused, not kept on the wrapper where the store never sees it.

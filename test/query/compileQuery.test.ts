@@ -2,8 +2,10 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
-import { compileFilter, compileSort, type SqlParam } from '../../src/store/embedded/compileQuery.js';
-import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
+import { compileSort } from '../../src/store/embedded/query/compileSort.js';
+import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
+import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { FindQuery, JsonObject, StoredFilter } from '../../src/store/port.js';
 

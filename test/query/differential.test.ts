@@ -14,16 +14,13 @@ import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import { cursorAfter, keysetPosition } from '../../src/store/documentQuery/cursor.js';
 import { projectStored } from '../../src/store/documentQuery/projection.js';
-import {
-  compileFilter,
-  compileKeyset,
-  compileSort,
-  indexedPathsOf,
-  type SqlParam,
-} from '../../src/store/embedded/compileQuery.js';
 import { EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
 import { indexKeySql, sortKeySql } from '../../src/store/embedded/indexKeys.js';
-import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
+import { compileKeyset, compileSort } from '../../src/store/embedded/query/compileSort.js';
+import { indexedPathsOf } from '../../src/store/embedded/query/indexedPaths.js';
+import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
+import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import type { JsonObject } from '../../src/store/port.js';
 import { RUNS, SEED, testCase } from './differentialCases.js';

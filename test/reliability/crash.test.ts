@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import { type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import type { Json } from '../support/server.js';

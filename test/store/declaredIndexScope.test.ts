@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { newId } from '../../src/ids.js';
 import { createEmbeddedStore, DATABASE_FILE, type EmbeddedStore } from '../../src/store/embedded/index.js';
-import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import { firstVersion, putWrite } from './fixtures.js';
 
 /** Rows in each of Folio's per-path indexes, from SQLite's own statistics. */

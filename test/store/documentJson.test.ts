@@ -1,17 +1,15 @@
 /**
- * The embedded store's `getJson` (GET by id without parse and re-stringify) must answer the very
- * bytes `JSON.stringify(get(...))` would: same key order (integer-like keys first, as JavaScript
- * orders them), same number and string spellings, metadata last. Writes hand the store the API
- * form's text once, and the body SQLite stores is that form, byte for byte. Rows an older
- * version stored (metadata under `_folio`, as toStored gives) read the same, and convert to
- * the API form without a byte of any answer changing.
+ * The embedded store keeps a document's body as the API form's text, byte for byte what
+ * `JSON.stringify` gives of the written document (key order, number and string spellings,
+ * metadata last), and `get` reads it back as that document. Rows an older version stored
+ * (metadata under `_folio`, as toStored gives) read the same, and convert to the API form
+ * without a byte of any answer changing.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { fieldNameProblem } from '../../src/fieldNames.js';
 import { newId } from '../../src/ids.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
-import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import type { DataScope, FindQuery, JsonObject } from '../../src/store/port.js';
 import { toStored } from '../../src/store/storedForm.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from './embeddedFactory.js';
@@ -72,56 +70,23 @@ describe('embedded store: documents as JSON text', () => {
     await destroyTempEmbeddedStore(store);
   });
 
-  it('getJson answers the same bytes as JSON.stringify of get, for any document', async () => {
+  it('stores the API form byte for byte, and get reads back the written document, for any document', async () => {
     await fc.assert(
       fc.asyncProperty(fields, fields, async (first, second) => {
         const v1 = firstVersion(first, newId('doc'));
         expect((await store.documents.commit(scope, 'things', [putWrite(v1)])).ok).to.equal(true);
-        const read1 = await store.documents.getJson(scope, 'things', v1._id);
-        expect(read1).to.deep.equal({
-          json: JSON.stringify(await store.documents.get(scope, 'things', v1._id)),
-          version: 1,
-        });
-        expect(read1?.json).to.equal(JSON.stringify(v1));
+        const read1 = await store.documents.get(scope, 'things', v1._id);
+        expect(JSON.stringify(read1)).to.equal(JSON.stringify(v1));
         // The body too is the API form, byte for byte (version an integer, the metadata last).
         expect(storedText(v1._id)).to.equal(JSON.stringify(v1));
 
         const v2 = nextVersion(v1, second);
         expect((await store.documents.commit(scope, 'things', [putWrite(v2)])).ok).to.equal(true);
-        const read2 = await store.documents.getJson(scope, 'things', v1._id);
-        expect(read2).to.deep.equal({ json: JSON.stringify(v2), version: 2 });
+        const read2 = await store.documents.get(scope, 'things', v1._id);
+        expect(JSON.stringify(read2)).to.equal(JSON.stringify(v2));
         expect(storedText(v1._id)).to.equal(JSON.stringify(v2));
       }),
       { numRuns: 150 },
-    );
-  });
-
-  it('findJson answers, row for row, the bytes JSON.stringify gives of what find answers', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(fields, { minLength: 1, maxLength: 5 }), fields, async (docs, update) => {
-        const collection = `list_${newId('doc')}`;
-        const written = docs.map((fields) => firstVersion(fields, newId('doc')));
-        await commitAll(store.documents, scope, collection, written);
-        // A second version too: the metadata columns move on with the body.
-        const v2 = nextVersion(written[0]!, update);
-        expect((await store.documents.commit(scope, collection, [putWrite(v2)])).ok).to.equal(true);
-        const queries: FindQuery[] = [
-          { filter: {}, sort: [] as Array<[string, 1 | -1]>, skip: 0, limit: 0 },
-          {
-            filter: { _id: { $in: [v2._id] } },
-            sort: [['_id', -1]] as Array<[string, 1 | -1]>,
-            skip: 0,
-            limit: 2,
-          },
-          { filter: {}, sort: [['_id', -1]] as Array<[string, 1 | -1]>, skip: 1, limit: 3 },
-        ];
-        for (const query of queries) {
-          const texts = await store.documents.findJson(scope, collection, query);
-          const found = await store.documents.find(scope, collection, query);
-          expect(texts).to.deep.equal(found.map((doc) => JSON.stringify(doc)));
-        }
-      }),
-      { numRuns: 60 },
     );
   });
 
@@ -133,7 +98,7 @@ describe('embedded store: documents as JSON text', () => {
           const collection = `old_${newId('doc')}`;
           const docs = all.map((fields) => firstVersion(fields, newId('doc')));
           await commitAll(chunked.documents, scope, collection, docs);
-          // Back into the form older versions wrote (their upsert's expression), past both caches.
+          // Back into the form older versions wrote (their upsert's expression).
           chunked.db
             .prepare(
               'UPDATE documents SET api_form = 0, body = jsonb(json_set(' +
@@ -142,15 +107,13 @@ describe('embedded store: documents as JSON text', () => {
                 'WHERE collection = ?',
             )
             .run(collection);
-          for (const doc of docs) {
+          for (const doc of docs)
             expect(bodyOf(chunked, collection, doc._id)).to.equal(JSON.stringify(toStored(doc)));
-            chunked.documents.cache.evict(scopeKeyOf(scope), collection, doc._id);
-          }
-          chunked.documents.answers.written(scopeKeyOf(scope), collection);
           const everything: FindQuery = { filter: {}, sort: [['_id', 1]], skip: 0, limit: 0 };
           const answers = async () => ({
-            byId: await Promise.all(docs.map((d) => chunked.documents.getJson(scope, collection, d._id))),
-            texts: await chunked.documents.findJson(scope, collection, everything),
+            byId: JSON.stringify(
+              await Promise.all(docs.map((d) => chunked.documents.get(scope, collection, d._id))),
+            ),
             found: await chunked.documents.find(scope, collection, everything),
             projected: await chunked.documents.find(scope, collection, {
               ...everything,
@@ -158,8 +121,7 @@ describe('embedded store: documents as JSON text', () => {
             }),
           });
           const before = await answers();
-          expect(before.byId).to.deep.equal(docs.map((d) => ({ json: JSON.stringify(d), version: 1 })));
-          expect(before.texts).to.deep.equal(docs.map((d) => JSON.stringify(d)));
+          expect(before.byId).to.equal(JSON.stringify(docs));
           // As text: a -0 the generator gave reads back as 0, which deep equality tells apart.
           expect(JSON.stringify(before.found)).to.equal(JSON.stringify(docs));
           expect(before.projected).to.deep.equal(docs.map((d) => ({ _id: d._id, $version: 1 })));
@@ -167,8 +129,6 @@ describe('embedded store: documents as JSON text', () => {
           expect(await chunked.convertStoredForms()).to.equal(docs.length);
           expect(await chunked.convertStoredForms()).to.equal(0);
           for (const doc of docs) expect(bodyOf(chunked, collection, doc._id)).to.equal(JSON.stringify(doc));
-          for (const doc of docs) chunked.documents.cache.evict(scopeKeyOf(scope), collection, doc._id);
-          chunked.documents.answers.written(scopeKeyOf(scope), collection);
           expect(await answers()).to.deep.equal(before);
         }),
         { numRuns: 40 },
@@ -176,13 +136,5 @@ describe('embedded store: documents as JSON text', () => {
     } finally {
       await destroyTempEmbeddedStore(chunked);
     }
-  });
-
-  it('getJson answers null for a missing or deleted document', async () => {
-    expect(await store.documents.getJson(scope, 'things', 'nope')).to.equal(null);
-    const doc = firstVersion({ a: 1 });
-    await store.documents.commit(scope, 'things', [putWrite(doc)]);
-    await store.documents.commit(scope, 'things', [{ kind: 'delete', id: doc._id, expectedVersion: 1 }]);
-    expect(await store.documents.getJson(scope, 'things', doc._id)).to.equal(null);
   });
 });

@@ -5,10 +5,11 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
-import { compileFilter, type SqlParam } from '../../src/store/embedded/compileQuery.js';
 import { collectionMatch, EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
-import { selectSql } from '../../src/store/embedded/documents.js';
-import { registerQueryFunctions } from '../../src/store/embedded/queryFunctions.js';
+import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
+import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
+import { selectSql } from '../../src/store/embedded/query/selectSql.js';
+import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
 import { applySchema } from '../../src/store/embedded/schema.js';
 import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import type { DataScope } from '../../src/store/port.js';

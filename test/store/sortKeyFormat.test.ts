@@ -5,7 +5,7 @@
  * name and a migration that rebuilds the indexes.
  */
 import { expect } from 'chai';
-import { sortKey } from '../../src/store/embedded/queryFunctions.js';
+import { sortKey } from '../../src/store/embedded/query/queryFunctions.js';
 import type { JsonValue } from '../../src/store/port.js';
 
 const VECTORS: ReadonlyArray<readonly [JsonValue | undefined, string[], 1 | -1, string]> = [

@@ -224,9 +224,6 @@ function documentAt(ctx: Ctx) {
   return [keyOf(ctx), param(ctx, 'collection'), param(ctx, 'id')] as const;
 }
 
-/** What Koa's `ctx.type = 'application/json'` sets. */
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
 function sendDocument(ctx: Ctx, doc: FolioDocument, status = 200): void {
   ctx.status = status;
   ctx.set('ETag', `"${doc.$version}"`);
@@ -240,11 +237,7 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   const ifMatch = (ctx: Ctx) => parseIfMatch(ctx.get('If-Match') || undefined);
 
   route(router, listDocuments, async (ctx) => {
-    // The answer's text as the service built it: a page's documents are not parsed and
-    // re-stringified one by one (ListingService.listJson).
-    const json = await ctx.services.listing.listJson(keyOf(ctx), param(ctx, 'collection'), ctx.query);
-    ctx.type = 'application/json';
-    ctx.body = json;
+    ctx.body = await ctx.services.listing.list(keyOf(ctx), param(ctx, 'collection'), ctx.query);
   });
 
   route(router, createDocument, body, async (ctx) => {
@@ -254,12 +247,7 @@ export function registerDocumentRoutes(router: FolioRouter, maxDocumentBytes: nu
   });
 
   route(router, readDocument, async (ctx) => {
-    // The stored text as is: no parse and re-stringify on the hottest route.
-    const { json, version } = await ctx.services.documents.getJson(...documentAt(ctx));
-    // Node's setHeader, not Koa's set and type (an array or two and a MIME look-up per call).
-    ctx.res.setHeader('ETag', `"${version}"`);
-    ctx.res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-    ctx.body = json;
+    sendDocument(ctx, await ctx.services.documents.get(...documentAt(ctx)));
   });
 
   route(router, replaceDocument, body, async (ctx) => {

@@ -6,9 +6,9 @@
  * bounded cache.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import { AppError } from '../../errors.js';
-import { OldestFirstMap } from '../../oldestFirstMap.js';
 import type { JsonObject } from '../../store/port.js';
 import { LINEAR_FORMATS } from './formats.js';
 
@@ -110,11 +110,11 @@ function violationsOf(errors: ErrorObject[]): SchemaViolation[] {
  * at once (which would make every busy collection compile again together).
  */
 export class CompiledSchemas {
-  readonly #cache: OldestFirstMap<CompiledSchema>;
+  readonly #cache: LRUCache<string, CompiledSchema>;
   #compilations = 0;
 
   constructor(capacity = MAX_COMPILED_SCHEMAS) {
-    this.#cache = new OldestFirstMap(capacity);
+    this.#cache = new LRUCache({ max: capacity });
   }
 
   /** How many compilations ran (tests: once per revision). */
@@ -127,9 +127,8 @@ export class CompiledSchemas {
     if (!compiled) {
       compiled = compileSchema(schemaText);
       this.#compilations++;
+      this.#cache.set(revision, compiled);
     }
-    // Set again on every use, so the least recently used is the oldest.
-    this.#cache.set(revision, compiled);
     return compiled;
   }
 }

@@ -12,7 +12,7 @@
  * length says nothing about the sequence's magnitude either.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:crypto';
-import { BoundedCache } from '../../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import type { DataScope } from '../../store/port.js';
 
 /** Every Folio event id starts with it (the rest is base64url), as the service description says. */
@@ -80,7 +80,7 @@ export class ScopeEventIds {
 
 /** Per-tenant codecs over one master key (the store's sealing key, shared by every instance). */
 export class EventIds {
-  readonly #byScope = new BoundedCache<ScopeEventIds>(10_000);
+  readonly #byScope = new LRUCache<string, ScopeEventIds>({ max: 10_000 });
 
   constructor(private readonly masterKey: Buffer) {
     if (masterKey.length < 32) throw new Error('the event id master key must be at least 32 bytes');

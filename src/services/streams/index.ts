@@ -8,7 +8,7 @@
  * key and plan every `streams.keyCheckMs`, which is how other instances' revocations reach them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { BoundedCache } from '../../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config/schema.js';
 import {
   AppError,
@@ -82,7 +82,7 @@ export class StreamService {
    * which this maps to the checkpoint: their resume point moves too, and does not expire while
    * their filters keep them quiet. Kept in this process only (see docs/streams.md).
    */
-  readonly #aliases = new BoundedCache<string>(MAX_ALIASES);
+  readonly #aliases = new LRUCache<string, string>({ max: MAX_ALIASES });
   #checkTimer: NodeJS.Timeout | null = null;
   #keys: Promise<{ ids: EventIds; tickets: TicketSealer }> | null = null;
   #checking = false;

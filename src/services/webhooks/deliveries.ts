@@ -5,8 +5,8 @@
  * repeats a finished delivery nor retries early.
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { BoundedCache } from '../../boundedCache.js';
 import type { Config } from '../../config/schema.js';
 import { isoNow } from '../../ids.js';
 import { attemptLockTtlMs } from '../../store/attemptLock.js';
@@ -59,9 +59,9 @@ export class DeliveryService {
    * attempt needs them. A change made through this process forgets its collection's entry at
    * once (forgetWebhooks); one made by another instance is seen within `listCacheMs`.
    */
-  readonly #lists = new BoundedCache<CachedList>(LIST_CACHE_LIMIT);
+  readonly #lists = new LRUCache<string, CachedList>({ max: LIST_CACHE_LIMIT });
   /** Opened secrets by webhook id and sealed form (#secretOf); a few per webhook at most. */
-  readonly #secrets = new BoundedCache<string>(LIST_CACHE_LIMIT);
+  readonly #secrets = new LRUCache<string, string>({ max: LIST_CACHE_LIMIT });
   /** Attempt lock holders are this plus a counter: one holder per attempt, even in one process. */
   readonly #holderPrefix = `${process.pid}-${randomUUID()}`;
   #attempts = 0;

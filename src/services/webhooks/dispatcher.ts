@@ -22,8 +22,8 @@
  *   are attempted again after a restart.
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { BoundedCache } from '../../boundedCache.js';
 import type { DeliveryQueue } from '../../jobs/webhookDelivery.js';
 import type { DeliveryTask } from '../../store/deliveryJob.js';
 import type { ChangeEvent, ChangeSubscription, Store } from '../../store/port.js';
@@ -82,7 +82,7 @@ export class WebhookDispatcher {
   #loop: Promise<void> | null = null;
   #subscription: ChangeSubscription | null = null;
   #wake: (() => void) | null = null;
-  readonly #projects = new BoundedCache<string>(PROJECT_CACHE_LIMIT);
+  readonly #projects = new LRUCache<string, string>({ max: PROJECT_CACHE_LIMIT });
   /** Set after `history_lost`/`invalid_token`: the saved position is useless, start from now. */
   #fromNow = false;
   #leading = false;

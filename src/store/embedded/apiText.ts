@@ -10,8 +10,8 @@
  * rows against 252–255 for `json(body)`: over half an export's time went to it.
  *
  * The stored text came from JSON.stringify, so key order and number and string spellings are
- * already its own (test/store/documentJson.test.ts). Read by id (GET), for list pages
- * (findJson), by finds and scans (parsed), by exports (scanJson) and by backups (snapshot.ts).
+ * already its own (test/store/documentJson.test.ts). Read, parsed, by `get`, finds and scans;
+ * as text by exports (scanJson) and backups (snapshot.ts).
  * Columns are named bare: every statement reading it reads one table.
  */
 /**

@@ -8,7 +8,7 @@
  *   NULL < numbers < text < blobs) and below every number in the `low` one (-Infinity, which no
  *   JSON number reads as). MongoDB matches an array by its elements, which one key cannot show,
  *   so the compiler's sargable ranges reach the marker in one index range: `K > x` on `high`,
- *   `K < x` on `low`, `K IN (…, marker)` for equality (see `indexedForm` in compileQuery.ts).
+ *   `K < x` on `low`, `K IN (…, marker)` for equality (see `indexedForm` in query/indexedForms.ts).
  * - per declared top-level path, a sort key `(scope, collection, S, id)` with S = `sortKeySql`: the
  *   ascending MongoDB sort key (`folio_sort_key`, bytes in BSON order; an array by its smallest
  *   element). `ORDER BY S, id` walks it, in either direction while no document holds an array
@@ -36,7 +36,7 @@
  */
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { BoundedCache } from '../../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import {
   type DataScope,
   DuplicateError,
@@ -61,7 +61,7 @@ import { withSortsOnDisk } from './tempStore.js';
 const MAX_REPORTED_IDS = 20;
 /** Prepared array probes kept (one per collection and path), least recently used out first. */
 const MAX_CACHED_PROBES = 256;
-/** Collections whose array probe answers are kept (each a few paths); all forgotten past it. */
+/** Collections whose array probe answers are kept (each a few paths), least recently used out first. */
 const MAX_ARRAY_FREE_COLLECTIONS = 10_000;
 
 interface Row {
@@ -143,7 +143,7 @@ export class EmbeddedIndexes implements IndexRepository {
    * filtered, sorted list's time in the store; a collection read more often than written now
    * probes once per write.
    */
-  readonly #arrayFreeKnown = new BoundedCache<Map<string, boolean>>(MAX_ARRAY_FREE_COLLECTIONS);
+  readonly #arrayFreeKnown = new LRUCache<string, Map<string, boolean>>({ max: MAX_ARRAY_FREE_COLLECTIONS });
 
   constructor(private readonly db: Database.Database) {
     this.#arrayProbes = new StatementCache(db, MAX_CACHED_PROBES);

@@ -8,14 +8,12 @@
  * before this layout).
  */
 
-import Database from 'better-sqlite3';
-import { projectStored } from '../documentQuery/projection.js';
+import type Database from 'better-sqlite3';
 import type {
   CollectionInfo,
   CommitOptions,
   CommitResult,
   DataScope,
-  DocumentJson,
   DocumentRepository,
   DocumentWrite,
   FindQuery,
@@ -25,31 +23,23 @@ import type {
   VersionInfo,
   WriteOperation,
 } from '../port.js';
-import { fromStored, toStored } from '../storedForm.js';
 import { API_TEXT } from './apiText.js';
 import type { ChangeLog } from './changeLog.js';
 import type { EmbeddedChangeFeed } from './changes.js';
-import {
-  compileFilterOnce,
-  compileKeyset,
-  compileSort,
-  indexedPathsOf,
-  type SqlParam,
-} from './compileQuery.js';
 import { HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import { collectionMatch, compoundPaths, type EmbeddedIndexes, sqlIndexNames } from './declaredIndexes.js';
-import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentJsonCache } from './documentCache.js';
 import { DocumentWrites, type Tx } from './documents/writes.js';
 import { GroupCommit } from './groupCommit.js';
-import { countKey, DEFAULT_QUERY_CACHE_BYTES, pageKey, QueryAnswerCache } from './queryCache.js';
-import { registerQueryFunctions } from './queryFunctions.js';
+import { AnswerCache, DEFAULT_QUERY_CACHE_BYTES, questionText } from './query/answerCache.js';
+import { compileFilter } from './query/compileFilter.js';
+import { indexedPathsOf } from './query/indexedPaths.js';
+import { openReader, readRow, selectSql } from './query/selectSql.js';
+import type { SqlParam } from './query/sqlFragments.js';
 import { scopeKeyOf } from './scopeKey.js';
 import { BOUND_COUNT } from './sqlLimit.js';
 import { StatementCache } from './statementCache.js';
 import type { EmbeddedTrash } from './trash.js';
 
-/** A reader only waits while another connection recovers the WAL; as long as writers wait. */
-const READER_BUSY_TIMEOUT_MS = 5000;
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;
 
@@ -62,26 +52,6 @@ interface CommitArgs {
   writes: DocumentWrite[];
 }
 
-/** A document a commit wrote (its API text and version), or deleted (null). */
-interface WrittenEntry {
-  scopeKey: string;
-  collection: string;
-  id: string;
-  entry: DocumentJson | null;
-}
-
-/**
- * The text a read of the row would build (#getJson: the written text with the metadata moved to
- * the end, in this order), when the written text already is it, as for every document the
- * services build; null otherwise (the document is then only evicted, not cached).
- */
-export function readBackText(json: string, doc: FolioDocument): string | null {
-  const tail =
-    `"$createdAt":${JSON.stringify(doc.$createdAt)},"$updatedAt":${JSON.stringify(doc.$updatedAt)},` +
-    `"$version":${doc.$version}}`;
-  return json.endsWith(tail) ? json : null;
-}
-
 export class EmbeddedDocuments implements DocumentRepository {
   readonly #log: ChangeLog;
   readonly #feed: EmbeddedChangeFeed;
@@ -90,7 +60,7 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** Compiled queries differ by filter shape, so their statements are cached by SQL text. */
   readonly #queries: StatementCache;
 
-  readonly #getJson: Database.Statement<[string, string, string], { json: string; version: number }>;
+  readonly #getCurrent: Database.Statement<[string, string, string], { json: string; version: number }>;
   /** The statements of a commit's body. */
   readonly #writes: DocumentWrites;
   readonly #listVersions: Database.Statement<
@@ -106,36 +76,21 @@ export class EmbeddedDocuments implements DocumentRepository {
   #documentsWritten = 0;
 
   readonly #indexes: EmbeddedIndexes;
-  /** Runs reads in one read transaction (DEFERRED: it takes no write lock). */
-  readonly #readTogether: (read: () => void) => void;
   #examined = 0;
 
-  /**
-   * API texts of documents read or written lately (documentCache.ts): a write evicts what it
-   * writes before its commit and puts the new text back once the group has committed.
-   */
-  readonly cache: DocumentJsonCache;
-  /**
-   * Answers to list pages and counts (queryCache.ts), per collection until the collection is
-   * next written: #apply drops them before it writes.
-   */
-  readonly answers: QueryAnswerCache;
-  /** The current group's writes, for the cache once it commits (#cacheWritten). */
-  readonly #written: WrittenEntry[] = [];
+  /** Answers to list pages and counts (answerCache.ts); #apply makes a collection's stale. */
+  readonly answers: AnswerCache;
 
   constructor(
     db: Database.Database,
     log: ChangeLog,
     feed: EmbeddedChangeFeed,
     indexes: EmbeddedIndexes,
-    cacheBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
     trash?: EmbeddedTrash,
     answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
   ) {
-    this.cache = new DocumentJsonCache(cacheBytes);
-    this.answers = new QueryAnswerCache(answerBytes);
+    this.answers = new AnswerCache(answerBytes);
     this.#indexes = indexes;
-    this.#readTogether = db.transaction((read: () => void) => read());
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
     db.function('folio_examined', { deterministic: false }, () => {
       this.#examined++;
@@ -146,7 +101,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     this.#file = db.name;
     this.#queries = new StatementCache(db, 256);
     // The API form's text, built by SQLite (API_TEXT).
-    this.#getJson = db.prepare(
+    this.#getCurrent = db.prepare(
       `SELECT version, ${API_TEXT} AS json FROM documents WHERE scope = ? AND collection = ? AND id = ?`,
     );
     this.#writes = new DocumentWrites(db, log, trash ?? null, indexes);
@@ -182,48 +137,23 @@ export class EmbeddedDocuments implements DocumentRepository {
       (args: CommitArgs | typeof SYNC) =>
         args === SYNC ? this.#mark() : this.#apply(args.scopeKey, args.collection, args.writes),
       {
-        beforeGroup: () => {
-          this.#written.length = 0;
-          this.#log.groupStarted();
-        },
+        beforeGroup: () => this.#log.groupStarted(),
         beforeDeferred: () => this.#feed.held(),
         afterCommit: (durable) => {
           this.#log.groupCommitted();
-          this.#cacheWritten();
           this.#feed.committed(durable);
         },
       },
       // Each commit keeps its own outcome; savepoints only once one fails (#apply runs again
-      // after a rollback: what it does outside the transaction, cache evictions, is idempotent).
+      // after a rollback: what it does outside the transaction, making answers stale, is idempotent).
       { optimistic: true },
     );
   }
 
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
-    // The API text (from the cache when there) is the document in the API form, keys in the
-    // order fromStored gives them: parsing it is the same document, and a PATCH or PUT reads
-    // the one it replaces from memory when it was read or written lately.
-    const entry = await this.getJson(scope, collection, id);
-    return entry ? (JSON.parse(entry.json) as FolioDocument) : null;
-  }
-
-  async getJson(scope: DataScope, collection: string, id: string): Promise<DocumentJson | null> {
-    return this.#json(scopeKeyOf(scope), collection, id);
-  }
-
-  /** The document's API text and version: from the cache, else built by SQLite and cached. */
-  #json(scopeKey: string, collection: string, id: string): DocumentJson | null {
-    return this.cache.get(scopeKey, collection, id) ?? this.#built(scopeKey, collection, id);
-  }
-
-  /** The document's API text and version built by SQLite, then cached; null when there is none. */
-  #built(scopeKey: string, collection: string, id: string): DocumentJson | null {
-    const row = this.#getJson.get(scopeKey, collection, id);
-    if (!row) return null;
-    // A fresh object: the statement's row is not ours to keep.
-    const entry = { json: row.json, version: row.version };
-    this.cache.set(scopeKey, collection, id, entry);
-    return entry;
+    // The API text is the document in the API form, keys in the order fromStored gives them.
+    const row = this.#getCurrent.get(scopeKeyOf(scope), collection, id);
+    return row ? (JSON.parse(row.json) as FolioDocument) : null;
   }
 
   async commit(
@@ -269,81 +199,42 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async find(scope: DataScope, collection: string, query: FindQuery): Promise<FolioDocument[]> {
-    const usable = this.#usable(scope, collection);
-    // The array probe and the query run in one synchronous step: no write comes between.
-    const arrayFree = this.#arrayFree(scope, collection, query, usable);
-    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
-    const rows = this.#queries.get<{ body: string }>(sql).all(...params);
-    return rows.map((row) => readRow(row.body, query.projection));
-  }
-
-  async findJson(
-    scope: DataScope,
-    collection: string,
-    query: Omit<FindQuery, 'projection'>,
-  ): Promise<readonly string[]> {
-    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
-    const scopeKey = scopeKeyOf(scope);
-    const key = pageKey(query);
-    const known = this.answers.get(scopeKey, collection, key);
-    if (known !== undefined) return known as readonly string[];
-    const usable = this.#usable(scope, collection);
-    const arrayFree = this.#arrayFree(scope, collection, query, usable);
-    // The page's ids (the index that orders the page usually holds them: no row is read), then
-    // each document's API text as a GET reads it: from the cache, else built by SQLite (and
-    // cached). No parse, fromStored and re-stringify per row. One synchronous step, so no write
-    // comes between the ids and the texts.
-    const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree, 'd.id');
-    const ids = this.#queries
-      .get<{ body: string }>(sql)
-      .pluck()
-      .all(...params) as unknown as string[];
-    const texts: string[] = new Array(ids.length);
-    let misses = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const cached = this.cache.get(scopeKey, collection, ids[i]!);
-      if (cached) texts[i] = cached.json;
-      else misses += 1;
+    // A page without a projection is kept as its texts (answerCache.ts); the answer and its
+    // caching are one synchronous step, as are the array probe and the query.
+    const { filter, sort, skip, limit, after, projection } = query;
+    const key =
+      projection === undefined
+        ? this.answers.key(
+            scopeKeyOf(scope),
+            collection,
+            `p${questionText({ filter, sort, skip, limit, after })}`,
+          )
+        : null;
+    let texts = key === null ? undefined : (this.answers.get(key) as readonly string[] | undefined);
+    if (texts === undefined) {
+      const usable = this.#usable(scope, collection);
+      const arrayFree = this.#arrayFree(scope, collection, query, usable);
+      const { sql, params } = selectSql(scope, collection, query, usable, false, arrayFree);
+      texts = this.#queries
+        .get<string>(sql)
+        .pluck()
+        .all(...params);
+      if (key !== null) this.answers.set(key, texts);
     }
-    if (misses > 0) {
-      const fill = () => {
-        for (let i = 0; i < ids.length; i++) texts[i] ??= this.#built(scopeKey, collection, ids[i]!)!.json;
-      };
-      // Each statement outside a transaction takes and drops a WAL read lock (two fcntl calls,
-      // about 2 µs, more than reading a row); the texts of a page read in one read transaction
-      // take it once.
-      if (misses > 1) this.#readTogether(fill);
-      else fill();
-    }
-    this.answers.set(scopeKey, collection, key, texts);
-    return texts;
+    return texts.map((text) => readRow(text, projection));
   }
 
   async *scan(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<FolioDocument> {
-    const { sql, params } = selectSql(scope, collection, query, this.#usable(scope, collection));
-    // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
-    // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
-    const reader = openReader(this.#file);
-    try {
-      const rows = reader.prepare<SqlParam[], { body: string }>(sql).iterate(...params);
-      let sinceYield = 0;
-      for (const row of rows) {
-        yield readRow(row.body, query.projection);
-        // A consumer that never awaits I/O would otherwise hold the event loop for the whole scan.
-        if (++sinceYield >= SCAN_YIELD_EVERY) {
-          sinceYield = 0;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      }
-    } finally {
-      reader.close();
-    }
+    for await (const page of this.scanJson(scope, collection, query))
+      for (const text of page) yield readRow(text, query.projection);
   }
 
   async *scanJson(scope: DataScope, collection: string, query: FindQuery): AsyncGenerator<string[]> {
-    // The rows' API text, as `scan` reads before parsing it; a projection has no text here.
+    // The rows' API text, which `scan` parses; a projection has no text here.
     const { projection: _none, ...whole } = query;
     const { sql, params } = selectSql(scope, collection, whole, this.#usable(scope, collection));
+    // An open iterator makes better-sqlite3 refuse every write on its connection, so a scan
+    // reads on a read-only connection of its own: one WAL snapshot, writers never wait.
     const reader = openReader(this.#file);
     try {
       const rows = reader
@@ -353,7 +244,8 @@ export class EmbeddedDocuments implements DocumentRepository {
       let page: string[] = [];
       for (const text of rows) {
         page.push(text);
-        // One turn of the event loop per page, as `scan` gives every SCAN_YIELD_EVERY rows.
+        // One turn of the event loop per page: a consumer that never awaits I/O would otherwise
+        // hold the event loop for the whole scan.
         if (page.length >= SCAN_YIELD_EVERY) {
           yield page;
           page = [];
@@ -367,15 +259,15 @@ export class EmbeddedDocuments implements DocumentRepository {
   }
 
   async count(scope: DataScope, collection: string, filter: StoredFilter, upTo?: number): Promise<number> {
-    // The answer and its caching in one synchronous step (queryCache.ts); a hit compiles nothing.
     const scopeKey = scopeKeyOf(scope);
-    const key = countKey(filter, upTo);
-    const known = this.answers.get(scopeKey, collection, key);
+    // `upTo` bounds the answer (`total=estimate`), so it is part of the question.
+    const key = this.answers.key(scopeKey, collection, `c${questionText({ filter, upTo })}`);
+    const known = this.answers.get(key);
     if (known !== undefined) return known as number;
     const usable = this.#usable(scope, collection);
     const arrayFree = this.#arrayFree(scope, collection, { filter, sort: [] }, usable);
     const target = collectionMatch(scopeKey, collection, usable);
-    const where = compileFilterOnce(filter, usable, arrayFree, target.literal);
+    const where = compileFilter(filter, usable, arrayFree, target.literal);
     const matches = `FROM documents d WHERE ${target.sql} AND (${where.sql})`;
     const sql =
       upTo === undefined
@@ -384,7 +276,7 @@ export class EmbeddedDocuments implements DocumentRepository {
     const params = [...target.params, ...where.params];
     if (upTo !== undefined) params.push(upTo);
     const n = this.#queries.get<{ n: number }>(sql).get(...params)?.n ?? 0;
-    this.answers.set(scopeKey, collection, key, n);
+    this.answers.set(key, n);
     return n;
   }
 
@@ -454,95 +346,14 @@ export class EmbeddedDocuments implements DocumentRepository {
     return paths.size === 0 ? paths : this.#indexes.arrayFree(scopeKeyOf(scope), collection, paths);
   }
 
-  /** The body of one commit, inside the group's transaction; the caches learn what it wrote. */
+  /** The body of one commit, inside the group's transaction; list answers of the collection go stale. */
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
     this.#documentsWritten += writes.length;
-    // What the cache learns once the group commits; recorded last, so a commit that throws
-    // part-way (its savepoint rolled back) records nothing. A commit of many documents (an
-    // import batch) only evicts: caching them would push out the documents being read.
-    const written: WrittenEntry[] = [];
-    const keepTexts = writes.length === 1;
-    const tx = this.#writes.apply(scopeKey, collection, writes, {
+    return this.#writes.apply(scopeKey, collection, writes, {
       checked: () => {
         this.#indexes.documentsWritten(scopeKey, collection);
         this.answers.written(scopeKey, collection);
       },
-      writing: (id) => this.cache.evict(scopeKey, collection, id),
-      wrote: (id, put) => {
-        const readBack = put && keepTexts ? readBackText(put.json, put.doc) : null;
-        const entry = readBack === null ? null : { json: readBack, version: put!.doc.$version };
-        written.push({ scopeKey, collection, id, entry });
-      },
     });
-    if (tx.ok) for (const item of written) this.#written.push(item);
-    return tx;
   }
-
-  /**
-   * After a group's commit: each document a single-document commit wrote goes into the cache as
-   * written (its text is what a read would build: documentJson tests); a deleted one, or one of
-   * a many-document commit, stays out. In write order, so the last write of a document in the
-   * group wins. A group that failed never gets here, and the next group starts with an empty
-   * list.
-   */
-  #cacheWritten(): void {
-    for (const { scopeKey, collection, id, entry } of this.#written) {
-      if (entry) this.cache.set(scopeKey, collection, id, entry);
-      else this.cache.evict(scopeKey, collection, id);
-    }
-    this.#written.length = 0;
-  }
-}
-
-/** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
-export function selectSql(
-  scope: DataScope,
-  collection: string,
-  query: FindQuery,
-  indexed: ReadonlySet<string>,
-  /** Count the rows visited (`folio_examined()` sits before the filter, after the index constraints). */
-  counted = false,
-  /** Indexed paths without arrays now (EmbeddedIndexes.arrayFree); none on a scan's own connection. */
-  arrayFree: ReadonlySet<string> = new Set(),
-  /** What each row gives: the API text (readRow parses it), or another column. */
-  select = API_TEXT,
-): { sql: string; params: SqlParam[] } {
-  // Literals for a collection with declarations: their indexes are partial (declaredIndexes.ts).
-  const target = collectionMatch(scopeKeyOf(scope), collection, indexed);
-  const where = compileFilterOnce(query.filter, indexed, arrayFree, target.literal);
-  const examined = counted ? 'folio_examined() AND ' : '';
-  const order =
-    query.sort.length > 0 ? compileSort(query.sort, indexed, arrayFree) : { sql: 'd.id', params: [] };
-  // A cursor page: its position as a top-level condition, which the planner seeks to.
-  const keyset =
-    query.after && query.sort.length > 0
-      ? compileKeyset(query.sort, query.after, indexed, arrayFree)
-      : { sql: '1', params: [] };
-  const sql =
-    `SELECT ${select} AS body FROM documents d WHERE ${target.sql} AND ${keyset.sql} AND ${examined}(${where.sql}) ` +
-    `ORDER BY ${order.sql} LIMIT ${BOUND_COUNT} OFFSET ${BOUND_COUNT}`;
-  // MongoDB reads limit 0 as "no limit"; SQLite spells that -1.
-  const limit = query.limit > 0 ? query.limit : -1;
-  return {
-    sql,
-    params: [...target.params, ...keyset.params, ...where.params, ...order.params, limit, query.skip],
-  };
-}
-
-/** A row's API text as the document, or its projection (computed on the stored form's paths). */
-function readRow(text: string, projection: string[] | undefined): FolioDocument {
-  const doc = JSON.parse(text) as FolioDocument;
-  return projection ? fromStored(projectStored(toStored(doc), projection)) : doc;
-}
-
-/** A read-only connection to the same file, with the functions compiled queries call. */
-function openReader(file: string): Database.Database {
-  const reader = new Database(file, { readonly: true, fileMustExist: true, timeout: READER_BUSY_TIMEOUT_MS });
-  try {
-    registerQueryFunctions(reader);
-  } catch (error) {
-    reader.close();
-    throw error;
-  }
-  return reader;
 }

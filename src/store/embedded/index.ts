@@ -22,7 +22,7 @@ import { EmbeddedDocuments } from './documents.js';
 import { ErasureCheckpoint } from './erasureCheckpoint.js';
 import { HistoryLayoutConversion } from './historyLayout.js';
 import { EmbeddedAgendaBackend } from './jobs/agendaBackend.js';
-import { registerQueryFunctions } from './queryFunctions.js';
+import { registerQueryFunctions } from './query/queryFunctions.js';
 import { applySchema } from './schema.js';
 import { EmbeddedSnapshots } from './snapshot.js';
 import { StoredFormConversion } from './storedForms.js';
@@ -52,9 +52,7 @@ export interface EmbeddedStoreOptions {
    * commands pass false and leave it to SQLite, inside their own commits.
    */
   backgroundCheckpoints?: boolean;
-  /** Bytes of documents' API text kept for GET by id (documentCache.ts); 0 keeps none. */
-  documentCacheBytes?: number;
-  /** Bytes of list pages and counts kept until their collection is written (queryCache.ts); 0 keeps none. */
+  /** Bytes of list pages and counts kept until their collection is written (query/answerCache.ts); 0 keeps none. */
   queryCacheBytes?: number;
   /**
    * Bytes of database pages the connection keeps in memory (SQLite's `cache_size`); default
@@ -228,15 +226,7 @@ export class EmbeddedStore implements Store {
       indexes,
       trash,
       schemas: new EmbeddedSchemas(db),
-      documents: new EmbeddedDocuments(
-        db,
-        log,
-        changes,
-        indexes,
-        this.options.documentCacheBytes,
-        trash,
-        this.options.queryCacheBytes,
-      ),
+      documents: new EmbeddedDocuments(db, log, changes, indexes, trash, this.options.queryCacheBytes),
       accounts: new EmbeddedAccounts(db, { sweepChunkRows: this.options.sweepChunkRows }),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

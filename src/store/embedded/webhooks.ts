@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BoundedCache } from '../../boundedCache.js';
+import { LRUCache } from 'lru-cache';
 import {
   type DataScope,
   DuplicateError,
@@ -19,7 +19,7 @@ import { scopeKeyOf } from './scopeKey.js';
  * Collections known to have no webhook, so the dispatcher's look-up per change costs a Set
  * probe. Only `create` can add a webhook, and this process is the data directory's only writer
  * of webhooks (the lock keeps other servers out; operator commands write accounts and keys), so
- * dropping the key there keeps the set true. Bounded: emptied when it reaches this size.
+ * dropping the key there keeps the set true. Bounded: least recently used out first past this size.
  */
 const NONE_MAX_ENTRIES = 10_000;
 
@@ -111,7 +111,7 @@ export class EmbeddedWebhooks implements WebhookRepository {
   ) => WebhookRow | null;
   readonly #deleteTx: (scope: DataScope, collection: string, id: string) => boolean;
   /** Fan-out keys of collections whose last look-up found no webhook (see NONE_MAX_ENTRIES). */
-  readonly #none = new BoundedCache<true>(NONE_MAX_ENTRIES);
+  readonly #none = new LRUCache<string, true>({ max: NONE_MAX_ENTRIES });
 
   constructor(
     db: Database.Database,

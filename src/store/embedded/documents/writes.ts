@@ -10,7 +10,6 @@ import type Database from 'better-sqlite3';
 import {
   type DeleteWrite,
   type DocumentWrite,
-  type FolioDocument,
   type PutWrite,
   UniqueIndexConflictError,
   type WriteConflict,
@@ -19,10 +18,10 @@ import { toStored } from '../../storedForm.js';
 import { assertContiguous, findConflicts } from '../../writeConditions.js';
 import { API_TEXT, storedBodySql } from '../apiText.js';
 import type { ChangeLog } from '../changeLog.js';
-import type { SqlParam } from '../compileQuery.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from '../currentVersion.js';
 import type { EmbeddedIndexes } from '../declaredIndexes.js';
 import { uniqueKeySql } from '../indexKeys.js';
+import type { SqlParam } from '../query/sqlFragments.js';
 import type { EmbeddedTrash } from '../trash.js';
 
 export type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
@@ -49,10 +48,6 @@ interface Row extends Key {
 export interface WriteHooks {
   /** The commit's conditions hold: it is about to write. */
   checked(): void;
-  /** Before the write of `id`. */
-  writing(id: string): void;
-  /** After it: the document written with its text, or null for a delete. */
-  wrote(id: string, put: { doc: FolioDocument; json: string } | null): void;
 }
 
 /** The statements a commit runs, prepared once per connection. */
@@ -139,11 +134,8 @@ export class DocumentWrites {
     const timestamp = new Date().toISOString();
     for (const write of writes) {
       const key = { scope, collection, id: write.kind === 'put' ? write.document._id : write.id };
-      // Before the write: should the group's commit fail, the next read goes to the database.
-      hooks.writing(key.id);
       if (write.kind === 'delete') {
         this.#delete(key, write, timestamp);
-        hooks.wrote(key.id, null);
         continue;
       }
       const json = write.json ?? JSON.stringify(write.document);
@@ -159,7 +151,6 @@ export class DocumentWrites {
         this.#sql.upsert.run(row);
       }
       this.#versioned(row, write, timestamp);
-      hooks.wrote(key.id, { doc: write.document, json });
     }
     return { ok: true };
   }

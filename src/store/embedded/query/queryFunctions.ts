@@ -1,5 +1,5 @@
 /**
- * SQL functions the compiled queries call (compileQuery.ts). Both are deterministic, so SQLite may
+ * SQL functions the compiled queries call (compileFilter.ts, compileSort.ts). Both are deterministic, so SQLite may
  * evaluate them once per row and order by their results. Filters and sorts on the metadata
  * columns never call them.
  *
@@ -12,12 +12,12 @@
  *   needs a new name and a migration that rebuilds those indexes.
  */
 import type Database from 'better-sqlite3';
-import { BoundedCache } from '../../boundedCache.js';
-import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../documentQuery/pathValues.js';
-import type { JsonValue } from '../port.js';
+import { LRUCache } from 'lru-cache';
+import { EMPTY_ARRAY, isPlainObject, sortKeyCandidates } from '../../documentQuery/pathValues.js';
+import type { JsonValue } from '../../port.js';
 
 export function registerQueryFunctions(db: Database.Database): void {
-  const regexes = new BoundedCache<RegExp>(256);
+  const regexes = new LRUCache<string, RegExp>({ max: 256 });
   db.function('folio_regex', { deterministic: true }, (text: unknown, pattern: unknown, flags: unknown) => {
     if (typeof text !== 'string' || typeof pattern !== 'string' || typeof flags !== 'string') return 0;
     const key = `${flags}/${pattern}`;
@@ -29,7 +29,7 @@ export function registerQueryFunctions(db: Database.Database): void {
     return regex.test(text) ? 1 : 0;
   });
 
-  const paths = new BoundedCache<string[]>(256);
+  const paths = new LRUCache<string, string[]>({ max: 256 });
   db.function(
     'folio_sort_key',
     { deterministic: true },
