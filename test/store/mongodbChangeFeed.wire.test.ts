@@ -19,6 +19,13 @@ import { projectDbName } from '../../src/store/mongodb/naming.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
 import type { ChangeEvent, ChangeSubscription, DataScope } from '../../src/store/port.js';
 import {
+  answerChangeStream,
+  eventToken,
+  highWaterMark,
+  idleReply,
+  oplogInsert,
+} from '../support/changeStreamScript.js';
+import {
   cursorReply,
   errorReply,
   type Handler,
@@ -28,7 +35,8 @@ import {
 
 const scope: DataScope = { projectId: `prj_01HX${'0'.repeat(22)}`, env: 'live' };
 const db = projectDbName('folio', scope);
-const T = (n: number) => `82${n.toString(16).toUpperCase().padStart(8, '0')}`;
+/** The token of the event at cluster time (1000 + n, 1), as the server writes it. */
+const T = (n: number) => eventToken(1000 + n);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function insert(n: number, id: string, coll = 'notes'): Document {
@@ -107,6 +115,9 @@ async function idle(cursorId: number, token: string): Promise<Document> {
 }
 
 const changeStreamOf = (command: Document) => (command.pipeline as Document[])[0]!.$changeStream as Document;
+/** The shared stream's aggregate (the whole deployment), not a catch-up narrowed to a collection. */
+const isShared = (command: Document) =>
+  typeof (command.pipeline as Document[])[1]?.$match?.['ns.db'] === 'object';
 
 describe('MongoDB change feed through the real driver (scripted server)', function () {
   this.timeout(15_000);
@@ -293,8 +304,7 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     const r = await rig(
       async (command, name) => {
         if (name === 'aggregate') {
-          const after = changeStreamOf(command).startAfter?._data as string | undefined;
-          if (after === undefined) return cursorReply(100, [], T(1), true);
+          if (isShared(command)) return cursorReply(100, [], T(1), true);
           // A catch-up stream from before the ring: held until the test lets it answer.
           await new Promise<void>((resolve) => {
             releaseCatchUp = resolve;
@@ -337,6 +347,51 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     expect(old.endedBy).to.equal(null);
     expect((await take(old, 2)).map((e) => e.documentId)).to.deep.equal(['a', 'c']);
     expect(r.feed.stats.catchUpResumes).to.equal(2);
+  });
+
+  it('a fresh instance resumes a quiet collection from another collection’s token: from its cluster time, no history_lost, nothing twice', async () => {
+    // A busy deployment: the client's checkpoint is the last event the old instance's shared
+    // stream read, of another collection, in the middle of a transaction at t=1005.
+    const oplog = [
+      oplogInsert(db, 'busy', 'b0', 1000),
+      oplogInsert(db, 'quiet', 'q-before', 1005, 0),
+      oplogInsert(db, 'busy', 'b1', 1005, 1),
+      oplogInsert(db, 'quiet', 'q-after', 1005, 2),
+      oplogInsert(db, 'busy', 'b2', 1006),
+      oplogInsert(db, 'quiet', 'q-later', 1007),
+    ];
+    const checkpoint = oplog[2]!.token;
+    const end = highWaterMark(1008);
+    let cursors = 0;
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') return answerChangeStream(command, oplog, ++cursors * 100);
+      if (name === 'getMore') return idleReply(Number(command.getMore), end);
+      return undefined;
+    });
+    // The server refuses that token to a stream narrowed to `quiet`, as MongoDB does.
+    const refused = answerChangeStream(
+      {
+        pipeline: [
+          { $changeStream: { startAfter: { _data: checkpoint } } },
+          { $match: { 'ns.coll': 'quiet' } },
+        ],
+      },
+      oplog,
+      1,
+    );
+    expect(refused.code).to.equal(280);
+
+    const sub = r.feed.watch(scope, 'quiet', { after: checkpoint });
+    const events = await take(sub, 2);
+    expect(sub.endedBy).to.equal(null);
+    expect(events.map((e) => e.documentId)).to.deep.equal(['q-after', 'q-later']);
+    const catchUp = r.aggregates().find((c) => !isShared(c))!;
+    expect(changeStreamOf(catchUp).startAfter).to.equal(undefined);
+    expect(changeStreamOf(catchUp).startAtOperationTime.equals(new Timestamp({ t: 1005, i: 1 }))).to.equal(
+      true,
+    );
+    expect(r.feed.stats.catchUpResumes).to.equal(1);
+    await until(() => r.feed.catchUpCount === 0);
   });
 
   it('a quiet collection’s subscription gets the shared stream’s post-batch token as checkpoint, and resumes from it', async () => {

@@ -11,8 +11,8 @@
  *   (changeFeed/subscription.ts) as soon as that read has scanned past the shared stream's
  *   position. A token the in-memory ring of the shared stream still covers (eventRing.ts) is
  *   served from there, without a stream of its own; an older one reads history on a catch-up
- *   stream, narrowed to its collection, at most `maxCatchUpStreams` at a time
- *   (catchUpLimiter.ts), closed as soon as it caught up.
+ *   stream, narrowed to its collection (so started at the token's cluster time, resumePoint.ts),
+ *   at most `maxCatchUpStreams` at a time (catchUpLimiter.ts), closed as soon as it caught up.
  * - Faults (streamErrors.ts): transient ones reopen; an event over 16 MB is split on the server
  *   (6.0.9+) or stepped over with an error log; an error reopening cannot clear ends every
  *   subscription `unavailable`, marks the feed failed (the instance reports not ready) and
@@ -51,7 +51,6 @@ import {
   probePipeline,
   type StreamTarget,
   toChangeEvent,
-  tokenFromString,
   tokenString,
 } from './changeEvents.js';
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
@@ -66,6 +65,7 @@ import {
   type StreamStart,
 } from './reopeningStream.js';
 import { ResumeCursor, StreamCursor } from './resumeCursor.js';
+import { catchUpStart, deliveredBefore } from './resumePoint.js';
 import { WarningThrottle } from './warningThrottle.js';
 
 /** A clock value older than this is not used to start a stream (it would replay from there). */
@@ -270,12 +270,19 @@ export class MongoChangeFeed implements ChangeFeed {
     });
   }
 
-  /** A catch-up stream from `after`, counted in `catchUpCount` until closed. */
+  /**
+   * A catch-up stream from `after`, counted in `catchUpCount` until closed; narrowed ones start
+   * at the token's cluster time (resumePoint.ts). Throws `invalid_token` for a token with none.
+   */
   openCatchUp(after: string, target: StreamTarget, clientToken: boolean): StreamCursor {
-    const stream = this.openStream({ startAfter: tokenFromString(after) }, target, clientToken);
+    const from = catchUpStart(after, target);
+    if (!from) throw new FeedEndError('invalid_token');
+    const { skipThrough } = from;
+    const stream = this.openStream(from.start, target, clientToken);
     const cursor = new StreamCursor(
       stream,
-      (change) => this.#historyEvent(change, target),
+      (change) =>
+        deliveredBefore(tokenString(change._id), skipThrough) ? null : this.#historyEvent(change, target),
       (c) => {
         this.#cursors.delete(c);
         this.track(stream.close());
