@@ -18,6 +18,7 @@ import {
 import { checkpointToken, restartDelayMs } from '../../src/store/mongodb/changes.js';
 import { helloTime } from '../../src/store/mongodb/clusterClock.js';
 import { EventRing, eventBytes, resumeSource } from '../../src/store/mongodb/eventRing.js';
+import { shouldTryAgain } from '../../src/store/mongodb/feedRecovery.js';
 import { endReasonOf } from '../../src/store/mongodb/reopeningStream.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
 import { checkServer, readPreferenceProblem } from '../../src/store/mongodb/startup/serverCheck.js';
@@ -284,6 +285,13 @@ describe('MongoDB change feed: after a failure, and checkpoints', () => {
     expect(restartDelayMs(6)).to.equal(32_000);
     expect(restartDelayMs(7)).to.equal(60_000);
     expect(restartDelayMs(1_000)).to.equal(60_000);
+  });
+
+  it('after a failure, tries again by itself only while failed, open, and no shared stream runs', () => {
+    expect(shouldTryAgain({ closed: false, failed: true, sourceRunning: false })).to.equal(true);
+    expect(shouldTryAgain({ closed: false, failed: false, sourceRunning: false })).to.equal(false);
+    expect(shouldTryAgain({ closed: false, failed: true, sourceRunning: true })).to.equal(false);
+    expect(shouldTryAgain({ closed: true, failed: true, sourceRunning: false })).to.equal(false);
   });
 
   it('offers the shared stream’s position as a checkpoint only to a live subscription with nothing pending', () => {

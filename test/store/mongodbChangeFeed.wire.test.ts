@@ -298,6 +298,37 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     await until(() => r.feed.failure === null);
   });
 
+  it('a failed feed tries again by itself: readiness comes back with nothing subscribed (a standby instance)', async () => {
+    let refusals = 0;
+    const r = await rig(async (_command, name) => {
+      if (name === 'aggregate') return cursorReply(100, [], T(1), true);
+      if (name === 'getMore') {
+        // One brief Unauthorized (a credential rotation), then the server accepts again.
+        if (refusals === 0) {
+          refusals += 1;
+          return errorReply(
+            13,
+            'Unauthorized',
+            'not authorized on admin to execute command { getMore: ... }',
+          );
+        }
+        return idle(100, T(2));
+      }
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    await until(() => sub.endedBy !== null);
+    expect(r.feed.failure).to.include('not authorized');
+    const aggregatesAfterFailure = r.aggregates().length;
+    // Nobody subscribes again; after the 1 s pause the feed opens a stream itself and reads.
+    await until(() => r.feed.failure === null, 4_000);
+    expect(r.feed.sourceCount).to.equal(0);
+    expect(r.aggregates().length).to.be.greaterThan(aggregatesAfterFailure);
+    expect(r.warnings.some((w) => w.includes('reads again'))).to.equal(true);
+    // The stream it opened only to check is closed again.
+    await until(() => r.server.commands.some((c) => 'killCursors' in c));
+  });
+
   it('serves resumes the ring covers without a stream of their own; older ones by at most maxCatchUpStreams', async () => {
     let releaseCatchUp: (() => void) | null = null;
     const shared = { sent: false };

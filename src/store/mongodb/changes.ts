@@ -16,8 +16,8 @@
  * - Faults (streamErrors.ts): transient ones reopen; an event over 16 MB is split on the server
  *   (6.0.9+) or stepped over with an error log; an error reopening cannot clear ends every
  *   subscription `unavailable`, marks the feed failed (the instance reports not ready) and
- *   retries with a growing pause. Every wait for a subscription to be ready is bounded
- *   (`streamReadyTimeoutMs`).
+ *   retries with a growing pause, by itself when nothing subscribes (feedRecovery.ts). Every
+ *   wait for a subscription to be ready is bounded (`streamReadyTimeoutMs`).
  * - Checkpoints: a live subscription with nothing pending may resume from the shared stream's
  *   position (`checkpoint()`), a post-batch resume token that moves on while its collection is
  *   quiet, so its client's resume point never ages out of the oplog without an event lost.
@@ -56,6 +56,7 @@ import {
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
 import { ClusterSource } from './clusterSource.js';
 import { EventRing, eventBytes } from './eventRing.js';
+import { FeedRecovery } from './feedRecovery.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from './limits.js';
 import { assertCollectionName, projectDbName, scopeFromDbName } from './naming.js';
 import {
@@ -162,6 +163,7 @@ export class MongoChangeFeed implements ChangeFeed {
   readonly #limits: FeedLimits;
   readonly #fanOut: ChangeFanOut;
   readonly #source: ClusterSource;
+  readonly #recovery: FeedRecovery;
   readonly #cursors = new Map<StreamCursor, ReopeningChangeStream>();
   /** Stream closes still in flight; `close()` waits for them before the client closes. */
   readonly #stopping = new Set<Promise<void>>();
@@ -195,6 +197,7 @@ export class MongoChangeFeed implements ChangeFeed {
     this.catchUps = new CatchUpLimiter(this.#limits.maxCatchUpStreams, this.#limits.catchUpWaitMs);
     this.#source = new ClusterSource(this);
     this.#fanOut = new ChangeFanOut(this.#source);
+    this.#recovery = new FeedRecovery(this);
   }
 
   /** Whether the server splits events over 16 MB (`$changeStreamSplitLargeEvent`). */
@@ -235,6 +238,7 @@ export class MongoChangeFeed implements ChangeFeed {
   async close(): Promise<void> {
     this.#closed = true;
     this.#fanOut.endAll('store_closed');
+    this.track(this.#recovery.close());
     for (const stream of this.#cursors.values()) this.track(stream.close());
     this.#cursors.clear();
     await Promise.all([...this.#stopping]);
@@ -344,10 +348,12 @@ export class MongoChangeFeed implements ChangeFeed {
     const message = error instanceof Error ? error.message : String(error);
     this.#failure = { message, atMs: this.nowMs(), count };
     this.stats.sourceFailures += 1;
+    // Nothing may subscribe again on this instance (a standby): try again on its own.
+    this.#recovery.schedule(restartDelayMs(count));
     this.warn(
       `ERROR: the change feed stopped (${message}); every stream and the webhook dispatcher ` +
         'were ended with "unavailable", and this instance reports not ready until the change ' +
-        `stream reads again (next attempt in ${restartDelayMs(count)} ms, when something subscribes). ` +
+        `stream reads again (next attempt in ${restartDelayMs(count)} ms). ` +
         'Check the database user’s privileges (changeStream and find on the Folio databases).',
     );
   }
