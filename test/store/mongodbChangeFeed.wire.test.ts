@@ -16,6 +16,7 @@ import {
 } from '../../src/store/mongodb/declaredIndexes.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../../src/store/mongodb/limits.js';
 import { projectDbName } from '../../src/store/mongodb/naming.js';
+import { PROBE_ATTEMPTS } from '../../src/store/mongodb/reopeningStream.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
 import type { ChangeEvent, ChangeSubscription, DataScope } from '../../src/store/port.js';
 import {
@@ -216,6 +217,75 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     const last = r.aggregates().at(-1)!;
     expect((last.cursor as Document).batchSize).to.equal(undefined);
     expect(r.feed.stats.skippedEvents).to.equal(0);
+  });
+
+  it('steps over an event only it fails on (the probe reads it): logged, the other feeds go on', async () => {
+    // An error of this one event (say a field too large to split): every read that would carry
+    // it fails, the probe without its images reads it.
+    const failsOnIt = () => errorReply(40_000, 'Location40000', 'cannot send this event');
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') {
+        const after = changeStreamOf(command).startAfter?._data as string | undefined;
+        if ('$project' in (command.pipeline as Document[]).at(-1)!) {
+          const bad = { _id: { _data: T(3) }, operationType: 'update', ns: { db, coll: 'notes' } };
+          return cursorReply(900, [{ ...bad, documentKey: { _id: 'bad' } }], T(3), true);
+        }
+        if (after === T(2)) return failsOnIt();
+        if (after === T(3)) return cursorReply(200, [insert(4, 'b')], T(4), true);
+        return cursorReply(100, [insert(2, 'a')], T(2), true);
+      }
+      if (name === 'getMore') {
+        const id = Number(command.getMore);
+        return id === 100 ? failsOnIt() : idle(id, T(4));
+      }
+      return undefined;
+    });
+    const all = r.feed.watchAll();
+    expect((await take(all, 2)).map((e) => e.documentId)).to.deep.equal(['a', 'b']);
+    expect(all.endedBy).to.equal(null);
+    expect(r.feed.failure).to.equal(null);
+    expect(r.feed.stats.skippedEvents).to.equal(1);
+    const warning = r.warnings.find((w) => w.includes('skipped'));
+    expect(warning).to.include('bad').and.include('cannot send this event');
+  });
+
+  it('an oversized event the probe cannot read ends the stream after a bounded number of probes', async () => {
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') {
+        if ('$project' in (command.pipeline as Document[]).at(-1)!) {
+          return errorReply(2, 'BadValue', 'the probe fails too');
+        }
+        return changeStreamOf(command).startAfter
+          ? errorReply(10334, 'BSONObjectTooLarge', 'BSONObj size is invalid')
+          : cursorReply(100, [insert(2, 'a')], T(2), true);
+      }
+      if (name === 'getMore') return errorReply(10334, 'BSONObjectTooLarge', 'BSONObj size is invalid');
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    await until(() => sub.endedBy !== null, 8_000);
+    expect(sub.endedBy).to.equal('unavailable');
+    expect(r.feed.failure).to.include('could not be stepped over');
+    const probes = r.aggregates().filter((c) => '$project' in (c.pipeline as Document[]).at(-1)!);
+    expect(probes).to.have.length(PROBE_ATTEMPTS);
+  });
+
+  it('an error in publishing a change is a failure of the feed, not lost history', async () => {
+    let sent = false;
+    const r = await rig(async (_command, name) => {
+      if (name === 'aggregate') return cursorReply(100, [], T(1), true);
+      if (name === 'getMore') {
+        if (sent) return idle(100, T(3));
+        sent = true;
+        // A change the feed cannot map: its token is not the string every MongoDB 6.0+ sends.
+        return cursorReply(100, [{ ...insert(2, 'odd'), _id: { _data: 42 } }], T(2), false);
+      }
+      return undefined;
+    });
+    const all = r.feed.watchAll();
+    await until(() => all.endedBy !== null);
+    expect(all.endedBy).to.equal('unavailable');
+    expect(r.feed.failure).to.include('without a string resume token');
   });
 
   it('joins an event the server split, when the server can split', async () => {

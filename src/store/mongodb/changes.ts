@@ -430,10 +430,11 @@ export class MongoChangeFeed implements ChangeFeed {
 
   #skipped(skipped: SkippedEvent): void {
     this.stats.skippedEvents += 1;
-    const what =
-      skipped.why === 'too_large'
-        ? 'is over MongoDB’s 16 MB limit and this server cannot split it (MongoDB 6.0.9+ can)'
-        : 'was split by the server and its first fragments were not read (resumed half-way)';
+    const what = {
+      too_large: 'is over MongoDB’s 16 MB limit and this server cannot split it (MongoDB 6.0.9+ can)',
+      incomplete_split: 'was split by the server and its first fragments were not read (resumed half-way)',
+      unreadable: `could not be read: the server failed on it (${skipped.error ?? 'unknown error'})`,
+    }[skipped.why];
     this.warn(
       `ERROR: change feed skipped a ${skipped.operationType} event of ${skipped.namespace ?? 'an unknown namespace'}` +
         `${skipped.documentId === null ? '' : ` (document ${skipped.documentId})`}: it ${what}. ` +
