@@ -20,7 +20,7 @@ import { checkpointToken, restartDelayMs } from '../../src/store/mongodb/changes
 import { helloTime } from '../../src/store/mongodb/clusterClock.js';
 import { sourceEnd } from '../../src/store/mongodb/clusterSource.js';
 import { EventRing, eventBytes, resumeSource } from '../../src/store/mongodb/eventRing.js';
-import { shouldTryAgain } from '../../src/store/mongodb/feedRecovery.js';
+import { recoveryStep } from '../../src/store/mongodb/feedRecovery.js';
 import {
   afterProbeMiss,
   endReasonOf,
@@ -81,7 +81,7 @@ describe('MongoDB change feed: which failures reopen, skip, or stop', () => {
 });
 
 describe('MongoDB change feed: what a failed read leads to', () => {
-  const reading = { closingIn: false, established: true, canProbe: true };
+  const reading = { closingIn: false, established: true, canProbe: true, afterUnreadable: false };
   const closingIn = { ...reading, closingIn: true };
 
   it('closes in on an oversized event, then probes it; without a probe it ends', () => {
@@ -95,6 +95,9 @@ describe('MongoDB change feed: what a failed read leads to', () => {
     expect(failureStep('fatal', closingIn)).to.equal('probe');
     // Before the stream read anything from its start, the error is the stream's.
     expect(failureStep('fatal', { ...reading, established: false })).to.equal('end');
+    // Right after stepping over one such event: two in a row are the stream's failure.
+    expect(failureStep('fatal', { ...closingIn, afterUnreadable: true })).to.equal('end');
+    expect(failureStep('skip_event', { ...closingIn, afterUnreadable: true })).to.equal('probe');
   });
 
   it('retries transient failures and ends on lost history or a refused token', () => {
@@ -340,11 +343,11 @@ describe('MongoDB change feed: after a failure, and checkpoints', () => {
     expect(restartDelayMs(1_000)).to.equal(60_000);
   });
 
-  it('after a failure, tries again by itself only while failed, open, and no shared stream runs', () => {
-    expect(shouldTryAgain({ closed: false, failed: true, sourceRunning: false })).to.equal(true);
-    expect(shouldTryAgain({ closed: false, failed: false, sourceRunning: false })).to.equal(false);
-    expect(shouldTryAgain({ closed: false, failed: true, sourceRunning: true })).to.equal(false);
-    expect(shouldTryAgain({ closed: true, failed: true, sourceRunning: false })).to.equal(false);
+  it('after a failure, tries again by itself while failed and open; later while a shared stream runs', () => {
+    expect(recoveryStep({ closed: false, failed: true, sourceRunning: false })).to.equal('open');
+    expect(recoveryStep({ closed: false, failed: true, sourceRunning: true })).to.equal('later');
+    expect(recoveryStep({ closed: false, failed: false, sourceRunning: false })).to.equal('none');
+    expect(recoveryStep({ closed: true, failed: true, sourceRunning: false })).to.equal('none');
   });
 
   it('offers the shared stream’s position as a checkpoint only to a live subscription with nothing pending', () => {

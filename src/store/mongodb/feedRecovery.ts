@@ -23,9 +23,21 @@ export interface RecoveringFeed {
   sourceReads(): void;
 }
 
-/** Whether a scheduled attempt should open its stream now. */
-export function shouldTryAgain(state: { closed: boolean; failed: boolean; sourceRunning: boolean }): boolean {
-  return !state.closed && state.failed && !state.sourceRunning;
+/** How often a failed feed checks again while a shared stream runs (it may stop before reading). */
+const RECHECK_MS = 1_000;
+
+/**
+ * What a scheduled attempt does: open its stream; check again later (a shared stream runs and
+ * will clear or report the failure itself, unless its subscribers leave before it reads); or
+ * nothing (closed, or no longer failed).
+ */
+export function recoveryStep(state: {
+  closed: boolean;
+  failed: boolean;
+  sourceRunning: boolean;
+}): 'open' | 'later' | 'none' {
+  if (state.closed || !state.failed) return 'none';
+  return state.sourceRunning ? 'later' : 'open';
 }
 
 export class FeedRecovery {
@@ -62,7 +74,9 @@ export class FeedRecovery {
       failed: feed.failure !== null,
       sourceRunning: feed.sourceCount > 0,
     };
-    if (!shouldTryAgain(state) || this.#stream) return;
+    const step = recoveryStep(state);
+    if (step === 'later') this.schedule(RECHECK_MS);
+    if (step !== 'open' || this.#stream) return;
     const stream = feed.openStream(feed.liveStart(), { kind: 'all', prefix: feed.dbPrefix }, false);
     this.#stream = stream;
     try {

@@ -87,14 +87,17 @@ export const PROBE_ATTEMPTS = 5;
  * - `retry`: pause, then reopen at the position;
  * - `end`: end the stream (`endReasonOf`).
  * A server error the classification calls fatal may be one event's when the stream was reading
- * (`established`): it is closed in on like an oversized event, and the probe decides.
+ * (`established`): it is closed in on like an oversized event, and the probe decides. Not right
+ * after stepping over such an event with nothing read since (`afterUnreadable`): two in a row
+ * are the stream's failure, not its events' (stepping over every event would lose them all).
  */
 export function failureStep(
   failure: StreamFailure,
-  state: { closingIn: boolean; established: boolean; canProbe: boolean },
+  state: { closingIn: boolean; established: boolean; canProbe: boolean; afterUnreadable: boolean },
 ): 'close_in' | 'probe' | 'retry' | 'end' {
   if (failure === 'retry') return 'retry';
-  const eventSized = failure === 'skip_event' || (failure === 'fatal' && state.established);
+  const eventSized =
+    failure === 'skip_event' || (failure === 'fatal' && state.established && !state.afterUnreadable);
   if (!eventSized || !state.canProbe) return 'end';
   return state.closingIn ? 'probe' : 'close_in';
 }
@@ -147,6 +150,8 @@ export class ReopeningChangeStream {
   /** Where closing in started; then where it read nothing and the failure came back after. */
   #closingInFrom: string | null = null;
   #quietAt: string | null = null;
+  /** The position right after an event stepped over as unreadable (see failureStep). */
+  #unreadableAt: string | null = null;
 
   constructor(private readonly options: ReopeningOptions) {
     this.#position = options.start.startAfter ? tokenString(options.start.startAfter) : null;
@@ -233,6 +238,7 @@ export class ReopeningChangeStream {
       closingIn: this.#closingIn || (this.#quietAt !== null && this.#quietAt === this.#position),
       established: this.#established,
       canProbe: this.options.openProbe !== undefined,
+      afterUnreadable: this.#unreadableAt !== null && this.#unreadableAt === this.#position,
     });
     if (step === 'retry') return false;
     if (step === 'close_in') {
@@ -241,10 +247,12 @@ export class ReopeningChangeStream {
       return true;
     }
     if (step === 'probe') {
-      if (await this.#skipFailing(failure === 'skip_event' ? 'too_large' : 'unreadable', error)) {
+      const why = failure === 'skip_event' ? 'too_large' : 'unreadable';
+      if (await this.#skipFailing(why, error)) {
         this.#closingIn = false;
         this.#probeMisses = 0;
         this.#quietAt = null;
+        this.#unreadableAt = why === 'unreadable' ? this.#position : null;
         return true;
       }
       this.#probeMisses += 1;
