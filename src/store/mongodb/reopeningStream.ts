@@ -259,7 +259,7 @@ export class ReopeningChangeStream {
       if (afterProbeMiss(failure, this.#probeMisses) === 'retry') return false;
     }
     this.lastError =
-      failure === 'skip_event'
+      failure === 'skip_event' && this.#probeMisses > 0
         ? new Error(
             `an event over 16 MB could not be stepped over: ${this.#probeMisses} probes in a row did not read it (${(error as Error).message})`,
           )
@@ -271,6 +271,7 @@ export class ReopeningChangeStream {
     this.#closingIn = false;
     this.#remember();
     this.#quietAt = this.#position === this.#closingInFrom ? this.#position : null;
+    this.#probeMisses = 0;
     this.#stream = null;
     await stream.close().catch(() => {});
   }
