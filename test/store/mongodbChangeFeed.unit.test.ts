@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { type ChangeStreamDocument, MongoNetworkError, MongoServerError, Timestamp } from 'mongodb';
+import { FeedEndError } from '../../src/store/changeFeed/subscription.js';
 import { CatchUpLimiter, catchUpDecision } from '../../src/store/mongodb/catchUpLimiter.js';
 import {
   changeStreamPipeline,
@@ -17,8 +18,15 @@ import {
 } from '../../src/store/mongodb/changeEvents.js';
 import { checkpointToken, restartDelayMs } from '../../src/store/mongodb/changes.js';
 import { helloTime } from '../../src/store/mongodb/clusterClock.js';
+import { sourceEnd } from '../../src/store/mongodb/clusterSource.js';
 import { EventRing, eventBytes, resumeSource } from '../../src/store/mongodb/eventRing.js';
-import { endReasonOf } from '../../src/store/mongodb/reopeningStream.js';
+import { recoveryStep } from '../../src/store/mongodb/feedRecovery.js';
+import {
+  afterProbeMiss,
+  endReasonOf,
+  failureStep,
+  PROBE_ATTEMPTS,
+} from '../../src/store/mongodb/reopeningStream.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
 import { checkServer, readPreferenceProblem } from '../../src/store/mongodb/startup/serverCheck.js';
 import { classifyStreamError, isOversizedEvent } from '../../src/store/mongodb/streamErrors.js';
@@ -69,6 +77,55 @@ describe('MongoDB change feed: which failures reopen, skip, or stop', () => {
     ]) {
       expect(classifyStreamError(error, shared), error.message).to.equal('retry');
     }
+  });
+});
+
+describe('MongoDB change feed: what a failed read leads to', () => {
+  const reading = { closingIn: false, established: true, canProbe: true, afterUnreadable: false };
+  const closingIn = { ...reading, closingIn: true };
+
+  it('closes in on an oversized event, then probes it; without a probe it ends', () => {
+    expect(failureStep('skip_event', reading)).to.equal('close_in');
+    expect(failureStep('skip_event', closingIn)).to.equal('probe');
+    expect(failureStep('skip_event', { ...reading, canProbe: false })).to.equal('end');
+  });
+
+  it('treats another server error on a reading stream as possibly one event’s: the probe decides', () => {
+    expect(failureStep('fatal', reading)).to.equal('close_in');
+    expect(failureStep('fatal', closingIn)).to.equal('probe');
+    // Before the stream read anything from its start, the error is the stream's.
+    expect(failureStep('fatal', { ...reading, established: false })).to.equal('end');
+    // Right after stepping over one such event: two in a row are the stream's failure.
+    expect(failureStep('fatal', { ...closingIn, afterUnreadable: true })).to.equal('end');
+    expect(failureStep('skip_event', { ...closingIn, afterUnreadable: true })).to.equal('probe');
+  });
+
+  it('retries transient failures and ends on lost history or a refused token', () => {
+    expect(failureStep('retry', closingIn)).to.equal('retry');
+    expect(failureStep('history_lost', closingIn)).to.equal('end');
+    expect(failureStep('invalid_token', reading)).to.equal('end');
+  });
+
+  it('probes an oversized event at most PROBE_ATTEMPTS times; another error ends at the first miss', () => {
+    expect(afterProbeMiss('skip_event', 1)).to.equal('retry');
+    expect(afterProbeMiss('skip_event', PROBE_ATTEMPTS - 1)).to.equal('retry');
+    expect(afterProbeMiss('skip_event', PROBE_ATTEMPTS)).to.equal('end');
+    expect(afterProbeMiss('fatal', 1)).to.equal('end');
+    expect(endReasonOf('skip_event')).to.equal('unavailable');
+  });
+
+  it('ends the shared stream’s subscriptions as lost history only when its history is lost', () => {
+    const cause = new Error('not authorized');
+    expect(sourceEnd(new FeedEndError('history_lost'), null)).to.deep.equal({
+      reason: 'history_lost',
+      failure: null,
+    });
+    expect(sourceEnd(new FeedEndError('unavailable'), cause)).to.deep.equal({
+      reason: 'unavailable',
+      failure: cause,
+    });
+    const bug = new TypeError('cannot read properties of undefined');
+    expect(sourceEnd(bug, null)).to.deep.equal({ reason: 'unavailable', failure: bug });
   });
 });
 
@@ -284,6 +341,13 @@ describe('MongoDB change feed: after a failure, and checkpoints', () => {
     expect(restartDelayMs(6)).to.equal(32_000);
     expect(restartDelayMs(7)).to.equal(60_000);
     expect(restartDelayMs(1_000)).to.equal(60_000);
+  });
+
+  it('after a failure, tries again by itself while failed and open; later while a shared stream runs', () => {
+    expect(recoveryStep({ closed: false, failed: true, sourceRunning: false })).to.equal('open');
+    expect(recoveryStep({ closed: false, failed: true, sourceRunning: true })).to.equal('later');
+    expect(recoveryStep({ closed: false, failed: false, sourceRunning: false })).to.equal('none');
+    expect(recoveryStep({ closed: true, failed: true, sourceRunning: false })).to.equal('none');
   });
 
   it('offers the shared stream’s position as a checkpoint only to a live subscription with nothing pending', () => {

@@ -16,8 +16,16 @@ import {
 } from '../../src/store/mongodb/declaredIndexes.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../../src/store/mongodb/limits.js';
 import { projectDbName } from '../../src/store/mongodb/naming.js';
+import { PROBE_ATTEMPTS } from '../../src/store/mongodb/reopeningStream.js';
 import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
 import type { ChangeEvent, ChangeSubscription, DataScope } from '../../src/store/port.js';
+import {
+  answerChangeStream,
+  eventToken,
+  highWaterMark,
+  idleReply,
+  oplogInsert,
+} from '../support/changeStreamScript.js';
 import {
   cursorReply,
   errorReply,
@@ -28,7 +36,8 @@ import {
 
 const scope: DataScope = { projectId: `prj_01HX${'0'.repeat(22)}`, env: 'live' };
 const db = projectDbName('folio', scope);
-const T = (n: number) => `82${n.toString(16).toUpperCase().padStart(8, '0')}`;
+/** The token of the event at cluster time (1000 + n, 1), as the server writes it. */
+const T = (n: number) => eventToken(1000 + n);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function insert(n: number, id: string, coll = 'notes'): Document {
@@ -107,6 +116,9 @@ async function idle(cursorId: number, token: string): Promise<Document> {
 }
 
 const changeStreamOf = (command: Document) => (command.pipeline as Document[])[0]!.$changeStream as Document;
+/** The shared stream's aggregate (the whole deployment), not a catch-up narrowed to a collection. */
+const isShared = (command: Document) =>
+  typeof (command.pipeline as Document[])[1]?.$match?.['ns.db'] === 'object';
 
 describe('MongoDB change feed through the real driver (scripted server)', function () {
   this.timeout(15_000);
@@ -207,6 +219,75 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     expect(r.feed.stats.skippedEvents).to.equal(0);
   });
 
+  it('steps over an event only it fails on (the probe reads it): logged, the other feeds go on', async () => {
+    // An error of this one event (say a field too large to split): every read that would carry
+    // it fails, the probe without its images reads it.
+    const failsOnIt = () => errorReply(40_000, 'Location40000', 'cannot send this event');
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') {
+        const after = changeStreamOf(command).startAfter?._data as string | undefined;
+        if ('$project' in (command.pipeline as Document[]).at(-1)!) {
+          const bad = { _id: { _data: T(3) }, operationType: 'update', ns: { db, coll: 'notes' } };
+          return cursorReply(900, [{ ...bad, documentKey: { _id: 'bad' } }], T(3), true);
+        }
+        if (after === T(2)) return failsOnIt();
+        if (after === T(3)) return cursorReply(200, [insert(4, 'b')], T(4), true);
+        return cursorReply(100, [insert(2, 'a')], T(2), true);
+      }
+      if (name === 'getMore') {
+        const id = Number(command.getMore);
+        return id === 100 ? failsOnIt() : idle(id, T(4));
+      }
+      return undefined;
+    });
+    const all = r.feed.watchAll();
+    expect((await take(all, 2)).map((e) => e.documentId)).to.deep.equal(['a', 'b']);
+    expect(all.endedBy).to.equal(null);
+    expect(r.feed.failure).to.equal(null);
+    expect(r.feed.stats.skippedEvents).to.equal(1);
+    const warning = r.warnings.find((w) => w.includes('skipped'));
+    expect(warning).to.include('bad').and.include('cannot send this event');
+  });
+
+  it('an oversized event the probe cannot read ends the stream after a bounded number of probes', async () => {
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') {
+        if ('$project' in (command.pipeline as Document[]).at(-1)!) {
+          return errorReply(2, 'BadValue', 'the probe fails too');
+        }
+        return changeStreamOf(command).startAfter
+          ? errorReply(10334, 'BSONObjectTooLarge', 'BSONObj size is invalid')
+          : cursorReply(100, [insert(2, 'a')], T(2), true);
+      }
+      if (name === 'getMore') return errorReply(10334, 'BSONObjectTooLarge', 'BSONObj size is invalid');
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    await until(() => sub.endedBy !== null, 8_000);
+    expect(sub.endedBy).to.equal('unavailable');
+    expect(r.feed.failure).to.include('could not be stepped over');
+    const probes = r.aggregates().filter((c) => '$project' in (c.pipeline as Document[]).at(-1)!);
+    expect(probes).to.have.length(PROBE_ATTEMPTS);
+  });
+
+  it('an error in publishing a change is a failure of the feed, not lost history', async () => {
+    let sent = false;
+    const r = await rig(async (_command, name) => {
+      if (name === 'aggregate') return cursorReply(100, [], T(1), true);
+      if (name === 'getMore') {
+        if (sent) return idle(100, T(3));
+        sent = true;
+        // A change the feed cannot map: its token is not the string every MongoDB 6.0+ sends.
+        return cursorReply(100, [{ ...insert(2, 'odd'), _id: { _data: 42 } }], T(2), false);
+      }
+      return undefined;
+    });
+    const all = r.feed.watchAll();
+    await until(() => all.endedBy !== null);
+    expect(all.endedBy).to.equal('unavailable');
+    expect(r.feed.failure).to.include('without a string resume token');
+  });
+
   it('joins an event the server split, when the server can split', async () => {
     const fragment = (n: number, k: number, of: number, fields: Document) => ({
       _id: { _data: T(n) },
@@ -287,14 +368,44 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     await until(() => r.feed.failure === null);
   });
 
+  it('a failed feed tries again by itself: readiness comes back with nothing subscribed (a standby instance)', async () => {
+    let refusals = 0;
+    const r = await rig(async (_command, name) => {
+      if (name === 'aggregate') return cursorReply(100, [], T(1), true);
+      if (name === 'getMore') {
+        // One brief Unauthorized (a credential rotation), then the server accepts again.
+        if (refusals === 0) {
+          refusals += 1;
+          return errorReply(
+            13,
+            'Unauthorized',
+            'not authorized on admin to execute command { getMore: ... }',
+          );
+        }
+        return idle(100, T(2));
+      }
+      return undefined;
+    });
+    const sub = r.feed.watch(scope, 'notes');
+    await until(() => sub.endedBy !== null);
+    expect(r.feed.failure).to.include('not authorized');
+    const aggregatesAfterFailure = r.aggregates().length;
+    // Nobody subscribes again; after the 1 s pause the feed opens a stream itself and reads.
+    await until(() => r.feed.failure === null, 4_000);
+    expect(r.feed.sourceCount).to.equal(0);
+    expect(r.aggregates().length).to.be.greaterThan(aggregatesAfterFailure);
+    expect(r.warnings.some((w) => w.includes('reads again'))).to.equal(true);
+    // The stream it opened only to check is closed again.
+    await until(() => r.server.commands.some((c) => 'killCursors' in c));
+  });
+
   it('serves resumes the ring covers without a stream of their own; older ones by at most maxCatchUpStreams', async () => {
     let releaseCatchUp: (() => void) | null = null;
     const shared = { sent: false };
     const r = await rig(
       async (command, name) => {
         if (name === 'aggregate') {
-          const after = changeStreamOf(command).startAfter?._data as string | undefined;
-          if (after === undefined) return cursorReply(100, [], T(1), true);
+          if (isShared(command)) return cursorReply(100, [], T(1), true);
           // A catch-up stream from before the ring: held until the test lets it answer.
           await new Promise<void>((resolve) => {
             releaseCatchUp = resolve;
@@ -337,6 +448,51 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
     expect(old.endedBy).to.equal(null);
     expect((await take(old, 2)).map((e) => e.documentId)).to.deep.equal(['a', 'c']);
     expect(r.feed.stats.catchUpResumes).to.equal(2);
+  });
+
+  it('a fresh instance resumes a quiet collection from another collection’s token: from its cluster time, no history_lost, nothing twice', async () => {
+    // A busy deployment: the client's checkpoint is the last event the old instance's shared
+    // stream read, of another collection, in the middle of a transaction at t=1005.
+    const oplog = [
+      oplogInsert(db, 'busy', 'b0', 1000),
+      oplogInsert(db, 'quiet', 'q-before', 1005, 0),
+      oplogInsert(db, 'busy', 'b1', 1005, 1),
+      oplogInsert(db, 'quiet', 'q-after', 1005, 2),
+      oplogInsert(db, 'busy', 'b2', 1006),
+      oplogInsert(db, 'quiet', 'q-later', 1007),
+    ];
+    const checkpoint = oplog[2]!.token;
+    const end = highWaterMark(1008);
+    let cursors = 0;
+    const r = await rig(async (command, name) => {
+      if (name === 'aggregate') return answerChangeStream(command, oplog, ++cursors * 100);
+      if (name === 'getMore') return idleReply(Number(command.getMore), end);
+      return undefined;
+    });
+    // The server refuses that token to a stream narrowed to `quiet`, as MongoDB does.
+    const refused = answerChangeStream(
+      {
+        pipeline: [
+          { $changeStream: { startAfter: { _data: checkpoint } } },
+          { $match: { 'ns.coll': 'quiet' } },
+        ],
+      },
+      oplog,
+      1,
+    );
+    expect(refused.code).to.equal(280);
+
+    const sub = r.feed.watch(scope, 'quiet', { after: checkpoint });
+    const events = await take(sub, 2);
+    expect(sub.endedBy).to.equal(null);
+    expect(events.map((e) => e.documentId)).to.deep.equal(['q-after', 'q-later']);
+    const catchUp = r.aggregates().find((c) => !isShared(c))!;
+    expect(changeStreamOf(catchUp).startAfter).to.equal(undefined);
+    expect(changeStreamOf(catchUp).startAtOperationTime.equals(new Timestamp({ t: 1005, i: 1 }))).to.equal(
+      true,
+    );
+    expect(r.feed.stats.catchUpResumes).to.equal(1);
+    await until(() => r.feed.catchUpCount === 0);
   });
 
   it('a quiet collection’s subscription gets the shared stream’s post-batch token as checkpoint, and resumes from it', async () => {

@@ -8,7 +8,9 @@
  * - Position: the saved position passes an event only once each of its deliveries was
  *   attempted and recorded, or handed to Agenda; events are tracked in feed order and the
  *   position is the last event of the finished prefix (saved at most every `saveEveryMs`, and
- *   when it stops). After a crash, events after it are read again; their delivery ids are
+ *   when it stops). With no event open it is the feed's checkpoint, saved at each lease renewal
+ *   (a third of the lease): on a busy deployment where this Folio is quiet, the position keeps
+ *   up with the feed and does not fall out of the oplog window before a hand-over. After a crash, events after it are read again; their delivery ids are
  *   derived from (event, webhook), and a delivery already recorded (succeeded, failed, or
  *   pending a retry) is not attempted again (see DeliveryService.run), so at-least-once holds
  *   and a replay sends only what had not been recorded.
@@ -270,6 +272,8 @@ export class WebhookDispatcher {
         term.sub.close();
         return;
       }
+      // Taken here, in a timer: an event taken from the feed has been read into `events`.
+      const quiet = term.events.quietPoint(term.sub.checkpoint?.() ?? null);
       this.store.consumers
         .acquire(this.#name, this.holder, this.options.leaseMs)
         .then(async (held) => {
@@ -279,8 +283,10 @@ export class WebhookDispatcher {
             return;
           }
           // Deliveries finish after their event was read: with no new event to trigger a save,
-          // the position is saved here, so it never lags behind the retained history.
+          // the position is saved here, so it never lags behind the retained history; with
+          // nothing open, the feed's checkpoint moves it on while the feed is quiet.
           term.events.advance();
+          term.events.checkpoint(quiet);
           if (!(await term.events.save())) {
             term.lostLease = true;
             term.sub.close();

@@ -11,13 +11,13 @@
  *   (changeFeed/subscription.ts) as soon as that read has scanned past the shared stream's
  *   position. A token the in-memory ring of the shared stream still covers (eventRing.ts) is
  *   served from there, without a stream of its own; an older one reads history on a catch-up
- *   stream, narrowed to its collection, at most `maxCatchUpStreams` at a time
- *   (catchUpLimiter.ts), closed as soon as it caught up.
+ *   stream, narrowed to its collection (so started at the token's cluster time, resumePoint.ts),
+ *   at most `maxCatchUpStreams` at a time (catchUpLimiter.ts), closed as soon as it caught up.
  * - Faults (streamErrors.ts): transient ones reopen; an event over 16 MB is split on the server
  *   (6.0.9+) or stepped over with an error log; an error reopening cannot clear ends every
  *   subscription `unavailable`, marks the feed failed (the instance reports not ready) and
- *   retries with a growing pause. Every wait for a subscription to be ready is bounded
- *   (`streamReadyTimeoutMs`).
+ *   retries with a growing pause, by itself when nothing subscribes (feedRecovery.ts). Every
+ *   wait for a subscription to be ready is bounded (`streamReadyTimeoutMs`).
  * - Checkpoints: a live subscription with nothing pending may resume from the shared stream's
  *   position (`checkpoint()`), a post-batch resume token that moves on while its collection is
  *   quiet, so its client's resume point never ages out of the oplog without an event lost.
@@ -51,12 +51,12 @@ import {
   probePipeline,
   type StreamTarget,
   toChangeEvent,
-  tokenFromString,
   tokenString,
 } from './changeEvents.js';
 import { type ClusterClock, isAfterStart } from './clusterClock.js';
 import { ClusterSource } from './clusterSource.js';
 import { EventRing, eventBytes } from './eventRing.js';
+import { FeedRecovery } from './feedRecovery.js';
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from './limits.js';
 import { assertCollectionName, projectDbName, scopeFromDbName } from './naming.js';
 import {
@@ -66,6 +66,7 @@ import {
   type StreamStart,
 } from './reopeningStream.js';
 import { ResumeCursor, StreamCursor } from './resumeCursor.js';
+import { catchUpStart, deliveredBefore } from './resumePoint.js';
 import { WarningThrottle } from './warningThrottle.js';
 
 /** A clock value older than this is not used to start a stream (it would replay from there). */
@@ -162,6 +163,7 @@ export class MongoChangeFeed implements ChangeFeed {
   readonly #limits: FeedLimits;
   readonly #fanOut: ChangeFanOut;
   readonly #source: ClusterSource;
+  readonly #recovery: FeedRecovery;
   readonly #cursors = new Map<StreamCursor, ReopeningChangeStream>();
   /** Stream closes still in flight; `close()` waits for them before the client closes. */
   readonly #stopping = new Set<Promise<void>>();
@@ -195,6 +197,7 @@ export class MongoChangeFeed implements ChangeFeed {
     this.catchUps = new CatchUpLimiter(this.#limits.maxCatchUpStreams, this.#limits.catchUpWaitMs);
     this.#source = new ClusterSource(this);
     this.#fanOut = new ChangeFanOut(this.#source);
+    this.#recovery = new FeedRecovery(this);
   }
 
   /** Whether the server splits events over 16 MB (`$changeStreamSplitLargeEvent`). */
@@ -235,6 +238,7 @@ export class MongoChangeFeed implements ChangeFeed {
   async close(): Promise<void> {
     this.#closed = true;
     this.#fanOut.endAll('store_closed');
+    this.track(this.#recovery.close());
     for (const stream of this.#cursors.values()) this.track(stream.close());
     this.#cursors.clear();
     await Promise.all([...this.#stopping]);
@@ -270,12 +274,19 @@ export class MongoChangeFeed implements ChangeFeed {
     });
   }
 
-  /** A catch-up stream from `after`, counted in `catchUpCount` until closed. */
+  /**
+   * A catch-up stream from `after`, counted in `catchUpCount` until closed; narrowed ones start
+   * at the token's cluster time (resumePoint.ts). Throws `invalid_token` for a token with none.
+   */
   openCatchUp(after: string, target: StreamTarget, clientToken: boolean): StreamCursor {
-    const stream = this.openStream({ startAfter: tokenFromString(after) }, target, clientToken);
+    const from = catchUpStart(after, target);
+    if (!from) throw new FeedEndError('invalid_token');
+    const { skipThrough } = from;
+    const stream = this.openStream(from.start, target, clientToken);
     const cursor = new StreamCursor(
       stream,
-      (change) => this.#historyEvent(change, target),
+      (change) =>
+        deliveredBefore(tokenString(change._id), skipThrough) ? null : this.#historyEvent(change, target),
       (c) => {
         this.#cursors.delete(c);
         this.track(stream.close());
@@ -337,10 +348,12 @@ export class MongoChangeFeed implements ChangeFeed {
     const message = error instanceof Error ? error.message : String(error);
     this.#failure = { message, atMs: this.nowMs(), count };
     this.stats.sourceFailures += 1;
+    // Nothing may subscribe again on this instance (a standby): try again on its own.
+    this.#recovery.schedule(restartDelayMs(count));
     this.warn(
       `ERROR: the change feed stopped (${message}); every stream and the webhook dispatcher ` +
         'were ended with "unavailable", and this instance reports not ready until the change ' +
-        `stream reads again (next attempt in ${restartDelayMs(count)} ms, when something subscribes). ` +
+        `stream reads again (next attempt in ${restartDelayMs(count)} ms). ` +
         'Check the database user’s privileges (changeStream and find on the Folio databases).',
     );
   }
@@ -417,10 +430,11 @@ export class MongoChangeFeed implements ChangeFeed {
 
   #skipped(skipped: SkippedEvent): void {
     this.stats.skippedEvents += 1;
-    const what =
-      skipped.why === 'too_large'
-        ? 'is over MongoDB’s 16 MB limit and this server cannot split it (MongoDB 6.0.9+ can)'
-        : 'was split by the server and its first fragments were not read (resumed half-way)';
+    const what = {
+      too_large: 'is over MongoDB’s 16 MB limit and this server cannot split it (MongoDB 6.0.9+ can)',
+      incomplete_split: 'was split by the server and its first fragments were not read (resumed half-way)',
+      unreadable: `could not be read: the server failed on it (${skipped.error ?? 'unknown error'})`,
+    }[skipped.why];
     this.warn(
       `ERROR: change feed skipped a ${skipped.operationType} event of ${skipped.namespace ?? 'an unknown namespace'}` +
         `${skipped.documentId === null ? '' : ` (document ${skipped.documentId})`}: it ${what}. ` +

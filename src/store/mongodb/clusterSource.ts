@@ -24,6 +24,22 @@ export interface SourceFeed {
   sourceReads(): void;
 }
 
+/**
+ * How the shared stream's end ends its subscriptions, and the failure to report (null: none).
+ * history_lost: its own position is gone (an outage longer than the oplog window), nobody can be
+ * told what they missed; unavailable: it cannot read, the feed is failed and tries again. Any
+ * other error (a change it could not publish, a bug) is a failure too, never lost history: that
+ * would send the webhook dispatcher on from now, past events it never delivered.
+ */
+export function sourceEnd(
+  error: unknown,
+  lastError: unknown,
+): { reason: ChangeFeedEnd; failure: unknown | null } {
+  if (!(error instanceof FeedEndError)) return { reason: 'unavailable', failure: error };
+  if (error.reason !== 'unavailable') return { reason: error.reason, failure: null };
+  return { reason: 'unavailable', failure: lastError ?? error };
+}
+
 /** The shared live stream. */
 export class ClusterSource implements ChangeSource {
   #stream: ReopeningChangeStream | null = null;
@@ -96,11 +112,9 @@ export class ClusterSource implements ChangeSource {
       }
     } catch (error) {
       if (this.#stream === stream) {
-        // history_lost: the shared stream's own position is gone (an outage longer than the
-        // oplog window), nobody can be told what they missed; unavailable: it cannot read.
-        const reason: ChangeFeedEnd = error instanceof FeedEndError ? error.reason : 'history_lost';
-        if (reason === 'unavailable') this.feed.sourceFailed(stream.lastError ?? error);
-        this.feed.endAll(reason);
+        const end = sourceEnd(error, stream.lastError);
+        if (end.failure !== null) this.feed.sourceFailed(end.failure);
+        this.feed.endAll(end.reason);
       }
     } finally {
       markReady();

@@ -16,6 +16,13 @@
  * comes again with nothing between the position and the oversized event. Only then does the
  * probe read the next event's token, which is that event's.
  *
+ * Any other server error on a stream that was reading (not a resume point refused) may be one
+ * event's: an error evaluating its images, a field too large to split. It is closed in on the
+ * same way; if the probe then reads the event at the position, the main stream's failure is that
+ * event's, and it is stepped over with an error log rather than stopping every feed. If the probe
+ * fails too (Unauthorized, a refused pipeline), the error ends the stream as before. A probe that
+ * cannot find an oversized event is tried PROBE_ATTEMPTS times, then the stream ends.
+ *
  * Reads use `tryNext()`, which returns null after an empty batch: `position` then holds the
  * server's post-batch resume token, so readers learn how far the stream has scanned even while
  * nothing matches.
@@ -62,18 +69,54 @@ export interface SkippedEvent {
   /** `db.collection`, when the event has one. */
   namespace: string | null;
   documentId: string | null;
-  why: 'too_large' | 'incomplete_split';
+  why: 'too_large' | 'incomplete_split' | 'unreadable';
+  /** The server's error, for an event it could not send (`unreadable`). */
+  error?: string;
 }
 
 /** Probe reads before giving up on finding the oversized event (each one batch). */
 const PROBE_READS = 5;
+/** Probes in a row that find no oversized event before the stream ends `unavailable`. */
+export const PROBE_ATTEMPTS = 5;
 
-/** The port's end reason for a failure that ends a stream. */
-export function endReasonOf(failure: Exclude<StreamFailure, 'retry' | 'skip_event'>) {
-  return failure === 'fatal' ? 'unavailable' : failure;
+/**
+ * What a failed read leads to:
+ * - `close_in`: reopen at the position one event per batch, at once (find the failing event);
+ * - `probe`: the failure came again with nothing read in between: read that event's token with
+ *   the probe and step over it;
+ * - `retry`: pause, then reopen at the position;
+ * - `end`: end the stream (`endReasonOf`).
+ * A server error the classification calls fatal may be one event's when the stream was reading
+ * (`established`): it is closed in on like an oversized event, and the probe decides. Not right
+ * after stepping over such an event with nothing read since (`afterUnreadable`): two in a row
+ * are the stream's failure, not its events' (stepping over every event would lose them all).
+ */
+export function failureStep(
+  failure: StreamFailure,
+  state: { closingIn: boolean; established: boolean; canProbe: boolean; afterUnreadable: boolean },
+): 'close_in' | 'probe' | 'retry' | 'end' {
+  if (failure === 'retry') return 'retry';
+  const eventSized =
+    failure === 'skip_event' || (failure === 'fatal' && state.established && !state.afterUnreadable);
+  if (!eventSized || !state.canProbe) return 'end';
+  return state.closingIn ? 'probe' : 'close_in';
 }
 
-function describeSkipped(change: Change, why: SkippedEvent['why']): SkippedEvent | null {
+/**
+ * After a probe that did not step over the event: an oversized event (`skip_event`) is probed
+ * again after a pause, at most PROBE_ATTEMPTS times in a row; any other error was not the
+ * event's (the probe failed too, or found nothing), so it ends the stream.
+ */
+export function afterProbeMiss(failure: StreamFailure, misses: number): 'retry' | 'end' {
+  return failure === 'skip_event' && misses < PROBE_ATTEMPTS ? 'retry' : 'end';
+}
+
+/** The port's end reason for a failure that ends a stream (any other: it cannot read). */
+export function endReasonOf(failure: StreamFailure): 'unavailable' | 'history_lost' | 'invalid_token' {
+  return failure === 'history_lost' || failure === 'invalid_token' ? failure : 'unavailable';
+}
+
+function describeSkipped(change: Change, why: SkippedEvent['why'], error?: unknown): SkippedEvent | null {
   const token = tokenString(change._id);
   if (token === null) return null;
   const ns = (change as { ns?: { db?: unknown; coll?: unknown } }).ns;
@@ -84,6 +127,7 @@ function describeSkipped(change: Change, why: SkippedEvent['why']): SkippedEvent
     namespace: ns && typeof ns.db === 'string' ? `${ns.db}.${String(ns.coll ?? '')}` : null,
     documentId: key && key._id !== undefined ? String(key._id) : null,
     why,
+    ...(error === undefined ? {} : { error: error instanceof Error ? error.message : String(error) }),
   };
 }
 
@@ -101,6 +145,13 @@ export class ReopeningChangeStream {
   lastError: unknown = null;
   /** Reading one event per batch to find where an oversized event is (see above). */
   #closingIn = false;
+  /** Probes in a row that did not step over the event (see PROBE_ATTEMPTS). */
+  #probeMisses = 0;
+  /** Where closing in started; then where it read nothing and the failure came back after. */
+  #closingInFrom: string | null = null;
+  #quietAt: string | null = null;
+  /** The position right after an event stepped over as unreadable (see failureStep). */
+  #unreadableAt: string | null = null;
 
   constructor(private readonly options: ReopeningOptions) {
     this.#position = options.start.startAfter ? tokenString(options.start.startAfter) : null;
@@ -144,20 +195,7 @@ export class ReopeningChangeStream {
         this.#remember();
         this.#stream = null;
         await stream.close().catch(() => {});
-        if (failure === 'skip_event') {
-          if (!this.#closingIn) {
-            this.#closingIn = true;
-            continue;
-          }
-          if (await this.#skipOversized()) {
-            this.#closingIn = false;
-            continue;
-          }
-        }
-        if (failure !== 'retry' && failure !== 'skip_event') {
-          this.lastError = error;
-          throw new FeedEndError(endReasonOf(failure));
-        }
+        if (await this.#afterFailure(error, failure)) continue;
         this.#attempt += 1;
         const delayMs = reopenDelayMs(this.#attempt);
         this.options.onRetry?.(error, delayMs);
@@ -190,18 +228,59 @@ export class ReopeningChangeStream {
     return null;
   }
 
+  /**
+   * Acts on a failed read (failureStep): true to reopen at once, false to pause first; throws
+   * FeedEndError when the stream ends.
+   */
+  async #afterFailure(error: unknown, failure: StreamFailure): Promise<boolean> {
+    const step = failureStep(failure, {
+      // Closing in read nothing from here, yet the failure came back: probe at once.
+      closingIn: this.#closingIn || (this.#quietAt !== null && this.#quietAt === this.#position),
+      established: this.#established,
+      canProbe: this.options.openProbe !== undefined,
+      afterUnreadable: this.#unreadableAt !== null && this.#unreadableAt === this.#position,
+    });
+    if (step === 'retry') return false;
+    if (step === 'close_in') {
+      this.#closingIn = true;
+      this.#closingInFrom = this.#position;
+      return true;
+    }
+    if (step === 'probe') {
+      const why = failure === 'skip_event' ? 'too_large' : 'unreadable';
+      if (await this.#skipFailing(why, error)) {
+        this.#closingIn = false;
+        this.#probeMisses = 0;
+        this.#quietAt = null;
+        this.#unreadableAt = why === 'unreadable' ? this.#position : null;
+        return true;
+      }
+      this.#probeMisses += 1;
+      if (afterProbeMiss(failure, this.#probeMisses) === 'retry') return false;
+    }
+    this.lastError =
+      failure === 'skip_event' && this.#probeMisses > 0
+        ? new Error(
+            `an event over 16 MB could not be stepped over: ${this.#probeMisses} probes in a row did not read it (${(error as Error).message})`,
+          )
+        : error;
+    throw new FeedEndError(endReasonOf(failure));
+  }
+
   async #endClosingIn(stream: DriverStream): Promise<void> {
     this.#closingIn = false;
     this.#remember();
+    this.#quietAt = this.#position === this.#closingInFrom ? this.#position : null;
+    this.#probeMisses = 0;
     this.#stream = null;
     await stream.close().catch(() => {});
   }
 
   /**
    * Read the token of the event at the position through a probe that leaves the large fields
-   * out, and move the position past it. False when the probe found nothing (retry later).
+   * out, and move the position past it. False when the probe found nothing or failed.
    */
-  async #skipOversized(): Promise<boolean> {
+  async #skipFailing(why: 'too_large' | 'unreadable', error: unknown): Promise<boolean> {
     const openProbe = this.options.openProbe;
     if (!openProbe) return false;
     const probe = openProbe(this.#startPoint());
@@ -209,7 +288,7 @@ export class ReopeningChangeStream {
       for (let read = 0; read < PROBE_READS && !this.#closed; read++) {
         const change = await probe.tryNext();
         if (!change) continue;
-        const skipped = describeSkipped(change, 'too_large');
+        const skipped = describeSkipped(change, why, why === 'unreadable' ? error : undefined);
         if (!skipped) return false;
         this.#position = skipped.token;
         this.#split = null;
