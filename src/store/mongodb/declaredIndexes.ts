@@ -32,10 +32,10 @@ import {
 } from '../port.js';
 import type { CollectionRegistry } from './collections.js';
 import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
-import { DOCUMENT_INDEXES } from './indexes.js';
+import { DOCUMENT_INDEXES, INDEX_BUILD_OPTIONS, INDEX_BUILD_TIMEOUT_MS } from './indexes.js';
 import { MongoIndexUsage } from './indexUsage.js';
 import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
-import { DUPLICATE_KEY } from './serverErrors.js';
+import { DUPLICATE_KEY, MAX_TIME_MS_EXPIRED } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
 
 /** The name of MongoDB's own index on `_id`, never a declared one. */
@@ -134,6 +134,30 @@ export function countedIndexNames(
     names.add(reservation._id.slice(prefix.length));
   }
   return names;
+}
+
+/** MongoDB's code for a build aborted while it ran (a drop, a step-down, killOp). */
+const INDEX_BUILD_ABORTED = 276;
+
+/**
+ * Why a build could not finish, or null when `error` is not about that: past its time limit
+ * (INDEX_BUILD_OPTIONS; the server aborted it) or aborted on the server.
+ */
+export function unfinishedBuild(error: unknown): IndexRecord['failure'] | null {
+  if (!(error instanceof MongoServerError)) return null;
+  if (error.code === MAX_TIME_MS_EXPIRED) {
+    const minutes = INDEX_BUILD_TIMEOUT_MS / 60_000;
+    return {
+      message:
+        `the build did not finish within ${minutes} minutes and was abandoned: a majority of the ` +
+        'replica set must build it (are members down or lagging?); declare it again later',
+      ids: [],
+    };
+  }
+  if (error.code === INDEX_BUILD_ABORTED) {
+    return { message: `the build was aborted on the server (${error.message}); declare it again`, ids: [] };
+  }
+  return null;
 }
 
 /** Whether a collection's declared indexes, just after a build, are more than its maximum. */
@@ -297,9 +321,15 @@ export class MongoIndexes implements IndexRepository {
     // Created as a Folio collection (pre- and post-images), not implicitly by createIndex.
     await this.collections.ensure(projectDbName(this.dbPrefix, scope), collection);
     try {
-      await target.createIndex(key, options);
+      await target.createIndex(key, { ...options, ...INDEX_BUILD_OPTIONS });
       return { ...index, state: 'ready', createdAt };
     } catch (error) {
+      const unfinished = unfinishedBuild(error);
+      if (unfinished) {
+        // The server aborts a build whose command it interrupts; this makes sure of it.
+        await target.dropIndex(index.name).catch(() => {});
+        return { ...index, state: 'failed', createdAt, failure: unfinished };
+      }
       if (
         error instanceof MongoServerError &&
         (error.code === INDEX_OPTIONS_CONFLICT || error.code === INDEX_KEY_SPECS_CONFLICT)

@@ -23,6 +23,7 @@ import type {
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { trashEntryOf } from '../trashEntry.js';
+import { ensureIndexes } from './indexes.js';
 import { projectDbName, trashCollectionNames } from './naming.js';
 import type { VersionRecord } from './writePlan.js';
 
@@ -100,9 +101,9 @@ function collectionsOf(db: Db, collection: string) {
 
 /** Create the trash sidecars' indexes (idempotent; createIndexes creates the collections). */
 export async function ensureTrashCollections(db: Db, collection: string): Promise<void> {
-  const { entries, versions } = collectionsOf(db, collection);
-  await entries.createIndexes([...TRASH_INDEXES]);
-  await versions.createIndexes([...TRASH_VERSIONS_INDEXES]);
+  const names = trashCollectionNames(collection);
+  await ensureIndexes(db, names.entries, TRASH_INDEXES);
+  await ensureIndexes(db, names.versions, TRASH_VERSIONS_INDEXES);
 }
 
 /** Puts from the trash whose entry no longer holds the version they continue. */

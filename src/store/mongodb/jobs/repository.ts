@@ -9,6 +9,7 @@ import { MongoJobRepository } from '@agendajs/mongo-backend';
 import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
 import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
+import { ensureIndexes } from '../indexes.js';
 import { isDuplicateKeyError } from '../serverErrors.js';
 import { completedBeforeFilter, FINISHED_INDEX, overviewPipeline } from './upkeep.js';
 
@@ -34,9 +35,7 @@ export class DedupingMongoJobRepository extends MongoJobRepository {
 
   override async connect(): Promise<void> {
     await super.connect();
-    await this.jobsDb
-      .collection(this.collection.collectionName)
-      .createIndexes([DEDUPE_INDEX, FINISHED_INDEX]);
+    await ensureIndexes(this.jobsDb, this.collection.collectionName, [DEDUPE_INDEX, FINISHED_INDEX]);
   }
 
   /** Counts per name and state, grouped by the server (the library's own loads every job). */
