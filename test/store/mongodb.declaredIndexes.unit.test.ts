@@ -114,6 +114,20 @@ describe('MongoDB declared indexes (pure parts)', () => {
     expect(conflictingIndexName(new Error('index: x'))).to.equal(null);
   });
 
+  it('a duplicate key on a sidecar index (a racing commit) is no declared index, whatever its name', () => {
+    const duplicate = (collection: string, index: string) =>
+      new MongoServerError({
+        code: 11000,
+        errmsg: `E11000 duplicate key error collection: folio_p_live.${collection} index: ${index} dup key: { docId: "d1", version: 2 }`,
+      });
+    expect(conflictingIndexName(duplicate('_folio.versions.users', 'docId_version_unique'))).to.equal(null);
+    expect(conflictingIndexName(duplicate('_folio.trashVersions.users', 'docId_version_unique'))).to.equal(
+      null,
+    );
+    // A declaration may take that name on the collection itself.
+    expect(conflictingIndexName(duplicate('users', 'docId_version_unique'))).to.equal('docId_version_unique');
+  });
+
   it('finds the documents sharing a value, ignoring those without the field', () => {
     const docs = [
       { _id: 'd1', v: 1 },

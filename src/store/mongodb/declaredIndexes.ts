@@ -34,7 +34,7 @@ import type { CollectionRegistry } from './collections.js';
 import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
 import { DOCUMENT_INDEXES, INDEX_BUILD_OPTIONS, INDEX_BUILD_TIMEOUT_MS } from './indexes.js';
 import { MongoIndexUsage } from './indexUsage.js';
-import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
+import { assertCollectionName, isSidecarCollection, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
 import { DUPLICATE_KEY, MAX_TIME_MS_EXPIRED } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
 
@@ -165,11 +165,19 @@ export function overIndexLimit(names: readonly string[], maxIndexes: number): bo
   return new Set(names).size > maxIndexes;
 }
 
-/** The declared index a duplicate-key error is about (null: not one, or `_id`). */
+/**
+ * The declared index a duplicate-key error is about (null: not one, `_id`, or an index of a
+ * sidecar collection such as the version records' `docId_version_unique`, which only a racing
+ * commit can hit). The server names both: `collection: <db>.<collection> index: <name>`.
+ */
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
-  const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
-  return name === null || OWN_INDEXES.has(name) ? null : name;
+  const match = /collection: (\S+) index: (\S+)/.exec(error.message);
+  if (!match) return null;
+  const [, namespace = '', name = ''] = match;
+  // Database names never hold a dot; a collection name may (the sidecars').
+  const collection = namespace.slice(namespace.indexOf('.') + 1);
+  return isSidecarCollection(collection) || OWN_INDEXES.has(name) ? null : name;
 }
 
 /**
