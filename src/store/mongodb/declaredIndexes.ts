@@ -201,18 +201,38 @@ export function failedWriteDocument(error: unknown): Document | null {
 }
 
 /**
- * The filter matching the documents that hold `document`'s values of a unique index's fields
- * (dotted paths), or null when the document lacks one (then the index does not constrain it).
+ * The keys a document gives an index field (a dotted path): the value there, or, through arrays
+ * (MongoDB's multikey indexes), each element's; none when the document lacks the field.
+ */
+export function indexKeysAt(document: unknown, path: string): unknown[] {
+  let values: unknown[] = [document];
+  for (const part of path.split('.')) {
+    const next: unknown[] = [];
+    for (const value of values) {
+      for (const holder of Array.isArray(value) ? value : [value]) {
+        if (typeof holder === 'object' && holder !== null && Object.hasOwn(holder, part)) {
+          next.push((holder as Record<string, unknown>)[part]);
+        }
+      }
+    }
+    values = next;
+  }
+  // A non-empty array's elements are its keys; an empty one is one key of its own.
+  return values.flatMap((value) => (Array.isArray(value) && value.length > 0 ? value : [value]));
+}
+
+/**
+ * The filter matching the documents that hold one of `document`'s keys for each of a unique
+ * index's fields (dotted paths), or null when the document lacks one (then the index does not
+ * constrain it). A multikey field (an array) matches on any of its elements, as the index does.
  */
 export function sameKeyFilter(fields: readonly string[], document: Document): Document | null {
   const entries: Array<[string, unknown]> = [];
   for (const path of fields) {
-    let value: unknown = document;
-    for (const part of path.split('.')) {
-      if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return null;
-      value = (value as Record<string, unknown>)[part];
-    }
-    entries.push([path, value]);
+    const keys = indexKeysAt(document, path);
+    if (keys.length === 0) return null;
+    // Equality on a path matches a document holding that value anywhere along it, as a key.
+    entries.push([path, keys.length === 1 ? keys[0] : { $in: keys }]);
   }
   return entries.length > 0 ? Object.fromEntries(entries) : null;
 }
