@@ -3,7 +3,8 @@
  * scripted server (test/support/mongoWire.ts): every `createIndexes` Folio sends (a declared
  * index, and a new collection's own indexes) carries `maxTimeMS` under the reservation and
  * `commitQuorum: "majority"`; a build the server stops at its time limit (MaxTimeMSExpired, as a
- * set with members down answers) ends as a failed index with its reason, and is dropped.
+ * set with members down answers) ends as a failed index with its reason, and is dropped; a
+ * restore whose index cannot be built says so (MongoDB keeps no failed index to list).
  */
 import { expect } from 'chai';
 import { type Document, Long } from 'mongodb';
@@ -51,13 +52,14 @@ describe('MongoDB index builds: time bound and commit quorum (scripted server)',
   this.timeout(20_000);
   let server: WireServer;
   let store: MongoStore;
+  const warnings: string[] = [];
 
   before(async () => {
     // Sessions (and so transactions) need the server to announce a session timeout.
     server = await startWireServer(answer, {
       hello: (port) => ({ ...helloReply(port), logicalSessionTimeoutMinutes: 30 }),
     });
-    store = createMongoStore({ uri: server.uri });
+    store = createMongoStore({ uri: server.uri, onWarning: (message) => warnings.push(message) });
   });
 
   after(async () => {
@@ -102,5 +104,17 @@ describe('MongoDB index builds: time bound and commit quorum (scripted server)',
     expect(after.some((c) => c.dropIndexes === 'things' && c.index === SLOW)).to.equal(true);
     // The reservation is released either way.
     expect(after.some((c) => 'delete' in c)).to.equal(true);
+  });
+
+  it('a restore says which index it could not build, and why', async () => {
+    const index = { name: SLOW, fields: [{ path: 'slow', order: 1 as const }], unique: false };
+    await store.snapshots.write([
+      { type: 'index', scope, collection: 'restored', index: { ...index, state: 'ready', createdAt: '' } },
+    ]);
+    const said = warnings.filter((w) => w.includes(SLOW));
+    expect(said).to.have.length(1);
+    expect(said[0])
+      .to.include('prj_builds/test/restored')
+      .and.match(/did not finish within 10 minutes/);
   });
 });
