@@ -1,8 +1,9 @@
 /**
  * A commit moving documents to the trash sends the same number of commands whatever their
- * number, through the real driver against a scripted server (test/support/mongoWire.ts) that
- * answers reads from rows held in the stored form (filters evaluated by mingo) and acknowledges
- * every write: what moves (entries, their histories) is in the commands themselves.
+ * number, and an erasing delete reduces the document before deleting it (erasure.ts): through
+ * the real driver against a scripted server (test/support/mongoWire.ts) that answers reads from
+ * rows held in the stored form (filters evaluated by mingo) and acknowledges every write; what
+ * moves (entries, their histories) is in the commands themselves.
  */
 import { expect } from 'chai';
 import { find } from 'mingo';
@@ -107,5 +108,20 @@ describe('MongoDB trash moves: commands per commit (scripted server)', function 
     for (const record of moved) {
       expect((record.expireAt as Date).toISOString()).to.equal(STAMP.expiresAt);
     }
+  });
+
+  it('an erasing delete reduces the document to its id and metadata before deleting it, in its transaction', async () => {
+    const before = server.commands.length;
+    const writes: DocumentWrite[] = [{ kind: 'delete', id: 'd55', expectedVersion: 1, erase: true }];
+    expect(await store.documents.commit(scope, 'things', writes)).to.deep.equal({ ok: true });
+    const sent = server.commands.slice(before).filter((c) => c.update === 'things' || c.delete === 'things');
+    expect(sent.map((c) => Object.keys(c)[0])).to.deep.equal(['update', 'delete']);
+    const [reduce] = sent[0]!.updates as Document[];
+    expect(reduce!.q).to.deep.equal({ _id: 'd55', '_folio.version': 1 });
+    expect(reduce!.u).to.be.an('array');
+    expect(JSON.stringify(reduce!.u)).to.include('$replaceWith');
+    // Both in the commit's transaction.
+    expect(sent[0]!.txnNumber).to.deep.equal(sent[1]!.txnNumber);
+    expect(sent[0]!.txnNumber).to.not.equal(undefined);
   });
 });
