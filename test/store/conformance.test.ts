@@ -618,6 +618,28 @@ for (const factory of factories) {
         }
       });
 
+      it("an erasing delete's event carries the document's id and metadata only, and is its only event", async () => {
+        const scope = newScope();
+        const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));
+        try {
+          const v1 = firstVersion({ secret: 'erase me' });
+          await mustCommit(store, scope, [putWrite(v1)]);
+          await mustCommit(store, scope, [{ kind: 'delete', id: v1._id, expectedVersion: 1, erase: true }]);
+          const after = firstVersion({});
+          await mustCommit(store, scope, [putWrite(after)]);
+          const events = await reader.take(3);
+          expect(events.map((e) => [e.type, e.documentId])).to.deep.equal([
+            ['created', v1._id],
+            ['deleted', v1._id],
+            ['created', after._id],
+          ]);
+          const { _id, $createdAt, $updatedAt, $version } = v1;
+          expect(events[1]!.document).to.deep.equal({ _id, $createdAt, $updatedAt, $version });
+        } finally {
+          reader.sub.close();
+        }
+      });
+
       it('yields one event per write of a batch, in write order', async () => {
         const scope = newScope();
         const reader = new ChangeReader(store.changes.watch(scope, COLLECTION));

@@ -14,6 +14,7 @@ import {
   planOfExplain,
   reservationId,
   reservationRange,
+  sameKeyFilter,
   toMongoIndex,
 } from '../../src/store/mongodb/declaredIndexes.js';
 import { guardId } from '../../src/store/mongodb/guards.js';
@@ -112,6 +113,45 @@ describe('MongoDB declared indexes (pure parts)', () => {
     expect(conflictingIndexName(duplicate('_id_'))).to.equal(null);
     expect(conflictingIndexName(new MongoServerError({ code: 112, errmsg: 'WriteConflict' }))).to.equal(null);
     expect(conflictingIndexName(new Error('index: x'))).to.equal(null);
+  });
+
+  it('finds the holder of a multikey unique value: any element, through arrays of objects', () => {
+    const held = [
+      { _id: 'h1', tags: ['b', 'c'] },
+      { _id: 'h2', tags: 'z' },
+      { _id: 'h3', items: [{ sku: 'y' }, { sku: 'q' }] },
+      { _id: 'h4', tags: ['x'], items: [{ sku: 'w' }] },
+    ];
+    const holders = (fields: string[], written: Record<string, unknown>) =>
+      find(held, sameKeyFilter(fields, written)!)
+        .all()
+        .map((d) => d._id);
+    expect(sameKeyFilter(['tags'], { _id: 'n', tags: ['a', 'b'] })).to.deep.equal({
+      tags: { $in: ['a', 'b'] },
+    });
+    expect(holders(['tags'], { _id: 'n', tags: ['a', 'b'] })).to.deep.equal(['h1']);
+    expect(holders(['tags'], { _id: 'n', tags: ['z'] })).to.deep.equal(['h2']);
+    expect(holders(['items.sku'], { _id: 'n', items: [{ sku: 'x' }, { sku: 'y' }] })).to.deep.equal(['h3']);
+    expect(holders(['tags', 'items.sku'], { _id: 'n', tags: 'x', items: [{ sku: 'w' }, {}] })).to.deep.equal([
+      'h4',
+    ]);
+    // A scalar stays an equality; a document without the field (or any element with it) is unconstrained.
+    expect(sameKeyFilter(['a.b'], { _id: 'n', a: { b: 1 } })).to.deep.equal({ 'a.b': 1 });
+    expect(sameKeyFilter(['items.sku'], { _id: 'n', items: [{}, { other: 1 }] })).to.equal(null);
+  });
+
+  it('a duplicate key on a sidecar index (a racing commit) is no declared index, whatever its name', () => {
+    const duplicate = (collection: string, index: string) =>
+      new MongoServerError({
+        code: 11000,
+        errmsg: `E11000 duplicate key error collection: folio_p_live.${collection} index: ${index} dup key: { docId: "d1", version: 2 }`,
+      });
+    expect(conflictingIndexName(duplicate('_folio.versions.users', 'docId_version_unique'))).to.equal(null);
+    expect(conflictingIndexName(duplicate('_folio.trashVersions.users', 'docId_version_unique'))).to.equal(
+      null,
+    );
+    // A declaration may take that name on the collection itself.
+    expect(conflictingIndexName(duplicate('users', 'docId_version_unique'))).to.equal('docId_version_unique');
   });
 
   it('finds the documents sharing a value, ignoring those without the field', () => {

@@ -23,6 +23,7 @@ import {
 } from '../../src/store/mongodb/startup/imagesProbe.js';
 import { imagesExpiry, OPLOG_FULL_RATIO, oplogWarning } from '../../src/store/mongodb/startup/oplogWindow.js';
 import {
+  CLUSTER_ACTIONS,
   missingPrivileges,
   PROJECT_DB_ACTIONS,
   privilegesMessage,
@@ -258,8 +259,9 @@ describe('MongoDB start-up: privileges', () => {
     },
     ok: 1,
   });
-  // What readWriteAnyDatabase and dbAdminAnyDatabase grant on {db: '', collection: ''} (abridged).
-  const readWriteAny = {
+  // What readWriteAnyDatabase and dbAdminAnyDatabase grant on {db: '', collection: ''} (abridged),
+  // and readWriteAnyDatabase on the cluster.
+  const readWriteAnyActions = {
     resource: { db: '', collection: '' },
     actions: [
       'changeStream',
@@ -267,6 +269,7 @@ describe('MongoDB start-up: privileges', () => {
       'createCollection',
       'createIndex',
       'dropCollection',
+      'dropIndex',
       'find',
       'insert',
       'killCursors',
@@ -276,6 +279,8 @@ describe('MongoDB start-up: privileges', () => {
       'update',
     ],
   };
+  const listDatabases = { resource: { cluster: true }, actions: ['listDatabases'] };
+  const readWriteAny = [readWriteAnyActions, listDatabases];
   const dbAdminAny = {
     resource: { db: '', collection: '' },
     actions: ['collMod', 'collStats', 'createCollection', 'createIndex', 'dropCollection', 'listCollections'],
@@ -283,15 +288,15 @@ describe('MongoDB start-up: privileges', () => {
   const none = { missing: [], missingForRepair: [] };
 
   it('finds nothing missing for readWriteAnyDatabase + dbAdminAnyDatabase, or an anyResource privilege', () => {
-    expect(missingPrivileges(status([readWriteAny, dbAdminAny]), 'folio_system')).to.deep.equal(none);
-    const all = [...SYSTEM_DB_ACTIONS, ...PROJECT_DB_ACTIONS, ...REPAIR_ACTIONS];
+    expect(missingPrivileges(status([...readWriteAny, dbAdminAny]), 'folio_system')).to.deep.equal(none);
+    const all = [...SYSTEM_DB_ACTIONS, ...PROJECT_DB_ACTIONS, ...CLUSTER_ACTIONS, ...REPAIR_ACTIONS];
     expect(
       missingPrivileges(status([{ resource: { anyResource: true }, actions: all }]), 'folio_system'),
     ).to.deep.equal(none);
   });
 
   it('runs with readWriteAnyDatabase alone, only without collMod for repairs', () => {
-    expect(missingPrivileges(status([readWriteAny]), 'folio_system')).to.deep.equal({
+    expect(missingPrivileges(status(readWriteAny), 'folio_system')).to.deep.equal({
       missing: [],
       missingForRepair: ['collMod on every database'],
     });
@@ -314,14 +319,41 @@ describe('MongoDB start-up: privileges', () => {
       'remove on every database',
       'createCollection on every database',
       'createIndex on every database',
+      'listIndexes on every database',
+      'dropIndex on every database',
+      'listDatabases on the cluster',
     ]);
+  });
+
+  it('needs listIndexes and dropIndex on every database, and listDatabases on the cluster', () => {
+    // A custom role granting only what the docs listed before: index lists, drops and restore failed later.
+    const older = {
+      resource: { db: '', collection: '' },
+      actions: readWriteAnyActions.actions.filter((a) => a !== 'listIndexes' && a !== 'dropIndex'),
+    };
+    expect(missingPrivileges(status([older]), 'folio_system').missing).to.deep.equal([
+      'listIndexes on every database',
+      'dropIndex on every database',
+      'listDatabases on the cluster',
+    ]);
+    // listDatabases granted on a database is not on the cluster.
+    const onDb = { resource: { db: '', collection: '' }, actions: ['listDatabases'] };
+    expect(missingPrivileges(status([readWriteAnyActions, onDb]), 'folio_system').missing).to.deep.equal([
+      'listDatabases on the cluster',
+    ]);
+    expect(
+      missingPrivileges(status([readWriteAnyActions, listDatabases]), 'folio_system').missing,
+    ).to.deep.equal([]);
   });
 
   it('does not count privileges on one database for databases created later', () => {
     const oneDb = { resource: { db: 'folio_prj_x_live', collection: '' }, actions: [...PROJECT_DB_ACTIONS] };
     const system = { resource: { db: 'folio_system', collection: '' }, actions: [...SYSTEM_DB_ACTIONS] };
     const { missing } = missingPrivileges(status([oneDb, system]), 'folio_system');
-    expect(missing).to.deep.equal(PROJECT_DB_ACTIONS.map((a) => `${a} on every database`));
+    expect(missing).to.deep.equal([
+      ...PROJECT_DB_ACTIONS.map((a) => `${a} on every database`),
+      'listDatabases on the cluster',
+    ]);
     // A privilege on one collection covers no database.
     const oneCollection = {
       resource: { db: 'folio_system', collection: 'keys' },

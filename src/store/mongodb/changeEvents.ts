@@ -4,10 +4,11 @@
  * to the port's events.
  */
 import type { ChangeStreamDocument, ChangeStreamOptions, Document, ResumeToken, Timestamp } from 'mongodb';
-import type { ChangeEvent, ChangeType, DataScope, JsonObject } from '../port.js';
+import type { ChangeEvent, ChangeType, DataScope } from '../port.js';
 import type { StoredDocument } from '../storedForm.js';
 import { fromStored } from '../storedForm.js';
 import { asTimestamp } from './clusterClock.js';
+import { erasedOrWhole, isErasingChange } from './erasure.js';
 import { COLLECTION_NAME_PATTERN, projectDbPattern } from './naming.js';
 
 /**
@@ -191,6 +192,8 @@ export type ChangeKind =
   | { kind: 'other' };
 
 export function classifyChange(change: ChangeStreamDocument<StoredDocument>): ChangeKind {
+  // The first half of an erasure (erasure.ts): its `deleted` event follows.
+  if (isErasingChange(change)) return { kind: 'other' };
   switch (change.operationType) {
     case 'insert':
     case 'replace':
@@ -235,7 +238,7 @@ export function toChangeEvent(
       image = change.fullDocument;
       break;
     case 'delete':
-      // The document as it was just before the delete (pre-image).
+      // The document as it was just before the delete (pre-image); an erased one's metadata.
       image = change.fullDocumentBeforeChange;
       break;
     default:
@@ -253,7 +256,7 @@ export function toChangeEvent(
       type,
       collection: change.ns.coll,
       documentId: String(change.documentKey._id),
-      document: fromStored(image as JsonObject),
+      document: fromStored(erasedOrWhole(image)),
       timestamp: eventTime(change.wallTime, clusterTime),
     },
     clusterTime,

@@ -32,10 +32,10 @@ import {
 } from '../port.js';
 import type { CollectionRegistry } from './collections.js';
 import { type GuardDoc, guardId, insertWhileBelow } from './guards.js';
-import { DOCUMENT_INDEXES } from './indexes.js';
+import { DOCUMENT_INDEXES, INDEX_BUILD_OPTIONS, INDEX_BUILD_TIMEOUT_MS } from './indexes.js';
 import { MongoIndexUsage } from './indexUsage.js';
-import { assertCollectionName, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
-import { DUPLICATE_KEY } from './serverErrors.js';
+import { assertCollectionName, isSidecarCollection, projectDbName, SYSTEM_COLLECTIONS } from './naming.js';
+import { DUPLICATE_KEY, MAX_TIME_MS_EXPIRED } from './serverErrors.js';
 import { inTransaction, type WriteLimits } from './transactions.js';
 
 /** The name of MongoDB's own index on `_id`, never a declared one. */
@@ -136,16 +136,48 @@ export function countedIndexNames(
   return names;
 }
 
+/** MongoDB's code for a build aborted while it ran (a drop, a step-down, killOp). */
+const INDEX_BUILD_ABORTED = 276;
+
+/**
+ * Why a build could not finish, or null when `error` is not about that: past its time limit
+ * (INDEX_BUILD_OPTIONS; the server aborted it) or aborted on the server.
+ */
+export function unfinishedBuild(error: unknown): IndexRecord['failure'] | null {
+  if (!(error instanceof MongoServerError)) return null;
+  if (error.code === MAX_TIME_MS_EXPIRED) {
+    const minutes = INDEX_BUILD_TIMEOUT_MS / 60_000;
+    return {
+      message:
+        `the build did not finish within ${minutes} minutes and was abandoned: a majority of the ` +
+        'replica set must build it (are members down or lagging?); declare it again later',
+      ids: [],
+    };
+  }
+  if (error.code === INDEX_BUILD_ABORTED) {
+    return { message: `the build was aborted on the server (${error.message}); declare it again`, ids: [] };
+  }
+  return null;
+}
+
 /** Whether a collection's declared indexes, just after a build, are more than its maximum. */
 export function overIndexLimit(names: readonly string[], maxIndexes: number): boolean {
   return new Set(names).size > maxIndexes;
 }
 
-/** The declared index a duplicate-key error is about (null: not one, or `_id`). */
+/**
+ * The declared index a duplicate-key error is about (null: not one, `_id`, or an index of a
+ * sidecar collection such as the version records' `docId_version_unique`, which only a racing
+ * commit can hit). The server names both: `collection: <db>.<collection> index: <name>`.
+ */
 export function conflictingIndexName(error: unknown): string | null {
   if (!(error instanceof MongoServerError) || error.code !== DUPLICATE_KEY) return null;
-  const name = /index: (\S+)/.exec(error.message)?.[1] ?? null;
-  return name === null || OWN_INDEXES.has(name) ? null : name;
+  const match = /collection: (\S+) index: (\S+)/.exec(error.message);
+  if (!match) return null;
+  const [, namespace = '', name = ''] = match;
+  // Database names never hold a dot; a collection name may (the sidecars').
+  const collection = namespace.slice(namespace.indexOf('.') + 1);
+  return isSidecarCollection(collection) || OWN_INDEXES.has(name) ? null : name;
 }
 
 /**
@@ -169,18 +201,38 @@ export function failedWriteDocument(error: unknown): Document | null {
 }
 
 /**
- * The filter matching the documents that hold `document`'s values of a unique index's fields
- * (dotted paths), or null when the document lacks one (then the index does not constrain it).
+ * The keys a document gives an index field (a dotted path): the value there, or, through arrays
+ * (MongoDB's multikey indexes), each element's; none when the document lacks the field.
+ */
+export function indexKeysAt(document: unknown, path: string): unknown[] {
+  let values: unknown[] = [document];
+  for (const part of path.split('.')) {
+    const next: unknown[] = [];
+    for (const value of values) {
+      for (const holder of Array.isArray(value) ? value : [value]) {
+        if (typeof holder === 'object' && holder !== null && Object.hasOwn(holder, part)) {
+          next.push((holder as Record<string, unknown>)[part]);
+        }
+      }
+    }
+    values = next;
+  }
+  // A non-empty array's elements are its keys; an empty one is one key of its own.
+  return values.flatMap((value) => (Array.isArray(value) && value.length > 0 ? value : [value]));
+}
+
+/**
+ * The filter matching the documents that hold one of `document`'s keys for each of a unique
+ * index's fields (dotted paths), or null when the document lacks one (then the index does not
+ * constrain it). A multikey field (an array) matches on any of its elements, as the index does.
  */
 export function sameKeyFilter(fields: readonly string[], document: Document): Document | null {
   const entries: Array<[string, unknown]> = [];
   for (const path of fields) {
-    let value: unknown = document;
-    for (const part of path.split('.')) {
-      if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return null;
-      value = (value as Record<string, unknown>)[part];
-    }
-    entries.push([path, value]);
+    const keys = indexKeysAt(document, path);
+    if (keys.length === 0) return null;
+    // Equality on a path matches a document holding that value anywhere along it, as a key.
+    entries.push([path, keys.length === 1 ? keys[0] : { $in: keys }]);
   }
   return entries.length > 0 ? Object.fromEntries(entries) : null;
 }
@@ -297,9 +349,15 @@ export class MongoIndexes implements IndexRepository {
     // Created as a Folio collection (pre- and post-images), not implicitly by createIndex.
     await this.collections.ensure(projectDbName(this.dbPrefix, scope), collection);
     try {
-      await target.createIndex(key, options);
+      await target.createIndex(key, { ...options, ...INDEX_BUILD_OPTIONS });
       return { ...index, state: 'ready', createdAt };
     } catch (error) {
+      const unfinished = unfinishedBuild(error);
+      if (unfinished) {
+        // The server aborts a build whose command it interrupts; this makes sure of it.
+        await target.dropIndex(index.name).catch(() => {});
+        return { ...index, state: 'failed', createdAt, failure: unfinished };
+      }
       if (
         error instanceof MongoServerError &&
         (error.code === INDEX_OPTIONS_CONFLICT || error.code === INDEX_KEY_SPECS_CONFLICT)

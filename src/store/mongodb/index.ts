@@ -164,7 +164,7 @@ class MongoStoreImpl implements MongoStore {
     this.consumers = translatingFailures(new MongoFeedConsumers(this.#system), translate);
     this.streamSlots = translatingFailures(new MongoStreamSlots(this.#system), translate);
     // Not translated: only the operator commands use it, and they report the driver's own error.
-    this.snapshots = new MongoSnapshots(this.client, this.dbPrefix, collections, this.indexes);
+    this.snapshots = new MongoSnapshots(this.client, this.dbPrefix, collections, this.indexes, this.#warn);
     this.schemas = translatingFailures(new MongoSchemas(this.#system), translate);
     this.trash = translatingFailures(new MongoTrash(this.client, this.dbPrefix), translate);
     this.attemptLocks = translatingFailures(new MongoAttemptLocks(this.#system), translate);

@@ -2,7 +2,7 @@
  * Every index and collection option the MongoDB store relies on, as data: `init()` and the first
  * write to a collection create them, and the unit tests check them key by key.
  */
-import type { CreateCollectionOptions, Db, IndexDescription } from 'mongodb';
+import type { CreateCollectionOptions, CreateIndexesOptions, Db, IndexDescription } from 'mongodb';
 import type { SystemCollection } from './naming.js';
 
 /** System-database indexes: uniqueness the port promises, lookups it needs, and TTL clean-up. */
@@ -94,10 +94,28 @@ export function documentCollectionIndexes(): {
   return { documents: DOCUMENT_INDEXES, versions: VERSIONS_INDEXES };
 }
 
-/** Create the indexes (idempotent: an existing index with the same definition is left alone). */
+/** How long one index build may run: under the reservation of a declared one (15 min). */
+export const INDEX_BUILD_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Every index build's bounds. `maxTimeMS`: the server aborts the build past it (the
+ * createIndexes command aborts the build it waits on when interrupted), so a build never outlives
+ * its reservation. `commitQuorum: "majority"`: the default waits for every voting data-bearing
+ * member, so one member of three down would hold every build until the time limit.
+ */
+export const INDEX_BUILD_OPTIONS = {
+  maxTimeMS: INDEX_BUILD_TIMEOUT_MS,
+  commitQuorum: 'majority',
+} as const satisfies CreateIndexesOptions;
+
+/**
+ * Create the indexes (idempotent: an existing index with the same definition is left alone),
+ * within INDEX_BUILD_OPTIONS. Sent as the command itself: the driver's `createIndexes()` drops
+ * `maxTimeMS` (mongodb 7.x). The descriptions here use the server's own option names.
+ */
 export async function ensureIndexes(db: Db, collection: string, indexes: readonly IndexDescription[]) {
   if (indexes.length === 0) return;
-  await db.collection(collection).createIndexes([...indexes]);
+  await db.command({ createIndexes: collection, indexes: [...indexes], ...INDEX_BUILD_OPTIONS });
 }
 
 export async function ensureSystemIndexes(db: Db, collections: Readonly<Record<SystemCollection, string>>) {

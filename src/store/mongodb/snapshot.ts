@@ -314,6 +314,23 @@ export function snapshotLost(error: unknown): SnapshotLostError | null {
   return null;
 }
 
+/**
+ * What to say about a restored index that could not be built (MongoDB keeps no failed index, so
+ * unsaid it would be gone without a trace), or null when it was built.
+ */
+export function unbuiltIndexWarning(
+  scope: DataScope,
+  collection: string,
+  built: IndexRecord | null,
+  name: string,
+): string | null {
+  if (built?.state === 'ready') return null;
+  const where = `${scope.projectId}/${scope.env}/${collection}`;
+  const why = built?.failure?.message ?? 'the collection is at its index limit';
+  const ids = built?.failure?.ids.length ? ` (documents ${built.failure.ids.join(', ')})` : '';
+  return `Restore: index ${name} of ${where} was not built: ${why}${ids}. Declare it again once that is resolved.`;
+}
+
 export class MongoSnapshots implements SnapshotRepository {
   readonly #system: Db;
 
@@ -322,6 +339,7 @@ export class MongoSnapshots implements SnapshotRepository {
     private readonly dbPrefix: string,
     private readonly collections: CollectionRegistry,
     private readonly indexes: MongoIndexes,
+    private readonly warn: (message: string) => void,
   ) {
     this.#system = client.db(systemDbName(dbPrefix));
   }
@@ -484,14 +502,11 @@ export class MongoSnapshots implements SnapshotRepository {
       await this.#restoreIndex(scope, collection, index);
   }
 
-  /** Build the declaration; one already built (a resumed restore) stays. */
-  async #restoreIndex(
-    scope: { projectId: string; env: 'live' | 'test' },
-    collection: string,
-    index: IndexRecord,
-  ) {
+  /** Build the declaration; one already built (a resumed restore) stays; one that fails is said. */
+  async #restoreIndex(scope: DataScope, collection: string, index: IndexRecord) {
+    let built: IndexRecord | null;
     try {
-      await this.indexes.create(
+      built = await this.indexes.create(
         scope,
         collection,
         { name: index.name, fields: index.fields, unique: index.unique },
@@ -499,6 +514,9 @@ export class MongoSnapshots implements SnapshotRepository {
       );
     } catch (error) {
       if (!(error instanceof DuplicateError)) throw error;
+      return;
     }
+    const warning = unbuiltIndexWarning(scope, collection, built, index.name);
+    if (warning) this.warn(warning);
   }
 }

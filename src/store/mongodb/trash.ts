@@ -23,6 +23,7 @@ import type {
 } from '../port.js';
 import { fromStored, type StoredDocument } from '../storedForm.js';
 import { trashEntryOf } from '../trashEntry.js';
+import { ensureIndexes } from './indexes.js';
 import { projectDbName, trashCollectionNames } from './naming.js';
 import type { VersionRecord } from './writePlan.js';
 
@@ -100,9 +101,9 @@ function collectionsOf(db: Db, collection: string) {
 
 /** Create the trash sidecars' indexes (idempotent; createIndexes creates the collections). */
 export async function ensureTrashCollections(db: Db, collection: string): Promise<void> {
-  const { entries, versions } = collectionsOf(db, collection);
-  await entries.createIndexes([...TRASH_INDEXES]);
-  await versions.createIndexes([...TRASH_VERSIONS_INDEXES]);
+  const names = trashCollectionNames(collection);
+  await ensureIndexes(db, names.entries, TRASH_INDEXES);
+  await ensureIndexes(db, names.versions, TRASH_VERSIONS_INDEXES);
 }
 
 /** Puts from the trash whose entry no longer holds the version they continue. */
@@ -125,7 +126,9 @@ export async function trashConflicts(
 
 /**
  * Apply the steps inside the commit's transaction, before the document writes: entries moving
- * in read the document and history the same snapshot checked.
+ * in read the document and history the same snapshot checked. Each step costs a fixed number of
+ * round trips whatever the number of documents (every read and write names them all), so a bulk
+ * delete of 500 stays a handful of operations in its transaction.
  */
 export async function applyTrashSteps(
   db: Db,
@@ -135,33 +138,59 @@ export async function applyTrashSteps(
   session: ClientSession,
 ): Promise<void> {
   const { entries, versions: trashVersions } = collectionsOf(db, collection);
-  const documents = db.collection<StoredDocument>(collection);
   const history = db.collection<VersionRecord>(versionsCollection);
-  const erase = async (id: string) => {
-    await entries.deleteOne({ _id: id }, { session });
-    await trashVersions.deleteMany({ docId: id }, { session });
+  const erase = async (ids: readonly string[]) => {
+    if (ids.length === 0) return;
+    await entries.deleteMany({ _id: { $in: [...ids] } }, { session });
+    await trashVersions.deleteMany({ docId: { $in: [...ids] } }, { session });
   };
-  for (const { id, stamp } of steps.moveIn) {
-    const stored = await documents.findOne({ _id: id }, { session });
-    if (!stored) continue;
-    await erase(id);
-    await entries.insertOne(trashDocOf(stored, stamp), { session });
-    const records = await history.find({ docId: id }, { session, projection: { _id: 0 } }).toArray();
-    const expireAt = new Date(stamp.expiresAt);
-    if (records.length > 0)
-      await trashVersions.insertMany(
-        records.map((r) => ({ ...r, expireAt })),
-        { session },
-      );
+  if (steps.moveIn.length > 0) {
+    const stored = await db
+      .collection<StoredDocument>(collection)
+      .find({ _id: { $in: steps.moveIn.map((m) => m.id) } }, { session })
+      .toArray();
+    const ids = stored.map((d) => d._id);
+    const records =
+      ids.length === 0
+        ? []
+        : await history.find({ docId: { $in: ids } }, { session, projection: { _id: 0 } }).toArray();
+    const moved = trashMoves(steps.moveIn, stored, records);
+    await erase(ids);
+    if (moved.entries.length > 0) await entries.insertMany(moved.entries, { session });
+    if (moved.versions.length > 0) await trashVersions.insertMany(moved.versions, { session });
   }
-  for (const id of steps.erase) await erase(id);
-  for (const { id } of steps.moveOut) {
+  await erase(steps.erase);
+  if (steps.moveOut.length > 0) {
+    const ids = steps.moveOut.map((m) => m.id);
     const records = await trashVersions
-      .find({ docId: id }, { session, projection: { _id: 0, expireAt: 0 } })
+      .find({ docId: { $in: ids } }, { session, projection: { _id: 0, expireAt: 0 } })
       .toArray();
     if (records.length > 0) await history.insertMany(records as VersionRecord[], { session });
-    await erase(id);
+    await erase(ids);
   }
+}
+
+/**
+ * What documents moving to the trash write there: an entry per document that exists (a delete
+ * of a missing one writes nothing), and its history with the entry's expiry.
+ */
+export function trashMoves(
+  moveIn: TrashSteps['moveIn'],
+  stored: readonly StoredDocument[],
+  records: readonly VersionRecord[],
+): { entries: TrashDoc[]; versions: TrashVersionDoc[] } {
+  const stamps = new Map(moveIn.map((m) => [m.id, m.stamp]));
+  const entries: TrashDoc[] = [];
+  for (const doc of stored) {
+    const stamp = stamps.get(doc._id);
+    if (stamp) entries.push(trashDocOf(doc, stamp));
+  }
+  const versions: TrashVersionDoc[] = [];
+  for (const record of records) {
+    const stamp = stamps.get(record.docId);
+    if (stamp) versions.push({ ...record, expireAt: new Date(stamp.expiresAt) });
+  }
+  return { entries, versions };
 }
 
 export class MongoTrash implements TrashRepository {

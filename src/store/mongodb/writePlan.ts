@@ -7,6 +7,7 @@ import type { AnyBulkWriteOperation, BulkWriteResult } from 'mongodb';
 import type { DocumentWrite, WriteOperation } from '../port.js';
 import { type StoredDocument, toStored } from '../storedForm.js';
 import { writeId } from '../writeConditions.js';
+import { erasingUpdate } from './erasure.js';
 
 /** One element of a document's history in the sidecar collection. */
 export interface VersionRecord {
@@ -43,6 +44,11 @@ export function planWrites(writes: readonly DocumentWrite[]): WritePlan {
   const expected = { inserted: 0, matched: 0, deleted: 0 };
   for (const write of writes) {
     if (write.kind === 'delete') {
+      if (write.erase) {
+        // Its delete event then carries the id and metadata only (erasure.ts).
+        documentOps.push(erasingUpdate(write.id, write.expectedVersion));
+        expected.matched++;
+      }
       documentOps.push({ deleteOne: { filter: { _id: write.id, '_folio.version': write.expectedVersion } } });
       versionOps.push({ deleteMany: { filter: { docId: write.id } } });
       expected.deleted++;

@@ -9,8 +9,15 @@ import { MongoJobRepository } from '@agendajs/mongo-backend';
 import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
 import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
+import { ensureIndexes } from '../indexes.js';
 import { isDuplicateKeyError } from '../serverErrors.js';
-import { completedBeforeFilter, FINISHED_INDEX, overviewPipeline } from './upkeep.js';
+import {
+  completedBeforeFilter,
+  FINISHED_INDEX,
+  OVERVIEW_TIME_LIMIT_MS,
+  overviewPipeline,
+  overviewServes,
+} from './upkeep.js';
 
 export const DEDUPE_INDEX: IndexDescription = {
   key: { name: 1, 'data.dedupeKey': 1 },
@@ -28,21 +35,36 @@ export class DedupingMongoJobRepository extends MongoJobRepository {
   constructor(
     private readonly jobsDb: Db,
     collection: string,
+    private readonly nowMs: () => number = Date.now,
   ) {
     super({ mongo: jobsDb, db: { collection } });
   }
 
   override async connect(): Promise<void> {
     await super.connect();
-    await this.jobsDb
-      .collection(this.collection.collectionName)
-      .createIndexes([DEDUPE_INDEX, FINISHED_INDEX]);
+    await ensureIndexes(this.jobsDb, this.collection.collectionName, [DEDUPE_INDEX, FINISHED_INDEX]);
   }
 
-  /** Counts per name and state, grouped by the server (the library's own loads every job). */
+  #overview: { readAtMs: number; rows: Promise<JobsOverview[]> } | null = null;
+
+  /**
+   * Counts per name and state, grouped by the server (the library's own loads every job), at most
+   * once per OVERVIEW_MAX_AGE_MS: callers meanwhile share the last read, or the one in flight.
+   */
   override async getJobsOverview(): Promise<JobsOverview[]> {
-    const rows = await this.collection.aggregate<JobStateCount>(overviewPipeline(new Date())).toArray();
-    return jobsOverview(rows);
+    const now = this.nowMs();
+    if (this.#overview && overviewServes(this.#overview.readAtMs, now)) return this.#overview.rows;
+    const rows = this.collection
+      .aggregate<JobStateCount>(overviewPipeline(new Date(now)), { maxTimeMS: OVERVIEW_TIME_LIMIT_MS })
+      .toArray()
+      .then(jobsOverview);
+    const overview = { readAtMs: now, rows };
+    this.#overview = overview;
+    // A failed read is not served again: the next caller reads afresh.
+    rows.catch(() => {
+      if (this.#overview === overview) this.#overview = null;
+    });
+    return rows;
   }
 
   /** One server-side delete of the jobs of `name` that completed before `beforeMs`. */

@@ -35,6 +35,19 @@ export function jobStateExpression(now: Date): Document {
   ) as Document;
 }
 
+/**
+ * How long one overview serves: the `$group` below reads every job, so metrics scrapes (every
+ * instance, every Prometheus) share one read per this long instead of one each.
+ */
+export const OVERVIEW_MAX_AGE_MS = 30_000;
+/** `maxTimeMS` of the overview: a huge backlog fails the scrape's gauge, never holds the server. */
+export const OVERVIEW_TIME_LIMIT_MS = 5_000;
+
+/** Whether an overview read (or still being read) at `readAtMs` serves a request at `nowMs`. */
+export function overviewServes(readAtMs: number, nowMs: number): boolean {
+  return nowMs >= readAtMs && nowMs - readAtMs < OVERVIEW_MAX_AGE_MS;
+}
+
 /** Counts per name and state, and how many of them are paused: `[{name, state, n, paused}]`. */
 export function overviewPipeline(now: Date): Document[] {
   return [

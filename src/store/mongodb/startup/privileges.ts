@@ -20,7 +20,8 @@ export const SYSTEM_DB_ACTIONS = [
 
 /**
  * In every project database. Those are created as projects appear, so only a privilege on every
- * database (`{db: "", collection: ""}`) covers them. `changeStream` feeds SSE and webhooks.
+ * database (`{db: "", collection: ""}`) covers them. `changeStream` feeds SSE and webhooks;
+ * `listIndexes` and `dropIndex` list and drop declared (and automatic) indexes.
  */
 export const PROJECT_DB_ACTIONS = [
   'find',
@@ -29,9 +30,14 @@ export const PROJECT_DB_ACTIONS = [
   'remove',
   'createCollection',
   'createIndex',
+  'listIndexes',
+  'dropIndex',
   'listCollections',
   'changeStream',
 ] as const;
+
+/** On the cluster (`{cluster: true}`): a restore checks that no project database holds data. */
+export const CLUSTER_ACTIONS = ['listDatabases'] as const;
 
 /**
  * Not needed to run, only to repair a collection dropped behind Folio's back (switching its pre-
@@ -40,8 +46,13 @@ export const PROJECT_DB_ACTIONS = [
 export const REPAIR_ACTIONS = ['collMod'] as const;
 
 interface Privilege {
-  resource?: { db?: unknown; collection?: unknown; anyResource?: unknown };
+  resource?: { db?: unknown; collection?: unknown; anyResource?: unknown; cluster?: unknown };
   actions?: unknown;
+}
+
+/** Whether `resource` is the cluster (or any resource). */
+function coversCluster(resource: Privilege['resource']): boolean {
+  return resource?.anyResource === true || resource?.cluster === true;
 }
 
 /** Whether `resource` covers every collection of database `db` (`null`: of every database). */
@@ -73,16 +84,20 @@ export function missingPrivileges(connectionStatus: Document, systemDb: string):
   const privileges = (
     Array.isArray(authInfo.authenticatedUserPrivileges) ? authInfo.authenticatedUserPrivileges : []
   ) as Privilege[];
+  const grants = (p: Privilege, action: string) => Array.isArray(p.actions) && p.actions.includes(action);
   const allowed = (action: string, db: string | null) =>
-    privileges.some(
-      (p) => coversDatabase(p.resource, db) && Array.isArray(p.actions) && p.actions.includes(action),
-    );
+    privileges.some((p) => coversDatabase(p.resource, db) && grants(p, action));
   const missing: string[] = [];
   for (const action of SYSTEM_DB_ACTIONS) {
     if (!allowed(action, systemDb)) missing.push(`${action} on database ${systemDb}`);
   }
   for (const action of PROJECT_DB_ACTIONS) {
     if (!allowed(action, null)) missing.push(`${action} on every database`);
+  }
+  for (const action of CLUSTER_ACTIONS) {
+    if (!privileges.some((p) => coversCluster(p.resource) && grants(p, action))) {
+      missing.push(`${action} on the cluster`);
+    }
   }
   const missingForRepair = REPAIR_ACTIONS.filter((action) => !allowed(action, null)).map(
     (action) => `${action} on every database`,
@@ -92,7 +107,7 @@ export function missingPrivileges(connectionStatus: Document, systemDb: string):
 
 const GRANT =
   'Grant the roles readWriteAnyDatabase and dbAdminAnyDatabase (or a custom role with these actions ' +
-  'on {db: "", collection: ""}); see docs/mongodb.md.';
+  'on {db: "", collection: ""}, and listDatabases on {cluster: true}); see docs/mongodb.md.';
 
 export function privilegesMessage(missing: readonly string[]): string {
   return `The MongoDB user in MONGODB_URI lacks privileges Folio needs: ${missing.join(', ')}. ${GRANT}`;
