@@ -27,14 +27,14 @@ export interface MetricSources {
 /** As the MongoDB change feed counts them. */
 export type ChangeFeedCounts = FeedStats;
 
-/** As the embedded store counts them (src/store/embedded/groupCommit.ts). */
+/** As the embedded store counts them (src/store/embedded/documents/groupCommit.ts). */
 export interface CommitGroupCounts {
   groups: number;
   /** The groups committed with their sync (the others were deferred commits). */
   durable: number;
 }
 
-/** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
+/** As the embedded store counts them (src/store/embedded/database/checkpoints.ts). */
 export interface WalCheckpointCounts {
   runs: number;
   failures: number;

@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import type { SqlParam } from './query/sqlFragments.js';
+import type { SqlParam } from './sqlFragments.js';
 
 export class StatementCache {
   readonly #entries: LRUCache<string, Database.Statement<SqlParam[], unknown>>;

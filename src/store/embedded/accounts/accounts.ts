@@ -16,9 +16,9 @@ import {
   type ProjectRecord,
   type ResolvedKey,
   type SessionRecord,
-} from '../port.js';
-import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
-import { BOUND_COUNT } from './sqlLimit.js';
+} from '../../port.js';
+import { ChunkedSweep, chunkWasFull } from '../database/chunkedSweep.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
 
 interface AccountRow {
   id: string;

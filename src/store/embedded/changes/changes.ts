@@ -6,13 +6,13 @@
  * This process's own rows it takes from the log as they were appended (ChangeLog.takeOwnAfter),
  * not from the table, whenever they follow on from the last row it published.
  */
-import { ChangeFanOut, type ChangeSource } from '../changeFeed/fanOut.js';
+import { ChangeFanOut, type ChangeSource } from '../../changeFeed/fanOut.js';
 import {
   FeedEndError,
   FeedSubscription,
   type HistoryCursor,
   type HistoryPage,
-} from '../changeFeed/subscription.js';
+} from '../../changeFeed/subscription.js';
 import {
   type ChangeFeed,
   type ChangeFeedEnd,
@@ -20,9 +20,9 @@ import {
   type DataScope,
   DEFAULT_BUFFER_LIMIT,
   type WatchOptions,
-} from '../port.js';
+} from '../../port.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
 import { type ChangeLog, compareSeqTokens, feedKey, type LoggedChange, parseSeqToken } from './changeLog.js';
-import { scopeKeyOf } from './scopeKey.js';
 
 /** How often the tail looks for rows committed by other connections. */
 const POLL_MS = 500;

@@ -14,12 +14,12 @@ import type {
   SchemaMode,
   SnapshotRecord,
   WriteOperation,
-} from '../port.js';
-import { trashEntryOf } from '../trashEntry.js';
-import { API_TEXT } from './apiText.js';
-import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
-import { scopeFromKey } from './scopeKey.js';
-import { type WebhookRow, toRecord as webhookRecordOf } from './webhooks.js';
+} from '../../port.js';
+import { trashEntryOf } from '../../trashEntry.js';
+import { API_TEXT } from '../documents/apiText.js';
+import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from '../documents/currentVersion.js';
+import { scopeFromKey } from '../layout/scopeKey.js';
+import { type WebhookRow, toRecord as webhookRecordOf } from '../webhooks/webhooks.js';
 
 type Row = Record<string, unknown>;
 

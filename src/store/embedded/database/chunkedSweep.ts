@@ -7,7 +7,7 @@
  * chunk comes back short or the sweep is stopped. Sweeps of one kind never overlap: a second
  * `run` waits for the one under way.
  */
-import { boundCount } from './sqlLimit.js';
+import { boundCount } from '../query/sqlLimit.js';
 
 /** Rows per chunk: a few milliseconds of deleting (bench/changePrune.ts). */
 export const SWEEP_CHUNK_ROWS = 2000;

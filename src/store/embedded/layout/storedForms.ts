@@ -8,9 +8,9 @@
  * ones (schema migration 8), which stays empty once they are all converted.
  */
 import type Database from 'better-sqlite3';
-import { CONVERTED_BODY } from './apiText.js';
-import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
-import { BOUND_COUNT } from './sqlLimit.js';
+import { ChunkedSweep, chunkWasFull } from '../database/chunkedSweep.js';
+import { CONVERTED_BODY } from '../documents/apiText.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
 
 /** Rows a chunk rewrites: each rewrite also updates the row's declared-index entries. */
 export const CONVERSION_CHUNK_ROWS = 500;

@@ -11,9 +11,9 @@ import {
   type WebhookRecord,
   type WebhookRepository,
   type WebhookStatus,
-} from '../port.js';
-import { feedKey } from './changeLog.js';
-import { scopeKeyOf } from './scopeKey.js';
+} from '../../port.js';
+import { feedKey } from '../changes/changeLog.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
 
 /**
  * Collections known to have no webhook, so the dispatcher's look-up per change costs a Set

@@ -22,23 +22,28 @@ import type {
   StoredFilter,
   VersionInfo,
   WriteOperation,
-} from '../port.js';
+} from '../../port.js';
+import type { ChangeLog } from '../changes/changeLog.js';
+import type { EmbeddedChangeFeed } from '../changes/changes.js';
+import {
+  collectionMatch,
+  compoundPaths,
+  type EmbeddedIndexes,
+  sqlIndexNames,
+} from '../indexes/declaredIndexes.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
+import { AnswerCache, DEFAULT_QUERY_CACHE_BYTES, questionText } from '../query/answerCache.js';
+import { compileFilter } from '../query/compileFilter.js';
+import { indexedPathsOf } from '../query/indexedPaths.js';
+import { openReader, readRow, selectSql } from '../query/selectSql.js';
+import type { SqlParam } from '../query/sqlFragments.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
+import { StatementCache } from '../query/statementCache.js';
 import { API_TEXT } from './apiText.js';
-import type { ChangeLog } from './changeLog.js';
-import type { EmbeddedChangeFeed } from './changes.js';
 import { HOLDS_CURRENT_VERSION } from './currentVersion.js';
-import { collectionMatch, compoundPaths, type EmbeddedIndexes, sqlIndexNames } from './declaredIndexes.js';
-import { DocumentWrites, type Tx } from './documents/writes.js';
 import { GroupCommit } from './groupCommit.js';
-import { AnswerCache, DEFAULT_QUERY_CACHE_BYTES, questionText } from './query/answerCache.js';
-import { compileFilter } from './query/compileFilter.js';
-import { indexedPathsOf } from './query/indexedPaths.js';
-import { openReader, readRow, selectSql } from './query/selectSql.js';
-import type { SqlParam } from './query/sqlFragments.js';
-import { scopeKeyOf } from './scopeKey.js';
-import { BOUND_COUNT } from './sqlLimit.js';
-import { StatementCache } from './statementCache.js';
 import type { EmbeddedTrash } from './trash.js';
+import { DocumentWrites, type Tx } from './writes.js';
 
 /** Rows a scan hands out between two turns of the event loop. */
 const SCAN_YIELD_EVERY = 256;

@@ -1,7 +1,7 @@
 /** Collection schemas on SQLite: one row per collection, the schema kept as the text given. */
 import type Database from 'better-sqlite3';
-import type { CollectionSchemaRecord, DataScope, SchemaMode, SchemaRepository } from '../port.js';
-import { scopeKeyOf } from './scopeKey.js';
+import type { CollectionSchemaRecord, DataScope, SchemaMode, SchemaRepository } from '../../port.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
 
 interface Row {
   schema: string;

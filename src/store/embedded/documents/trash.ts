@@ -21,12 +21,12 @@ import type {
   TrashStamp,
   VersionInfo,
   WriteOperation,
-} from '../port.js';
-import { trashEntryOf } from '../trashEntry.js';
-import type { ChangeLog } from './changeLog.js';
+} from '../../port.js';
+import { trashEntryOf } from '../../trashEntry.js';
+import type { ChangeLog } from '../changes/changeLog.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
-import { scopeKeyOf } from './scopeKey.js';
-import { BOUND_COUNT } from './sqlLimit.js';
 
 /** A `trash` row, its stamp's columns under TrashStamp's names. */
 interface EntryRow extends TrashStamp {

@@ -3,7 +3,7 @@
  * process, so the lease only matters within it; each change is one statement, atomic as is.
  */
 import type Database from 'better-sqlite3';
-import type { FeedConsumerRepository } from '../port.js';
+import type { FeedConsumerRepository } from '../../port.js';
 
 interface LeaseParams {
   name: string;

@@ -1,5 +1,5 @@
 /** How a data scope is written in the embedded store's `scope` columns: `<projectId>:<env>`. */
-import type { DataScope } from '../port.js';
+import type { DataScope } from '../../port.js';
 
 export function scopeKeyOf(scope: DataScope): string {
   return `${scope.projectId}:${scope.env}`;

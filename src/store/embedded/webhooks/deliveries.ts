@@ -1,8 +1,8 @@
 /** Webhook delivery history on SQLite: one row per delivery, its attempts in a JSON body. */
 import type Database from 'better-sqlite3';
-import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../port.js';
-import { GroupCommit } from './groupCommit.js';
-import { BOUND_COUNT, boundCount } from './sqlLimit.js';
+import type { DeliveryRecord, DeliveryRepository, DeliveryStatus } from '../../port.js';
+import { GroupCommit } from '../documents/groupCommit.js';
+import { BOUND_COUNT, boundCount } from '../query/sqlLimit.js';
 
 interface DeliveryRow {
   id: string;

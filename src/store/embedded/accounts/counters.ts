@@ -2,7 +2,7 @@
  * Fixed-window hit counters in process memory. The embedded store serves one process, so its
  * rate limits are per process by design; nothing here needs to survive a restart.
  */
-import type { CounterRepository } from '../port.js';
+import type { CounterRepository } from '../../port.js';
 
 interface Window {
   count: number;

@@ -6,10 +6,10 @@
  * the sequence, contiguous except where pruning removed a prefix.
  */
 import type Database from 'better-sqlite3';
-import type { ChangeEvent, ChangeType, FolioDocument } from '../port.js';
-import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
-import { scopeFromKey } from './scopeKey.js';
-import { BOUND_COUNT, boundCount } from './sqlLimit.js';
+import type { ChangeEvent, ChangeType, FolioDocument } from '../../port.js';
+import { ChunkedSweep, chunkWasFull } from '../database/chunkedSweep.js';
+import { scopeFromKey } from '../layout/scopeKey.js';
+import { BOUND_COUNT, boundCount } from '../query/sqlLimit.js';
 
 export interface ChangeRow {
   seq: number;

@@ -4,11 +4,17 @@
  * like the job table (a store that never schedules a retry never has rows).
  */
 import type Database from 'better-sqlite3';
-import { DELIVERY_JOB } from '../deliveryJob.js';
-import type { DeliveryBodyRepository } from '../port.js';
-import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from './chunkedSweep.js';
-import { GroupCommit } from './groupCommit.js';
-import { BODY_KEY_EXPRESSION, JOBS_TABLE } from './jobs/schema.js';
+import { DELIVERY_JOB } from '../../deliveryJob.js';
+import type { DeliveryBodyRepository } from '../../port.js';
+import {
+  ChunkedSweep,
+  nextCursor,
+  RANGE_START,
+  type RangeCursor,
+  rangePageSql,
+} from '../database/chunkedSweep.js';
+import { GroupCommit } from '../documents/groupCommit.js';
+import { BODY_KEY_EXPRESSION, JOBS_TABLE } from '../jobs/schema.js';
 
 /** Expired bodies are removed at most this often on `keep` (besides the job runner's sweep). */
 const SWEEP_EVERY_MS = 60_000;

@@ -4,8 +4,8 @@
  * written (no sync per attempt). Expired locks are dropped as they are met and on a sweep when
  * the map grows.
  */
-import { type AttemptLockState, mayTakeAttemptLock } from '../attemptLock.js';
-import type { AttemptLockRepository } from '../port.js';
+import { type AttemptLockState, mayTakeAttemptLock } from '../../attemptLock.js';
+import type { AttemptLockRepository } from '../../port.js';
 
 /** Past this many locks, expired ones are swept on the next take. */
 const SWEEP_OVER = 10_000;

@@ -2,7 +2,7 @@
  * Stream slots in process memory: the embedded store serves one process, so a count per holder
  * is the whole truth, and a crash frees every slot with the streams. Leases never expire here.
  */
-import type { StreamSlotRepository } from '../port.js';
+import type { StreamSlotRepository } from '../../port.js';
 
 export class EmbeddedStreamSlots implements StreamSlotRepository {
   readonly #held = new Map<string, Set<string>>();

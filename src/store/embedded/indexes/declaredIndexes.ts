@@ -43,7 +43,11 @@ import {
   type IndexDefinition,
   type IndexRecord,
   type IndexRepository,
-} from '../port.js';
+} from '../../port.js';
+import { withSortsOnDisk } from '../database/tempStore.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
+import { StatementCache } from '../query/statementCache.js';
 import {
   ARRAY_MARKER,
   indexKeySql,
@@ -52,10 +56,6 @@ import {
   sqlLiteral,
   uniqueKeySql,
 } from './indexKeys.js';
-import { scopeKeyOf } from './scopeKey.js';
-import { BOUND_COUNT } from './sqlLimit.js';
-import { StatementCache } from './statementCache.js';
-import { withSortsOnDisk } from './tempStore.js';
 
 /** Ids of duplicates a failed unique build reports. */
 const MAX_REPORTED_IDS = 20;

@@ -28,12 +28,12 @@ import type {
   SnapshotRepository,
   WebhookRecord,
   WriteOperation,
-} from '../port.js';
-import { storedBodySql } from './apiText.js';
-import type { EmbeddedIndexes } from './declaredIndexes.js';
-import { scopeKeyOf } from './scopeKey.js';
+} from '../../port.js';
+import { storedBodySql } from '../documents/apiText.js';
+import type { EmbeddedIndexes } from '../indexes/declaredIndexes.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
+import { SEALING_KEY_FILE } from '../webhooks/webhooks.js';
 import { accountRecords, tableRecords } from './snapshotRows.js';
-import { SEALING_KEY_FILE } from './webhooks.js';
 
 /** How long the snapshot's first read waits for a connection recovering the WAL. */
 const READER_BUSY_TIMEOUT_MS = 5000;

@@ -15,9 +15,9 @@
  * the ones left as they are.
  */
 import type Database from 'better-sqlite3';
-import type { WriteOperation } from '../port.js';
-import { ChunkedSweep, chunkWasFull } from './chunkedSweep.js';
-import { BOUND_COUNT } from './sqlLimit.js';
+import type { WriteOperation } from '../../port.js';
+import { ChunkedSweep, chunkWasFull } from '../database/chunkedSweep.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
 
 /** Rows a chunk moves: each is two writes (the row, its history row's delete). */
 export const HISTORY_CHUNK_ROWS = 500;
