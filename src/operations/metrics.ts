@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { LOG_MAX_WAITING_BYTES } from '../logDestination.js';
-import type { FeedStats } from '../store/mongodb/changes.js';
+import type { FeedStats } from '../store/mongodb/changes/changes.js';
 import { LatencyHistogram } from './latencyHistogram.js';
 
 /** What the metrics read at scrape time from parts that already count themselves. */
