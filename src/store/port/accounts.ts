@@ -1,7 +1,6 @@
-/**
- * Accounts, sessions, projects and API keys; rate-limit counters and stream-slot leases.
- */
+/** Accounts, sessions, projects and API keys; rate-limit counters and stream-slot leases. */
 import type { Env, JsonObject } from './documents.js';
+
 export type Plan = 'free' | 'pro' | 'team';
 export type KeyScope = 'read-write' | 'read-only';
 export type KeyStatus = 'active' | 'revoked';

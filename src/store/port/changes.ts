@@ -1,7 +1,6 @@
-/**
- * The change feed: committed changes in commit order, per collection or store-wide.
- */
+/** The change feed: committed changes in commit order, per collection or store-wide. */
 import type { DataScope, FolioDocument } from './documents.js';
+
 export type ChangeType = 'created' | 'updated' | 'deleted';
 
 /**

@@ -1,6 +1,5 @@
-/**
- * Documents: the JSON shapes, data scopes, writes and the document repository.
- */
+/** Documents: the JSON shapes, data scopes, writes and the document repository. */
+
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

@@ -1,6 +1,5 @@
-/**
- * Errors any repository may throw, which the service maps to HTTP answers.
- */
+/** Errors any repository may throw, which the service maps to HTTP answers. */
+
 /** Thrown when a unique field (email, project name within an account, key hash) is taken. */
 export class DuplicateError extends Error {
   constructor(readonly field: string) {

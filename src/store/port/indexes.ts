@@ -1,7 +1,6 @@
-/**
- * Declared indexes, their usage, and query plans.
- */
+/** Declared indexes, their usage, and query plans. */
 import type { DataScope, SortDirection } from './documents.js';
+
 /** One key of a declared index: a stored path and its direction. */
 export interface IndexField {
   path: string;

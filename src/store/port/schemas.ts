@@ -1,7 +1,6 @@
-/**
- * Collection schemas.
- */
+/** Collection schemas. */
 import type { DataScope } from './documents.js';
+
 export type SchemaMode = 'enforce' | 'warn';
 
 /** A collection's JSON Schema as its owner set it. The service checks it; the store keeps it. */

@@ -8,6 +8,7 @@ import type { IndexRecord } from './indexes.js';
 import type { CollectionSchemaRecord } from './schemas.js';
 import type { TrashEntry } from './trash.js';
 import type { WebhookRecord } from './webhooks.js';
+
 /** Store-wide settings a snapshot carries: the key that seals webhook secrets, when the store made one. */
 export type SnapshotSettingName = 'webhookSealingKey';
 

@@ -1,6 +1,4 @@
-/**
- * The store: every repository, and its lifecycle.
- */
+/** The store: every repository, and its lifecycle. */
 import type { AccountRepository, CounterRepository, StreamSlotRepository } from './accounts.js';
 import type { ChangeFeed } from './changes.js';
 import type { DocumentRepository } from './documents.js';

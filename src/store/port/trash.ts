@@ -1,7 +1,6 @@
-/**
- * Trash: deleted documents with their history, until their `expiresAt` (see DeleteWrite).
- */
+/** Trash: deleted documents with their history, until their `expiresAt` (see DeleteWrite). */
 import type { DataScope, FolioDocument, TrashStamp, VersionInfo } from './documents.js';
+
 export interface TrashEntry extends TrashStamp {
   id: string;
   /** The document's last version, as it was when deleted. */

@@ -1,7 +1,6 @@
-/**
- * Webhooks: registrations, their delivery history, and the change-feed consumer's lease.
- */
+/** Webhooks: registrations, their delivery history, and the change-feed consumer's lease. */
 import type { DataScope } from './documents.js';
+
 export type WebhookStatus = 'active' | 'disabled';
 
 /** A webhook of one collection of one scope. */
