@@ -17,7 +17,7 @@ import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { partitions } from './services/webhooks/partitions.js';
 import type { HostLookup } from './services/webhooks/targets.js';
 import { EmbeddedStore } from './store/embedded/index.js';
-import type { MongoChangeFeed } from './store/mongodb/changes.js';
+import type { MongoChangeFeed } from './store/mongodb/changes/changes.js';
 import { type OpenedStore, openStore } from './store/open.js';
 import type { Store } from './store/port.js';
 

@@ -5,8 +5,8 @@
  * classes are not imported here).
  */
 import { ConfigError } from '../config/load.js';
-import { DataDirError } from '../store/embedded/dataDir.js';
-import { DataDirLockedError } from '../store/embedded/dataDirLock.js';
+import { DataDirError } from '../store/embedded/database/dataDir.js';
+import { DataDirLockedError } from '../store/embedded/database/dataDirLock.js';
 import { StoreStartError } from '../store/port.js';
 
 /** How deep to follow `error.cause` (wrapping is a few levels; a cycle must not loop). */

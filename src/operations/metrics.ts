@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { LOG_MAX_WAITING_BYTES } from '../logDestination.js';
-import type { FeedStats } from '../store/mongodb/changes.js';
+import type { FeedStats } from '../store/mongodb/changes/changes.js';
 import { LatencyHistogram } from './latencyHistogram.js';
 
 /** What the metrics read at scrape time from parts that already count themselves. */
@@ -27,14 +27,14 @@ export interface MetricSources {
 /** As the MongoDB change feed counts them. */
 export type ChangeFeedCounts = FeedStats;
 
-/** As the embedded store counts them (src/store/embedded/groupCommit.ts). */
+/** As the embedded store counts them (src/store/embedded/documents/groupCommit.ts). */
 export interface CommitGroupCounts {
   groups: number;
   /** The groups committed with their sync (the others were deferred commits). */
   durable: number;
 }
 
-/** As the embedded store counts them (src/store/embedded/checkpoints.ts). */
+/** As the embedded store counts them (src/store/embedded/database/checkpoints.ts). */
 export interface WalCheckpointCounts {
   runs: number;
   failures: number;

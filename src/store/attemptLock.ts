@@ -1,7 +1,7 @@
 /**
  * The rule of a delivery's attempt lock, as a pure function: who may take it at a given time.
  * The embedded store applies it in memory; the MongoDB store applies the same rule in its
- * filter (src/store/mongodb/webhookUpdates.ts, with the server's clock); the webhook services
+ * filter (src/store/mongodb/webhooks/webhookUpdates.ts, with the server's clock); the webhook services
  * size the lock with attemptLockTtlMs. It lives beside the port so no store imports upwards.
  */
 

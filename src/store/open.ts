@@ -1,6 +1,6 @@
 /** Choose and open the store the configuration asks for. */
 import { createEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
-import type { MongoLimits } from './mongodb/limits.js';
+import type { MongoLimits } from './mongodb/database/limits.js';
 import type { Store } from './port.js';
 
 export interface OpenedStore {
@@ -62,7 +62,7 @@ export async function openStore(config: StoreSettings, options: OpenStoreOptions
     onWarning: options.warn,
   };
   if (kind === 'mongodb-memory') {
-    const { startMemoryReplicaSet } = await import('./mongodb/memoryServer.js');
+    const { startMemoryReplicaSet } = await import('./mongodb/database/memoryServer.js');
     const memory = await startMemoryReplicaSet();
     const store = createMongoStore({ uri: memory.uri, ...mongoOptions });
     await store.init();

@@ -26,7 +26,7 @@ import {
   snapshotLost,
   trashEntriesToLookUp,
   trashEntryKey,
-} from '../../src/store/mongodb/snapshot.js';
+} from '../../src/store/mongodb/snapshots/snapshot.js';
 import { SnapshotLostError, type SnapshotRecord } from '../../src/store/port.js';
 
 const scope = { projectId: 'prj_01J0000000000000000000000A', env: 'live' as const };

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { isRunning, parseProcStat } from '../../src/cli/parentWatch.js';
-import { readHolderPid } from '../../src/store/embedded/dataDirLock.js';
+import { readHolderPid } from '../../src/store/embedded/database/dataDirLock.js';
 import { startFolio } from '../support/cli.js';
 
 /** Whether something accepts TCP connections on the port. */

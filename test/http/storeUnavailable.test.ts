@@ -12,8 +12,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import { createApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services/index.js';
+import { RETRY_AFTER_SECONDS } from '../../src/store/mongodb/database/serverErrors.js';
 import { createMongoStore, type MongoStore } from '../../src/store/mongodb/index.js';
-import { RETRY_AFTER_SECONDS } from '../../src/store/mongodb/serverErrors.js';
 
 describe('a store that cannot be reached', () => {
   let store: MongoStore;

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { SEALING_KEY_FILE } from '../../src/store/embedded/webhooks.js';
+import { SEALING_KEY_FILE } from '../../src/store/embedded/webhooks/webhooks.js';
 import { startReceiver } from '../support/receiver.js';
 import { startTestServer } from '../support/server.js';
 

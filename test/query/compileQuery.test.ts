@@ -2,11 +2,11 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { matchesFilter } from '../../src/query/documentMatcher.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
+import { applySchema } from '../../src/store/embedded/layout/schema.js';
 import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
 import { compileSort } from '../../src/store/embedded/query/compileSort.js';
 import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
-import { applySchema } from '../../src/store/embedded/schema.js';
 import type { FindQuery, JsonObject, StoredFilter } from '../../src/store/port.js';
 
 /** Rows go in exactly as the embedded store writes them: its own schema, bodies as JSONB. */

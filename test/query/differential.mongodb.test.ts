@@ -16,7 +16,7 @@ import { Query } from 'mingo';
 import { newId } from '../../src/ids.js';
 import { parseListQuery } from '../../src/query/listQuery.js';
 import type { MongoStore } from '../../src/store/mongodb/index.js';
-import { projectDbName } from '../../src/store/mongodb/naming.js';
+import { projectDbName } from '../../src/store/mongodb/layout/naming.js';
 import { type DataScope, type JsonObject, type JsonValue, QueryRejectedError } from '../../src/store/port.js';
 import { fromStored } from '../../src/store/storedForm.js';
 import { mongoStoreFactories } from '../support/mongodb.js';

@@ -274,7 +274,7 @@ describe('reliability: crash under write load (kill -9, restart) @slow', () => {
         .pluck()
         .all() as string[];
       // The history: `versions` holds the versions before each document's current one, which is
-      // its row's (src/store/embedded/documents.ts).
+      // its row's (src/store/embedded/documents/documents.ts).
       const versions = db
         .prepare(
           "SELECT doc_id || '@' || version FROM versions WHERE collection = 'items' UNION ALL " +

@@ -24,7 +24,7 @@ import {
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { rangePageSql } from '../../src/store/embedded/chunkedSweep.js';
+import { rangePageSql } from '../../src/store/embedded/database/chunkedSweep.js';
 import { EmbeddedAgendaBackend } from '../../src/store/embedded/jobs/agendaBackend.js';
 import { uniqueFilter } from '../../src/store/embedded/jobs/filter.js';
 import { CLAIM_SQL } from '../../src/store/embedded/jobs/repository.js';

@@ -5,9 +5,9 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { ChangeLog, type ChangeRow, ownRowBytes } from '../../src/store/embedded/changeLog.js';
-import { GroupCommit } from '../../src/store/embedded/groupCommit.js';
-import { applySchema } from '../../src/store/embedded/schema.js';
+import { ChangeLog, type ChangeRow, ownRowBytes } from '../../src/store/embedded/changes/changeLog.js';
+import { GroupCommit } from '../../src/store/embedded/documents/groupCommit.js';
+import { applySchema } from '../../src/store/embedded/layout/schema.js';
 
 interface Append {
   id: string;

@@ -1,5 +1,5 @@
 /**
- * The embedded store checkpoints its WAL in a worker thread (src/store/embedded/checkpoints.ts):
+ * The embedded store checkpoints its WAL in a worker thread (src/store/embedded/database/checkpoints.ts):
  * the server's connection copies pages into the database file only past the backstop.
  */
 import { existsSync, statSync } from 'node:fs';
@@ -13,7 +13,7 @@ import {
   autocheckpointPages,
   BACKSTOP_PAGES,
   BackgroundCheckpoints,
-} from '../../src/store/embedded/checkpoints.js';
+} from '../../src/store/embedded/database/checkpoints.js';
 import { createEmbeddedStore, DATABASE_FILE } from '../../src/store/embedded/index.js';
 import { eventually } from '../support/timeout.js';
 import { firstVersion, putWrite } from './fixtures.js';

@@ -6,13 +6,13 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { SWEEP_BATCH, TrashSweeper } from '../../src/services/trash/sweeper.js';
 import { DELIVERY_JOB } from '../../src/store/deliveryJob.js';
-import { afterDeleteChunk, afterFindPage, START_PRUNE } from '../../src/store/embedded/changeLog.js';
+import { afterDeleteChunk, afterFindPage, START_PRUNE } from '../../src/store/embedded/changes/changeLog.js';
 import {
   ChunkedSweep,
   chunkWasFull,
   nextCursor,
   RANGE_START,
-} from '../../src/store/embedded/chunkedSweep.js';
+} from '../../src/store/embedded/database/chunkedSweep.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope } from '../../src/store/port.js';
 import { firstVersion, putWrite } from './fixtures.js';
@@ -298,7 +298,7 @@ describe('chunked sweeps', () => {
       const s = await open();
       await s.agendaBackend().repository.connect();
       const page = { afterAt: 0, afterRowid: 0, rows: 2 };
-      const { rangePageSql } = await import('../../src/store/embedded/chunkedSweep.js');
+      const { rangePageSql } = await import('../../src/store/embedded/database/chunkedSweep.js');
       expect(
         plan(
           s,

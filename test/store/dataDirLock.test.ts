@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { DataDirError, dataDirProblem, prepareDataDir } from '../../src/store/embedded/dataDir.js';
-import { DataDirLockedError, lockDataDir, PID_FILE } from '../../src/store/embedded/dataDirLock.js';
+import { DataDirError, dataDirProblem, prepareDataDir } from '../../src/store/embedded/database/dataDir.js';
+import { DataDirLockedError, lockDataDir, PID_FILE } from '../../src/store/embedded/database/dataDirLock.js';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
 import { rejection } from '../support/timeout.js';
 

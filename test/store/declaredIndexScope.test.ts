@@ -1,6 +1,6 @@
 /**
  * The embedded store's declared indexes are partial, limited to the declaring collection: a
- * write elsewhere in the file neither enters nor computes them (src/store/embedded/declaredIndexes.ts).
+ * write elsewhere in the file neither enters nor computes them (src/store/embedded/indexes/declaredIndexes.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

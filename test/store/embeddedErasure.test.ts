@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
-import { ERASURE_CHECKPOINT_BOUND_MS } from '../../src/store/embedded/erasureCheckpoint.js';
+import { ERASURE_CHECKPOINT_BOUND_MS } from '../../src/store/embedded/documents/erasureCheckpoint.js';
 import { DATABASE_FILE, type EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { DataScope } from '../../src/store/port.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';

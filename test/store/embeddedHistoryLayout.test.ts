@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { isoNow, newId } from '../../src/ids.js';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/store/embedded/index.js';
-import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/schema.js';
+import { applySchema, SCHEMA_VERSION } from '../../src/store/embedded/layout/schema.js';
 import type { DataScope, FolioDocument, SnapshotRecord, TrashStamp } from '../../src/store/port.js';
 import { HINT, putWrite } from './fixtures.js';
 

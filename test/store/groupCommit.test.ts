@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { newId } from '../../src/ids.js';
-import { GroupCommit } from '../../src/store/embedded/groupCommit.js';
+import { GroupCommit } from '../../src/store/embedded/documents/groupCommit.js';
 import { createEmbeddedStore } from '../../src/store/embedded/index.js';
 import type { ChangeEvent, ChangeSubscription } from '../../src/store/port.js';
 import { firstVersion, nextVersion, putWrite } from './fixtures.js';

@@ -5,13 +5,17 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
-import { collectionMatch, EmbeddedIndexes, sqlIndexNames } from '../../src/store/embedded/declaredIndexes.js';
+import {
+  collectionMatch,
+  EmbeddedIndexes,
+  sqlIndexNames,
+} from '../../src/store/embedded/indexes/declaredIndexes.js';
+import { applySchema } from '../../src/store/embedded/layout/schema.js';
+import { scopeKeyOf } from '../../src/store/embedded/layout/scopeKey.js';
 import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
 import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import { selectSql } from '../../src/store/embedded/query/selectSql.js';
 import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
-import { applySchema } from '../../src/store/embedded/schema.js';
-import { scopeKeyOf } from '../../src/store/embedded/scopeKey.js';
 import type { DataScope } from '../../src/store/port.js';
 
 const scope: DataScope = { projectId: 'prj_1', env: 'test' };

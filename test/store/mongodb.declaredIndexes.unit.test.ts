@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { aggregate, find } from 'mingo';
 import { MongoServerError } from 'mongodb';
+import { guardId } from '../../src/store/mongodb/database/guards.js';
 import {
   conflictingIndexName,
   countedIndexNames,
@@ -16,9 +17,8 @@ import {
   reservationRange,
   sameKeyFilter,
   toMongoIndex,
-} from '../../src/store/mongodb/declaredIndexes.js';
-import { guardId } from '../../src/store/mongodb/guards.js';
-import { DOCUMENT_INDEXES, indexServesSort } from '../../src/store/mongodb/indexes.js';
+} from '../../src/store/mongodb/indexes/declaredIndexes.js';
+import { DOCUMENT_INDEXES, indexServesSort } from '../../src/store/mongodb/layout/indexes.js';
 import type { DataScope } from '../../src/store/port.js';
 
 describe('MongoDB declared indexes (pure parts)', () => {

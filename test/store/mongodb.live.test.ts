@@ -6,17 +6,17 @@
  */
 import { expect } from 'chai';
 import { isoNow, newId } from '../../src/ids.js';
+import type { SessionDoc } from '../../src/store/mongodb/accounts/systemRecords.js';
+import type { VersionRecord } from '../../src/store/mongodb/documents/writePlan.js';
 import type { MongoStore } from '../../src/store/mongodb/index.js';
-import { SYSTEM_INDEXES, VERSIONS_INDEXES } from '../../src/store/mongodb/indexes.js';
+import { SYSTEM_INDEXES, VERSIONS_INDEXES } from '../../src/store/mongodb/layout/indexes.js';
 import {
   projectDbName,
   SYSTEM_COLLECTIONS,
   type SystemCollection,
   systemDbName,
   versionsCollectionName,
-} from '../../src/store/mongodb/naming.js';
-import type { SessionDoc } from '../../src/store/mongodb/systemRecords.js';
-import type { VersionRecord } from '../../src/store/mongodb/writePlan.js';
+} from '../../src/store/mongodb/layout/naming.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 import { type StoredDocument, toStored } from '../../src/store/storedForm.js';
 import { mongoStoreFactories } from '../support/mongodb.js';

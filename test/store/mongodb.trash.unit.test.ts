@@ -7,16 +7,16 @@
 import { expect } from 'chai';
 import { Query } from 'mingo';
 import { isoNow } from '../../src/ids.js';
-import { schemaRecordId } from '../../src/store/mongodb/collectionSchemas.js';
-import { trashCollectionNames } from '../../src/store/mongodb/naming.js';
+import { schemaRecordId } from '../../src/store/mongodb/documents/collectionSchemas.js';
 import {
   afterPosition,
   TRASH_INDEXES,
   TRASH_VERSIONS_INDEXES,
   trashDocOf,
   trashSteps,
-} from '../../src/store/mongodb/trash.js';
-import { planWrites } from '../../src/store/mongodb/writePlan.js';
+} from '../../src/store/mongodb/documents/trash.js';
+import { planWrites } from '../../src/store/mongodb/documents/writePlan.js';
+import { trashCollectionNames } from '../../src/store/mongodb/layout/naming.js';
 import type { DocumentWrite, TrashStamp } from '../../src/store/port.js';
 import { toStored } from '../../src/store/storedForm.js';
 import { firstVersion, HINT, nextVersion, putWrite } from './fixtures.js';

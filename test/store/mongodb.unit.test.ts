@@ -25,7 +25,24 @@ import { isoNow, newId } from '../../src/ids.js';
 import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
 import { positionFilter } from '../../src/store/documentQuery/cursor.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
-import { toDuplicateError } from '../../src/store/mongodb/accounts.js';
+import { toDuplicateError } from '../../src/store/mongodb/accounts/accounts.js';
+import {
+  COUNTER_TTL_GRACE_MS,
+  COUNTER_WRITE_CONCERN,
+  type CounterDoc,
+  counterUpdatePipeline,
+  resetInCallerClock,
+} from '../../src/store/mongodb/accounts/counters.js';
+import {
+  fromAccountDoc,
+  fromKeyDoc,
+  fromProjectDoc,
+  fromSessionDoc,
+  toAccountDoc,
+  toKeyDoc,
+  toProjectDoc,
+  toSessionDoc,
+} from '../../src/store/mongodb/accounts/systemRecords.js';
 import {
   CHANGE_STREAM_OPTIONS,
   changeStreamPipeline,
@@ -35,22 +52,34 @@ import {
   normalizeToken,
   toChangeEvent,
   tokenFromString,
-} from '../../src/store/mongodb/changeEvents.js';
+} from '../../src/store/mongodb/changes/changeEvents.js';
 import {
   asTimestamp,
   ClusterClock,
   compareTimestamps,
   isAfterStart,
   majorityOpTime,
-} from '../../src/store/mongodb/clusterClock.js';
+} from '../../src/store/mongodb/changes/clusterClock.js';
 import {
-  COUNTER_TTL_GRACE_MS,
-  COUNTER_WRITE_CONCERN,
-  type CounterDoc,
-  counterUpdatePipeline,
-  resetInCallerClock,
-} from '../../src/store/mongodb/counters.js';
-import { toDriverFind, toProjection } from '../../src/store/mongodb/documents.js';
+  classifyStreamError,
+  isTransient,
+  reopenDelayMs,
+} from '../../src/store/mongodb/changes/streamErrors.js';
+import {
+  acquireSlotFilter,
+  acquireSlotUpdate,
+  renewSlotFilter,
+  renewSlotUpdate,
+} from '../../src/store/mongodb/changes/streamSlots.js';
+import { MISSING_PACKAGE_MESSAGE } from '../../src/store/mongodb/database/memoryServer.js';
+import {
+  duplicateKeyFields,
+  isDuplicateKeyError,
+  queryRejection,
+} from '../../src/store/mongodb/database/serverErrors.js';
+import { transactionOptions } from '../../src/store/mongodb/database/transactions.js';
+import { toDriverFind, toProjection } from '../../src/store/mongodb/documents/documents.js';
+import { planWrites, type VersionRecord } from '../../src/store/mongodb/documents/writePlan.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import {
   DOCUMENT_COLLECTION_OPTIONS,
@@ -59,8 +88,7 @@ import {
   indexServesSort,
   SYSTEM_INDEXES,
   VERSIONS_INDEXES,
-} from '../../src/store/mongodb/indexes.js';
-import { MISSING_PACKAGE_MESSAGE } from '../../src/store/mongodb/memoryServer.js';
+} from '../../src/store/mongodb/layout/indexes.js';
 import {
   assertDbPrefix,
   COLLECTION_NAME_PATTERN,
@@ -72,32 +100,8 @@ import {
   scopeFromDbName,
   systemDbName,
   versionsCollectionName,
-} from '../../src/store/mongodb/naming.js';
-import {
-  duplicateKeyFields,
-  isDuplicateKeyError,
-  queryRejection,
-} from '../../src/store/mongodb/serverErrors.js';
+} from '../../src/store/mongodb/layout/naming.js';
 import { checkServer, parseServerVersion } from '../../src/store/mongodb/startup/serverCheck.js';
-import { classifyStreamError, isTransient, reopenDelayMs } from '../../src/store/mongodb/streamErrors.js';
-import {
-  acquireSlotFilter,
-  acquireSlotUpdate,
-  renewSlotFilter,
-  renewSlotUpdate,
-} from '../../src/store/mongodb/streamSlots.js';
-import {
-  fromAccountDoc,
-  fromKeyDoc,
-  fromProjectDoc,
-  fromSessionDoc,
-  toAccountDoc,
-  toKeyDoc,
-  toProjectDoc,
-  toSessionDoc,
-} from '../../src/store/mongodb/systemRecords.js';
-import { transactionOptions } from '../../src/store/mongodb/transactions.js';
-import { planWrites, type VersionRecord } from '../../src/store/mongodb/writePlan.js';
 import {
   type ApiKeyRecord,
   type DataScope,
@@ -1364,8 +1368,8 @@ describe('MongoDB store: without a server', () => {
 describe('MongoDB store: a dropped collection is re-checked at its next write', () => {
   it('tells the collection registry of every dropped, renamed or database-dropped namespace', async () => {
     const { MongoClient } = await import('mongodb');
-    const { MongoChangeFeed } = await import('../../src/store/mongodb/changes.js');
-    const { ClusterClock } = await import('../../src/store/mongodb/clusterClock.js');
+    const { MongoChangeFeed } = await import('../../src/store/mongodb/changes/changes.js');
+    const { ClusterClock } = await import('../../src/store/mongodb/changes/clusterClock.js');
     // Never connected: dispatch() only classifies the change.
     const client = new MongoClient('mongodb://127.0.0.1:9/?directConnection=true');
     const dropped: Array<[string, string | null]> = [];

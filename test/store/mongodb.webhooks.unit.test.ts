@@ -7,7 +7,7 @@ import type { JobParameters } from 'agenda';
 import { expect } from 'chai';
 import { aggregate, Query } from 'mingo';
 import { MongoServerError } from 'mongodb';
-import { guardId } from '../../src/store/mongodb/guards.js';
+import { guardId } from '../../src/store/mongodb/database/guards.js';
 import { DEDUPE_INDEX, isLostDedupeRace } from '../../src/store/mongodb/jobs/repository.js';
 import {
   attemptLockTakeFilter,
@@ -18,7 +18,7 @@ import {
   leaseHeldFilter,
   leaseTakeFilter,
   leaseTakeUpdate,
-} from '../../src/store/mongodb/webhookUpdates.js';
+} from '../../src/store/mongodb/webhooks/webhookUpdates.js';
 import type { DataScope } from '../../src/store/port.js';
 
 type Doc = Record<string, unknown>;

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { type ChangeStreamDocument, MongoNetworkError, MongoServerError, Timestamp } from 'mongodb';
 import { FeedEndError } from '../../src/store/changeFeed/subscription.js';
-import { CatchUpLimiter, catchUpDecision } from '../../src/store/mongodb/catchUpLimiter.js';
+import { CatchUpLimiter, catchUpDecision } from '../../src/store/mongodb/changes/catchUpLimiter.js';
 import {
   changeStreamPipeline,
   compareTokens,
@@ -15,22 +15,22 @@ import {
   joinFragment,
   probePipeline,
   supportsSplitLargeEvent,
-} from '../../src/store/mongodb/changeEvents.js';
-import { checkpointToken, restartDelayMs } from '../../src/store/mongodb/changes.js';
-import { helloTime } from '../../src/store/mongodb/clusterClock.js';
-import { sourceEnd } from '../../src/store/mongodb/clusterSource.js';
-import { EventRing, eventBytes, resumeSource } from '../../src/store/mongodb/eventRing.js';
-import { recoveryStep } from '../../src/store/mongodb/feedRecovery.js';
+} from '../../src/store/mongodb/changes/changeEvents.js';
+import { checkpointToken, restartDelayMs } from '../../src/store/mongodb/changes/changes.js';
+import { helloTime } from '../../src/store/mongodb/changes/clusterClock.js';
+import { sourceEnd } from '../../src/store/mongodb/changes/clusterSource.js';
+import { EventRing, eventBytes, resumeSource } from '../../src/store/mongodb/changes/eventRing.js';
+import { recoveryStep } from '../../src/store/mongodb/changes/feedRecovery.js';
 import {
   afterProbeMiss,
   endReasonOf,
   failureStep,
   PROBE_ATTEMPTS,
-} from '../../src/store/mongodb/reopeningStream.js';
-import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
+} from '../../src/store/mongodb/changes/reopeningStream.js';
+import { classifyStreamError, isOversizedEvent } from '../../src/store/mongodb/changes/streamErrors.js';
+import { WarningThrottle } from '../../src/store/mongodb/changes/warningThrottle.js';
+import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/database/serverErrors.js';
 import { checkServer, readPreferenceProblem } from '../../src/store/mongodb/startup/serverCheck.js';
-import { classifyStreamError, isOversizedEvent } from '../../src/store/mongodb/streamErrors.js';
-import { WarningThrottle } from '../../src/store/mongodb/warningThrottle.js';
 import type { ChangeEvent } from '../../src/store/port.js';
 import type { StoredDocument } from '../../src/store/storedForm.js';
 

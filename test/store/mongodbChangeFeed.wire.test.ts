@@ -7,17 +7,17 @@
  */
 import { expect } from 'chai';
 import { type Document, MongoClient, Timestamp } from 'mongodb';
-import { MongoChangeFeed } from '../../src/store/mongodb/changes.js';
-import { ClusterClock } from '../../src/store/mongodb/clusterClock.js';
+import { MongoChangeFeed } from '../../src/store/mongodb/changes/changes.js';
+import { ClusterClock } from '../../src/store/mongodb/changes/clusterClock.js';
+import { PROBE_ATTEMPTS } from '../../src/store/mongodb/changes/reopeningStream.js';
+import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../../src/store/mongodb/database/limits.js';
+import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/database/serverErrors.js';
 import {
   conflictingIndexName,
   failedWriteDocument,
   sameKeyFilter,
-} from '../../src/store/mongodb/declaredIndexes.js';
-import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../../src/store/mongodb/limits.js';
-import { projectDbName } from '../../src/store/mongodb/naming.js';
-import { PROBE_ATTEMPTS } from '../../src/store/mongodb/reopeningStream.js';
-import { isPoolWaitTimeout, unavailability } from '../../src/store/mongodb/serverErrors.js';
+} from '../../src/store/mongodb/indexes/declaredIndexes.js';
+import { projectDbName } from '../../src/store/mongodb/layout/naming.js';
 import type { ChangeEvent, ChangeSubscription, DataScope } from '../../src/store/port.js';
 import {
   answerChangeStream,

@@ -1,7 +1,7 @@
 /** The MongoDB store's choice of which collections of a project database are Folio's (no server). */
 import { expect } from 'chai';
-import { folioCollectionNames, nonEmpty } from '../../src/store/mongodb/collectionCatalog.js';
-import { versionsCollectionName } from '../../src/store/mongodb/naming.js';
+import { folioCollectionNames, nonEmpty } from '../../src/store/mongodb/layout/collectionCatalog.js';
+import { versionsCollectionName } from '../../src/store/mongodb/layout/naming.js';
 
 describe('MongoDB collection catalog', () => {
   it('keeps Folio collections, sorted by code unit; drops sidecars, views and system collections', () => {

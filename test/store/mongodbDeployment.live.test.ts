@@ -12,16 +12,16 @@ import { ConnectionString } from 'mongodb-connection-string-url';
 import { loadConfig } from '../../src/config/load.js';
 import { newId } from '../../src/ids.js';
 import { createServices } from '../../src/services/index.js';
-import { collectionRepair } from '../../src/store/mongodb/collections.js';
-import type { CounterDoc } from '../../src/store/mongodb/counters.js';
+import type { CounterDoc } from '../../src/store/mongodb/accounts/counters.js';
 import { createMongoStore, type MongoStore, type MongoStoreOptions } from '../../src/store/mongodb/index.js';
-import { DOCUMENT_INDEXES, VERSIONS_INDEXES } from '../../src/store/mongodb/indexes.js';
+import { collectionRepair } from '../../src/store/mongodb/layout/collections.js';
+import { DOCUMENT_INDEXES, VERSIONS_INDEXES } from '../../src/store/mongodb/layout/indexes.js';
 import {
   projectDbName,
   SYSTEM_COLLECTIONS,
   systemDbName,
   versionsCollectionName,
-} from '../../src/store/mongodb/naming.js';
+} from '../../src/store/mongodb/layout/naming.js';
 import { IMAGES_PROBE_PREFIX } from '../../src/store/mongodb/startup/imagesProbe.js';
 import { readOplogFacts } from '../../src/store/mongodb/startup/oplogWindow.js';
 import { type DataScope, StoreStartError, StoreUnavailableError } from '../../src/store/port.js';

@@ -7,8 +7,8 @@
  */
 import { expect } from 'chai';
 import { type Document, MongoClient, type ServerHeartbeatSucceededEvent, Timestamp } from 'mongodb';
-import { MongoChangeFeed } from '../../src/store/mongodb/changes.js';
-import { ClusterClock } from '../../src/store/mongodb/clusterClock.js';
+import { MongoChangeFeed } from '../../src/store/mongodb/changes/changes.js';
+import { ClusterClock } from '../../src/store/mongodb/changes/clusterClock.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import { StoreStartError } from '../../src/store/port.js';
 import { cursorReply, helloReply, startWireServer } from '../support/mongoWire.js';

@@ -7,8 +7,11 @@
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
 import { newId } from '../../src/ids.js';
+import {
+  type MemoryReplicaSet,
+  startMemoryReplicaSet,
+} from '../../src/store/mongodb/database/memoryServer.js';
 import { createMongoStore, type MongoStore } from '../../src/store/mongodb/index.js';
-import { type MemoryReplicaSet, startMemoryReplicaSet } from '../../src/store/mongodb/memoryServer.js';
 import type { ChangeEvent, ChangeSubscription, DataScope } from '../../src/store/port.js';
 import { mongoTestTarget, uniqueDbPrefix } from '../support/mongodb.js';
 import { withTimeout } from '../support/timeout.js';

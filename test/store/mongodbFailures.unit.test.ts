@@ -14,16 +14,6 @@ import {
   MongoServerSelectionError,
   MongoWriteConcernError,
 } from 'mongodb';
-import { collectionRepair, isCheckDue } from '../../src/store/mongodb/collections.js';
-import { translatingFailures } from '../../src/store/mongodb/failureTranslation.js';
-import { createMongoStore } from '../../src/store/mongodb/index.js';
-import { DEFAULT_MONGO_LIMITS } from '../../src/store/mongodb/limits.js';
-import { SYSTEM_COLLECTIONS } from '../../src/store/mongodb/naming.js';
-import {
-  RETRY_AFTER_SECONDS,
-  UNAVAILABLE_CODES,
-  unavailability,
-} from '../../src/store/mongodb/serverErrors.js';
 import {
   fromResolvedKeyDoc,
   type ResolvedKeyDoc,
@@ -31,8 +21,18 @@ import {
   toAccountDoc,
   toKeyDoc,
   toProjectDoc,
-} from '../../src/store/mongodb/systemRecords.js';
-import { nextStep, retryDelayMs } from '../../src/store/mongodb/transactions.js';
+} from '../../src/store/mongodb/accounts/systemRecords.js';
+import { translatingFailures } from '../../src/store/mongodb/database/failureTranslation.js';
+import { DEFAULT_MONGO_LIMITS } from '../../src/store/mongodb/database/limits.js';
+import {
+  RETRY_AFTER_SECONDS,
+  UNAVAILABLE_CODES,
+  unavailability,
+} from '../../src/store/mongodb/database/serverErrors.js';
+import { nextStep, retryDelayMs } from '../../src/store/mongodb/database/transactions.js';
+import { createMongoStore } from '../../src/store/mongodb/index.js';
+import { collectionRepair, isCheckDue } from '../../src/store/mongodb/layout/collections.js';
+import { SYSTEM_COLLECTIONS } from '../../src/store/mongodb/layout/naming.js';
 import { type ApiKeyRecord, StoreUnavailableError } from '../../src/store/port.js';
 
 const serverError = (code: number, errorLabels: string[] = []) =>

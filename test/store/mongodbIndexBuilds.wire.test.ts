@@ -8,9 +8,9 @@
  */
 import { expect } from 'chai';
 import { type Document, Long } from 'mongodb';
-import { RESERVATION_TTL_MS } from '../../src/store/mongodb/declaredIndexes.js';
 import { createMongoStore, type MongoStore } from '../../src/store/mongodb/index.js';
-import { INDEX_BUILD_TIMEOUT_MS } from '../../src/store/mongodb/indexes.js';
+import { RESERVATION_TTL_MS } from '../../src/store/mongodb/indexes/declaredIndexes.js';
+import { INDEX_BUILD_TIMEOUT_MS } from '../../src/store/mongodb/layout/indexes.js';
 import type { DataScope } from '../../src/store/port.js';
 import { errorReply, helloReply, startWireServer, type WireServer } from '../support/mongoWire.js';
 

@@ -20,7 +20,7 @@ import {
   usageId,
   usageTotal,
   usageUpdatePipeline,
-} from '../../src/store/mongodb/indexUsage.js';
+} from '../../src/store/mongodb/indexes/indexUsage.js';
 import type { DataScope, IndexRepository, Store } from '../../src/store/port.js';
 import { startWireServer, type WireServer } from '../support/mongoWire.js';
 

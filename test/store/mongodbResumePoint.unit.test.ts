@@ -5,8 +5,12 @@
  */
 import { expect } from 'chai';
 import { Timestamp } from 'mongodb';
-import { compareTokens } from '../../src/store/mongodb/changeEvents.js';
-import { catchUpStart, deliveredBefore, tokenClusterTime } from '../../src/store/mongodb/resumePoint.js';
+import { compareTokens } from '../../src/store/mongodb/changes/changeEvents.js';
+import {
+  catchUpStart,
+  deliveredBefore,
+  tokenClusterTime,
+} from '../../src/store/mongodb/changes/resumePoint.js';
 
 /** Tokens as MongoDB sent them, with the clusterTime of their event beside them. */
 const REAL = [

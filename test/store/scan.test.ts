@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { newId } from '../../src/ids.js';
-import { toDriverScan } from '../../src/store/mongodb/documents.js';
+import { toDriverScan } from '../../src/store/mongodb/documents/documents.js';
 import type { DataScope, FindQuery, FolioDocument, Store } from '../../src/store/port.js';
 import { mongoStoreFactories } from '../support/mongodb.js';
 import { embeddedFactory } from './embeddedFactory.js';

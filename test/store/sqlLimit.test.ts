@@ -1,6 +1,6 @@
 /**
  * LIMIT and OFFSET parameters in the embedded store's SQL go through BOUND_COUNT
- * (src/store/embedded/sqlLimit.ts): a plain `LIMIT ?` made SQLite prepare the statement again on
+ * (src/store/embedded/query/sqlLimit.ts): a plain `LIMIT ?` made SQLite prepare the statement again on
  * every run. Speed belongs to the benchmarks; this checks the rule itself (no plain parameter
  * after LIMIT or OFFSET anywhere in src/) and that the CAST form keeps LIMIT's meaning at its
  * edges (-1 is no limit, 0 is no row).
@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { BOUND_COUNT, boundCount } from '../../src/store/embedded/sqlLimit.js';
+import { BOUND_COUNT, boundCount } from '../../src/store/embedded/query/sqlLimit.js';
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -1,10 +1,10 @@
 /**
- * The embedded store's prepared statements (src/store/embedded/statementCache.ts): bounded, the
+ * The embedded store's prepared statements (src/store/embedded/query/statementCache.ts): bounded, the
  * least recently used out first.
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { StatementCache } from '../../src/store/embedded/statementCache.js';
+import { StatementCache } from '../../src/store/embedded/query/statementCache.js';
 
 describe('StatementCache', () => {
   let db: Database.Database;

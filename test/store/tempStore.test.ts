@@ -1,7 +1,7 @@
-/** Where the embedded store's connection keeps SQLite's temporary files (src/store/embedded/tempStore.ts). */
+/** Where the embedded store's connection keeps SQLite's temporary files (src/store/embedded/database/tempStore.ts). */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { keepTemporaryInMemory, withSortsOnDisk } from '../../src/store/embedded/tempStore.js';
+import { keepTemporaryInMemory, withSortsOnDisk } from '../../src/store/embedded/database/tempStore.js';
 
 const MEMORY = 2;
 const FILE = 1;

@@ -10,12 +10,12 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import type { ConfigOverrides } from '../../src/config/load.js';
-import { createMongoStore } from '../../src/store/mongodb/index.js';
 import {
   type LoneMongod,
   startLoneMongod,
   startMemoryReplicaSet,
-} from '../../src/store/mongodb/memoryServer.js';
+} from '../../src/store/mongodb/database/memoryServer.js';
+import { createMongoStore } from '../../src/store/mongodb/index.js';
 import type { Store } from '../../src/store/port.js';
 import type { StoreFactory } from '../store/factories.js';
 import { withTimeout } from './timeout.js';

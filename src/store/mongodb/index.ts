@@ -8,40 +8,40 @@
  */
 import { type Db, MongoClient, type MongoClientOptions, type ServerHeartbeatSucceededEvent } from 'mongodb';
 import { type JobBackend, type Store, StoreStartError } from '../port.js';
-import { MongoAccounts } from './accounts.js';
-import { MongoAttemptLocks } from './attemptLocks.js';
-import { supportsSplitLargeEvent } from './changeEvents.js';
-import { MongoChangeFeed } from './changes.js';
-import { ClusterClock } from './clusterClock.js';
-import { MongoSchemas } from './collectionSchemas.js';
-import { CollectionRegistry } from './collections.js';
-import { MongoFeedConsumers } from './consumers.js';
-import { MongoCounters } from './counters.js';
-import { MongoIndexes } from './declaredIndexes.js';
-import { MongoDeliveries } from './deliveries.js';
-import { MongoDeliveryBodies } from './deliveryBodies.js';
-import { MongoDocuments } from './documents.js';
-import { translatingFailures } from './failureTranslation.js';
-import { ensureSystemIndexes } from './indexes.js';
+import { MongoAccounts } from './accounts/accounts.js';
+import { MongoCounters } from './accounts/counters.js';
+import { supportsSplitLargeEvent } from './changes/changeEvents.js';
+import { MongoChangeFeed } from './changes/changes.js';
+import { ClusterClock } from './changes/clusterClock.js';
+import { MongoFeedConsumers } from './changes/consumers.js';
+import { MongoStreamSlots } from './changes/streamSlots.js';
+import { translatingFailures } from './database/failureTranslation.js';
+import { DEFAULT_MONGO_LIMITS, type MongoLimits } from './database/limits.js';
+import { unavailability } from './database/serverErrors.js';
+import { MongoSchemas } from './documents/collectionSchemas.js';
+import { MongoDocuments } from './documents/documents.js';
+import { MongoTrash } from './documents/trash.js';
+import { MongoIndexes } from './indexes/declaredIndexes.js';
 import { MongoAgendaBackend } from './jobs/agendaBackend.js';
-import { DEFAULT_MONGO_LIMITS, type MongoLimits } from './limits.js';
+import { CollectionRegistry } from './layout/collections.js';
+import { ensureSystemIndexes } from './layout/indexes.js';
 import {
   AGENDA_JOBS_COLLECTION,
   assertDbPrefix,
   DEFAULT_DB_PREFIX,
   SYSTEM_COLLECTIONS,
   systemDbName,
-} from './naming.js';
-import { unavailability } from './serverErrors.js';
-import { MongoSnapshots } from './snapshot.js';
+} from './layout/naming.js';
+import { MongoSnapshots } from './snapshots/snapshot.js';
 import { diagnoseConnectFailure } from './startup/hostProbe.js';
 import { proveImages } from './startup/imagesProbe.js';
 import { checkHistoryRetention } from './startup/oplogWindow.js';
 import { assertPrivileges } from './startup/privileges.js';
 import { assertServerUsable, readPreferenceProblem, type Topology } from './startup/serverCheck.js';
-import { MongoStreamSlots } from './streamSlots.js';
-import { MongoTrash } from './trash.js';
-import { MongoWebhooks } from './webhooks.js';
+import { MongoAttemptLocks } from './webhooks/attemptLocks.js';
+import { MongoDeliveries } from './webhooks/deliveries.js';
+import { MongoDeliveryBodies } from './webhooks/deliveryBodies.js';
+import { MongoWebhooks } from './webhooks/webhooks.js';
 
 export interface MongoStoreOptions {
   /** A replica set or sharded cluster; `?replicaSet=` for a replica set. */
@@ -74,7 +74,7 @@ export interface MongoStore extends Store {
   readonly topology: Topology | null;
 }
 
-export { DEFAULT_DB_PREFIX } from './naming.js';
+export { DEFAULT_DB_PREFIX } from './layout/naming.js';
 
 class MongoStoreImpl implements MongoStore {
   readonly kind = 'mongodb' as const;

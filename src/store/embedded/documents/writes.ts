@@ -16,13 +16,13 @@ import {
 } from '../../port.js';
 import { toStored } from '../../storedForm.js';
 import { assertContiguous, findConflicts } from '../../writeConditions.js';
-import { API_TEXT, storedBodySql } from '../apiText.js';
-import type { ChangeLog } from '../changeLog.js';
-import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from '../currentVersion.js';
-import type { EmbeddedIndexes } from '../declaredIndexes.js';
-import { uniqueKeySql } from '../indexKeys.js';
+import type { ChangeLog } from '../changes/changeLog.js';
+import type { EmbeddedIndexes } from '../indexes/declaredIndexes.js';
+import { uniqueKeySql } from '../indexes/indexKeys.js';
 import type { SqlParam } from '../query/sqlFragments.js';
-import type { EmbeddedTrash } from '../trash.js';
+import { API_TEXT, storedBodySql } from './apiText.js';
+import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from './currentVersion.js';
+import type { EmbeddedTrash } from './trash.js';
 
 export type Tx = { ok: true } | { ok: false; conflicts: WriteConflict[] };
 

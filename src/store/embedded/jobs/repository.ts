@@ -37,9 +37,15 @@ import {
 } from 'agenda';
 import type Database from 'better-sqlite3';
 import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
-import { ChunkedSweep, nextCursor, RANGE_START, type RangeCursor, rangePageSql } from '../chunkedSweep.js';
-import { GroupCommit } from '../groupCommit.js';
-import { BOUND_COUNT } from '../sqlLimit.js';
+import {
+  ChunkedSweep,
+  nextCursor,
+  RANGE_START,
+  type RangeCursor,
+  rangePageSql,
+} from '../database/chunkedSweep.js';
+import { GroupCommit } from '../documents/groupCommit.js';
+import { BOUND_COUNT } from '../query/sqlLimit.js';
 import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
 import { newJobId } from './id.js';
 import { JOB_COLUMNS, type JobRow, jobToRow, rowToJob, type SqlValue, toEpochMs } from './row.js';

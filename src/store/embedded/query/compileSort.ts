@@ -3,7 +3,7 @@
  * in it → SQL over the `documents` table (alias `d`).
  */
 import type { FindQuery, SortPosition } from '../../port.js';
-import { sortKeySql } from '../indexKeys.js';
+import { sortKeySql } from '../indexes/indexKeys.js';
 import { scalarSortKey } from './queryFunctions.js';
 import { COLUMNS, type CompiledSql, join, label, NO_INDEXES, param, raw, sql } from './sqlFragments.js';
 

@@ -3,7 +3,7 @@
  * indexes' own expressions, so the planner can answer a filter from an index.
  */
 import type { JsonValue } from '../../port.js';
-import { ARRAY_MARKER, indexKeySql, sortKeySql } from '../indexKeys.js';
+import { ARRAY_MARKER, indexKeySql, sortKeySql } from '../indexes/indexKeys.js';
 import { BRACKET_START, scalarSortKey } from './queryFunctions.js';
 import { type CompiledSql, join, param, raw, sql } from './sqlFragments.js';
 import { RANGE_OPERATORS } from './valueTests.js';

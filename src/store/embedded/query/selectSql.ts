@@ -3,14 +3,14 @@ import Database from 'better-sqlite3';
 import { projectStored } from '../../documentQuery/projection.js';
 import type { DataScope, FindQuery, FolioDocument } from '../../port.js';
 import { fromStored, toStored } from '../../storedForm.js';
-import { API_TEXT } from '../apiText.js';
-import { collectionMatch } from '../declaredIndexes.js';
-import { scopeKeyOf } from '../scopeKey.js';
-import { BOUND_COUNT } from '../sqlLimit.js';
+import { API_TEXT } from '../documents/apiText.js';
+import { collectionMatch } from '../indexes/declaredIndexes.js';
+import { scopeKeyOf } from '../layout/scopeKey.js';
 import { compileFilter } from './compileFilter.js';
 import { compileKeyset, compileSort } from './compileSort.js';
 import { registerQueryFunctions } from './queryFunctions.js';
 import type { SqlParam } from './sqlFragments.js';
+import { BOUND_COUNT } from './sqlLimit.js';
 
 /** The SELECT behind `find` and `scan`: filter, order (by `_id` when none), limit and skip. */
 export function selectSql(

@@ -9,8 +9,8 @@ import { MongoJobRepository } from '@agendajs/mongo-backend';
 import type { JobParameters, JobRepositoryOptions, JobsOverview } from 'agenda';
 import type { Db, IndexDescription } from 'mongodb';
 import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
-import { ensureIndexes } from '../indexes.js';
-import { isDuplicateKeyError } from '../serverErrors.js';
+import { isDuplicateKeyError } from '../database/serverErrors.js';
+import { ensureIndexes } from '../layout/indexes.js';
 import {
   completedBeforeFilter,
   FINISHED_INDEX,

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Document } from 'mongodb';
 import { StoreStartError } from '../../port.js';
-import { collectionRepair } from '../collections.js';
-import { DOCUMENT_COLLECTION_OPTIONS } from '../indexes.js';
+import { collectionRepair } from '../layout/collections.js';
+import { DOCUMENT_COLLECTION_OPTIONS } from '../layout/indexes.js';
 
 /** Probe collections are named `<this>.<random>`; a crash can leave one behind, harmlessly. */
 export const IMAGES_PROBE_PREFIX = '_folio.imagesProbe';

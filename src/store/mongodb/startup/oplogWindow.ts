@@ -6,7 +6,7 @@
  * warning (the operator may be resizing the oplog), never a refusal.
  */
 import type { Db, Document, MongoClient } from 'mongodb';
-import { asTimestamp } from '../clusterClock.js';
+import { asTimestamp } from '../changes/clusterClock.js';
 
 export interface OplogFacts {
   /** Seconds (cluster time) of the oldest and newest oplog entries. */

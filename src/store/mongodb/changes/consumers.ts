@@ -1,0 +1,56 @@
+/**
+ * Feed consumers in the system database (`feedConsumers`): one document per name with its lease
+ * and saved position. Lease expiry is computed and compared with the server's clock (`$$NOW`),
+ * so instances whose clocks disagree still agree on who holds it.
+ */
+import type { Collection, Db } from 'mongodb';
+import type { FeedConsumerRepository } from '../../port.js';
+import { isDuplicateKeyError } from '../database/serverErrors.js';
+import { SYSTEM_COLLECTIONS } from '../layout/naming.js';
+import { leaseHeldFilter, leaseTakeFilter, leaseTakeUpdate } from '../webhooks/webhookUpdates.js';
+
+interface ConsumerDoc {
+  _id: string;
+  holder: string | null;
+  leaseExpiresAt: Date | null;
+  position?: string;
+}
+
+export class MongoFeedConsumers implements FeedConsumerRepository {
+  readonly #consumers: Collection<ConsumerDoc>;
+
+  constructor(db: Db) {
+    this.#consumers = db.collection<ConsumerDoc>(SYSTEM_COLLECTIONS.feedConsumers);
+  }
+
+  async acquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    try {
+      const result = await this.#consumers.updateOne(
+        leaseTakeFilter(name, holder),
+        leaseTakeUpdate(holder, ttlMs),
+        {
+          upsert: true,
+        },
+      );
+      return result.matchedCount + result.upsertedCount === 1;
+    } catch (error) {
+      // The document exists and another holder's lease is live: the upsert's insert collides.
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+
+  async release(name: string, holder: string): Promise<void> {
+    await this.#consumers.updateOne({ _id: name, holder }, { $set: { holder: null, leaseExpiresAt: null } });
+  }
+
+  async position(name: string): Promise<string | null> {
+    const doc = await this.#consumers.findOne({ _id: name }, { projection: { position: 1 } });
+    return doc?.position ?? null;
+  }
+
+  async savePosition(name: string, holder: string, position: string): Promise<boolean> {
+    const result = await this.#consumers.updateOne(leaseHeldFilter(name, holder), { $set: { position } });
+    return result.matchedCount === 1;
+  }
+}
