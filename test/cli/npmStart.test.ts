@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { isRunning, parseProcStat } from '../../src/cli/parentWatch.js';
 import { readHolderPid } from '../../src/store/embedded/dataDirLock.js';
-import { startFolio } from '../support/cli.js';
+import { serveFolio } from '../support/folioProcess.js';
 
 /** Whether something accepts TCP connections on the port. */
 async function accepts(port: number): Promise<boolean> {
@@ -63,7 +63,7 @@ describe('npm start: output and stopping', function () {
       const dataDir = await mkdtemp(join(tmpdir(), 'folio-npm-start-'));
       dirs.push(dataDir);
       // The README's defaults: HOST 0.0.0.0 prints http://localhost.
-      const started = await startFolio(dataDir, { via: 'npm', env: { HOST: '0.0.0.0' } });
+      const started = await serveFolio({ FOLIO_DATA_DIR: dataDir, HOST: '0.0.0.0' }, { via: 'npm' });
       const port = Number(new URL(started.url).port);
       const server = readHolderPid(dataDir);
       expect(server, 'the server records its PID').to.be.a('number');

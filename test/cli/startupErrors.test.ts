@@ -3,9 +3,8 @@
  * network stack, the MongoDB driver and Folio's own modules, never hand-made look-alikes.
  */
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { MongoClient, MongoServerError } from 'mongodb';
@@ -15,6 +14,7 @@ import { DataDirError, prepareDataDir } from '../../src/store/embedded/dataDir.j
 import { DataDirLockedError, lockDataDir } from '../../src/store/embedded/dataDirLock.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import { checkServer, UnsupportedServerError } from '../../src/store/mongodb/startup/serverCheck.js';
+import { tempDir } from '../support/tempDir.js';
 import { rejection } from '../support/timeout.js';
 
 function caught(run: () => unknown): unknown {
@@ -41,13 +41,7 @@ function expectOneLineWithoutStack(report: string): void {
 }
 
 describe('start-up errors: one line naming the variable', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'folio-startup-errors-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir('folio-startup-errors-', 'suite');
 
   it('a bad configuration value is reported by the variable that holds it', () => {
     const error = caught(() => loadConfig({ PORT: 'eighty' }));
@@ -56,7 +50,7 @@ describe('start-up errors: one line naming the variable', () => {
   });
 
   it('FOLIO_DATA_DIR that is a file, or under a file, names the variable, the path and the reason', async () => {
-    const file = join(dir, 'a-file');
+    const file = join(dir(), 'a-file');
     await writeFile(file, 'not a directory');
     const isFile = caught(() => prepareDataDir(file));
     expect(isFile).to.be.instanceOf(DataDirError);
@@ -72,7 +66,7 @@ describe('start-up errors: one line naming the variable', () => {
   });
 
   it('a data directory held by another process names the directory and the holder’s PID', () => {
-    const locked = join(dir, 'locked');
+    const locked = join(dir(), 'locked');
     prepareDataDir(locked);
     const lock = lockDataDir(locked);
     try {

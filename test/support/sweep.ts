@@ -8,6 +8,22 @@
  */
 import { expect } from 'chai';
 import { createFolioClient } from '../../client/index.js';
+import { startTestServer, type TestServer } from './server.js';
+
+/** The Free plan's rate on the swept server: the sweep's Free key exceeds it. */
+const FREE_RATE = 3;
+const METRICS_TOKEN = 'sweep-metrics-token';
+
+/** A test server as the sweep needs it: metrics on, a low Free rate, private webhook targets. */
+export function startSweptServer(): Promise<TestServer> {
+  return startTestServer({
+    config: {
+      metrics: { enabled: true, token: METRICS_TOKEN },
+      plans: { free: { requestsPerSecond: FREE_RATE } },
+      webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
+    },
+  });
+}
 
 export interface SweepStep {
   /** The operation called (the document's operationId), or a description for undocumented paths. */
@@ -18,18 +34,15 @@ export interface SweepStep {
 }
 
 export interface SweepOptions {
-  /** The metrics token the server was started with (metrics enabled). */
-  metricsToken: string;
   /**
    * Through a proxy (Prism): the event stream's 200 is skipped (a proxy that buffers it would
    * wait for its end), and a redirect is seen followed (Prism's upstream client follows it).
    */
   viaProxy?: boolean;
-  /** The Free plan's requests per second as the server was configured: a Free key exceeds it (429). */
-  freeRequestsPerSecond: number;
 }
 
-export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<SweepStep[]> {
+/** The sweep against `baseUrl`: a server `startSweptServer` started, or a proxy in front of it. */
+export async function sweepApi(baseUrl: string, options: SweepOptions = {}): Promise<SweepStep[]> {
   const steps: SweepStep[] = [];
   const record = (operation: string, expected: number, response: Response) => {
     steps.push({ operation, status: response.status, headers: response.headers });
@@ -64,7 +77,7 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     200,
     (
       await anon.GET('/metrics', {
-        headers: { Authorization: `Bearer ${options.metricsToken}` },
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
         parseAs: 'text',
       })
     ).response,
@@ -530,7 +543,7 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const freeKey = await freeAccount.POST('/api/keys', { body: { ...keyBody, project: 'limited' } });
   const limited = createFolioClient(baseUrl, freeKey.data?.rawKey as string);
   const limitedPath = { params: { path: { ns: 'limited', collection: 'items' } } };
-  for (let i = 0; i < options.freeRequestsPerSecond; i += 1) {
+  for (let i = 0; i < FREE_RATE; i += 1) {
     record('listDocuments', 200, (await limited.GET('/{ns}/{collection}', limitedPath)).response);
   }
   const over = await limited.GET('/{ns}/{collection}', limitedPath);
