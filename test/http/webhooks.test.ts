@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
+import type { ApiResponse } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 const LOCAL = { webhooks: { allowPrivateTargets: true, backoffBaseMs: 20, pollMs: 50, timeoutMs: 2000 } };
@@ -272,6 +273,12 @@ forEachStore(
   { config: { ...LOCAL, plans: { free: { maxWebhooks: 2 } } } },
 );
 
+/** A 400 that names the `url` field. */
+function expectUrlRefused(res: ApiResponse, url: string): void {
+  expect(res.status, url).to.equal(400);
+  expect(res.body.error.details).to.deep.equal({ field: 'url' });
+}
+
 forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
   const register = (url: string) =>
     ctx.server.request('POST', `/${ctx.tenant.project}/orders/_webhooks`, {
@@ -295,8 +302,7 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
       'http://2130706433/hook',
     ]) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
   });
 
@@ -313,16 +319,14 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
   it('refuses IPv6 forms that embed a loopback or link-local IPv4, at registration and at update', async () => {
     for (const url of EMBEDDED_IPV4) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
     const created = await register('http://[2606:4700::1111]/hook');
     expect(created.status).to.equal(201);
     const path = `/${ctx.tenant.project}/orders/_webhooks/${created.body.id}`;
     for (const url of EMBEDDED_IPV4) {
       const res = await ctx.server.request('PATCH', path, { key: ctx.tenant.key, body: { url } });
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
     const after = await ctx.server.request('GET', path, { key: ctx.tenant.key });
     expect(after.body.url).to.equal('http://[2606:4700::1111]/hook');
@@ -337,8 +341,7 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
       'http://[::ffff:0:0:7f00:1]:4937/',
     ]) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
       expect(res.body.error.message, url).to.match(/not globally reachable/);
     }
   });

@@ -41,6 +41,20 @@ const contextArb = fc.record({
   collection: fc.constantFrom(...COLLECTIONS),
 });
 
+/** Scalars whose texts could be mistaken for one another's (-0 and 0, NaN and null, 5 and '5'). */
+const NON_STRINGS = [
+  0,
+  -0,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  5,
+  null,
+  true,
+  false,
+];
+const STRINGS = ['5', '', 'n5', 's', 'u', 'null', 'Infinity'];
+
 describe('compileFilterOnce', () => {
   it('gives what compileFilter gives, for one filter object met in any sequence of contexts', () => {
     fc.assert(
@@ -118,26 +132,7 @@ describe('compileFilterOnce', () => {
   });
 
   it('writes every pair of distinct scalars apart, JSON look-alikes included', () => {
-    const scalars = [
-      0,
-      -0,
-      Number.NaN,
-      Number.POSITIVE_INFINITY,
-      Number.NEGATIVE_INFINITY,
-      5,
-      null,
-      true,
-      false,
-      '5',
-      '',
-      'n5',
-      's',
-      'u',
-      'null',
-      'Infinity',
-      '0',
-      undefined,
-    ];
+    const scalars = [...NON_STRINGS, ...STRINGS, '0', undefined];
     for (const x of scalars) {
       for (const y of scalars) {
         const same =
@@ -157,18 +152,8 @@ describe('compileFilterOnce', () => {
 
   it('writes two filters as one text only when they are the same value', () => {
     const scalar = fc.oneof(
-      fc.constantFrom(
-        0,
-        -0,
-        Number.NaN,
-        Number.POSITIVE_INFINITY,
-        Number.NEGATIVE_INFINITY,
-        5,
-        null,
-        true,
-        false,
-      ),
-      fc.constantFrom('5', '', 'n5', 's', 'u', 'null', 'Infinity'),
+      fc.constantFrom(...NON_STRINGS),
+      fc.constantFrom(...STRINGS),
       fc.constant(undefined),
     );
     const filter = fc.dictionary(

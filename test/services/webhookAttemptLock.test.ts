@@ -9,12 +9,13 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import { isoNow, newId } from '../../src/ids.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { createServices } from '../../src/services/index.js';
 import { attemptLockTtlMs, mayTakeAttemptLock } from '../../src/store/attemptLock.js';
 import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
@@ -90,21 +91,12 @@ describe('webhook attempt lock: a receiver slower than the old Agenda lock [embe
     receiver.delayMs = OLD_LOCK_LIFETIME_MS + 300;
     const logger = pino({ level: 'silent' });
     for (let i = 0; i < 2; i++) {
-      const services = createServices(store, config, logger);
-      const runner = new JobRunner(
-        store,
-        {
-          pollMs: POLL_MS,
-          concurrency: 5,
-          attemptTimeoutMs: 10_000,
-          errorRetryMs: 200,
-          keepFinishedMs: 60_000,
-        },
-        logger,
-      );
-      runner.handleDeliveries((t, signal) => services.deliveries.run(t, signal));
-      await runner.start();
-      runners.push(runner);
+      const { jobs } = await startDeliveryRunner(store, config, logger, {
+        pollMs: POLL_MS,
+        concurrency: 5,
+        attemptTimeoutMs: 10_000,
+      });
+      runners.push(jobs);
     }
     const tasks = [0, 1, 2].map((n) => task(scope, webhookId, n));
     for (const t of tasks) await runners[0]!.enqueueDelivery(t);

@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
-import { createServices } from '../../src/services/index.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { DISPATCHER_NAME, WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
 import { DELIVERY_JOB } from '../../src/store/deliveryJob.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import type { ChangeEvent, DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { dropDatabases, mongoConnection } from '../support/mongodb.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
@@ -49,14 +49,7 @@ async function startInstance(
   logger = pino({ level: 'silent' }),
   tuning: { concurrency?: number; maxOpenEvents?: number } = {},
 ): Promise<Instance> {
-  const services = createServices(store, config, logger);
-  const jobs = new JobRunner(
-    store,
-    { pollMs: 40, concurrency: 10, attemptTimeoutMs: 2000, errorRetryMs: 200, keepFinishedMs: 60_000 },
-    logger,
-  );
-  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  await jobs.start();
+  const { jobs, services } = await startDeliveryRunner(store, config, logger);
   const dispatcher = new WebhookDispatcher(
     store,
     services.deliveries,

@@ -9,8 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
-import { createServices } from '../../src/services/index.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
 import {
   acquireDelayMs,
@@ -22,6 +21,7 @@ import {
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
@@ -89,14 +89,7 @@ interface Instance {
 
 async function startInstance(store: Store): Promise<Instance> {
   const logger = pino({ level: 'silent' });
-  const services = createServices(store, config, logger);
-  const jobs = new JobRunner(
-    store,
-    { pollMs: 40, concurrency: 10, attemptTimeoutMs: 2000, errorRetryMs: 200, keepFinishedMs: 60_000 },
-    logger,
-  );
-  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  await jobs.start();
+  const { jobs, services } = await startDeliveryRunner(store, config, logger);
   const held = { count: 0, share: PARTITIONS / 2 };
   const dispatchers = partitions(PARTITIONS).map(
     (partition) =>
