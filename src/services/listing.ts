@@ -11,14 +11,14 @@ import {
   type Store,
   type StoredFilter,
 } from '../store/port.js';
-import { fromStored, toStored } from '../store/storedForm.js';
+import { fromStored, type StoredDocument, toStored } from '../store/storedForm.js';
 import { type AutoIndexer, candidateFields } from './autoIndexes.js';
 import type { KeyContext } from './context.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
 export interface ListPage {
-  data: FolioDocument[];
+  data: readonly FolioDocument[];
   meta: {
     /** Null with `total=none`. */
     total: number | null;
@@ -38,12 +38,6 @@ export interface ListPage {
  * tell it: a page with nothing after it (it may be full) that is not past the end gives
  * `offset + its length`, so only a page with more after it, or one past the end, needs a count.
  */
-export function pageOf<T>(rows: T[], limit: number, offset: number): { data: T[]; total: number | null };
-export function pageOf<T>(
-  rows: readonly T[],
-  limit: number,
-  offset: number,
-): { data: readonly T[]; total: number | null };
 export function pageOf<T>(
   rows: readonly T[],
   limit: number,
@@ -121,20 +115,6 @@ export class ListingService {
       ctx.limits.maxIndexes,
       ctx.project.autoIndexes,
     );
-    if (query.explain) {
-      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
-      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
-      const plan = await documents.explain(ctx.scope, collection, {
-        filter: query.filter,
-        after: query.position,
-        sort: query.sort,
-        skip: query.position ? 0 : query.offset,
-        limit: query.limit + 1,
-        projection: query.projection,
-      });
-      return { plan };
-    }
-    if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
     // A cursor page starts at its cursor, never at an offset.
     const offset = query.position !== undefined ? 0 : query.offset;
     // One document more than the page: whether anything follows is then known without a count.
@@ -145,23 +125,20 @@ export class ListingService {
       skip: offset,
       limit: query.limit + 1,
     };
+    if (query.explain) {
+      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
+      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
+      return {
+        plan: await documents.explain(ctx.scope, collection, { ...window, projection: query.projection }),
+      };
+    }
+    if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
     if (asText && !query.projection && documents.findJson) {
       const texts = await documents.findJson(ctx.scope, collection, window);
-      const { data, total: known } = pageOf(texts, query.limit, offset);
-      const hasMore = texts.length > query.limit;
-      const last = data.at(-1);
       // Only the last document is parsed, for the cursor: the same document find would give.
-      const next =
-        hasMore && last !== undefined
-          ? cursorAfter(toStored(JSON.parse(last) as FolioDocument), query.sort)
-          : null;
-      const meta = await this.meta(ctx, collection, query, {
-        offset,
-        length: data.length,
-        known,
-        hasMore,
-        next,
-      });
+      const { data, meta } = await this.page(ctx, collection, query, offset, texts, (text) =>
+        toStored(JSON.parse(text) as FolioDocument),
+      );
       // Key for key what JSON.stringify of the ListPage writes.
       return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
     }
@@ -170,14 +147,28 @@ export class ListingService {
       // The cursor needs the last row's sort values even when `select` leaves them out.
       projection: query.projection && withSortPaths(query.projection, query.sort),
     });
-    const { data: fetched, total: known } = pageOf(rows, query.limit, offset);
-    const hasMore = rows.length > query.limit;
-    const last = fetched.at(-1);
-    const next = hasMore && last ? cursorAfter(toStored(last), query.sort) : null;
+    const { data, meta } = await this.page(ctx, collection, query, offset, rows, toStored);
     const { projection } = query;
-    const data = projection
-      ? fetched.map((doc) => fromStored(projectStored(toStored(doc), projection)))
-      : fetched;
+    if (!projection) return { data, meta };
+    return { data: data.map((doc) => fromStored(projectStored(toStored(doc), projection))), meta };
+  }
+
+  /**
+   * The page out of `rows` (up to `limit + 1`, fetched at `offset`) and its `meta`; `stored` reads
+   * a row as stored, for the next page's cursor.
+   */
+  private async page<T>(
+    ctx: KeyContext,
+    collection: string,
+    query: ListQuery,
+    offset: number,
+    rows: readonly T[],
+    stored: (row: T) => StoredDocument,
+  ): Promise<{ data: readonly T[]; meta: ListPage['meta'] }> {
+    const { data, total: known } = pageOf(rows, query.limit, offset);
+    const hasMore = rows.length > query.limit;
+    const last = data.at(-1);
+    const next = hasMore && last !== undefined ? cursorAfter(stored(last), query.sort) : null;
     const meta = await this.meta(ctx, collection, query, {
       offset,
       length: data.length,
