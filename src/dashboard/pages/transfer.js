@@ -9,7 +9,7 @@ import { ErrorBox } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { ApiError, csrfHeader, dataPath, plans, readResponse, send } from '../lib/api.js';
 import { formatBytes, formatNumber } from '../lib/format.js';
-import { useLoad } from '../lib/hooks.js';
+import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
@@ -88,7 +88,7 @@ function ImportForm({ at }) {
   const [onConflict, setOnConflict] = useState('fail');
   const [progress, setProgress] = useState(null);
   const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
+  const [run, { error, setError }] = useAction();
   const submit = async (event) => {
     event.preventDefault();
     const file = input.current?.files?.[0];
@@ -105,16 +105,16 @@ function ImportForm({ at }) {
     setProgress({ loaded: 0, total: file.size });
     const contentType = FORMATS.find(([id]) => id === format)[1];
     const url = `${dataPath(at.env, at.project, at.collection, '_import')}?onConflict=${onConflict}`;
-    try {
-      const { data } = await upload(url, file, contentType, (loaded, total) =>
-        setProgress({ loaded, total }),
-      );
-      setResult(data);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setProgress(null);
-    }
+    await run(async () => {
+      try {
+        const { data } = await upload(url, file, contentType, (loaded, total) =>
+          setProgress({ loaded, total }),
+        );
+        setResult(data);
+      } finally {
+        setProgress(null);
+      }
+    });
   };
   return html`<form class="card" onSubmit=${submit}>
     <h2>Import</h2>
@@ -187,15 +187,12 @@ function ImportResult({ result }) {
 function ExportForm({ at }) {
   const [format, setFormat] = useState('csv');
   const [queryText, setQueryText] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [run, { busy, error }] = useAction();
   const [done, setDone] = useState('');
-  const download = async (event) => {
+  const download = (event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone('');
-    try {
+    run(async () => {
       // The listing's own language; anything the export does not take is the API's 400 to show.
       const params = new URLSearchParams(queryText.trim().replace(/^\?/, ''));
       const type = FORMATS.find(([id]) => id === format)[1];
@@ -216,11 +213,7 @@ function ExportForm({ at }) {
       setDone(
         `Downloaded ${name}: ${formatNumber(Number(response.headers.get('X-Total-Count') ?? 0))} documents, ${formatBytes(blob.size)}.`,
       );
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<form class="card" onSubmit=${download}>
     <h2>Export</h2>
