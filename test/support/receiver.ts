@@ -35,9 +35,29 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** Waiting for the next request: `next(ms)` resolves at the next `wake()` or after `ms`, whichever is first. */
+export class Arrivals {
+  readonly #waiters = new Set<() => void>();
+
+  wake(): void {
+    for (const wake of this.#waiters) wake();
+  }
+
+  next(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      this.#waiters.add(wake);
+      setTimeout(wake, ms);
+    });
+  }
+}
+
 export async function startReceiver(): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   let server: Server;
   const receiver: Receiver = {
     url: '',
@@ -66,14 +86,7 @@ export async function startReceiver(): Promise<Receiver> {
         if (Date.now() > deadline) {
           throw new Error(`receiver got ${matching.length} matching requests, expected ${count}`);
         }
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            waiters.delete(wake);
-            resolve();
-          };
-          waiters.add(wake);
-          setTimeout(wake, 50);
-        });
+        await arrivals.next(50);
       }
     },
     close: () =>
@@ -107,7 +120,7 @@ export async function startReceiver(): Promise<Receiver> {
         res.writeHead(status, { 'content-type': 'text/plain' });
         res.end('ok');
         requests.push({ ...seen, status });
-        for (const wake of waiters) wake();
+        arrivals.wake();
       };
       if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
       else answer();
