@@ -16,6 +16,19 @@ import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/reposi
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 
+/** Runs `body` while documents are written, `step` every `everyMs`; `written()` counts them. */
+async function whileWriting(step: number, everyMs: number, body: (written: () => number) => Promise<void>) {
+  let written = 0;
+  const writing = setInterval(() => {
+    written += step;
+  }, everyMs);
+  try {
+    await body(() => written);
+  } finally {
+    clearInterval(writing);
+  }
+}
+
 describe('webhook retry write gate: the rule', () => {
   const rule = { windowMs: 250, maxDocuments: 250, maxWaitMs: 2_000 };
 
@@ -106,12 +119,8 @@ describe('webhook retry write gate: the counter', () => {
   });
 
   it('waits while the writes stay heavy, until maxWaitMs; at once when aborted', async () => {
-    let written = 0;
-    const writing = setInterval(() => {
-      written += 50;
-    }, 5);
-    try {
-      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 300 });
+    await whileWriting(50, 5, async (written) => {
+      const gate = new WriteGate(written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 300 });
       await new Promise((r) => setTimeout(r, 80));
       const started = Date.now();
       await gate.waitForLightWrites(new AbortController().signal);
@@ -122,25 +131,17 @@ describe('webhook retry write gate: the counter', () => {
       const abortedAt = Date.now();
       await waiting;
       expect(Date.now() - abortedAt).to.be.below(50);
-    } finally {
-      clearInterval(writing);
-    }
+    });
   });
 
   it('lets a retry go under a light trickle of writes at once', async () => {
-    let written = 0;
-    const trickle = setInterval(() => {
-      written += 1;
-    }, 20);
-    try {
-      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 10_000 });
+    await whileWriting(1, 20, async (written) => {
+      const gate = new WriteGate(written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 10_000 });
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
       await gate.waitForLightWrites(new AbortController().signal);
       expect(Date.now() - started).to.be.below(50);
-    } finally {
-      clearInterval(trickle);
-    }
+    });
   });
 });
 

@@ -144,3 +144,20 @@ export function verifySignature(
   const given = Buffer.from(header);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** Call inside a `describe`: a receiver started before and closed after each test (`each`) or the suite. */
+export function useReceiver(per: 'each' | 'suite'): () => Receiver {
+  let receiver: Receiver | undefined;
+  const start = async () => {
+    receiver = await startReceiver();
+  };
+  const close = () => receiver?.close();
+  if (per === 'each') {
+    beforeEach(start);
+    afterEach(close);
+  } else {
+    before(start);
+    after(close);
+  }
+  return () => receiver as Receiver;
+}
