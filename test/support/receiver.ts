@@ -5,6 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fixture } from './fixture.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -147,17 +148,5 @@ export function verifySignature(
 
 /** Call inside a `describe`: a receiver started before and closed after each test (`each`) or the suite. */
 export function useReceiver(per: 'each' | 'suite'): () => Receiver {
-  let receiver: Receiver | undefined;
-  const start = async () => {
-    receiver = await startReceiver();
-  };
-  const close = () => receiver?.close();
-  if (per === 'each') {
-    beforeEach(start);
-    afterEach(close);
-  } else {
-    before(start);
-    after(close);
-  }
-  return () => receiver as Receiver;
+  return fixture(per, startReceiver, (receiver) => receiver.close());
 }
