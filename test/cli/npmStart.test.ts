@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { isRunning, parseProcStat } from '../../src/cli/parentWatch.js';
 import { readHolderPid } from '../../src/store/embedded/dataDirLock.js';
 import { serveFolio } from '../support/folioProcess.js';
+import { until } from '../support/timeout.js';
 
 /** Whether something accepts TCP connections on the port. */
 async function accepts(port: number): Promise<boolean> {
@@ -23,14 +24,6 @@ async function accepts(port: number): Promise<boolean> {
     return false;
   } finally {
     socket.destroy();
-  }
-}
-
-async function waitUntil(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -88,7 +81,7 @@ describe('npm start: output and stopping', function () {
       }
 
       started.child.kill(signal);
-      await waitUntil('the server exits', 10_000, () => !isRunning(server as number));
+      await until(() => !isRunning(server as number), 'the server to exit', 10_000);
       expect(await accepts(port), 'the port is closed').to.equal(false);
       expect(readHolderPid(dataDir), 'a clean shutdown removes the pid file').to.equal(null);
     });

@@ -9,6 +9,7 @@ import { startTestServer, type Tenant, type TestServer } from '../support/server
 import { StreamClient } from '../support/sse.js';
 import { forEachStore } from '../support/stores.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
+import { until } from '../support/timeout.js';
 
 /** Short timings so the suite stays fast; `retryMs` makes the client reconnect quickly. */
 const STREAM_CONFIG: ConfigOverrides = {
@@ -23,18 +24,6 @@ const STREAM_CONFIG: ConfigOverrides = {
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  waitMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 forEachStore(
   'change stream (SSE)',

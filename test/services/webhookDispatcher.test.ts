@@ -21,6 +21,7 @@ import { firstVersion, putWrite } from '../store/fixtures.js';
 import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { dropDatabases, mongoConnection } from '../support/mongodb.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { until } from '../support/timeout.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 const LEASE_MS = 600;
@@ -89,18 +90,6 @@ async function commitDoc(
   return doc._id;
 }
 
-async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 8000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 const settle = () => new Promise((r) => setTimeout(r, 400));
 
 interface Target {
@@ -166,10 +155,10 @@ for (const target of targets) {
         for await (const event of watcher) tokens.push(event);
       })();
       const marker = await commitDoc(store, scope, { n: 0 });
-      await waitUntil(() => tokens.length === 1, 'the marker event');
+      await until(() => tokens.length === 1, 'the marker event');
 
       const instance = await startInstance(store);
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      await until(() => instance.dispatcher.leading, 'the lease');
       const ids = [await commitDoc(store, scope, { n: 1 }), await commitDoc(store, scope, { n: 2 })];
       await receiver.waitFor(2);
       await stopInstance(instance);
@@ -202,7 +191,7 @@ for (const target of targets) {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/late`);
       const instance = await startInstance(store);
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      await until(() => instance.dispatcher.leading, 'the lease');
       const events: ChangeEvent[] = [];
       const watcher = store.changes.watchAll();
       await watcher.ready;
@@ -214,7 +203,7 @@ for (const target of targets) {
       receiver.delayMs = 300;
       await commitDoc(store, scope, { n: 1 });
       await receiver.waitFor(2);
-      await waitUntil(
+      await until(
         async () => (await store.consumers.position(DISPATCHER_NAME)) === events[1]?.token,
         'the last event saved',
         LEASE_MS * 3,
@@ -228,7 +217,7 @@ for (const target of targets) {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/open`);
       const instance = await startInstance(store, undefined, { concurrency: 4, maxOpenEvents: 2 });
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      await until(() => instance.dispatcher.leading, 'the lease');
       const ids = [await commitDoc(store, scope, { n: 0 })]; // the anchor (a job)
       await receiver.waitFor(1);
       // The next one is answered slowly; those after it finish first and pile up behind it.
@@ -246,7 +235,7 @@ for (const target of targets) {
       const scope = await seed(stores.first, `${receiver.url}/lease`);
       const a = await startInstance(stores.first);
       const b = await startInstance(stores.second);
-      await waitUntil(() => a.dispatcher.leading || b.dispatcher.leading, 'a leader');
+      await until(() => a.dispatcher.leading || b.dispatcher.leading, 'a leader');
       await settle();
       expect(a.dispatcher.leading && b.dispatcher.leading).to.equal(false);
       const [leader, follower] = a.dispatcher.leading ? [a, b] : [b, a];
@@ -257,7 +246,7 @@ for (const target of targets) {
       await receiver.waitFor(2);
 
       await stopInstance(leader);
-      await waitUntil(() => follower.dispatcher.leading, 'the take-over', LEASE_MS * 4);
+      await until(() => follower.dispatcher.leading, 'the take-over', LEASE_MS * 4);
       const later = await commitDoc(stores.first, scope, { n: 3 });
       await receiver.waitFor(3);
       await settle();
@@ -285,7 +274,7 @@ describe('webhook dispatcher: history lost [embedded]', function () {
         for await (const event of watcher) events.push(event);
       })();
       await commitDoc(store, scope, { n: 0 });
-      await waitUntil(() => events.length === 1, 'the event');
+      await until(() => events.length === 1, 'the event');
       watcher.close();
       await collecting;
       await store.consumers.acquire(DISPATCHER_NAME, 'old', 60_000);
@@ -297,10 +286,10 @@ describe('webhook dispatcher: history lost [embedded]', function () {
       await new Promise((r) => setTimeout(r, 250));
 
       const instance = await startInstance(store, logger);
-      await waitUntil(() => lines.some((l) => l.includes('WEBHOOK EVENTS LOST')), 'the error line');
+      await until(() => lines.some((l) => l.includes('WEBHOOK EVENTS LOST')), 'the error line');
       const lost = JSON.parse(lines.find((l) => l.includes('WEBHOOK EVENTS LOST')) as string);
       expect(lost).to.include({ level: 50, reason: 'history_lost' });
-      await waitUntil(() => instance.dispatcher.leading, 'reading from now');
+      await until(() => instance.dispatcher.leading, 'reading from now');
       const now = await commitDoc(store, scope, { n: 2 });
       await receiver.waitFor(1);
       await settle();

@@ -23,6 +23,7 @@ import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embe
 import { firstVersion, putWrite } from '../store/fixtures.js';
 import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { until } from '../support/timeout.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 describe('webhook partitions: rules', () => {
@@ -110,14 +111,6 @@ async function stopInstance(instance: Instance): Promise<void> {
   await instance.jobs.stop();
 }
 
-async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe('webhook partitions: several dispatchers on one embedded store', function () {
   this.timeout(40_000);
   let store: Store;
@@ -155,7 +148,7 @@ describe('webhook partitions: several dispatchers on one embedded store', functi
     const leading = (i: Instance) => i.dispatchers.filter((d) => d.leading).length;
     // Each instance ends with its fair share (the first to start gives up what is over it);
     // no partition is ever read by two at once.
-    await waitUntil(() => leading(a) === 2 && leading(b) === 2, 'a fair share each', LEASE_MS * 30);
+    await until(() => leading(a) === 2 && leading(b) === 2, 'a fair share each', LEASE_MS * 30);
     for (let p = 0; p < PARTITIONS; p++) {
       expect(Number(a.dispatchers[p]!.leading) + Number(b.dispatchers[p]!.leading)).to.equal(1);
     }
@@ -163,7 +156,7 @@ describe('webhook partitions: several dispatchers on one embedded store', functi
     const first = await commitAll(1);
     await receiver.waitFor(COLLECTIONS);
     await stopInstance(a);
-    await waitUntil(() => leading(b) === PARTITIONS, 'the take-over', LEASE_MS * 20);
+    await until(() => leading(b) === PARTITIONS, 'the take-over', LEASE_MS * 20);
     const second = await commitAll(2);
     await receiver.waitFor(2 * COLLECTIONS);
     await new Promise((r) => setTimeout(r, 300));

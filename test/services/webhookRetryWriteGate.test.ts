@@ -15,6 +15,7 @@ import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { until } from '../support/timeout.js';
 
 /** Runs `body` while documents are written, `step` every `everyMs`; `written()` counts them. */
 async function whileWriting(step: number, everyMs: number, body: (written: () => number) => Promise<void>) {
@@ -212,7 +213,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     expect(handled, 'a retry ran while writes were committing').to.have.length(0);
     const pausedAt = Date.now();
     stopWrites();
-    await until(() => handled.length === 1, 5_000);
+    await until(() => handled.length === 1, 'one handled delivery', 5_000);
     // The rate falls under 10 a window only once most of a window has passed without writes.
     expect((handled[0] as number) - pausedAt).to.be.at.least(50);
   });
@@ -223,7 +224,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const jobs = await startRunner(400, handled);
     const enqueuedAt = Date.now();
     await jobs.enqueueDelivery(task(1));
-    await until(() => handled.length === 1, 5_000);
+    await until(() => handled.length === 1, 'one handled delivery', 5_000);
     expect(writingSince, 'writes still committing').to.not.equal(null);
     expect((handled[0] as number) - enqueuedAt).to.be.at.least(400);
   });
@@ -235,10 +236,14 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const t = task(2);
     await jobs.enqueueDelivery(t);
     const repository = store.agendaBackend().repository;
-    await until(async () => {
-      const { jobs: found } = await repository.queryJobs({ name: 'webhook-delivery' });
-      return found.some((j) => j.lastRunAt !== undefined && j.lastRunAt !== null);
-    }, 5_000);
+    await until(
+      async () => {
+        const { jobs: found } = await repository.queryJobs({ name: 'webhook-delivery' });
+        return found.some((j) => j.lastRunAt !== undefined && j.lastRunAt !== null);
+      },
+      'a delivery job that ran',
+      5_000,
+    );
     const stopping = Date.now();
     await jobs.stop();
     runner = null;
@@ -267,14 +272,6 @@ function task(n: number): DeliveryTask {
     bodyKey: `body_${deliveryId}`,
     enqueuedAt: Date.now(),
   };
-}
-
-async function until(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('webhook retry hand-over on the embedded store', function () {
