@@ -4,6 +4,7 @@
  */
 import type { ConfigOverrides } from '../../src/config/load.js';
 import type { Plan } from '../../src/store/port.js';
+import { fixture } from './fixture.js';
 import { mongoServerOverrides } from './mongodb.js';
 import { type Json, startTestServer, type Tenant, type TestServer } from './server.js';
 
@@ -60,4 +61,13 @@ export function tenantCalls(ctx: SuiteContext) {
       ...(contentType ? { contentType } : {}),
     });
   return { at, call };
+}
+
+/** Call inside a suite: a read-only key of its tenant, made before its tests (a getter for it). */
+export function readOnlyKey(ctx: SuiteContext): () => string {
+  return fixture(
+    'suite',
+    async () => (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey,
+    async () => {},
+  );
 }
