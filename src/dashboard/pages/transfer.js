@@ -124,12 +124,7 @@ function ImportForm({ at }) {
         <input id="import-file" type="file" required ref=${input} accept=".csv,.json,.ndjson,.jsonl"
           onChange=${(e) => e.currentTarget.files?.[0] && setFormat(formatOf(e.currentTarget.files[0].name))} />
       </div>
-      <div class="field">
-        <label for="import-format">File format</label>
-        <select id="import-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
-          ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
-        </select>
-      </div>
+      <${FormatSelect} id="import-format" label="File format" value=${format} onChange=${setFormat} />
       <div class="field">
         <label for="import-conflict">When an id is taken</label>
         <select id="import-conflict" value=${onConflict} onChange=${(e) => setOnConflict(e.currentTarget.value)}>
@@ -184,6 +179,16 @@ function ImportResult({ result }) {
     }`;
 }
 
+/** A choice among the file formats import and export take. */
+function FormatSelect({ id, label, value, onChange }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${FORMATS.map(([format, , name]) => html`<option value=${format}>${name}</option>`)}
+    </select>
+  </div>`;
+}
+
 function ExportForm({ at }) {
   const [format, setFormat] = useState('csv');
   const [queryText, setQueryText] = useState('');
@@ -223,12 +228,7 @@ function ExportForm({ at }) {
       <input id="export-query" class="mono" placeholder="filter[status]=paid&sort=-total" value=${queryText}
         aria-describedby="export-query-hint" onInput=${(e) => setQueryText(e.currentTarget.value)} />
     </div>
-    <div class="field">
-      <label for="export-format">Download as</label>
-      <select id="export-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
-        ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
-      </select>
-    </div>
+    <${FormatSelect} id="export-format" label="Download as" value=${format} onChange=${setFormat} />
     </div>
     <p class="hint" id="export-query-hint">Filter and sort: the listing's query language; empty exports every document.</p>
     <${ErrorBox} error=${error} />
