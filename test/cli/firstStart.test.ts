@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { runFolio } from '../support/cli.js';
-import { serveFolio, stopFolio } from '../support/folioProcess.js';
+import { devAccount, serveFolio, stopFolio } from '../support/folioProcess.js';
 import { tempDir } from '../support/tempDir.js';
 
 describe('folio serve: a first start that fails strands nothing', function () {
@@ -38,10 +38,8 @@ describe('folio serve: a first start that fails strands nothing', function () {
     try {
       const output = next.output();
       expect(output).to.include('First start: created a dev account');
-      const password = /login:\s+dev@folio\.local \/ (\S+)/.exec(output)?.[1] as string;
-      const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(output)?.[1] as string;
-      expect(password, output).to.be.a('string');
-      expect(key, output).to.be.a('string');
+      const { email, password, key } = devAccount(next);
+      expect(email).to.equal('dev@folio.local');
 
       const login = await fetch(`${next.url}/api/auth/login`, {
         method: 'POST',

@@ -18,7 +18,7 @@ import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
+import { devAccount, type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
 
 interface Block {
   file: string;
@@ -126,10 +126,8 @@ describe('README and docs commands run as written on a fresh server', function (
       { FOLIO_DATA_DIR: dataDir, FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' },
       { via: 'npm' },
     );
-    const output = server.output();
-    const key = /API key:\s+(folio_sk_test_\S+)/.exec(output)?.[1] as string;
-    const password = /login:\s+dev@folio\.local \/ (\S+)/.exec(output)?.[1] as string;
-    expect(key, output).to.be.a('string');
+    // devAccount also checks that the first start printed its test key.
+    const { password } = devAccount(server);
 
     // The README's placeholders, filled as the reader is told to; each must be found.
     const fills: Array<[string, string]> = [["export PASSWORD='...'", `export PASSWORD='${password}'`]];

@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { expect } from 'chai';
-import { serveFolio } from '../support/folioProcess.js';
+import { devAccount, serveFolio } from '../support/folioProcess.js';
 import { StreamClient } from '../support/sse.js';
 import { tempDir } from '../support/tempDir.js';
 
@@ -13,13 +13,9 @@ describe('folio serve: SIGTERM with open change streams', function () {
   const dataDir = tempDir('folio-sigterm-', 'suite');
 
   it('closes the streams with stream.closed (shutdown) and exits 0 well before a heartbeat', async () => {
-    const { child, url, stdout } = await serveFolio({
-      FOLIO_DATA_DIR: dataDir(),
-      FOLIO_STREAMS_HEARTBEAT_MS: '60000',
-    });
-    const out = stdout();
-    const key = /API key:\s+(\S+)/.exec(out)![1]!;
-    const [email, password] = /login:\s+(\S+) \/ (\S+)/.exec(out)!.slice(1);
+    const started = await serveFolio({ FOLIO_DATA_DIR: dataDir(), FOLIO_STREAMS_HEARTBEAT_MS: '60000' });
+    const { child, url } = started;
+    const { key, email, password } = devAccount(started);
     const login = await fetch(`${url}/api/auth/login`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { type FolioProcess, serveFolio } from '../support/folioProcess.js';
+import { devAccount, type FolioProcess, serveFolio } from '../support/folioProcess.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../support/receiver.js';
 
 const ENV = {
@@ -54,8 +54,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     dataDir = await mkdtemp(join(tmpdir(), 'folio-webhooks-'));
     receiver = await startReceiver();
     folio = await start(dataDir);
-    key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
-    project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    ({ key, project } = devAccount(folio));
     const hook = await call(folio, key, 'POST', `/${project}/orders/_webhooks`, {
       url: `${receiver.url}/hook`,
       events: ['document.created'],

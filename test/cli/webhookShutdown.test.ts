@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { serveFolio } from '../support/folioProcess.js';
+import { devAccount, serveFolio } from '../support/folioProcess.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 
 const DOCS = Number(process.env.DEBUG_DOCS ?? 2_000);
@@ -52,8 +52,7 @@ describe('SIGTERM with a webhook backlog (folio serve) @slow', function () {
   it('exits within the documented time whatever the backlog, and the next start delivers everything', async () => {
     let folio = await start(dataDir);
     child = folio.child;
-    const key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
-    const project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    const { key, project } = devAccount(folio);
     const auth = { Authorization: `Bearer ${key}` };
     const hook = await fetch(`${folio.url}/${project}/orders/_webhooks`, {
       method: 'POST',

@@ -90,3 +90,21 @@ export async function stopFolio(
   const [code] = await exited;
   return code as number | null;
 }
+
+export interface DevAccount {
+  email: string;
+  password: string;
+  project: string;
+  /** Its test API key. */
+  key: string;
+}
+
+/** The dev account a first start printed (login, project, test key); throws when it printed none. */
+export function devAccount(server: FolioProcess): DevAccount {
+  const output = server.output();
+  const login = /login:\s+(\S+) \/ (\S+)/.exec(output);
+  const project = /project:\s+(\S+)/.exec(output);
+  const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(output);
+  if (!login || !project || !key) throw new Error(`no dev account in the output:\n${output}`);
+  return { email: login[1]!, password: login[2]!, project: project[1]!, key: key[1]! };
+}
