@@ -8,14 +8,13 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import { documentsPerWindow, RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '../../src/jobs/writeGate.js';
-import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { until } from '../support/timeout.js';
+import { deliveryTask } from '../support/webhookSeed.js';
 
 /** Runs `body` while documents are written, `step` every `everyMs`; `written()` counts them. */
 async function whileWriting(step: number, everyMs: number, body: (written: () => number) => Promise<void>) {
@@ -208,7 +207,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const handled: number[] = [];
     startWrites();
     const jobs = await startRunner(60_000, handled);
-    await jobs.enqueueDelivery(task(0));
+    await jobs.enqueueDelivery(deliveryTask(0));
     await new Promise((r) => setTimeout(r, 800));
     expect(handled, 'a retry ran while writes were committing').to.have.length(0);
     const pausedAt = Date.now();
@@ -223,7 +222,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     startWrites();
     const jobs = await startRunner(400, handled);
     const enqueuedAt = Date.now();
-    await jobs.enqueueDelivery(task(1));
+    await jobs.enqueueDelivery(deliveryTask(1));
     await until(() => handled.length === 1, 'one handled delivery', 5_000);
     expect(writingSince, 'writes still committing').to.not.equal(null);
     expect((handled[0] as number) - enqueuedAt).to.be.at.least(400);
@@ -233,7 +232,7 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const handled: number[] = [];
     startWrites();
     const jobs = await startRunner(60_000, handled);
-    const t = task(2);
+    const t = deliveryTask(2);
     await jobs.enqueueDelivery(t);
     const repository = store.agendaBackend().repository;
     await until(
@@ -256,24 +255,6 @@ describe('webhook retry write gate: a real JobRunner', function () {
   });
 });
 
-function task(n: number): DeliveryTask {
-  const deliveryId = newId('dlv');
-  return {
-    dedupeKey: deliveryId,
-    deliveryId,
-    webhookId: newId('wh'),
-    projectId: newId('prj'),
-    env: 'test',
-    collection: 'orders',
-    event: 'document.created',
-    documentId: `doc_${n}`,
-    timestamp: isoNow(),
-    body: JSON.stringify({ n }),
-    bodyKey: `body_${deliveryId}`,
-    enqueuedAt: Date.now(),
-  };
-}
-
 describe('webhook retry hand-over on the embedded store', function () {
   this.timeout(30_000);
   let store: Store;
@@ -295,7 +276,7 @@ describe('webhook retry hand-over on the embedded store', function () {
     await runner.start();
     try {
       const later = Date.now() + 60_000;
-      await Promise.all([3, 4, 5].map((n) => runner.enqueueDelivery({ ...task(n), runAt: later })));
+      await Promise.all([3, 4, 5].map((n) => runner.enqueueDelivery({ ...deliveryTask(n), runAt: later })));
       const { jobs } = await repository.queryJobs({ name: 'webhook-delivery' });
       expect(jobs).to.have.length(3);
       expect(repository.insertGroups.groups).to.be.at.least(1);
