@@ -13,6 +13,7 @@ import { documentsPerWindow, RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '..
 import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { tempEmbeddedStore } from '../support/stores.js';
 import { until } from '../support/timeout.js';
 import { deliveryTask } from '../support/webhookSeed.js';
 
@@ -257,18 +258,12 @@ describe('webhook retry write gate: a real JobRunner', function () {
 
 describe('webhook retry hand-over on the embedded store', function () {
   this.timeout(30_000);
-  let store: Store;
-  beforeEach(async () => {
-    store = await createTempEmbeddedStore();
-  });
-  afterEach(async () => {
-    await destroyTempEmbeddedStore(store);
-  });
+  const store = tempEmbeddedStore('each');
 
   it('commits the jobs handed over by the dispatcher without a sync of their own', async () => {
-    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    const repository = store().agendaBackend().repository as EmbeddedJobRepository;
     const runner = new JobRunner(
-      store,
+      store(),
       { pollMs: 60_000, concurrency: 1, attemptTimeoutMs: 1_000, errorRetryMs: 200, keepFinishedMs: 60_000 },
       pino({ level: 'silent' }),
     );
@@ -287,7 +282,7 @@ describe('webhook retry hand-over on the embedded store', function () {
   });
 
   it('syncs each insert group on its own for any other user of the backend', async () => {
-    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    const repository = store().agendaBackend().repository as EmbeddedJobRepository;
     await repository.saveJob(
       { name: 'other', priority: 0, nextRunAt: new Date(), type: 'normal', data: {} },
       undefined,

@@ -3,7 +3,9 @@
  * test/support/mongodb.ts finds one (it prints the SKIPPED line otherwise).
  */
 import type { ConfigOverrides } from '../../src/config/load.js';
+import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { Plan } from '../../src/store/port.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { fixture } from './fixture.js';
 import { mongoServerOverrides } from './mongodb.js';
 import { type Json, startTestServer, type Tenant, type TestServer } from './server.js';
@@ -70,4 +72,9 @@ export function readOnlyKey(ctx: SuiteContext): () => string {
     async () => (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey,
     async () => {},
   );
+}
+
+/** Call inside a `describe`: an embedded store in a temporary directory, for each test or the suite. */
+export function tempEmbeddedStore(per: 'each' | 'suite'): () => EmbeddedStore {
+  return fixture(per, () => createTempEmbeddedStore(), destroyTempEmbeddedStore);
 }
