@@ -40,6 +40,15 @@ function expectOneLineWithoutStack(report: string): void {
   expect(report).to.not.include('    at ');
 }
 
+/** The report of `error`: one line that starts with FOLIO_DATA_DIR and names `path`. */
+function dataDirReport(error: unknown, path: string): string {
+  const report = startupErrorReport(error);
+  expectOneLineWithoutStack(report);
+  expect(report).to.match(/^FOLIO_DATA_DIR: /);
+  expect(report).to.include(path);
+  return report;
+}
+
 describe('start-up errors: one line naming the variable', () => {
   const dir = tempDir('folio-startup-errors-', 'suite');
 
@@ -54,11 +63,7 @@ describe('start-up errors: one line naming the variable', () => {
     await writeFile(file, 'not a directory');
     const isFile = caught(() => prepareDataDir(file));
     expect(isFile).to.be.instanceOf(DataDirError);
-    const report = startupErrorReport(isFile);
-    expectOneLineWithoutStack(report);
-    expect(report).to.match(/^FOLIO_DATA_DIR: /);
-    expect(report).to.include(file);
-    expect(report).to.include('it is a file, not a directory');
+    expect(dataDirReport(isFile, file)).to.include('it is a file, not a directory');
 
     const under = startupErrorReport(caught(() => prepareDataDir(join(file, 'data'))));
     expectOneLineWithoutStack(under);
@@ -72,11 +77,7 @@ describe('start-up errors: one line naming the variable', () => {
     try {
       const error = caught(() => lockDataDir(locked));
       expect(error).to.be.instanceOf(DataDirLockedError);
-      const report = startupErrorReport(error);
-      expectOneLineWithoutStack(report);
-      expect(report).to.match(/^FOLIO_DATA_DIR: /);
-      expect(report).to.include(locked);
-      expect(report).to.include(`PID ${process.pid}`);
+      expect(dataDirReport(error, locked)).to.include(`PID ${process.pid}`);
     } finally {
       lock.release();
     }
