@@ -542,25 +542,21 @@ describe('change stream (SSE): expired Last-Event-ID [embedded]', () => {
       const [event] = await client.documents(1);
       client.close();
       await server.request('POST', `/${tenant.project}/old`, { key: tenant.key, body: { a: 2 } });
+      const resume = () =>
+        fetch(`${server.url}/${tenant.project}/old/_stream`, {
+          headers: {
+            Accept: 'text/event-stream',
+            Authorization: `Bearer ${tenant.key}`,
+            'Last-Event-ID': event!.id,
+          },
+        });
       // Kept while young: resuming works.
-      const young = await fetch(`${server.url}/${tenant.project}/old/_stream`, {
-        headers: {
-          Accept: 'text/event-stream',
-          Authorization: `Bearer ${tenant.key}`,
-          'Last-Event-ID': event!.id,
-        },
-      });
+      const young = await resume();
       expect(young.status).to.equal(200);
       await young.body?.cancel();
       // Pruning runs every retentionMs / 2: after twice the retention the event is surely gone.
       await sleep(2 * retentionMs);
-      const res = await fetch(`${server.url}/${tenant.project}/old/_stream`, {
-        headers: {
-          Accept: 'text/event-stream',
-          Authorization: `Bearer ${tenant.key}`,
-          'Last-Event-ID': event!.id,
-        },
-      });
+      const res = await resume();
       expect(res.status).to.equal(410);
       const body = (await res.json()) as { error: { code: string; details: unknown } };
       expect(body.error).to.deep.include({ code: 'resync_required' });
