@@ -45,6 +45,23 @@ interface Instance {
   dispatcher: WebhookDispatcher;
 }
 
+/** Every event of the store's feed from now on, until `stop()`. */
+async function collectFeed(store: Store): Promise<{ events: ChangeEvent[]; stop(): Promise<void> }> {
+  const events: ChangeEvent[] = [];
+  const watcher = store.changes.watchAll();
+  await watcher.ready;
+  const collecting = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  return {
+    events,
+    stop: async () => {
+      watcher.close();
+      await collecting;
+    },
+  };
+}
+
 async function startInstance(
   store: Store,
   logger = pino({ level: 'silent' }),
@@ -148,12 +165,7 @@ for (const target of targets) {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/replay`);
       // Tokens of the events, read beside the dispatcher.
-      const tokens: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) tokens.push(event);
-      })();
+      const { events: tokens, stop: stopFeed } = await collectFeed(store);
       const marker = await commitDoc(store, scope, { n: 0 });
       await until(() => tokens.length === 1, 'the marker event');
 
@@ -175,8 +187,7 @@ for (const target of targets) {
       await receiver.waitFor(3);
       await settle();
       await stopInstance(again);
-      watcher.close();
-      await collecting;
+      await stopFeed();
       expect(docIds().sort()).to.deep.equal([...ids, third].sort());
       expect(docIds()).to.not.include(marker);
       // First attempts that succeed write no job (the feed is the outbox), except the first
@@ -192,12 +203,7 @@ for (const target of targets) {
       const scope = await seed(store, `${receiver.url}/late`);
       const instance = await startInstance(store);
       await until(() => instance.dispatcher.leading, 'the lease');
-      const events: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) events.push(event);
-      })();
+      const { events, stop: stopFeed } = await collectFeed(store);
       await commitDoc(store, scope, { n: 0 }); // the anchor: saved at once
       await receiver.waitFor(1);
       receiver.delayMs = 300;
@@ -209,8 +215,7 @@ for (const target of targets) {
         LEASE_MS * 3,
       );
       await stopInstance(instance);
-      watcher.close();
-      await collecting;
+      await stopFeed();
     });
 
     it('reads on once its open events finish when more are open than it keeps', async () => {
@@ -267,16 +272,10 @@ describe('webhook dispatcher: history lost [embedded]', function () {
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
     try {
       const scope = await seed(store, `${receiver.url}/lost`);
-      const events: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) events.push(event);
-      })();
+      const { events, stop: stopFeed } = await collectFeed(store);
       await commitDoc(store, scope, { n: 0 });
       await until(() => events.length === 1, 'the event');
-      watcher.close();
-      await collecting;
+      await stopFeed();
       await store.consumers.acquire(DISPATCHER_NAME, 'old', 60_000);
       await store.consumers.savePosition(DISPATCHER_NAME, 'old', events[0]!.token);
       await store.consumers.release(DISPATCHER_NAME, 'old');
