@@ -56,7 +56,7 @@ function take(worker: Worker): Promise<number[]> {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'folio-bench-csvline-'));
-const server = await serveFolio({ FOLIO_DATA_DIR: dataDir });
+const server = await serveFolio({ FOLIO_DATA_DIR: dataDir, FOLIO_BOOTSTRAP: 'false' });
 const out = process.stdout;
 try {
   const [importer] = await folioTenant(server.url, 'importer@example.test', 'team');

@@ -12,6 +12,7 @@
  */
 import autocannon from 'autocannon';
 import { compileSchema } from '../src/services/schemas/validators.js';
+import { hostileSchema } from '../test/support/hostileSchema.js';
 import { startTestServer } from '../test/support/server.js';
 
 const SECONDS = Number(process.env.HOSTILE_SECONDS ?? 5);
@@ -65,15 +66,7 @@ async function isolation(): Promise<void> {
   try {
     const victim = await server.tenant({ plan: 'team' });
     const attacker = await server.tenant({ plan: 'team' });
-    const schema = {
-      type: 'object',
-      properties: {
-        s: { type: 'string', pattern: '^(a+)+$' },
-        t: { type: 'string', pattern: '^(a|aa)+$' },
-        e: { enum: Array.from({ length: 1000 }, (_, i) => ({ k: i, v: [i, `${i}`] })) },
-        deep: nested(29),
-      },
-    };
+    const schema = hostileSchema(nested(29));
     const set = await fetch(`${server.url}/${attacker.project}/evil/_schema`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${attacker.key}` },

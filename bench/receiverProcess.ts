@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Arrivals } from '../test/support/receiver.js';
 
 /** One answered request, as the bench needs it. */
 export interface Arrival {
@@ -45,7 +46,7 @@ export async function startRemoteReceiver(): Promise<RemoteReceiver> {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   let closed: (() => void) | null = null;
   let acked: (() => void) | null = null;
   const remote: RemoteReceiver = {
@@ -64,14 +65,7 @@ export async function startRemoteReceiver(): Promise<RemoteReceiver> {
         if (Date.now() > deadline) {
           throw new Error(`receiver got ${remote.arrivals.length} requests, expected ${count}`);
         }
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            waiters.delete(wake);
-            resolve();
-          };
-          waiters.add(wake);
-          setTimeout(wake, 100);
-        });
+        await arrivals.next(100);
       }
     },
     close: () =>
@@ -90,7 +84,7 @@ export async function startRemoteReceiver(): Promise<RemoteReceiver> {
       } else if ('arrivals' in message) {
         for (const arrival of message.arrivals) remote.arrivals.push(arrival);
         remote.onArrivals?.(message.arrivals);
-        for (const wake of waiters) wake();
+        arrivals.wake();
       } else if ('ack' in message) {
         acked?.();
       } else if ('closed' in message) {

@@ -6,24 +6,13 @@ describe('configuration', () => {
   it('defaults hold the documented plan numbers', () => {
     const { plans, rateLimit } = loadConfig({});
     expect(rateLimit.windowMs).to.equal(1000);
-    expect(plans.free).to.include({
-      requestsPerSecond: 10,
-      activeKeys: 2,
-      storedVersions: 5,
-      versionDiff: false,
-    });
-    expect(plans.pro).to.include({
-      requestsPerSecond: 50,
-      activeKeys: 20,
-      storedVersions: 50,
-      versionDiff: true,
-    });
-    expect(plans.team).to.include({
-      requestsPerSecond: 200,
-      activeKeys: 100,
-      storedVersions: 100,
-      versionDiff: true,
-    });
+    const documented = {
+      free: { requestsPerSecond: 10, activeKeys: 2, storedVersions: 5, versionDiff: false },
+      pro: { requestsPerSecond: 50, activeKeys: 20, storedVersions: 50, versionDiff: true },
+      team: { requestsPerSecond: 200, activeKeys: 100, storedVersions: 100, versionDiff: true },
+    } as const;
+    for (const plan of ['free', 'pro', 'team'] as const)
+      expect(plans[plan], plan).to.include(documented[plan]);
     expect(plans.team).to.include({
       maxFilters: 50,
       maxPageSize: 500,

@@ -5,8 +5,7 @@
  * drops on /metrics when nothing reads its output.
  */
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,6 +18,7 @@ import {
   logDestination,
 } from '../src/logDestination.js';
 import { type FolioProcess, serveFolio, stopFolio } from './support/folioProcess.js';
+import { tempDir } from './support/tempDir.js';
 
 /** The defaults, with a flush too far off to happen during a test. */
 const NO_TICK: LogBatching = {
@@ -40,16 +40,10 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<boolea
 const sizeOf = async (file: string) => (await stat(file).catch(() => null))?.size ?? 0;
 
 describe('log destination: batched, bounded standard output', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'folio-log-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir('folio-log-');
 
   it('hands a batch to the file once LOG_BATCH_BYTES wait, and not a byte before', async () => {
-    const file = join(dir, 'out.log');
+    const file = join(dir(), 'out.log');
     const { stream } = logDestination(file, NO_TICK);
     stream.write(`${'a'.repeat(LOG_BATCH_BYTES - 2)}\n`);
     expect(await within(300, async () => (await sizeOf(file)) > 0), 'one byte short of a batch').to.equal(
@@ -60,7 +54,7 @@ describe('log destination: batched, bounded standard output', () => {
   });
 
   it('writes a quiet line on the next flush tick, within LOG_FLUSH_MS', async () => {
-    const file = join(dir, 'out.log');
+    const file = join(dir(), 'out.log');
     const { stream } = logDestination(file);
     // Once the file is open, so that opening it is not counted.
     await within(5_000, async () => (await stat(file).catch(() => null)) !== null);
@@ -73,7 +67,7 @@ describe('log destination: batched, bounded standard output', () => {
   });
 
   it('drops, and counts, a batch that would make more than LOG_MAX_WAITING_BYTES wait', async () => {
-    const file = join(dir, 'out.log');
+    const file = join(dir(), 'out.log');
     const { stream, droppedBytes } = logDestination(file, NO_TICK);
     // Written in one turn of the event loop, nothing reaches the file meanwhile: all of it waits.
     const line = `${'c'.repeat(255)}\n`;
@@ -95,7 +89,8 @@ describe('log destination: batched, bounded standard output', () => {
 
     async function start(): Promise<FolioProcess> {
       server = await serveFolio({
-        FOLIO_DATA_DIR: join(dir, 'data'),
+        FOLIO_DATA_DIR: join(dir(), 'data'),
+        FOLIO_BOOTSTRAP: 'false',
         FOLIO_LOG_LEVEL: 'info',
         FOLIO_METRICS_ENABLED: 'true',
         FOLIO_METRICS_TOKEN: METRICS_TOKEN,

@@ -218,16 +218,9 @@ function unnamedControls(page: Page): Promise<string[]> {
     await page.goto(`${server.url}/dashboard/#/p/shop/test/c/wide?sort=_id`);
     await page.getByText('Documents 1–2 of 2').waitFor();
     const headers = () => page.locator('table.documents thead th').allTextContents();
-    expect(await headers()).to.deep.equal([
-      '_id',
-      'name',
-      'price',
-      'tags',
-      'address',
-      'inStock',
-      '$version',
-      '$updatedAt',
-    ]);
+    const firstFive = ['_id', 'name', 'price', 'tags', 'address', 'inStock'];
+    const managed = ['$version', '$updatedAt'];
+    expect(await headers()).to.deep.equal([...firstFive, ...managed]);
     const first = page.getByRole('row', { name: /^w1/ });
     const cells = await first.locator('td').allTextContents();
     expect(cells.slice(0, 5)).to.deep.equal(['chair', '40', '["home","wood"]', '{"city":"Lyon"}', 'true']);
@@ -238,20 +231,7 @@ function unnamedControls(page: Page): Promise<string[]> {
     expect(await more.getAttribute('aria-expanded')).to.equal('false');
     await screenshot(page, 'documents');
     await more.click();
-    expect(await headers()).to.deep.equal([
-      '_id',
-      'name',
-      'price',
-      'tags',
-      'address',
-      'inStock',
-      'color',
-      'weight',
-      'note',
-      'extra',
-      '$version',
-      '$updatedAt',
-    ]);
+    expect(await headers()).to.deep.equal([...firstFive, 'color', 'weight', 'note', 'extra', ...managed]);
     expect((await first.locator('td').allTextContents()).slice(5, 8)).to.deep.equal(['oak', '7.5', 'null']);
     await screenshot(page, 'documents-all-fields');
     await page.getByRole('button', { name: 'Show the first 5 fields only' }).click();

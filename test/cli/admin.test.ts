@@ -1,57 +1,43 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { runFolio } from '../support/cli.js';
+import { tempDir } from '../support/tempDir.js';
 
-/** The operator CLI on `dataDir`, with signup closed (the CLI must not care). */
-function folio(dataDir: string, ...args: string[]) {
-  return runFolio(args, { FOLIO_DATA_DIR: dataDir, FOLIO_AUTH_SIGNUP: 'closed', FOLIO_LOG_LEVEL: 'silent' });
+/** The operator CLI on `dataDir` (`command`: its words, split at spaces), with signup closed. */
+function folio(dataDir: string, command: string) {
+  return runFolio(command.split(' '), {
+    FOLIO_DATA_DIR: dataDir,
+    FOLIO_AUTH_SIGNUP: 'closed',
+    FOLIO_LOG_LEVEL: 'silent',
+  });
 }
 
 describe('folio account|project|key create (operator CLI)', function () {
   this.timeout(60_000);
-  let dataDir: string;
   let server: RunningServer | undefined;
-  // A store of its own for each test: none may rely on accounts another test created.
-  beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'folio-admin-'));
-  });
   afterEach(async () => {
     await server?.close();
     server = undefined;
-    await rm(dataDir, { recursive: true, force: true });
   });
+  // A store of its own for each test: none may rely on accounts another test created.
+  const dataDir = tempDir('folio-admin-');
 
   it('creates an account, a project and a key even with signup closed; the key and password work', async () => {
-    const account = await folio(dataDir, 'account', 'create', '--email', 'Ops@Example.test', '--plan', 'pro');
+    const account = await folio(dataDir(), 'account create --email Ops@Example.test --plan pro');
     expect(account.code, account.err).to.equal(0);
     expect(account.out).to.match(/^account acc_\S+ ops@example\.test \(pro\)/);
     const password = /password: (\S+)/.exec(account.out)?.[1] as string;
     expect(password).to.be.a('string');
-    expect(
-      (await folio(dataDir, 'project', 'create', '--email', 'ops@example.test', '--name', 'shop')).code,
-    ).to.equal(0);
-    const key = await folio(
-      dataDir,
-      'key',
-      'create',
-      '--email',
-      'ops@example.test',
-      '--project',
-      'shop',
-      '--env',
-      'live',
-    );
+    expect((await folio(dataDir(), 'project create --email ops@example.test --name shop')).code).to.equal(0);
+    const key = await folio(dataDir(), 'key create --email ops@example.test --project shop --env live');
     expect(key.code, key.err).to.equal(0);
     const rawKey = /(folio_sk_live_[0-9A-Za-z]{40})/.exec(key.out)?.[1] as string;
     expect(rawKey).to.be.a('string');
 
     const config = loadConfig(
       {},
-      { dataDir, port: 0, host: '127.0.0.1', logLevel: 'silent', auth: { signup: 'closed' } },
+      { dataDir: dataDir(), port: 0, host: '127.0.0.1', logLevel: 'silent', auth: { signup: 'closed' } },
     );
     server = await startServer(config);
     const doc = await fetch(`${server.url}/shop/orders`, {
@@ -71,45 +57,19 @@ describe('folio account|project|key create (operator CLI)', function () {
 
   it('bad input exits non-zero with a message', async () => {
     // An existing account and project, so the bad --env and the missing --name are what fail.
-    const account = await folio(dataDir, 'account', 'create', '--email', 'ops@example.test');
+    const account = await folio(dataDir(), 'account create --email ops@example.test');
     expect(account.code, account.err).to.equal(0);
-    const project = await folio(
-      dataDir,
-      'project',
-      'create',
-      '--email',
-      'ops@example.test',
-      '--name',
-      'shop',
-    );
+    const project = await folio(dataDir(), 'project create --email ops@example.test --name shop');
     expect(project.code, project.err).to.equal(0);
-    const noAccount = await folio(
-      dataDir,
-      'key',
-      'create',
-      '--email',
-      'nobody@example.test',
-      '--project',
-      'shop',
-    );
+    const noAccount = await folio(dataDir(), 'key create --email nobody@example.test --project shop');
     expect(noAccount.code).to.equal(2);
     expect(noAccount.err).to.include('no account with email nobody@example.test');
-    const badEnv = await folio(
-      dataDir,
-      'key',
-      'create',
-      '--email',
-      'ops@example.test',
-      '--project',
-      'shop',
-      '--env',
-      'prod',
-    );
+    const badEnv = await folio(dataDir(), 'key create --email ops@example.test --project shop --env prod');
     expect(badEnv.code).to.equal(2);
     expect(badEnv.err).to.include('env');
-    const missing = await folio(dataDir, 'project', 'create', '--email', 'ops@example.test');
+    const missing = await folio(dataDir(), 'project create --email ops@example.test');
     expect(missing.code).to.equal(2);
-    const unknown = await folio(dataDir, 'key', 'destroy');
+    const unknown = await folio(dataDir(), 'key destroy');
     expect(unknown.code).to.equal(2);
   });
 });

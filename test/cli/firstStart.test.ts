@@ -4,22 +4,17 @@
  * the next start creates them and prints their secrets. The secrets are never stored.
  */
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { runFolio, startFolio, stopFolio } from '../support/cli.js';
+import { runFolio } from '../support/cli.js';
+import { devAccount, serveFolio, stopFolio } from '../support/folioProcess.js';
+import { tempDir } from '../support/tempDir.js';
 
 describe('folio serve: a first start that fails strands nothing', function () {
   this.timeout(60_000);
-  let dataDir: string;
-  beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'folio-first-start-'));
-  });
-  afterEach(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = tempDir('folio-first-start-');
 
   it('after a first start on a taken port, the next start creates the dev account and prints it', async () => {
     const blocker = createServer().listen(0, '127.0.0.1');
@@ -29,7 +24,7 @@ describe('folio serve: a first start that fails strands nothing', function () {
       const failed = await runFolio(['serve'], {
         PORT: String(port),
         HOST: '127.0.0.1',
-        FOLIO_DATA_DIR: dataDir,
+        FOLIO_DATA_DIR: dataDir(),
         FOLIO_LOG_LEVEL: 'silent',
       });
       expect(failed.code, failed.err).to.equal(1);
@@ -39,14 +34,12 @@ describe('folio serve: a first start that fails strands nothing', function () {
       blocker.close();
     }
 
-    const next = await startFolio(dataDir);
+    const next = await serveFolio({ FOLIO_DATA_DIR: dataDir() });
     try {
       const output = next.output();
       expect(output).to.include('First start: created a dev account');
-      const password = /login:\s+dev@folio\.local \/ (\S+)/.exec(output)?.[1] as string;
-      const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(output)?.[1] as string;
-      expect(password, output).to.be.a('string');
-      expect(key, output).to.be.a('string');
+      const { email, password, key } = devAccount(next);
+      expect(email).to.equal('dev@folio.local');
 
       const login = await fetch(`${next.url}/api/auth/login`, {
         method: 'POST',
@@ -62,22 +55,22 @@ describe('folio serve: a first start that fails strands nothing', function () {
       expect(created.status).to.equal(201);
 
       // Only hashes are kept: neither secret appears in any file of the data directory.
-      for (const name of await readdir(dataDir)) {
-        const bytes = await readFile(join(dataDir, name)).catch(() => Buffer.alloc(0));
+      for (const name of await readdir(dataDir())) {
+        const bytes = await readFile(join(dataDir(), name)).catch(() => Buffer.alloc(0));
         expect(bytes.includes(password), name).to.equal(false);
         expect(bytes.includes(key), name).to.equal(false);
       }
     } finally {
-      expect(await stopFolio(next.child)).to.equal(0);
+      expect(await stopFolio(next)).to.equal(0);
     }
 
     // A later start on the same store creates nothing and shows no secret.
-    const later = await startFolio(dataDir);
+    const later = await serveFolio({ FOLIO_DATA_DIR: dataDir() });
     try {
       expect(later.output()).to.not.match(/folio_sk_|First start/);
       expect(later.output()).to.include('Get an API key');
     } finally {
-      await stopFolio(later.child);
+      await stopFolio(later);
     }
   });
 });

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { isRunning, parseProcStat } from '../../src/cli/parentWatch.js';
 import { readHolderPid } from '../../src/store/embedded/database/dataDirLock.js';
-import { startFolio } from '../support/cli.js';
+import { serveFolio } from '../support/folioProcess.js';
+import { until } from '../support/timeout.js';
 
 /** Whether something accepts TCP connections on the port. */
 async function accepts(port: number): Promise<boolean> {
@@ -23,14 +24,6 @@ async function accepts(port: number): Promise<boolean> {
     return false;
   } finally {
     socket.destroy();
-  }
-}
-
-async function waitUntil(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -63,7 +56,7 @@ describe('npm start: output and stopping', function () {
       const dataDir = await mkdtemp(join(tmpdir(), 'folio-npm-start-'));
       dirs.push(dataDir);
       // The README's defaults: HOST 0.0.0.0 prints http://localhost.
-      const started = await startFolio(dataDir, { via: 'npm', env: { HOST: '0.0.0.0' } });
+      const started = await serveFolio({ FOLIO_DATA_DIR: dataDir, HOST: '0.0.0.0' }, { via: 'npm' });
       const port = Number(new URL(started.url).port);
       const server = readHolderPid(dataDir);
       expect(server, 'the server records its PID').to.be.a('number');
@@ -88,7 +81,7 @@ describe('npm start: output and stopping', function () {
       }
 
       started.child.kill(signal);
-      await waitUntil('the server exits', 10_000, () => !isRunning(server as number));
+      await until(() => !isRunning(server as number), 'the server to exit', 10_000);
       expect(await accepts(port), 'the port is closed').to.equal(false);
       expect(readHolderPid(dataDir), 'a clean shutdown removes the pid file').to.equal(null);
     });

@@ -18,7 +18,7 @@ import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { type StartedFolio, startFolio, stopFolio } from '../support/cli.js';
+import { devAccount, type FolioProcess, serveFolio, stopFolio } from '../support/folioProcess.js';
 
 interface Block {
   file: string;
@@ -88,7 +88,7 @@ describe('README and docs commands run as written on a fresh server', function (
   this.timeout(180_000);
   let dataDir: string;
   let workDir: string;
-  let server: StartedFolio | undefined;
+  let server: FolioProcess | undefined;
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'folio-readme-data-'));
@@ -98,7 +98,7 @@ describe('README and docs commands run as written on a fresh server', function (
     await writeFile(join(workDir, 'people.csv'), PEOPLE_CSV);
   });
   after(async () => {
-    if (server) await stopFolio(server.child);
+    if (server) await stopFolio(server);
     await rm(dataDir, { recursive: true, force: true });
     await rm(workDir, { recursive: true, force: true });
   });
@@ -122,14 +122,12 @@ describe('README and docs commands run as written on a fresh server', function (
     const runnable = run.filter((b) => b.file === 'README.md' || /\bcurl\b/.test(b.text));
     expect(runnable.map((b) => `${b.file}:${b.line}`)).to.deep.equal(run.map((b) => `${b.file}:${b.line}`));
 
-    server = await startFolio(dataDir, {
-      via: 'npm',
-      env: { FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' },
-    });
-    const output = server.output();
-    const key = /API key:\s+(folio_sk_test_\S+)/.exec(output)?.[1] as string;
-    const password = /login:\s+dev@folio\.local \/ (\S+)/.exec(output)?.[1] as string;
-    expect(key, output).to.be.a('string');
+    server = await serveFolio(
+      { FOLIO_DATA_DIR: dataDir, FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' },
+      { via: 'npm' },
+    );
+    // devAccount also checks that the first start printed its test key.
+    const { password } = devAccount(server);
 
     // The README's placeholders, filled as the reader is told to; each must be found.
     const fills: Array<[string, string]> = [["export PASSWORD='...'", `export PASSWORD='${password}'`]];

@@ -1,27 +1,19 @@
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { runFolio, startFolio, stopFolio as stop } from '../support/cli.js';
+import { runFolio } from '../support/cli.js';
+import { devAccount, serveFolio, stopFolio as stop } from '../support/folioProcess.js';
+import { tempDir } from '../support/tempDir.js';
 
 describe('npm start (folio serve)', function () {
   this.timeout(60_000);
-  let dataDir: string;
   // A fresh data directory per test: the first-start test needs a store no other test has touched.
-  beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'folio-start-'));
-  });
-  afterEach(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = tempDir('folio-start-');
 
   it('first start on an empty store prints the URL, a login and a working test key once; SIGTERM exits 0', async () => {
-    const first = await startFolio(dataDir);
-    const key = /API key:\s+(folio_sk_test_[0-9A-Za-z]{40})/.exec(first.output())?.[1];
-    expect(key, first.output()).to.be.a('string');
-    expect(first.output()).to.match(/login:\s+dev@folio\.local \/ \S+/);
+    const first = await serveFolio({ FOLIO_DATA_DIR: dataDir() });
+    const { email, key } = devAccount(first);
+    expect(email).to.equal('dev@folio.local');
     // The URL it prints leads somewhere: an index of links.
     const index = await fetch(first.url);
     expect(index.status).to.equal(200);
@@ -39,14 +31,14 @@ describe('npm start (folio serve)', function () {
     const dashboard = await fetch(`${first.url}/dashboard/`);
     expect(dashboard.status).to.equal(200);
     expect(await dashboard.text()).to.include('<title>Folio dashboard</title>');
-    expect(await stop(first.child)).to.equal(0);
+    expect(await stop(first)).to.equal(0);
 
-    const second = await startFolio(dataDir);
+    const second = await serveFolio({ FOLIO_DATA_DIR: dataDir() });
     expect(second.output()).to.not.match(/folio_sk_/);
     expect(second.output()).to.include('Get an API key');
     const list = await fetch(`${second.url}/default/notes`, { headers: { Authorization: `Bearer ${key}` } });
     expect(((await list.json()) as { meta: { total: number } }).meta.total).to.equal(1);
-    expect(await stop(second.child)).to.equal(0);
+    expect(await stop(second)).to.equal(0);
   });
 
   it('a taken port stops start-up with a hint instead of a stack trace', async () => {
@@ -57,7 +49,7 @@ describe('npm start (folio serve)', function () {
       const { code, err } = await runFolio(['serve'], {
         PORT: String(port),
         HOST: '127.0.0.1',
-        FOLIO_DATA_DIR: dataDir,
+        FOLIO_DATA_DIR: dataDir(),
       });
       expect(code).to.equal(1);
       expect(err).to.include('set PORT to another one');
@@ -68,7 +60,7 @@ describe('npm start (folio serve)', function () {
   });
 
   it('a bad configuration value stops start-up naming the variable', async () => {
-    const { code, err } = await runFolio(['serve'], { PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir });
+    const { code, err } = await runFolio(['serve'], { PORT: 'not-a-port', FOLIO_DATA_DIR: dataDir() });
     expect(code).to.equal(1);
     expect(err).to.include('PORT: expected a number');
   });

@@ -3,9 +3,8 @@
  * network stack, the MongoDB driver and Folio's own modules, never hand-made look-alikes.
  */
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { MongoClient, MongoServerError } from 'mongodb';
@@ -15,6 +14,7 @@ import { DataDirError, prepareDataDir } from '../../src/store/embedded/database/
 import { DataDirLockedError, lockDataDir } from '../../src/store/embedded/database/dataDirLock.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import { checkServer, UnsupportedServerError } from '../../src/store/mongodb/startup/serverCheck.js';
+import { tempDir } from '../support/tempDir.js';
 import { rejection } from '../support/timeout.js';
 
 function caught(run: () => unknown): unknown {
@@ -40,14 +40,17 @@ function expectOneLineWithoutStack(report: string): void {
   expect(report).to.not.include('    at ');
 }
 
+/** The report of `error`: one line that starts with FOLIO_DATA_DIR and names `path`. */
+function dataDirReport(error: unknown, path: string): string {
+  const report = startupErrorReport(error);
+  expectOneLineWithoutStack(report);
+  expect(report).to.match(/^FOLIO_DATA_DIR: /);
+  expect(report).to.include(path);
+  return report;
+}
+
 describe('start-up errors: one line naming the variable', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'folio-startup-errors-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir('folio-startup-errors-', 'suite');
 
   it('a bad configuration value is reported by the variable that holds it', () => {
     const error = caught(() => loadConfig({ PORT: 'eighty' }));
@@ -56,15 +59,11 @@ describe('start-up errors: one line naming the variable', () => {
   });
 
   it('FOLIO_DATA_DIR that is a file, or under a file, names the variable, the path and the reason', async () => {
-    const file = join(dir, 'a-file');
+    const file = join(dir(), 'a-file');
     await writeFile(file, 'not a directory');
     const isFile = caught(() => prepareDataDir(file));
     expect(isFile).to.be.instanceOf(DataDirError);
-    const report = startupErrorReport(isFile);
-    expectOneLineWithoutStack(report);
-    expect(report).to.match(/^FOLIO_DATA_DIR: /);
-    expect(report).to.include(file);
-    expect(report).to.include('it is a file, not a directory');
+    expect(dataDirReport(isFile, file)).to.include('it is a file, not a directory');
 
     const under = startupErrorReport(caught(() => prepareDataDir(join(file, 'data'))));
     expectOneLineWithoutStack(under);
@@ -72,17 +71,13 @@ describe('start-up errors: one line naming the variable', () => {
   });
 
   it('a data directory held by another process names the directory and the holder’s PID', () => {
-    const locked = join(dir, 'locked');
+    const locked = join(dir(), 'locked');
     prepareDataDir(locked);
     const lock = lockDataDir(locked);
     try {
       const error = caught(() => lockDataDir(locked));
       expect(error).to.be.instanceOf(DataDirLockedError);
-      const report = startupErrorReport(error);
-      expectOneLineWithoutStack(report);
-      expect(report).to.match(/^FOLIO_DATA_DIR: /);
-      expect(report).to.include(locked);
-      expect(report).to.include(`PID ${process.pid}`);
+      expect(dataDirReport(error, locked)).to.include(`PID ${process.pid}`);
     } finally {
       lock.release();
     }

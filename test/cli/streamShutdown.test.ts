@@ -3,30 +3,19 @@
  * process exits at once, not after the next heartbeat (set to a minute here).
  */
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { startFolio } from '../support/cli.js';
+import { devAccount, serveFolio } from '../support/folioProcess.js';
 import { StreamClient } from '../support/sse.js';
+import { tempDir } from '../support/tempDir.js';
 
 describe('folio serve: SIGTERM with open change streams', function () {
   this.timeout(60_000);
-  let dataDir: string;
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'folio-sigterm-'));
-  });
-  after(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = tempDir('folio-sigterm-', 'suite');
 
   it('closes the streams with stream.closed (shutdown) and exits 0 well before a heartbeat', async () => {
-    const { child, url, stdout } = await startFolio(dataDir, {
-      env: { FOLIO_STREAMS_HEARTBEAT_MS: '60000' },
-    });
-    const out = stdout();
-    const key = /API key:\s+(\S+)/.exec(out)![1]!;
-    const [email, password] = /login:\s+(\S+) \/ (\S+)/.exec(out)!.slice(1);
+    const started = await serveFolio({ FOLIO_DATA_DIR: dataDir(), FOLIO_STREAMS_HEARTBEAT_MS: '60000' });
+    const { child, url } = started;
+    const { key, email, password } = devAccount(started);
     const login = await fetch(`${url}/api/auth/login`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

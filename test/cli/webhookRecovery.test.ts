@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { type StartedFolio, startFolio } from '../support/cli.js';
+import { devAccount, type FolioProcess, serveFolio } from '../support/folioProcess.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../support/receiver.js';
 
 const ENV = {
@@ -20,11 +20,11 @@ const ENV = {
 };
 
 /** `folio serve` on `dataDir` with quick webhook retries. */
-function start(dataDir: string): Promise<StartedFolio> {
-  return startFolio(dataDir, { env: ENV });
+function start(dataDir: string): Promise<FolioProcess> {
+  return serveFolio({ FOLIO_DATA_DIR: dataDir, ...ENV });
 }
 
-async function call(folio: StartedFolio, key: string, method: string, path: string, body?: unknown) {
+async function call(folio: FolioProcess, key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${folio.url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
@@ -44,7 +44,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   this.timeout(60_000);
   let dataDir: string;
   let receiver: Receiver;
-  let folio: StartedFolio | null = null;
+  let folio: FolioProcess | null = null;
   let key: string;
   let project: string;
 
@@ -54,8 +54,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     dataDir = await mkdtemp(join(tmpdir(), 'folio-webhooks-'));
     receiver = await startReceiver();
     folio = await start(dataDir);
-    key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
-    project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    ({ key, project } = devAccount(folio));
     const hook = await call(folio, key, 'POST', `/${project}/orders/_webhooks`, {
       url: `${receiver.url}/hook`,
       events: ['document.created'],
@@ -76,7 +75,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   });
 
   it('SIGTERM during a retry schedule exits at once, and the next start delivers exactly once', async () => {
-    const running = folio as StartedFolio;
+    const running = folio as FolioProcess;
     receiver.respond = () => 500;
     const { body: doc } = await call(running, key, 'POST', `/${project}/orders`, { step: 'sigterm' });
     await receiver.waitFor(1, (r) => r.body.documentId === doc._id);
@@ -98,7 +97,7 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
   });
 
   it('kill -9 mid-schedule (and right after a write) loses nothing and repeats no success', async () => {
-    let running = folio as StartedFolio;
+    let running = folio as FolioProcess;
     receiver.respond = () => 200;
     const { body: before } = await call(running, key, 'POST', `/${project}/orders`, { step: 'before' });
     await receiver.waitFor(1, (r) => r.body.documentId === before._id && r.status === 200);

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { startFolio } from '../support/cli.js';
+import { devAccount, serveFolio } from '../support/folioProcess.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
 
 const DOCS = Number(process.env.DEBUG_DOCS ?? 2_000);
@@ -20,13 +20,12 @@ const DOCUMENTED_SHUTDOWN_MS = 11_000;
 
 /** `folio serve` on `dataDir`, logs included when DEBUG_FOLIO is set. */
 function start(dataDir: string) {
-  return startFolio(dataDir, {
-    env: {
-      FOLIO_LOG_LEVEL: process.env.DEBUG_FOLIO ? 'info' : 'silent',
-      FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      // The bootstrap account is on Free: let one import carry the backlog.
-      FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(DOCS),
-    },
+  return serveFolio({
+    FOLIO_DATA_DIR: dataDir,
+    FOLIO_LOG_LEVEL: process.env.DEBUG_FOLIO ? 'info' : 'silent',
+    FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+    // The bootstrap account is on Free: let one import carry the backlog.
+    FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(DOCS),
   });
 }
 
@@ -53,8 +52,7 @@ describe('SIGTERM with a webhook backlog (folio serve) @slow', function () {
   it('exits within the documented time whatever the backlog, and the next start delivers everything', async () => {
     let folio = await start(dataDir);
     child = folio.child;
-    const key = (/API key:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
-    const project = (/project:\s+(\S+)/.exec(folio.output()) as RegExpExecArray)[1] as string;
+    const { key, project } = devAccount(folio);
     const auth = { Authorization: `Bearer ${key}` };
     const hook = await fetch(`${folio.url}/${project}/orders/_webhooks`, {
       method: 'POST',

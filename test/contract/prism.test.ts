@@ -13,13 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { type SweepStep, sweepApi } from '../support/sweep.js';
+import type { TestServer } from '../support/server.js';
+import { type SweepStep, startSweptServer, sweepApi } from '../support/sweep.js';
 
 const PRISM = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
-/** The Free plan's rate on this server: the sweep's Free key exceeds it. */
-const FREE_RATE = 3;
-const METRICS_TOKEN = 'contract-metrics-token';
 
 interface Violation {
   location: string[];
@@ -80,13 +77,7 @@ describe('contract: Prism’s validating proxy in front of Folio @slow', functio
   let prismUrl: string;
 
   before(async () => {
-    server = await startTestServer({
-      config: {
-        metrics: { enabled: true, token: METRICS_TOKEN },
-        plans: { free: { requestsPerSecond: FREE_RATE } },
-        webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
-      },
-    });
+    server = await startSweptServer();
     dir = await mkdtemp(join(tmpdir(), 'folio-contract-'));
     const document = join(dir, 'openapi.json');
     await writeFile(document, (await server.request('GET', '/openapi.json')).text);
@@ -103,11 +94,7 @@ describe('contract: Prism’s validating proxy in front of Folio @slow', functio
 
   it('every operation and documented error passes through with 0 response violations', async () => {
     // The event stream's 200 never ends, and Prism buffers a response to validate it.
-    const steps = await sweepApi(prismUrl, {
-      metricsToken: METRICS_TOKEN,
-      viaProxy: true,
-      freeRequestsPerSecond: FREE_RATE,
-    });
+    const steps = await sweepApi(prismUrl, { viaProxy: true });
     expect(steps.length).to.be.greaterThan(100);
     const inResponses: string[] = [];
     const inRequests: string[] = [];

@@ -11,16 +11,7 @@ import {
 } from '../../src/formats/csvDocument.js';
 import { readCsv, readLines } from '../../src/formats/records.js';
 import type { JsonObject, JsonValue } from '../../src/store/port.js';
-
-async function* chunks(text: string, size: number): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of it) out.push(item);
-  return out;
-}
+import { chunks, collect } from '../support/chunks.js';
 
 /** JSON values as documents hold them (no -0: JSON has none). */
 const jsonLeaf = fc.oneof(

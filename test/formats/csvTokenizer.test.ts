@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import Papa from 'papaparse';
 import { type CsvRecord, CsvTokenizer } from '../../src/formats/csvTokenizer.js';
 import { CSV_CHARS_PER_TURN, readCsv } from '../../src/formats/records.js';
+import { chunks, collect } from '../support/chunks.js';
 
 function tokenize(
   text: string,
@@ -23,16 +24,6 @@ function tokenize(
   }
   records.push(...tokenizer.push(text.slice(from)), ...tokenizer.end());
   return { records, tokenizer };
-}
-
-async function* chunks(text: string, size: number): AsyncGenerator<string> {
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of it) out.push(item);
-  return out;
 }
 
 /** CSV-ish text: every character the dialect gives a meaning to, and some it does not. */

@@ -10,12 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createFolioClient, folioQuerySerializer, type ListQuery } from '../../client/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { sweepApi } from '../support/sweep.js';
+import type { TestServer } from '../support/server.js';
+import { startSweptServer, sweepApi } from '../support/sweep.js';
 
-/** The Free plan's rate on this server: the sweep's Free key exceeds it. */
-const FREE_RATE = 3;
-const METRICS_TOKEN = 'sweep-metrics-token';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('typed client', () => {
@@ -24,13 +21,7 @@ describe('typed client', () => {
   let document: any;
 
   before(async () => {
-    server = await startTestServer({
-      config: {
-        metrics: { enabled: true, token: METRICS_TOKEN },
-        plans: { free: { requestsPerSecond: FREE_RATE } },
-        webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
-      },
-    });
+    server = await startSweptServer();
     document = (await server.request('GET', '/openapi.json')).body;
   });
   after(() => server.close());
@@ -62,10 +53,7 @@ describe('typed client', () => {
   });
 
   it('calls every operation of the document and the errors it documents, each answering as typed', async () => {
-    const steps = await sweepApi(server.url, {
-      metricsToken: METRICS_TOKEN,
-      freeRequestsPerSecond: FREE_RATE,
-    });
+    const steps = await sweepApi(server.url);
     const called = new Set(steps.map((s) => s.operation.split(' ')[0]));
     const operations: string[] = [];
     for (const item of Object.values<Record<string, { operationId: string }>>(document.paths)) {

@@ -1,28 +1,25 @@
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
-import { forEachStore, tenantCalls } from '../support/stores.js';
+import { forEachStore, readOnlyKey, tenantCalls } from '../support/stores.js';
 
 forEachStore(
   'declared indexes (/{ns}/{collection}/_indexes)',
   (ctx) => {
     const { at, call } = tenantCalls(ctx);
-    let readOnly = '';
-    before(async () => {
-      readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;
-    });
+    const readOnly = readOnlyKey(ctx);
 
     it('creates, lists and drops an index; read-only keys may list, not create or drop', async () => {
       const created = await call('POST', at('people', '/_indexes'), { fields: [{ path: 'age' }] });
       expect(created.status, created.text).to.equal(201);
       expect(created.body).to.include({ name: 'age_1', unique: false, state: 'ready' });
       expect(created.body.fields).to.deep.equal([{ path: 'age', order: 1 }]);
-      const listed = await call('GET', at('people', '/_indexes'), undefined, readOnly);
+      const listed = await call('GET', at('people', '/_indexes'), undefined, readOnly());
       expect(listed.status).to.equal(200);
       expect(listed.body.data.map((i: Json) => i.name)).to.deep.equal(['age_1']);
       expect(
-        (await call('POST', at('people', '/_indexes'), { fields: [{ path: 'x' }] }, readOnly)).status,
+        (await call('POST', at('people', '/_indexes'), { fields: [{ path: 'x' }] }, readOnly())).status,
       ).to.equal(403);
-      expect((await call('DELETE', at('people', '/_indexes/age_1'), undefined, readOnly)).status).to.equal(
+      expect((await call('DELETE', at('people', '/_indexes/age_1'), undefined, readOnly())).status).to.equal(
         403,
       );
       expect((await call('DELETE', at('people', '/_indexes/age_1'))).status).to.equal(204);
@@ -181,10 +178,11 @@ forEachStore(
       await call('POST', at('planned', '/_indexes'), { fields: [{ path: 'k' }], name: 'by_k' });
       const after = await call('GET', at('planned', '?filter[k]=7&explain=true'));
       expect(after.body.plan).to.include({ index: 'by_k', scan: false, documentsExamined: 2, returned: 2 });
-      const refused = await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly);
+      const refused = await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly());
       expect(refused.status).to.equal(403);
       expect(
-        (await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly)).body.error.code,
+        (await call('GET', at('planned', '?filter[k]=7&explain=true'), undefined, readOnly())).body.error
+          .code,
       ).to.equal('forbidden');
       expect((await call('GET', at('planned', '?explain=yes'))).status).to.equal(400);
     });

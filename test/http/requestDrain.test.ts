@@ -37,46 +37,37 @@ function send(url: string, chunks: Buffer[], gapMs: number): Promise<string> {
   });
 }
 
+/**
+ * `[rule, maxBytes, maxMs, chunkBytes, gapMs, drained]`: five chunks of `chunkBytes` sent `gapMs`
+ * apart to a server that drains within `maxBytes` and `maxMs`; whether it read to the end.
+ */
+const CASES = [
+  [
+    'reads the rest of a body within bounds to its end, so the client can read the answer',
+    1_000_000,
+    2000,
+    100_000,
+    5,
+    true,
+  ],
+  ['stops reading past the byte bound', 150_000, 2000, 100_000, 20, false],
+  ['stops waiting past the time bound', 1_000_000, 100, 10, 60, false],
+] as const;
+
 describe('draining a refused request body', () => {
-  it('reads the rest of a body within bounds to its end, so the client can read the answer', async () => {
-    const { server, url } = await drainingServer(1_000_000, 2000);
-    try {
-      const answer = await send(
-        url,
-        Array.from({ length: 5 }, () => Buffer.alloc(100_000, 1)),
-        5,
-      );
-      expect(JSON.parse(answer)).to.deep.equal({ drained: true });
-    } finally {
-      server.close();
-    }
-  });
-
-  it('stops reading past the byte bound', async () => {
-    const { server, url } = await drainingServer(150_000, 2000);
-    try {
-      const answer = await send(
-        url,
-        Array.from({ length: 5 }, () => Buffer.alloc(100_000, 1)),
-        20,
-      );
-      expect(JSON.parse(answer)).to.deep.equal({ drained: false });
-    } finally {
-      server.close();
-    }
-  });
-
-  it('stops waiting past the time bound', async () => {
-    const { server, url } = await drainingServer(1_000_000, 100);
-    try {
-      const answer = await send(
-        url,
-        Array.from({ length: 5 }, () => Buffer.alloc(10, 1)),
-        60,
-      );
-      expect(JSON.parse(answer)).to.deep.equal({ drained: false });
-    } finally {
-      server.close();
-    }
-  });
+  for (const [rule, maxBytes, maxMs, chunkBytes, gapMs, drained] of CASES) {
+    it(rule, async () => {
+      const { server, url } = await drainingServer(maxBytes, maxMs);
+      try {
+        const answer = await send(
+          url,
+          Array.from({ length: 5 }, () => Buffer.alloc(chunkBytes, 1)),
+          gapMs,
+        );
+        expect(JSON.parse(answer)).to.deep.equal({ drained });
+      } finally {
+        server.close();
+      }
+    });
+  }
 });

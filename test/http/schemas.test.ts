@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
-import { forEachStore, tenantCalls } from '../support/stores.js';
+import { forEachStore, readOnlyKey, tenantCalls } from '../support/stores.js';
 
 /** Refuses exactly one field type: `n` must be a number, everything else is free. */
 const NUMBER_N = { type: 'object', properties: { n: { type: 'number' } } };
@@ -36,23 +36,20 @@ forEachStore(
       expect(res.status, res.text).to.equal(200);
       return res.body;
     };
-    let readOnly = '';
-    before(async () => {
-      readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;
-    });
+    const readOnly = readOnlyKey(ctx);
 
     it('is set, read and removed by read-write keys; read-only keys may only read it', async () => {
       expect((await call('GET', at('owned', '/_schema'))).status).to.equal(404);
       const set = await setSchema('owned', NUMBER_N);
       expect(set).to.include({ mode: 'enforce' });
       expect(set.schema).to.deep.equal(NUMBER_N);
-      const read = await call('GET', at('owned', '/_schema'), undefined, readOnly);
+      const read = await call('GET', at('owned', '/_schema'), undefined, readOnly());
       expect(read.status).to.equal(200);
       expect(read.body.schema).to.deep.equal(NUMBER_N);
-      expect((await call('PUT', at('owned', '/_schema'), { schema: NUMBER_N }, readOnly)).status).to.equal(
+      expect((await call('PUT', at('owned', '/_schema'), { schema: NUMBER_N }, readOnly())).status).to.equal(
         403,
       );
-      expect((await call('DELETE', at('owned', '/_schema'), undefined, readOnly)).status).to.equal(403);
+      expect((await call('DELETE', at('owned', '/_schema'), undefined, readOnly())).status).to.equal(403);
       expect((await call('DELETE', at('owned', '/_schema'))).status).to.equal(204);
       expect((await call('DELETE', at('owned', '/_schema'))).status).to.equal(404);
       expect((await call('POST', at('owned'), { n: 'text' })).status).to.equal(201);
@@ -165,7 +162,7 @@ forEachStore(
       }
       await setSchema('legacy', NUMBER_N);
       expect((await call('GET', at('legacy', `/${ids[0]}`))).body.n).to.equal('text');
-      const first = await call('GET', at('legacy', '/_schema/violations?limit=2'), undefined, readOnly);
+      const first = await call('GET', at('legacy', '/_schema/violations?limit=2'), undefined, readOnly());
       expect(first.status, first.text).to.equal(200);
       expect(first.body.data.map((d: Json) => d._id)).to.deep.equal([ids[0], ids[2]]);
       expect(first.body.data[0].errors[0]).to.include({ instancePath: '/n', keyword: 'type' });
@@ -234,7 +231,7 @@ forEachStore(
 
     it('describes the collection in the OpenAPI document on request', async () => {
       await setSchema('described', NUMBER_N);
-      const res = await call('GET', at('described', '/_openapi'), undefined, readOnly);
+      const res = await call('GET', at('described', '/_openapi'), undefined, readOnly());
       expect(res.status, res.text).to.equal(200);
       const schemas = res.body.components.schemas;
       expect(schemas.DescribedDocumentBody).to.deep.include(NUMBER_N);

@@ -82,12 +82,13 @@ describe('change streams: catching up over a large backlog [embedded, own proces
     server = await serveFolio(
       {
         FOLIO_DATA_DIR: join(dataDir, 'data'),
+        FOLIO_BOOTSTRAP: 'false',
         FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: '1000000',
         FOLIO_STREAMS_BUFFER_BYTES: String(BUFFER_BYTES),
         FOLIO_STREAMS_HEARTBEAT_MS: String(HEARTBEAT_MS),
         ...memoryProbeEnv(probeFile),
       },
-      MEMORY_PROBE_NODE_ARGS,
+      { nodeArgs: MEMORY_PROBE_NODE_ARGS },
     );
     const tenant = await processTenant(server.url, 'catch-up@example.test', 'catchup');
     key = tenant.key;

@@ -16,6 +16,7 @@ import { createEventSource } from 'eventsource-client';
 import type { ConfigOverrides } from '../../src/config/load.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { until } from '../support/timeout.js';
 
 // fetch-event-source is written for browsers: it reads `window` and `document` (we pass
 // `openWhenHidden`, so only for their timers and a no-op listener).
@@ -24,19 +25,6 @@ browserGlobals.window ??= globalThis;
 browserGlobals.document ??= { hidden: false, addEventListener() {}, removeEventListener() {} };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  condition: () => boolean | Promise<boolean>,
-  what: string | (() => string),
-  waitMs = 15_000,
-): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await sleep(20);
-  }
-}
 
 /** What a library handed to the application's message handler(s). */
 interface Message {

@@ -89,12 +89,13 @@ describe('change streams: memory under clients that never read [embedded, own pr
     const server = await serveFolio(
       {
         FOLIO_DATA_DIR: join(dataDir, String(slowStreams)),
+        FOLIO_BOOTSTRAP: 'false',
         FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: '1000000',
         FOLIO_STREAMS_MAX_PER_KEY: '20',
         FOLIO_STREAMS_BUFFER_BYTES: String(BUFFER_BYTES),
         ...memoryProbeEnv(probeFile),
       },
-      MEMORY_PROBE_NODE_ARGS,
+      { nodeArgs: MEMORY_PROBE_NODE_ARGS },
     );
     servers.push(server);
     const own: Socket[] = [];

@@ -3,12 +3,13 @@
  * (`eventsource`), on every available store.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { createServer, type Socket, connect as tcpConnect } from 'node:net';
 import { expect } from 'chai';
 import type { ConfigOverrides } from '../../src/config/load.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 import { StreamClient } from '../support/sse.js';
 import { forEachStore } from '../support/stores.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
+import { until } from '../support/timeout.js';
 
 /** Short timings so the suite stays fast; `retryMs` makes the client reconnect quickly. */
 const STREAM_CONFIG: ConfigOverrides = {
@@ -23,51 +24,6 @@ const STREAM_CONFIG: ConfigOverrides = {
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  waitMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-/** A TCP relay in front of the server, so a test can cut connections like a network would. */
-async function startRelay(target: string): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const relay = createServer((client) => {
-    const upstream = tcpConnect(Number(port), hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const address = relay.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    cut: () => {
-      for (const s of sockets) s.destroy();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        relay.close(() => resolve());
-      }),
-  };
-}
 
 forEachStore(
   'change stream (SSE)',
@@ -332,7 +288,7 @@ forEachStore(
     describe('resuming', () => {
       it('resumes after a dropped connection: every event written meanwhile, none twice', async function () {
         this.timeout(30_000);
-        const relay = await startRelay(ctx.server.url);
+        const relay = await startTcpProxy(ctx.server.url);
         try {
           let connects = 0;
           const client = new StreamClient(`${relay.url}${streamPath('resume')}`, ctx.tenant.key, {
@@ -586,25 +542,21 @@ describe('change stream (SSE): expired Last-Event-ID [embedded]', () => {
       const [event] = await client.documents(1);
       client.close();
       await server.request('POST', `/${tenant.project}/old`, { key: tenant.key, body: { a: 2 } });
+      const resume = () =>
+        fetch(`${server.url}/${tenant.project}/old/_stream`, {
+          headers: {
+            Accept: 'text/event-stream',
+            Authorization: `Bearer ${tenant.key}`,
+            'Last-Event-ID': event!.id,
+          },
+        });
       // Kept while young: resuming works.
-      const young = await fetch(`${server.url}/${tenant.project}/old/_stream`, {
-        headers: {
-          Accept: 'text/event-stream',
-          Authorization: `Bearer ${tenant.key}`,
-          'Last-Event-ID': event!.id,
-        },
-      });
+      const young = await resume();
       expect(young.status).to.equal(200);
       await young.body?.cancel();
       // Pruning runs every retentionMs / 2: after twice the retention the event is surely gone.
       await sleep(2 * retentionMs);
-      const res = await fetch(`${server.url}/${tenant.project}/old/_stream`, {
-        headers: {
-          Accept: 'text/event-stream',
-          Authorization: `Bearer ${tenant.key}`,
-          'Last-Event-ID': event!.id,
-        },
-      });
+      const res = await resume();
       expect(res.status).to.equal(410);
       const body = (await res.json()) as { error: { code: string; details: unknown } };
       expect(body.error).to.deep.include({ code: 'resync_required' });

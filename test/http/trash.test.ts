@@ -1,16 +1,13 @@
 import { expect } from 'chai';
 import type { Json } from '../support/server.js';
 import { StreamClient } from '../support/sse.js';
-import { forEachStore, tenantCalls } from '../support/stores.js';
+import { forEachStore, readOnlyKey, tenantCalls } from '../support/stores.js';
 
 forEachStore(
   'trash (/{ns}/{collection}/_trash)',
   (ctx) => {
     const { at, call } = tenantCalls(ctx);
-    let readOnly = '';
-    before(async () => {
-      readOnly = (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey;
-    });
+    const readOnly = readOnlyKey(ctx);
 
     async function documentWithHistory(collection: string, id: string): Promise<void> {
       expect((await call('PUT', at(collection, `/${id}`), { step: 1 })).status).to.equal(201);
@@ -22,7 +19,7 @@ forEachStore(
       await documentWithHistory('notes', 'n1');
       expect((await call('DELETE', at('notes', '/n1'))).status).to.equal(204);
       expect((await call('GET', at('notes', '/n1'))).status).to.equal(404);
-      const listed = await call('GET', at('notes', '/_trash'), undefined, readOnly);
+      const listed = await call('GET', at('notes', '/_trash'), undefined, readOnly());
       expect(listed.status, listed.text).to.equal(200);
       expect(listed.body.data).to.have.length(1);
       const item = listed.body.data[0];
@@ -30,13 +27,13 @@ forEachStore(
       expect(item.deletedBy).to.match(/^folio_sk_test_\.\.\.[A-Za-z0-9]{4}$/);
       // The Pro plan keeps 30 days (config/default.json).
       expect(Date.parse(item.expiresAt) - Date.parse(item.deletedAt)).to.equal(30 * 24 * 60 * 60 * 1000);
-      const one = await call('GET', at('notes', '/_trash/n1'), undefined, readOnly);
+      const one = await call('GET', at('notes', '/_trash/n1'), undefined, readOnly());
       expect(one.body.document).to.include({ step: 3, $version: 3 });
       expect(one.body.versions.map((v: Json) => v.version)).to.deep.equal([3, 2, 1]);
-      expect((await call('POST', at('notes', '/_trash/n1/restore'), undefined, readOnly)).status).to.equal(
+      expect((await call('POST', at('notes', '/_trash/n1/restore'), undefined, readOnly())).status).to.equal(
         403,
       );
-      expect((await call('DELETE', at('notes', '/_trash/n1'), undefined, readOnly)).status).to.equal(403);
+      expect((await call('DELETE', at('notes', '/_trash/n1'), undefined, readOnly())).status).to.equal(403);
     });
 
     it('restore brings it back as a new version with a continuous history and one document.created event', async () => {

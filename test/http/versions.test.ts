@@ -156,14 +156,6 @@ forEachStore(
       expect(res.status).to.equal(200);
       expect(res.body.changes).to.deep.equal([{ path: 'n', type: 'changed', from: 1, to: 0 }]);
     });
-  },
-  { plan: 'team' },
-);
-
-forEachStore(
-  'version history on the Team plan',
-  (ctx) => {
-    const req = client(ctx);
 
     it('keeps exactly the newest 100 versions', async () => {
       const id = (await req('POST', '/t100', { body: { n: 0 } })).body._id;

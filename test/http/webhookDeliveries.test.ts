@@ -4,7 +4,7 @@
  * the API never waiting for a receiver. Backoff is tiny here (`backoffBaseMs`).
  */
 import { expect } from 'chai';
-import { type ReceivedRequest, type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
+import { type ReceivedRequest, startReceiver, useReceiver, verifySignature } from '../support/receiver.js';
 import type { Tenant, TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { eventually } from '../support/timeout.js';
@@ -40,17 +40,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 forEachStore(
   'webhook deliveries',
   (ctx) => {
-    let receiver: Receiver;
-    beforeEach(async () => {
-      receiver = await startReceiver();
-    });
-    afterEach(async () => {
-      await receiver.close();
-    });
+    const receiver = useReceiver('each');
     const path = (r: ReceivedRequest) => r.path;
 
     it('delivers created, updated and deleted events once each, signed, with the documented body', async () => {
-      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/all`);
+      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/all`);
       const created = await ctx.server.request('POST', `/${ctx.tenant.project}/orders`, {
         key: ctx.tenant.key,
         body: { item: 'tea', qty: 1 },
@@ -62,9 +56,9 @@ forEachStore(
         contentType: 'application/merge-patch+json',
       });
       await ctx.server.request('DELETE', `/${ctx.tenant.project}/orders/${id}`, { key: ctx.tenant.key });
-      const got = await receiver.waitFor(3, (r) => path(r) === '/all');
+      const got = await receiver().waitFor(3, (r) => path(r) === '/all');
       await sleep(200);
-      expect(receiver.requests.filter((r) => path(r) === '/all')).to.have.length(3);
+      expect(receiver().requests.filter((r) => path(r) === '/all')).to.have.length(3);
       const byEvent = new Map(got.map((r) => [r.body.event as string, r]));
       for (const [event, version, qty] of [
         ['document.created', 1, 1],
@@ -92,7 +86,9 @@ forEachStore(
     });
 
     it('sends only the events a webhook subscribed to', async () => {
-      await registerHook(ctx.server, ctx.tenant, `${receiver.url}/deletes`, { events: ['document.deleted'] });
+      await registerHook(ctx.server, ctx.tenant, `${receiver().url}/deletes`, {
+        events: ['document.deleted'],
+      });
       const created = await ctx.server.request('POST', `/${ctx.tenant.project}/orders`, {
         key: ctx.tenant.key,
         body: { n: 1 },
@@ -100,14 +96,14 @@ forEachStore(
       await ctx.server.request('DELETE', `/${ctx.tenant.project}/orders/${created.body._id}`, {
         key: ctx.tenant.key,
       });
-      const [got] = await receiver.waitFor(1, (r) => path(r) === '/deletes');
+      const [got] = await receiver().waitFor(1, (r) => path(r) === '/deletes');
       await sleep(200);
-      expect(receiver.requests.filter((r) => path(r) === '/deletes')).to.have.length(1);
+      expect(receiver().requests.filter((r) => path(r) === '/deletes')).to.have.length(1);
       expect(got!.body.event).to.equal('document.deleted');
     });
 
     it('never delivers changes of other collections, projects or environments', async () => {
-      await registerHook(ctx.server, ctx.tenant, `${receiver.url}/mine`);
+      await registerHook(ctx.server, ctx.tenant, `${receiver().url}/mine`);
       const other = await ctx.server.tenant({ project: ctx.tenant.project });
       const { rawKey: liveKey } = await ctx.tenant.newKey({ env: 'live', name: 'live' });
       await ctx.server.request('POST', `/${ctx.tenant.project}/invoices`, {
@@ -120,29 +116,29 @@ forEachStore(
         key: ctx.tenant.key,
         body: { n: 4 },
       });
-      await receiver.waitFor(1, (r) => path(r) === '/mine');
+      await receiver().waitFor(1, (r) => path(r) === '/mine');
       await sleep(300);
-      const mine = receiver.requests.filter((r) => path(r) === '/mine');
+      const mine = receiver().requests.filter((r) => path(r) === '/mine');
       expect(mine.map((r) => r.body.document.n)).to.deep.equal([4]);
     });
 
     it('retries a failing delivery exactly the Free plan’s 2 times, with the same delivery id and growing delays', async () => {
-      receiver.respond = () => 500;
-      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/fail`, {
+      receiver().respond = () => 500;
+      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/fail`, {
         collection: 'retries',
       });
       await ctx.server.request('POST', `/${ctx.tenant.project}/retries`, {
         key: ctx.tenant.key,
         body: { n: 1 },
       });
-      const attempts = await receiver.waitFor(3, (r) => path(r) === '/fail');
+      const attempts = await receiver().waitFor(3, (r) => path(r) === '/fail');
       const delivery = await eventually(async () => {
         const [d] = (await hookState(ctx.server, ctx.tenant, hook.id, 'retries')).deliveries;
         expect(d.status).to.equal('failed');
         return d;
       });
       await sleep(BASE_MS * 8);
-      expect(receiver.requests.filter((r) => path(r) === '/fail')).to.have.length(3);
+      expect(receiver().requests.filter((r) => path(r) === '/fail')).to.have.length(3);
       expect(new Set(attempts.map((r) => r.headers['x-service-delivery-id']))).to.deep.equal(
         new Set([delivery.id]),
       );
@@ -163,26 +159,26 @@ forEachStore(
         body: { plan: 'pro' },
       });
       try {
-        receiver.respond = () => 503;
-        const hook = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/pro`, {
+        receiver().respond = () => 503;
+        const hook = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/pro`, {
           collection: 'proretries',
         });
         await ctx.server.request('POST', `/${ctx.tenant.project}/proretries`, {
           key: ctx.tenant.key,
           body: {},
         });
-        await receiver.waitFor(6, (r) => path(r) === '/pro', 15_000);
+        await receiver().waitFor(6, (r) => path(r) === '/pro', 15_000);
         await eventually(async () => {
           const [d] = (await hookState(ctx.server, ctx.tenant, hook.id, 'proretries')).deliveries;
           expect(d.status).to.equal('failed');
           expect(d.attempts).to.have.length(6);
         });
         await sleep(BASE_MS * 8);
-        expect(receiver.requests.filter((r) => path(r) === '/pro')).to.have.length(6);
+        expect(receiver().requests.filter((r) => path(r) === '/pro')).to.have.length(6);
 
         let calls = 0;
-        receiver.respond = (r) => (r.path === '/recovers' && ++calls < 3 ? 500 : 200);
-        const second = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/recovers`, {
+        receiver().respond = (r) => (r.path === '/recovers' && ++calls < 3 ? 500 : 200);
+        const second = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/recovers`, {
           collection: 'proretries',
         });
         await ctx.server.request('POST', `/${ctx.tenant.project}/proretries`, {
@@ -195,7 +191,7 @@ forEachStore(
           expect(d.attempts.map((a: { statusCode: number }) => a.statusCode)).to.deep.equal([500, 500, 200]);
         });
         await sleep(BASE_MS * 8);
-        expect(receiver.requests.filter((r) => path(r) === '/recovers')).to.have.length(3);
+        expect(receiver().requests.filter((r) => path(r) === '/recovers')).to.have.length(3);
       } finally {
         await ctx.server.request('PATCH', '/api/account', {
           session: ctx.tenant.session,
@@ -205,8 +201,8 @@ forEachStore(
     });
 
     it('disables a webhook after 5 failed deliveries in a row (not 4), and re-enabling resets the count', async () => {
-      receiver.respond = () => 500;
-      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/flaky`, {
+      receiver().respond = () => 500;
+      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/flaky`, {
         collection: 'flaky',
       });
       const write = () =>
@@ -229,25 +225,25 @@ forEachStore(
         }),
       );
       // Disabled: a new change is not sent at all.
-      const sent = receiver.requests.length;
+      const sent = receiver().requests.length;
       await write();
       await sleep(400);
-      expect(receiver.requests.length).to.equal(sent);
+      expect(receiver().requests.length).to.equal(sent);
 
-      receiver.respond = () => 200;
+      receiver().respond = () => 200;
       const enabled = await ctx.server.request('PATCH', `/${ctx.tenant.project}/flaky/_webhooks/${hook.id}`, {
         key: ctx.tenant.key,
         body: { status: 'active' },
       });
       expect(enabled.body).to.include({ status: 'active', consecutiveFailures: 0 });
       await write();
-      await receiver.waitFor(1, (r) => path(r) === '/flaky' && r.status === 200);
+      await receiver().waitFor(1, (r) => path(r) === '/flaky' && r.status === 200);
     });
 
     it('resets the failure count on a success', async () => {
       let fail = true;
-      receiver.respond = () => (fail ? 500 : 200);
-      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver.url}/reset`, {
+      receiver().respond = () => (fail ? 500 : 200);
+      const hook = await registerHook(ctx.server, ctx.tenant, `${receiver().url}/reset`, {
         collection: 'reset',
       });
       const write = () =>
@@ -266,8 +262,8 @@ forEachStore(
     });
 
     it('answers writes without waiting for a slow receiver', async () => {
-      receiver.delayMs = 1500;
-      await registerHook(ctx.server, ctx.tenant, `${receiver.url}/slow`, { collection: 'slow' });
+      receiver().delayMs = 1500;
+      await registerHook(ctx.server, ctx.tenant, `${receiver().url}/slow`, { collection: 'slow' });
       for (let i = 0; i < 10; i++) {
         const res = await ctx.server.request('POST', `/${ctx.tenant.project}/slow`, {
           key: ctx.tenant.key,
@@ -276,8 +272,8 @@ forEachStore(
         expect(res.status).to.equal(201);
       }
       // Every write was answered while the receiver had not yet answered a single delivery.
-      expect(receiver.requests.filter((r) => path(r) === '/slow')).to.have.length(0);
-      await receiver.waitFor(10, (r) => path(r) === '/slow');
+      expect(receiver().requests.filter((r) => path(r) === '/slow')).to.have.length(0);
+      await receiver().waitFor(10, (r) => path(r) === '/slow');
     });
   },
   { config: FAST },

@@ -13,7 +13,7 @@ import { connect } from 'node:net';
 import { expect } from 'chai';
 import { refuseForbiddenSocket } from '../../src/services/webhooks/sender.js';
 import type { HostLookup } from '../../src/services/webhooks/targets.js';
-import { type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
+import { useReceiver, verifySignature } from '../support/receiver.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
 import { eventually } from '../support/timeout.js';
 
@@ -57,13 +57,7 @@ async function firstAttemptError(server: TestServer, tenant: Tenant, hookId: str
 }
 
 describe('webhooks: the address dialled is checked at connection time', () => {
-  let receiver: Receiver;
-  before(async () => {
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await receiver.close();
-  });
+  const receiver = useReceiver('suite');
 
   describe('private targets not allowed', () => {
     const dns = fakeDns();
@@ -79,7 +73,7 @@ describe('webhooks: the address dialled is checked at connection time', () => {
 
     it('resolves names at registration through the same resolver', async () => {
       dns.names.set('loop.example.test', '127.0.0.1');
-      const refused = await register(server, tenant, `http://loop.example.test:${receiver.port}/in`);
+      const refused = await register(server, tenant, `http://loop.example.test:${receiver().port}/in`);
       expect(refused.status).to.equal(400);
       expect(refused.body.error.message).to.match(/loop\.example\.test resolves to a private/);
       const unknown = await register(server, tenant, 'http://nowhere.example.test/in');
@@ -91,10 +85,10 @@ describe('webhooks: the address dialled is checked at connection time', () => {
       it(`refuses at send a name that resolved publicly at registration and now resolves to ${address}`, async () => {
         const host = `h${address.replace(/[^0-9a-f]/g, '')}.example.test`;
         dns.names.set(host, PUBLIC);
-        const hook = await register(server, tenant, `http://${host}:${receiver.port}/in`);
+        const hook = await register(server, tenant, `http://${host}:${receiver().port}/in`);
         expect(hook.status, hook.text).to.equal(201);
         dns.names.set(host, address);
-        const before = receiver.requests.length;
+        const before = receiver().requests.length;
         const write = await server.request('POST', `/${tenant.project}/orders`, {
           key: tenant.key,
           body: { host },
@@ -104,7 +98,7 @@ describe('webhooks: the address dialled is checked at connection time', () => {
         expect(error).to.equal(
           `refused target: the host ${host} resolved to ${address}, a private, loopback or link-local address`,
         );
-        expect(receiver.requests.length).to.equal(before);
+        expect(receiver().requests.length).to.equal(before);
         // Later deliveries of this webhook are not ours to count.
         await server.request('PATCH', `/${tenant.project}/orders/_webhooks/${hook.body.id}`, {
           key: tenant.key,
@@ -116,7 +110,7 @@ describe('webhooks: the address dialled is checked at connection time', () => {
     it('refuses the test endpoint too when the name rebinds to loopback', async () => {
       const host = 'rebind.example.test';
       dns.names.set(host, PUBLIC);
-      const hook = await register(server, tenant, `http://${host}:${receiver.port}/in`);
+      const hook = await register(server, tenant, `http://${host}:${receiver().port}/in`);
       expect(hook.status).to.equal(201);
       dns.names.set(host, '127.0.0.1');
       const test = await server.request('POST', `/${tenant.project}/orders/_webhooks/${hook.body.id}/test`, {
@@ -127,7 +121,7 @@ describe('webhooks: the address dialled is checked at connection time', () => {
       expect(test.body.attempts[0].error).to.equal(
         `refused target: the host ${host} resolved to 127.0.0.1, a private, loopback or link-local address`,
       );
-      expect(receiver.requests.filter((r) => r.path === '/in')).to.have.length(0);
+      expect(receiver().requests.filter((r) => r.path === '/in')).to.have.length(0);
     });
   });
 
@@ -142,11 +136,11 @@ describe('webhooks: the address dialled is checked at connection time', () => {
       server = await startTestServer({ config: CONFIG(true), lookup: dns.lookup });
       const tenant = await server.tenant();
       dns.names.set('hooks.example.test', '127.0.0.1');
-      const hook = await register(server, tenant, `http://hooks.example.test:${receiver.port}/ok`);
+      const hook = await register(server, tenant, `http://hooks.example.test:${receiver().port}/ok`);
       expect(hook.status).to.equal(201);
       await server.request('POST', `/${tenant.project}/orders`, { key: tenant.key, body: { ok: true } });
-      const [got] = await receiver.waitFor(1, (r) => r.path === '/ok');
-      expect(got!.headers.host).to.equal(`hooks.example.test:${receiver.port}`);
+      const [got] = await receiver().waitFor(1, (r) => r.path === '/ok');
+      expect(got!.headers.host).to.equal(`hooks.example.test:${receiver().port}`);
       expect(verifySignature(got!.rawBody, got!.headers['x-service-signature'], hook.body.secret)).to.equal(
         true,
       );

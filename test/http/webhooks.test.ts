@@ -3,7 +3,8 @@
  * every available store.
  */
 import { expect } from 'chai';
-import { type Receiver, startReceiver, verifySignature } from '../support/receiver.js';
+import { useReceiver, verifySignature } from '../support/receiver.js';
+import type { ApiResponse } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 const LOCAL = { webhooks: { allowPrivateTargets: true, backoffBaseMs: 20, pollMs: 50, timeoutMs: 2000 } };
@@ -11,13 +12,7 @@ const LOCAL = { webhooks: { allowPrivateTargets: true, backoffBaseMs: 20, pollMs
 forEachStore(
   'webhooks: registration',
   (ctx) => {
-    let receiver: Receiver;
-    before(async () => {
-      receiver = await startReceiver();
-    });
-    after(async () => {
-      await receiver.close();
-    });
+    const receiver = useReceiver('suite');
 
     const base = () => `/${ctx.tenant.project}/orders/_webhooks`;
     const register = (body: unknown, collection = 'orders') =>
@@ -28,14 +23,14 @@ forEachStore(
 
     it('registers a webhook (201) and shows its whsec_ secret only in that answer', async () => {
       const res = await register({
-        url: `${receiver.url}/a`,
+        url: `${receiver().url}/a`,
         events: ['document.created'],
         description: 'orders',
       });
       expect(res.status).to.equal(201);
       expect(res.body.secret).to.match(/^whsec_[A-Za-z0-9_-]{43}$/);
       expect(res.body).to.include({
-        url: `${receiver.url}/a`,
+        url: `${receiver().url}/a`,
         description: 'orders',
         status: 'active',
         collection: 'orders',
@@ -62,9 +57,9 @@ forEachStore(
         { url: 'ftp://example.test/x', events: ['document.created'] },
         { url: 'not a url', events: ['document.created'] },
         { url: 'http://user:pw@127.0.0.1/x', events: ['document.created'] },
-        { url: `${receiver.url}/x`, events: ['document.exploded'] },
-        { url: `${receiver.url}/x`, events: [] },
-        { url: `${receiver.url}/x`, events: ['document.created'], secret: 'mine' },
+        { url: `${receiver().url}/x`, events: ['document.exploded'] },
+        { url: `${receiver().url}/x`, events: [] },
+        { url: `${receiver().url}/x`, events: ['document.created'], secret: 'mine' },
         { events: ['document.created'] },
       ]) {
         const res = await register(body);
@@ -76,17 +71,17 @@ forEachStore(
     });
 
     it('updates url, events, description and status; deletes with 204 and then answers 404', async () => {
-      const { body: created } = await register({ url: `${receiver.url}/b`, events: ['document.created'] });
+      const { body: created } = await register({ url: `${receiver().url}/b`, events: ['document.created'] });
       const patched = await ctx.server.request('PATCH', `${base()}/${created.id}`, {
         key: ctx.tenant.key,
         body: {
-          url: `${receiver.url}/c`,
+          url: `${receiver().url}/c`,
           events: ['document.updated', 'document.deleted'],
           description: 'd',
         },
       });
       expect(patched.status).to.equal(200);
-      expect(patched.body).to.include({ url: `${receiver.url}/c`, description: 'd' });
+      expect(patched.body).to.include({ url: `${receiver().url}/c`, description: 'd' });
       expect(patched.body.events).to.deep.equal(['document.updated', 'document.deleted']);
       expect(patched.body).to.not.have.property('secret');
       const empty = await ctx.server.request('PATCH', `${base()}/${created.id}`, {
@@ -117,7 +112,7 @@ forEachStore(
     });
 
     it('keeps webhooks to their collection: another collection does not see or reach them', async () => {
-      const { body: created } = await register({ url: `${receiver.url}/d`, events: ['document.created'] });
+      const { body: created } = await register({ url: `${receiver().url}/d`, events: ['document.created'] });
       const other = await ctx.server.request(
         'GET',
         `/${ctx.tenant.project}/invoices/_webhooks/${created.id}`,
@@ -134,7 +129,7 @@ forEachStore(
 
     it('sends a signed webhook.test event synchronously and answers with the delivery record', async () => {
       const { body: created } = await register({
-        url: `${receiver.url}/test-hook`,
+        url: `${receiver().url}/test-hook`,
         events: ['document.created'],
       });
       const res = await ctx.server.request('POST', `${base()}/${created.id}/test`, { key: ctx.tenant.key });
@@ -144,7 +139,7 @@ forEachStore(
       expect(res.body.attempts).to.have.length(1);
       expect(res.body.attempts[0]).to.include({ number: 1, statusCode: 200, error: null, nextRetryAt: null });
 
-      const [got] = receiver.requests.filter((r) => r.path === '/test-hook');
+      const [got] = receiver().requests.filter((r) => r.path === '/test-hook');
       expect(got).to.not.equal(undefined);
       expect(got!.method).to.equal('POST');
       expect(got!.headers['content-type']).to.equal('application/json');
@@ -171,17 +166,17 @@ forEachStore(
     });
 
     it('records a failed test delivery with the status code, and never a redirect followed', async () => {
-      receiver.respond = (r) => (r.path === '/moved' ? 302 : r.path === '/broken' ? 500 : 200);
+      receiver().respond = (r) => (r.path === '/moved' ? 302 : r.path === '/broken' ? 500 : 200);
       try {
         const { body: moved } = await register({
-          url: `${receiver.url}/moved`,
+          url: `${receiver().url}/moved`,
           events: ['document.created'],
         });
         const res = await ctx.server.request('POST', `${base()}/${moved.id}/test`, { key: ctx.tenant.key });
         expect(res.body.status).to.equal('failed');
         expect(res.body.attempts[0]).to.include({ statusCode: 302, error: 'HTTP 302' });
         const { body: broken } = await register({
-          url: `${receiver.url}/broken`,
+          url: `${receiver().url}/broken`,
           events: ['document.created'],
         });
         const failed = await ctx.server.request('POST', `${base()}/${broken.id}/test`, {
@@ -192,13 +187,13 @@ forEachStore(
         const after = await ctx.server.request('GET', `${base()}/${broken.id}`, { key: ctx.tenant.key });
         expect(after.body).to.include({ status: 'active', consecutiveFailures: 0 });
       } finally {
-        receiver.respond = () => 200;
+        receiver().respond = () => 200;
       }
     });
 
     it('rotates the secret: the new one signs, the old one no longer verifies', async () => {
       const { body: created } = await register({
-        url: `${receiver.url}/rotate`,
+        url: `${receiver().url}/rotate`,
         events: ['document.created'],
       });
       const rotated = await ctx.server.request('POST', `${base()}/${created.id}/rotate-secret`, {
@@ -208,7 +203,9 @@ forEachStore(
       expect(rotated.body.secret).to.match(/^whsec_/);
       expect(rotated.body.secret).to.not.equal(created.secret);
       await ctx.server.request('POST', `${base()}/${created.id}/test`, { key: ctx.tenant.key });
-      const got = receiver.requests.filter((r) => r.path === '/rotate').at(-1)!;
+      const got = receiver()
+        .requests.filter((r) => r.path === '/rotate')
+        .at(-1)!;
       expect(verifySignature(got.rawBody, got.headers['x-service-signature'], rotated.body.secret)).to.equal(
         true,
       );
@@ -222,7 +219,7 @@ forEachStore(
       expect((await ctx.server.request('GET', base(), { key: rawKey })).status).to.equal(200);
       const res = await ctx.server.request('POST', base(), {
         key: rawKey,
-        body: { url: `${receiver.url}/ro`, events: ['document.created'] },
+        body: { url: `${receiver().url}/ro`, events: ['document.created'] },
       });
       expect(res.status).to.equal(403);
       expect(res.body.error.code).to.equal('read_only_key');
@@ -272,6 +269,12 @@ forEachStore(
   { config: { ...LOCAL, plans: { free: { maxWebhooks: 2 } } } },
 );
 
+/** A 400 that names the `url` field. */
+function expectUrlRefused(res: ApiResponse, url: string): void {
+  expect(res.status, url).to.equal(400);
+  expect(res.body.error.details).to.deep.equal({ field: 'url' });
+}
+
 forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
   const register = (url: string) =>
     ctx.server.request('POST', `/${ctx.tenant.project}/orders/_webhooks`, {
@@ -295,8 +298,7 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
       'http://2130706433/hook',
     ]) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
   });
 
@@ -313,16 +315,14 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
   it('refuses IPv6 forms that embed a loopback or link-local IPv4, at registration and at update', async () => {
     for (const url of EMBEDDED_IPV4) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
     const created = await register('http://[2606:4700::1111]/hook');
     expect(created.status).to.equal(201);
     const path = `/${ctx.tenant.project}/orders/_webhooks/${created.body.id}`;
     for (const url of EMBEDDED_IPV4) {
       const res = await ctx.server.request('PATCH', path, { key: ctx.tenant.key, body: { url } });
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
     }
     const after = await ctx.server.request('GET', path, { key: ctx.tenant.key });
     expect(after.body.url).to.equal('http://[2606:4700::1111]/hook');
@@ -337,8 +337,7 @@ forEachStore('webhooks: refused targets (SSRF)', (ctx) => {
       'http://[::ffff:0:0:7f00:1]:4937/',
     ]) {
       const res = await register(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.error.details).to.deep.equal({ field: 'url' });
+      expectUrlRefused(res, url);
       expect(res.body.error.message, url).to.match(/not globally reachable/);
     }
   });

@@ -8,6 +8,7 @@ import { compileSort } from '../../src/store/embedded/query/compileSort.js';
 import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
 import type { FindQuery, JsonObject, StoredFilter } from '../../src/store/port.js';
+import { planAndRows } from '../support/queryPlan.js';
 
 /** Rows go in exactly as the embedded store writes them: its own schema, bodies as JSONB. */
 const INSERT =
@@ -513,16 +514,8 @@ describe('embedded store: indexed list queries on 100,000 documents', function (
     const order = compileSort(q.sort);
     const sql = `SELECT d.id, json(d.body) AS body FROM documents d WHERE d.scope = ? AND d.collection = ? AND (${where.sql}) ORDER BY ${order.sql} LIMIT ? OFFSET ?`;
     const args: SqlParam[] = ['s', 'c', ...where.params, ...order.params, q.limit, q.offset];
-    const detail = db
-      .prepare<SqlParam[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...args)
-      .map((r) => r.detail)
-      .join('\n');
-    const ids = db
-      .prepare<SqlParam[], { id: string }>(sql)
-      .all(...args)
-      .map((r) => r.id);
-    return { detail, ids };
+    const { plan: detail, rows } = planAndRows<{ id: string }>(db, sql, args);
+    return { detail, ids: rows.map((r) => r.id) };
   }
 
   const cases: Array<{ params: Record<string, string>; index: string }> = [

@@ -141,66 +141,13 @@ const collection = fc
 // ---------------------------------------------------------------------------------------------
 // URL parameters
 
-const FILTER_FIELDS = [
-  'n',
-  's',
-  'm',
-  'tags',
-  'tags.0',
-  'o',
-  'o.x',
-  'o.y',
-  'o.z.w',
-  'o.x.q',
-  'items',
-  'items.k',
-  'items.v',
-  'items.0',
-  'items.0.k',
-  'items.1.k',
-  'stats.0',
-  'stats.2024',
-  'd',
-  'zzz',
-  '_id',
-  '$version',
-  '$createdAt',
-  '$updatedAt',
-];
-const SORT_FIELDS = [
-  'n',
-  's',
-  'm',
-  'tags',
-  'tags.0',
-  'o.x',
-  'o.y',
-  'o.z.w',
-  'items.k',
-  'items.v',
-  'items.0.k',
-  'stats.0',
-  'stats.2024',
-  'd',
-  'zzz',
-  '_id',
-  '$version',
-  '$createdAt',
-  '$updatedAt',
-];
-const SELECT_FIELDS = [
-  'n',
-  's',
-  'o',
-  'o.x',
-  'o.z.w',
-  'items.k',
-  'items',
-  'tags',
-  'd',
-  '$version',
-  '$createdAt',
-];
+/** Field paths written as in a URL, separated by white space. */
+const paths = (text: string) => text.trim().split(/\s+/);
+const FILTER_FIELDS = paths(`n s m tags tags.0 o o.x o.y o.z.w o.x.q items items.k items.v items.0 items.0.k
+  items.1.k stats.0 stats.2024 d zzz _id $version $createdAt $updatedAt`);
+const SORT_FIELDS = paths(`n s m tags tags.0 o.x o.y o.z.w items.k items.v items.0.k stats.0 stats.2024 d zzz
+  _id $version $createdAt $updatedAt`);
+const SELECT_FIELDS = paths('n s o o.x o.z.w items.k items tags d $version $createdAt');
 
 const fixedValueText = fc.oneof(
   fc.constantFrom(...WORDS),

@@ -15,8 +15,8 @@ import { scopeKeyOf } from '../../src/store/embedded/layout/scopeKey.js';
 import { indexedPathsOf } from '../../src/store/embedded/query/indexedPaths.js';
 import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import { selectSql } from '../../src/store/embedded/query/selectSql.js';
-import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
 import type { DataScope, JsonObject } from '../../src/store/port.js';
+import { planAndRows } from '../support/queryPlan.js';
 
 const scope: DataScope = { projectId: 'prj_1', env: 'test' };
 const N = 5000;
@@ -70,16 +70,8 @@ describe('embedded store: sorts and cursor pages on a declared index walk it (EX
       false,
       arrayFree,
     );
-    const plan = db
-      .prepare<SqlParam[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...params)
-      .map((r) => r.detail)
-      .join('\n');
-    const ids = db
-      .prepare<SqlParam[], { body: string }>(sql)
-      .all(...params)
-      .map((r) => (JSON.parse(r.body) as JsonObject)._id as string);
-    return { plan, ids };
+    const { plan, rows } = planAndRows<{ body: string }>(db, sql, params);
+    return { plan, ids: rows.map((r) => (JSON.parse(r.body) as JsonObject)._id as string) };
   }
 
   /** The cursor of the row at `offset` in the query's order (as meta.next would give it). */

@@ -42,6 +42,7 @@ describe('reliability: crash under write load (kill -9, restart) @slow', () => {
   let receiver: Receiver;
   const env = () => ({
     FOLIO_DATA_DIR: dataDir,
+    FOLIO_BOOTSTRAP: 'false',
     FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
     FOLIO_WEBHOOKS_POLL_MS: '50',
     FOLIO_WEBHOOKS_BACKOFF_BASE_MS: '200',

@@ -181,13 +181,14 @@ describe('reliability: soak at a fixed rate (mixed load, streams, webhooks) @slo
     server = await serveFolio(
       {
         FOLIO_DATA_DIR: dataDir,
+        FOLIO_BOOTSTRAP: 'false',
         FOLIO_METRICS_ENABLED: 'true',
         FOLIO_METRICS_TOKEN: METRICS_TOKEN,
         FOLIO_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
         FOLIO_WEBHOOKS_POLL_MS: '100',
         ...memoryProbeEnv(probeFile),
       },
-      MEMORY_PROBE_NODE_ARGS,
+      { nodeArgs: MEMORY_PROBE_NODE_ARGS },
     );
     const url = server.url;
     const { key, project } = await processTenant(url, 'soak@example.test', 'soak');

@@ -17,21 +17,14 @@ import {
   compileSchema,
   MAX_COMPILED_SCHEMAS,
 } from '../../src/services/schemas/validators.js';
-import type { EmbeddedStore } from '../../src/store/embedded/index.js';
-import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { tempEmbeddedStore } from '../support/stores.js';
 
 describe('collection schemas (service)', () => {
-  let store: EmbeddedStore;
-  before(async () => {
-    store = await createTempEmbeddedStore();
-  });
-  after(async () => {
-    await destroyTempEmbeddedStore(store);
-  });
+  const store = tempEmbeddedStore('suite');
 
   it('compiles a schema once per revision, however many writes it checks', async () => {
     let now = 0;
-    const service = new SchemaService(store, pino({ level: 'silent' }), () => now);
+    const service = new SchemaService(store(), pino({ level: 'silent' }), () => now);
     const ctx = {
       plan: 'free',
       limits: { schemaChangesPerMinute: 10 },

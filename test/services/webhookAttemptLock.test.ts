@@ -8,15 +8,14 @@ import { tmpdir } from 'node:os';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { isoNow, newId } from '../../src/ids.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { createServices } from '../../src/services/index.js';
 import { attemptLockTtlMs, mayTakeAttemptLock } from '../../src/store/attemptLock.js';
-import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
-import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
+import { deliveryTask, seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 describe('webhook attempt lock: the rule', () => {
   it('is free when absent, the holder’s own, or expired exactly at its time', () => {
@@ -51,25 +50,6 @@ async function seedWebhook(store: Store, url: string): Promise<{ scope: DataScop
   return { scope, webhookId: await seedWebhookOn(store, scope, 'orders', url) };
 }
 
-function task(scope: DataScope, webhookId: string, n: number): DeliveryTask {
-  const deliveryId = newId('dlv');
-  const timestamp = isoNow();
-  return {
-    dedupeKey: deliveryId,
-    deliveryId,
-    webhookId,
-    projectId: scope.projectId,
-    env: scope.env,
-    collection: 'orders',
-    event: 'document.created',
-    documentId: `doc_${n}`,
-    timestamp,
-    body: JSON.stringify({ n }),
-    bodyKey: `body_${deliveryId}`,
-    enqueuedAt: Date.now(),
-  };
-}
-
 describe('webhook attempt lock: a receiver slower than the old Agenda lock [embedded]', function () {
   this.timeout(30_000);
   let store: Store;
@@ -90,23 +70,14 @@ describe('webhook attempt lock: a receiver slower than the old Agenda lock [embe
     receiver.delayMs = OLD_LOCK_LIFETIME_MS + 300;
     const logger = pino({ level: 'silent' });
     for (let i = 0; i < 2; i++) {
-      const services = createServices(store, config, logger);
-      const runner = new JobRunner(
-        store,
-        {
-          pollMs: POLL_MS,
-          concurrency: 5,
-          attemptTimeoutMs: 10_000,
-          errorRetryMs: 200,
-          keepFinishedMs: 60_000,
-        },
-        logger,
-      );
-      runner.handleDeliveries((t, signal) => services.deliveries.run(t, signal));
-      await runner.start();
-      runners.push(runner);
+      const { jobs } = await startDeliveryRunner(store, config, logger, {
+        pollMs: POLL_MS,
+        concurrency: 5,
+        attemptTimeoutMs: 10_000,
+      });
+      runners.push(jobs);
     }
-    const tasks = [0, 1, 2].map((n) => task(scope, webhookId, n));
+    const tasks = [0, 1, 2].map((n) => deliveryTask(n, scope, webhookId));
     for (const t of tasks) await runners[0]!.enqueueDelivery(t);
     await receiver.waitFor(3, () => true, 15_000);
     // Long enough for a second, duplicate attempt to have arrived, had one started.
@@ -124,7 +95,7 @@ describe('webhook attempt lock: a receiver slower than the old Agenda lock [embe
     const { scope, webhookId } = await seedWebhook(store, `${receiver.url}/twice`);
     receiver.delayMs = 300;
     const services = createServices(store, config, pino({ level: 'silent' }));
-    const t = task(scope, webhookId, 1);
+    const t = deliveryTask(1, scope, webhookId);
     const signal = new AbortController().signal;
     const [a, b] = await Promise.all([
       services.deliveries.run(t, signal),

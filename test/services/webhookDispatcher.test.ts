@@ -11,16 +11,17 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
-import { createServices } from '../../src/services/index.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { DISPATCHER_NAME, WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
 import { DELIVERY_JOB } from '../../src/store/deliveryJob.js';
 import { createMongoStore } from '../../src/store/mongodb/index.js';
 import type { ChangeEvent, DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { dropDatabases, mongoConnection } from '../support/mongodb.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { until } from '../support/timeout.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 const LEASE_MS = 600;
@@ -44,19 +45,29 @@ interface Instance {
   dispatcher: WebhookDispatcher;
 }
 
+/** Every event of the store's feed from now on, until `stop()`. */
+async function collectFeed(store: Store): Promise<{ events: ChangeEvent[]; stop(): Promise<void> }> {
+  const events: ChangeEvent[] = [];
+  const watcher = store.changes.watchAll();
+  await watcher.ready;
+  const collecting = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  return {
+    events,
+    stop: async () => {
+      watcher.close();
+      await collecting;
+    },
+  };
+}
+
 async function startInstance(
   store: Store,
   logger = pino({ level: 'silent' }),
   tuning: { concurrency?: number; maxOpenEvents?: number } = {},
 ): Promise<Instance> {
-  const services = createServices(store, config, logger);
-  const jobs = new JobRunner(
-    store,
-    { pollMs: 40, concurrency: 10, attemptTimeoutMs: 2000, errorRetryMs: 200, keepFinishedMs: 60_000 },
-    logger,
-  );
-  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  await jobs.start();
+  const { jobs, services } = await startDeliveryRunner(store, config, logger);
   const dispatcher = new WebhookDispatcher(
     store,
     services.deliveries,
@@ -94,18 +105,6 @@ async function commitDoc(
   const result = await store.documents.commit(scope, 'orders', [putWrite(doc)]);
   if (!result.ok) throw new Error('commit conflicted');
   return doc._id;
-}
-
-async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 8000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 400));
@@ -166,17 +165,12 @@ for (const target of targets) {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/replay`);
       // Tokens of the events, read beside the dispatcher.
-      const tokens: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) tokens.push(event);
-      })();
+      const { events: tokens, stop: stopFeed } = await collectFeed(store);
       const marker = await commitDoc(store, scope, { n: 0 });
-      await waitUntil(() => tokens.length === 1, 'the marker event');
+      await until(() => tokens.length === 1, 'the marker event');
 
       const instance = await startInstance(store);
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      await until(() => instance.dispatcher.leading, 'the lease');
       const ids = [await commitDoc(store, scope, { n: 1 }), await commitDoc(store, scope, { n: 2 })];
       await receiver.waitFor(2);
       await stopInstance(instance);
@@ -193,8 +187,7 @@ for (const target of targets) {
       await receiver.waitFor(3);
       await settle();
       await stopInstance(again);
-      watcher.close();
-      await collecting;
+      await stopFeed();
       expect(docIds().sort()).to.deep.equal([...ids, third].sort());
       expect(docIds()).to.not.include(marker);
       // First attempts that succeed write no job (the feed is the outbox), except the first
@@ -209,33 +202,27 @@ for (const target of targets) {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/late`);
       const instance = await startInstance(store);
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
-      const events: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) events.push(event);
-      })();
+      await until(() => instance.dispatcher.leading, 'the lease');
+      const { events, stop: stopFeed } = await collectFeed(store);
       await commitDoc(store, scope, { n: 0 }); // the anchor: saved at once
       await receiver.waitFor(1);
       receiver.delayMs = 300;
       await commitDoc(store, scope, { n: 1 });
       await receiver.waitFor(2);
-      await waitUntil(
+      await until(
         async () => (await store.consumers.position(DISPATCHER_NAME)) === events[1]?.token,
         'the last event saved',
         LEASE_MS * 3,
       );
       await stopInstance(instance);
-      watcher.close();
-      await collecting;
+      await stopFeed();
     });
 
     it('reads on once its open events finish when more are open than it keeps', async () => {
       const store = stores.first;
       const scope = await seed(store, `${receiver.url}/open`);
       const instance = await startInstance(store, undefined, { concurrency: 4, maxOpenEvents: 2 });
-      await waitUntil(() => instance.dispatcher.leading, 'the lease');
+      await until(() => instance.dispatcher.leading, 'the lease');
       const ids = [await commitDoc(store, scope, { n: 0 })]; // the anchor (a job)
       await receiver.waitFor(1);
       // The next one is answered slowly; those after it finish first and pile up behind it.
@@ -253,7 +240,7 @@ for (const target of targets) {
       const scope = await seed(stores.first, `${receiver.url}/lease`);
       const a = await startInstance(stores.first);
       const b = await startInstance(stores.second);
-      await waitUntil(() => a.dispatcher.leading || b.dispatcher.leading, 'a leader');
+      await until(() => a.dispatcher.leading || b.dispatcher.leading, 'a leader');
       await settle();
       expect(a.dispatcher.leading && b.dispatcher.leading).to.equal(false);
       const [leader, follower] = a.dispatcher.leading ? [a, b] : [b, a];
@@ -264,7 +251,7 @@ for (const target of targets) {
       await receiver.waitFor(2);
 
       await stopInstance(leader);
-      await waitUntil(() => follower.dispatcher.leading, 'the take-over', LEASE_MS * 4);
+      await until(() => follower.dispatcher.leading, 'the take-over', LEASE_MS * 4);
       const later = await commitDoc(stores.first, scope, { n: 3 });
       await receiver.waitFor(3);
       await settle();
@@ -285,16 +272,10 @@ describe('webhook dispatcher: history lost [embedded]', function () {
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
     try {
       const scope = await seed(store, `${receiver.url}/lost`);
-      const events: ChangeEvent[] = [];
-      const watcher = store.changes.watchAll();
-      await watcher.ready;
-      const collecting = (async () => {
-        for await (const event of watcher) events.push(event);
-      })();
+      const { events, stop: stopFeed } = await collectFeed(store);
       await commitDoc(store, scope, { n: 0 });
-      await waitUntil(() => events.length === 1, 'the event');
-      watcher.close();
-      await collecting;
+      await until(() => events.length === 1, 'the event');
+      await stopFeed();
       await store.consumers.acquire(DISPATCHER_NAME, 'old', 60_000);
       await store.consumers.savePosition(DISPATCHER_NAME, 'old', events[0]!.token);
       await store.consumers.release(DISPATCHER_NAME, 'old');
@@ -304,10 +285,10 @@ describe('webhook dispatcher: history lost [embedded]', function () {
       await new Promise((r) => setTimeout(r, 250));
 
       const instance = await startInstance(store, logger);
-      await waitUntil(() => lines.some((l) => l.includes('WEBHOOK EVENTS LOST')), 'the error line');
+      await until(() => lines.some((l) => l.includes('WEBHOOK EVENTS LOST')), 'the error line');
       const lost = JSON.parse(lines.find((l) => l.includes('WEBHOOK EVENTS LOST')) as string);
       expect(lost).to.include({ level: 50, reason: 'history_lost' });
-      await waitUntil(() => instance.dispatcher.leading, 'reading from now');
+      await until(() => instance.dispatcher.leading, 'reading from now');
       const now = await commitDoc(store, scope, { n: 2 });
       await receiver.waitFor(1);
       await settle();

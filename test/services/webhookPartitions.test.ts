@@ -9,8 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { JobRunner } from '../../src/jobs/jobRunner.js';
-import { createServices } from '../../src/services/index.js';
+import type { JobRunner } from '../../src/jobs/jobRunner.js';
 import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
 import {
   acquireDelayMs,
@@ -22,7 +21,9 @@ import {
 import type { DataScope, Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 import { firstVersion, putWrite } from '../store/fixtures.js';
+import { startDeliveryRunner } from '../support/deliveryRunner.js';
 import { type Receiver, startReceiver } from '../support/receiver.js';
+import { until } from '../support/timeout.js';
 import { seedTenantScope, seedWebhookOn } from '../support/webhookSeed.js';
 
 describe('webhook partitions: rules', () => {
@@ -89,14 +90,7 @@ interface Instance {
 
 async function startInstance(store: Store): Promise<Instance> {
   const logger = pino({ level: 'silent' });
-  const services = createServices(store, config, logger);
-  const jobs = new JobRunner(
-    store,
-    { pollMs: 40, concurrency: 10, attemptTimeoutMs: 2000, errorRetryMs: 200, keepFinishedMs: 60_000 },
-    logger,
-  );
-  jobs.handleDeliveries((task, signal) => services.deliveries.run(task, signal));
-  await jobs.start();
+  const { jobs, services } = await startDeliveryRunner(store, config, logger);
   const held = { count: 0, share: PARTITIONS / 2 };
   const dispatchers = partitions(PARTITIONS).map(
     (partition) =>
@@ -115,14 +109,6 @@ async function startInstance(store: Store): Promise<Instance> {
 async function stopInstance(instance: Instance): Promise<void> {
   await Promise.all(instance.dispatchers.map((d) => d.stop()));
   await instance.jobs.stop();
-}
-
-async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('webhook partitions: several dispatchers on one embedded store', function () {
@@ -162,7 +148,7 @@ describe('webhook partitions: several dispatchers on one embedded store', functi
     const leading = (i: Instance) => i.dispatchers.filter((d) => d.leading).length;
     // Each instance ends with its fair share (the first to start gives up what is over it);
     // no partition is ever read by two at once.
-    await waitUntil(() => leading(a) === 2 && leading(b) === 2, 'a fair share each', LEASE_MS * 30);
+    await until(() => leading(a) === 2 && leading(b) === 2, 'a fair share each', LEASE_MS * 30);
     for (let p = 0; p < PARTITIONS; p++) {
       expect(Number(a.dispatchers[p]!.leading) + Number(b.dispatchers[p]!.leading)).to.equal(1);
     }
@@ -170,7 +156,7 @@ describe('webhook partitions: several dispatchers on one embedded store', functi
     const first = await commitAll(1);
     await receiver.waitFor(COLLECTIONS);
     await stopInstance(a);
-    await waitUntil(() => leading(b) === PARTITIONS, 'the take-over', LEASE_MS * 20);
+    await until(() => leading(b) === PARTITIONS, 'the take-over', LEASE_MS * 20);
     const second = await commitAll(2);
     await receiver.waitFor(2 * COLLECTIONS);
     await new Promise((r) => setTimeout(r, 300));

@@ -8,13 +8,27 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { isoNow, newId } from '../../src/ids.js';
 import { JobRunner } from '../../src/jobs/jobRunner.js';
 import { documentsPerWindow, RETRY_WRITE_GATE, retryWaitMs, WriteGate } from '../../src/jobs/writeGate.js';
-import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { EmbeddedJobRepository } from '../../src/store/embedded/jobs/repository.js';
 import type { Store } from '../../src/store/port.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { tempEmbeddedStore } from '../support/stores.js';
+import { until } from '../support/timeout.js';
+import { deliveryTask } from '../support/webhookSeed.js';
+
+/** Runs `body` while documents are written, `step` every `everyMs`; `written()` counts them. */
+async function whileWriting(step: number, everyMs: number, body: (written: () => number) => Promise<void>) {
+  let written = 0;
+  const writing = setInterval(() => {
+    written += step;
+  }, everyMs);
+  try {
+    await body(() => written);
+  } finally {
+    clearInterval(writing);
+  }
+}
 
 describe('webhook retry write gate: the rule', () => {
   const rule = { windowMs: 250, maxDocuments: 250, maxWaitMs: 2_000 };
@@ -106,12 +120,8 @@ describe('webhook retry write gate: the counter', () => {
   });
 
   it('waits while the writes stay heavy, until maxWaitMs; at once when aborted', async () => {
-    let written = 0;
-    const writing = setInterval(() => {
-      written += 50;
-    }, 5);
-    try {
-      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 300 });
+    await whileWriting(50, 5, async (written) => {
+      const gate = new WriteGate(written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 300 });
       await new Promise((r) => setTimeout(r, 80));
       const started = Date.now();
       await gate.waitForLightWrites(new AbortController().signal);
@@ -122,25 +132,17 @@ describe('webhook retry write gate: the counter', () => {
       const abortedAt = Date.now();
       await waiting;
       expect(Date.now() - abortedAt).to.be.below(50);
-    } finally {
-      clearInterval(writing);
-    }
+    });
   });
 
   it('lets a retry go under a light trickle of writes at once', async () => {
-    let written = 0;
-    const trickle = setInterval(() => {
-      written += 1;
-    }, 20);
-    try {
-      const gate = new WriteGate(() => written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 10_000 });
+    await whileWriting(1, 20, async (written) => {
+      const gate = new WriteGate(written, { windowMs: 60, maxDocuments: 10, maxWaitMs: 10_000 });
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
       await gate.waitForLightWrites(new AbortController().signal);
       expect(Date.now() - started).to.be.below(50);
-    } finally {
-      clearInterval(trickle);
-    }
+    });
   });
 });
 
@@ -206,12 +208,12 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const handled: number[] = [];
     startWrites();
     const jobs = await startRunner(60_000, handled);
-    await jobs.enqueueDelivery(task(0));
+    await jobs.enqueueDelivery(deliveryTask(0));
     await new Promise((r) => setTimeout(r, 800));
     expect(handled, 'a retry ran while writes were committing').to.have.length(0);
     const pausedAt = Date.now();
     stopWrites();
-    await until(() => handled.length === 1, 5_000);
+    await until(() => handled.length === 1, 'one handled delivery', 5_000);
     // The rate falls under 10 a window only once most of a window has passed without writes.
     expect((handled[0] as number) - pausedAt).to.be.at.least(50);
   });
@@ -221,8 +223,8 @@ describe('webhook retry write gate: a real JobRunner', function () {
     startWrites();
     const jobs = await startRunner(400, handled);
     const enqueuedAt = Date.now();
-    await jobs.enqueueDelivery(task(1));
-    await until(() => handled.length === 1, 5_000);
+    await jobs.enqueueDelivery(deliveryTask(1));
+    await until(() => handled.length === 1, 'one handled delivery', 5_000);
     expect(writingSince, 'writes still committing').to.not.equal(null);
     expect((handled[0] as number) - enqueuedAt).to.be.at.least(400);
   });
@@ -231,13 +233,17 @@ describe('webhook retry write gate: a real JobRunner', function () {
     const handled: number[] = [];
     startWrites();
     const jobs = await startRunner(60_000, handled);
-    const t = task(2);
+    const t = deliveryTask(2);
     await jobs.enqueueDelivery(t);
     const repository = store.agendaBackend().repository;
-    await until(async () => {
-      const { jobs: found } = await repository.queryJobs({ name: 'webhook-delivery' });
-      return found.some((j) => j.lastRunAt !== undefined && j.lastRunAt !== null);
-    }, 5_000);
+    await until(
+      async () => {
+        const { jobs: found } = await repository.queryJobs({ name: 'webhook-delivery' });
+        return found.some((j) => j.lastRunAt !== undefined && j.lastRunAt !== null);
+      },
+      'a delivery job that ran',
+      5_000,
+    );
     const stopping = Date.now();
     await jobs.stop();
     runner = null;
@@ -250,46 +256,14 @@ describe('webhook retry write gate: a real JobRunner', function () {
   });
 });
 
-function task(n: number): DeliveryTask {
-  const deliveryId = newId('dlv');
-  return {
-    dedupeKey: deliveryId,
-    deliveryId,
-    webhookId: newId('wh'),
-    projectId: newId('prj'),
-    env: 'test',
-    collection: 'orders',
-    event: 'document.created',
-    documentId: `doc_${n}`,
-    timestamp: isoNow(),
-    body: JSON.stringify({ n }),
-    bodyKey: `body_${deliveryId}`,
-    enqueuedAt: Date.now(),
-  };
-}
-
-async function until(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('webhook retry hand-over on the embedded store', function () {
   this.timeout(30_000);
-  let store: Store;
-  beforeEach(async () => {
-    store = await createTempEmbeddedStore();
-  });
-  afterEach(async () => {
-    await destroyTempEmbeddedStore(store);
-  });
+  const store = tempEmbeddedStore('each');
 
   it('commits the jobs handed over by the dispatcher without a sync of their own', async () => {
-    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    const repository = store().agendaBackend().repository as EmbeddedJobRepository;
     const runner = new JobRunner(
-      store,
+      store(),
       { pollMs: 60_000, concurrency: 1, attemptTimeoutMs: 1_000, errorRetryMs: 200, keepFinishedMs: 60_000 },
       pino({ level: 'silent' }),
     );
@@ -297,7 +271,7 @@ describe('webhook retry hand-over on the embedded store', function () {
     await runner.start();
     try {
       const later = Date.now() + 60_000;
-      await Promise.all([3, 4, 5].map((n) => runner.enqueueDelivery({ ...task(n), runAt: later })));
+      await Promise.all([3, 4, 5].map((n) => runner.enqueueDelivery({ ...deliveryTask(n), runAt: later })));
       const { jobs } = await repository.queryJobs({ name: 'webhook-delivery' });
       expect(jobs).to.have.length(3);
       expect(repository.insertGroups.groups).to.be.at.least(1);
@@ -308,7 +282,7 @@ describe('webhook retry hand-over on the embedded store', function () {
   });
 
   it('syncs each insert group on its own for any other user of the backend', async () => {
-    const repository = store.agendaBackend().repository as EmbeddedJobRepository;
+    const repository = store().agendaBackend().repository as EmbeddedJobRepository;
     await repository.saveJob(
       { name: 'other', priority: 0, nextRunAt: new Date(), type: 'normal', data: {} },
       undefined,

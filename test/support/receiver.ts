@@ -5,6 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fixture } from './fixture.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -35,9 +36,29 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** Waiting for the next request: `next(ms)` resolves at the next `wake()` or after `ms`, whichever is first. */
+export class Arrivals {
+  readonly #waiters = new Set<() => void>();
+
+  wake(): void {
+    for (const wake of this.#waiters) wake();
+  }
+
+  next(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      this.#waiters.add(wake);
+      setTimeout(wake, ms);
+    });
+  }
+}
+
 export async function startReceiver(): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   let server: Server;
   const receiver: Receiver = {
     url: '',
@@ -66,14 +87,7 @@ export async function startReceiver(): Promise<Receiver> {
         if (Date.now() > deadline) {
           throw new Error(`receiver got ${matching.length} matching requests, expected ${count}`);
         }
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            waiters.delete(wake);
-            resolve();
-          };
-          waiters.add(wake);
-          setTimeout(wake, 50);
-        });
+        await arrivals.next(50);
       }
     },
     close: () =>
@@ -107,7 +121,7 @@ export async function startReceiver(): Promise<Receiver> {
         res.writeHead(status, { 'content-type': 'text/plain' });
         res.end('ok');
         requests.push({ ...seen, status });
-        for (const wake of waiters) wake();
+        arrivals.wake();
       };
       if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
       else answer();
@@ -130,4 +144,9 @@ export function verifySignature(
   const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`);
   const given = Buffer.from(header);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Call inside a `describe`: a receiver started before and closed after each test (`each`) or the suite. */
+export function useReceiver(per: 'each' | 'suite'): () => Receiver {
+  return fixture(per, startReceiver, (receiver) => receiver.close());
 }

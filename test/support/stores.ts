@@ -3,7 +3,10 @@
  * test/support/mongodb.ts finds one (it prints the SKIPPED line otherwise).
  */
 import type { ConfigOverrides } from '../../src/config/load.js';
+import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import type { Plan } from '../../src/store/port.js';
+import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
+import { fixture } from './fixture.js';
 import { mongoServerOverrides } from './mongodb.js';
 import { type Json, startTestServer, type Tenant, type TestServer } from './server.js';
 
@@ -60,4 +63,18 @@ export function tenantCalls(ctx: SuiteContext) {
       ...(contentType ? { contentType } : {}),
     });
   return { at, call };
+}
+
+/** Call inside a suite: a read-only key of its tenant, made before its tests (a getter for it). */
+export function readOnlyKey(ctx: SuiteContext): () => string {
+  return fixture(
+    'suite',
+    async () => (await ctx.tenant.newKey({ scope: 'read-only' })).rawKey,
+    async () => {},
+  );
+}
+
+/** Call inside a `describe`: an embedded store in a temporary directory, for each test or the suite. */
+export function tempEmbeddedStore(per: 'each' | 'suite'): () => EmbeddedStore {
+  return fixture(per, () => createTempEmbeddedStore(), destroyTempEmbeddedStore);
 }

@@ -8,6 +8,22 @@
  */
 import { expect } from 'chai';
 import { createFolioClient } from '../../client/index.js';
+import { startTestServer, type TestServer } from './server.js';
+
+/** The Free plan's rate on the swept server: the sweep's Free key exceeds it. */
+const FREE_RATE = 3;
+const METRICS_TOKEN = 'sweep-metrics-token';
+
+/** A test server as the sweep needs it: metrics on, a low Free rate, private webhook targets. */
+export function startSweptServer(): Promise<TestServer> {
+  return startTestServer({
+    config: {
+      metrics: { enabled: true, token: METRICS_TOKEN },
+      plans: { free: { requestsPerSecond: FREE_RATE } },
+      webhooks: { allowPrivateTargets: true, timeoutMs: 2000 },
+    },
+  });
+}
 
 export interface SweepStep {
   /** The operation called (the document's operationId), or a description for undocumented paths. */
@@ -18,23 +34,23 @@ export interface SweepStep {
 }
 
 export interface SweepOptions {
-  /** The metrics token the server was started with (metrics enabled). */
-  metricsToken: string;
   /**
    * Through a proxy (Prism): the event stream's 200 is skipped (a proxy that buffers it would
    * wait for its end), and a redirect is seen followed (Prism's upstream client follows it).
    */
   viaProxy?: boolean;
-  /** The Free plan's requests per second as the server was configured: a Free key exceeds it (429). */
-  freeRequestsPerSecond: number;
 }
 
-export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<SweepStep[]> {
+/** The sweep against `baseUrl`: a server `startSweptServer` started, or a proxy in front of it. */
+export async function sweepApi(baseUrl: string, options: SweepOptions = {}): Promise<SweepStep[]> {
   const steps: SweepStep[] = [];
   const record = (operation: string, expected: number, response: Response) => {
     steps.push({ operation, status: response.status, headers: response.headers });
     expect(response.status, `${operation}: ${response.status}`).to.equal(expected);
   };
+  /** `record` of the answer `call` resolves with (a typed client call). */
+  const called = async (operation: string, expected: number, call: Promise<{ response: Response }>) =>
+    record(operation, expected, (await call).response);
   const raw = async (
     operation: string,
     expected: number,
@@ -55,29 +71,27 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
 
   // --- system
   const anon = createFolioClient(baseUrl);
-  record('serviceIndex', 200, (await anon.GET('/')).response);
-  record('health', 200, (await anon.GET('/healthz')).response);
-  record('ready', 200, (await anon.GET('/readyz')).response);
-  record('metrics', 401, (await anon.GET('/metrics')).response);
-  record(
+  await called('serviceIndex', 200, anon.GET('/'));
+  await called('health', 200, anon.GET('/healthz'));
+  await called('ready', 200, anon.GET('/readyz'));
+  await called('metrics', 401, anon.GET('/metrics'));
+  await called(
     'metrics',
     200,
-    (
-      await anon.GET('/metrics', {
-        headers: { Authorization: `Bearer ${options.metricsToken}` },
-        parseAs: 'text',
-      })
-    ).response,
+    anon.GET('/metrics', {
+      headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+      parseAs: 'text',
+    }),
   );
-  record('openApiDocument', 200, (await anon.GET('/openapi.json')).response);
+  await called('openApiDocument', 200, anon.GET('/openapi.json'));
   await raw('openApiDocument', 406, 'GET', '/openapi.json', { headers: { Accept: 'text/csv' } });
   await raw('openApiDocument', 400, 'GET', '/openapi.json?format=yaml');
-  record('referencePage', 200, (await anon.GET('/docs', { parseAs: 'text' })).response);
+  await called('referencePage', 200, anon.GET('/docs', { parseAs: 'text' }));
   const asset = { params: { path: { file: 'swagger-ui.css' } }, parseAs: 'text' as const };
-  record('referenceAsset', 200, (await anon.GET('/docs/assets/{file}', asset)).response);
+  await called('referenceAsset', 200, anon.GET('/docs/assets/{file}', asset));
   const missingAsset = { params: { path: { file: 'nope.js' } } };
-  record('referenceAsset', 404, (await anon.GET('/docs/assets/{file}', missingAsset)).response);
-  record('listPlans', 200, (await anon.GET('/api/plans')).response);
+  await called('referenceAsset', 404, anon.GET('/docs/assets/{file}', missingAsset));
+  await called('listPlans', 200, anon.GET('/api/plans'));
   if (options.viaProxy) await raw('dashboardPage', 200, 'GET', '/dashboard');
   else await raw('dashboardPage', 308, 'GET', '/dashboard');
   await raw('dashboardFile', 404, 'GET', '/dashboard/nope.txt');
@@ -92,88 +106,66 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const password = 'correct horse battery';
   const signedUp = await anon.POST('/api/auth/signup', { body: { email, password } });
   record('signup', 201, signedUp.response);
-  record('signup', 409, (await anon.POST('/api/auth/signup', { body: { email, password } })).response);
-  record(
-    'signup',
-    400,
-    (await anon.POST('/api/auth/signup', { body: { email: 'nope', password } })).response,
-  );
+  await called('signup', 409, anon.POST('/api/auth/signup', { body: { email, password } }));
+  await called('signup', 400, anon.POST('/api/auth/signup', { body: { email: 'nope', password } }));
   await raw('signup', 415, 'POST', '/api/auth/signup', {
     headers: { 'Content-Type': 'text/plain' },
     body: 'x',
   });
   const loggedIn = await anon.POST('/api/auth/login', { body: { email, password } });
   record('login', 200, loggedIn.response);
-  record(
+  await called(
     'login',
     401,
-    (await anon.POST('/api/auth/login', { body: { email, password: 'wrong wrong wrong' } })).response,
+    anon.POST('/api/auth/login', { body: { email, password: 'wrong wrong wrong' } }),
   );
   const session = loggedIn.data?.token as string;
   const account = createFolioClient(baseUrl, session);
-  record('readSession', 200, (await account.GET('/api/auth/session')).response);
-  record('readSession', 401, (await anon.GET('/api/auth/session')).response);
-  record('readAccount', 200, (await account.GET('/api/account')).response);
-  record('changePlan', 200, (await account.PATCH('/api/account', { body: { plan: 'pro' } })).response);
+  await called('readSession', 200, account.GET('/api/auth/session'));
+  await called('readSession', 401, anon.GET('/api/auth/session'));
+  await called('readAccount', 200, account.GET('/api/account'));
+  await called('changePlan', 200, account.PATCH('/api/account', { body: { plan: 'pro' } }));
   await raw('changePlan', 400, 'PATCH', '/api/account', {
     headers: { Authorization: `Bearer ${session}`, 'Content-Type': 'application/json' },
     body: '{"plan":"gold"}',
   });
   const project = await account.POST('/api/projects', { body: { name: 'sweep' } });
   record('createProject', 201, project.response);
-  record('createProject', 409, (await account.POST('/api/projects', { body: { name: 'sweep' } })).response);
-  record('listProjects', 200, (await account.GET('/api/projects')).response);
+  await called('createProject', 409, account.POST('/api/projects', { body: { name: 'sweep' } }));
+  await called('listProjects', 200, account.GET('/api/projects'));
   const projectId = project.data?.id as string;
   const settings = { params: { path: { projectId } }, body: { autoIndexes: true } };
-  record('updateProject', 200, (await account.PATCH('/api/projects/{projectId}', settings)).response);
+  await called('updateProject', 200, account.PATCH('/api/projects/{projectId}', settings));
   const noProject = { params: { path: { projectId: 'prj_missing' } }, body: { autoIndexes: true } };
-  record('updateProject', 404, (await account.PATCH('/api/projects/{projectId}', noProject)).response);
+  await called('updateProject', 404, account.PATCH('/api/projects/{projectId}', noProject));
   const collections = { params: { path: { projectId }, query: { env: 'test' as const } } };
-  record(
-    'listCollections',
-    200,
-    (await account.GET('/api/projects/{projectId}/collections', collections)).response,
-  );
+  await called('listCollections', 200, account.GET('/api/projects/{projectId}/collections', collections));
   const keyBody = { project: 'sweep', name: 'sweep', env: 'test' as const, scope: 'read-write' as const };
   const created = await account.POST('/api/keys', { body: keyBody });
   record('createKey', 201, created.response);
-  record(
-    'createKey',
-    400,
-    (await account.POST('/api/keys', { body: { ...keyBody, env: 'prod' as never } })).response,
-  );
-  record(
-    'listKeys',
-    200,
-    (await account.GET('/api/keys', { params: { query: { project: 'sweep' } } })).response,
-  );
-  record(
-    'listKeys',
-    404,
-    (await account.GET('/api/keys', { params: { query: { project: 'other' } } })).response,
-  );
+  await called('createKey', 400, account.POST('/api/keys', { body: { ...keyBody, env: 'prod' as never } }));
+  await called('listKeys', 200, account.GET('/api/keys', { params: { query: { project: 'sweep' } } }));
+  await called('listKeys', 404, account.GET('/api/keys', { params: { query: { project: 'other' } } }));
   const spare = await account.POST('/api/keys', { body: { ...keyBody, name: 'spare' } });
   const spareId = { params: { path: { keyId: spare.data?.apiKey.id as string } } };
   const rotated = await account.POST('/api/keys/{keyId}/rotate', spareId);
   record('rotateKey', 201, rotated.response);
-  record(
+  await called(
     'revokeKey',
     204,
-    (
-      await account.DELETE('/api/keys/{keyId}', {
-        params: { path: { keyId: rotated.data?.apiKey.id as string } },
-      })
-    ).response,
+    account.DELETE('/api/keys/{keyId}', {
+      params: { path: { keyId: rotated.data?.apiKey.id as string } },
+    }),
   );
-  record(
+  await called(
     'revokeKey',
     404,
-    (await account.DELETE('/api/keys/{keyId}', { params: { path: { keyId: 'key_missing' } } })).response,
+    account.DELETE('/api/keys/{keyId}', { params: { path: { keyId: 'key_missing' } } }),
   );
-  record(
+  await called(
     'rotateKey',
     404,
-    (await account.POST('/api/keys/{keyId}/rotate', { params: { path: { keyId: 'key_missing' } } })).response,
+    account.POST('/api/keys/{keyId}/rotate', { params: { path: { keyId: 'key_missing' } } }),
   );
 
   // --- documents
@@ -183,15 +175,15 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const auth = { Authorization: `Bearer ${key}` };
   const doc = await folio.POST('/{ns}/{collection}', { params: { path }, body: { sku: 'a-1', n: 1 } });
   record('createDocument', 201, doc.response);
-  record(
+  await called(
     'createDocument',
     201,
-    (await folio.POST('/{ns}/{collection}', { params: { path }, body: { sku: 'b-2', n: 2 } })).response,
+    folio.POST('/{ns}/{collection}', { params: { path }, body: { sku: 'b-2', n: 2 } }),
   );
-  record(
+  await called(
     'createDocument',
     400,
-    (await folio.POST('/{ns}/{collection}', { params: { path }, body: { $bad: 1 } })).response,
+    folio.POST('/{ns}/{collection}', { params: { path }, body: { $bad: 1 } }),
   );
   await raw('createDocument', 415, 'POST', '/sweep/items', {
     headers: { ...auth, 'Content-Type': 'text/plain' },
@@ -217,14 +209,12 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const selected = await folio.GET('/{ns}/{collection}', { params: { path, query: { select: 'sku' } } });
   record('listDocuments', 200, selected.response);
   expect(selected.data?.data[0]?.$version).to.equal(undefined);
-  record(
+  await called(
     'listDocuments',
     400,
-    (
-      await folio.GET('/{ns}/{collection}', {
-        params: { path, query: { filter: { n: { gte: 'x' } }, sort: '$$' } },
-      })
-    ).response,
+    folio.GET('/{ns}/{collection}', {
+      params: { path, query: { filter: { n: { gte: 'x' } }, sort: '$$' } },
+    }),
   );
   await raw('listDocuments', 400, 'GET', '/sweep/items?limits=3', { headers: auth });
   await raw('listDocuments', 406, 'GET', '/sweep/items', { headers: { ...auth, Accept: 'text/csv' } });
@@ -244,15 +234,11 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const plan = await folio.explain(path, { filter: { n: { lt: 5 } } });
   record('listDocuments (explain)', 200, plan.response);
   expect(plan.data?.plan.returned).to.equal(2);
-  record(
-    'readDocument',
-    200,
-    (await folio.GET('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
-  );
-  record(
+  await called('readDocument', 200, folio.GET('/{ns}/{collection}/{id}', { params: { path: docPath } }));
+  await called(
     'readDocument',
     404,
-    (await folio.GET('/{ns}/{collection}/{id}', { params: { path: { ...path, id: 'missing' } } })).response,
+    folio.GET('/{ns}/{collection}/{id}', { params: { path: { ...path, id: 'missing' } } }),
   );
   await raw('readDocument', 406, 'GET', `/sweep/items/${id}`, { headers: { ...auth, Accept: 'text/csv' } });
   await raw('readDocument', 400, 'GET', `/sweep/items/${id}?select=sku`, { headers: auth });
@@ -262,9 +248,9 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   });
   record('replaceDocument', 200, replaced.response);
   const put = { params: { path: { ...path, id: 'made-by-put' } }, body: { sku: 'c-3' } };
-  record('replaceDocument', 201, (await folio.PUT('/{ns}/{collection}/{id}', put)).response);
+  await called('replaceDocument', 201, folio.PUT('/{ns}/{collection}/{id}', put));
   const stale = { params: { path: docPath, header: { 'If-Match': '"1"' } }, body: { n: 3 } };
-  record('replaceDocument', 412, (await folio.PUT('/{ns}/{collection}/{id}', stale)).response);
+  await called('replaceDocument', 412, folio.PUT('/{ns}/{collection}/{id}', stale));
   const merged = await folio.PATCH('/{ns}/{collection}/{id}', {
     params: { path: docPath },
     body: { n: 11, tag: 'x' },
@@ -278,31 +264,26 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   record('patchDocument (JSON patch)', 200, patched.response);
   expect(patched.data?.n).to.equal(12);
   const failing = { params: { path: docPath }, body: [{ op: 'test' as const, path: '/n', value: 0 }] };
-  record('patchDocument', 409, (await folio.PATCH('/{ns}/{collection}/{id}', failing)).response);
+  await called('patchDocument', 409, folio.PATCH('/{ns}/{collection}/{id}', failing));
   await raw('patchDocument', 415, 'PATCH', `/sweep/items/${id}`, {
     headers: { ...auth, 'Content-Type': 'application/json' },
     body: '{}',
   });
   const versionsPath = { params: { path: docPath } };
-  record('listVersions', 200, (await folio.GET('/{ns}/{collection}/{id}/versions', versionsPath)).response);
-  record(
+  await called('listVersions', 200, folio.GET('/{ns}/{collection}/{id}/versions', versionsPath));
+  await called(
     'listVersions',
     404,
-    (await folio.GET('/{ns}/{collection}/{id}/versions', { params: { path: { ...path, id: 'missing' } } }))
-      .response,
+    folio.GET('/{ns}/{collection}/{id}/versions', { params: { path: { ...path, id: 'missing' } } }),
   );
   const diff = { params: { path: docPath, query: { from: 1, to: 2 } } };
-  record('diffVersions', 200, (await folio.GET('/{ns}/{collection}/{id}/versions/diff', diff)).response);
+  await called('diffVersions', 200, folio.GET('/{ns}/{collection}/{id}/versions/diff', diff));
   await raw('diffVersions', 400, 'GET', `/sweep/items/${id}/versions/diff?from=x&to=2`, { headers: auth });
   const v1 = { params: { path: { ...docPath, version: 1 } } };
-  record('readVersion', 200, (await folio.GET('/{ns}/{collection}/{id}/versions/{version}', v1)).response);
+  await called('readVersion', 200, folio.GET('/{ns}/{collection}/{id}/versions/{version}', v1));
   const v99 = { params: { path: { ...docPath, version: 99 } } };
-  record('readVersion', 404, (await folio.GET('/{ns}/{collection}/{id}/versions/{version}', v99)).response);
-  record(
-    'restoreVersion',
-    200,
-    (await folio.POST('/{ns}/{collection}/{id}/versions/{version}/restore', v1)).response,
-  );
+  await called('readVersion', 404, folio.GET('/{ns}/{collection}/{id}/versions/{version}', v99));
+  await called('restoreVersion', 200, folio.POST('/{ns}/{collection}/{id}/versions/{version}/restore', v1));
 
   // --- indexes (a unique index, then a write it refuses)
   const index = {
@@ -311,18 +292,17 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   };
   const made = await folio.POST('/{ns}/{collection}/_indexes', index);
   record('createIndex', 201, made.response);
-  record(
+  await called(
     'createIndex',
     400,
-    (await folio.POST('/{ns}/{collection}/_indexes', { params: { path }, body: { fields: [] } as never }))
-      .response,
+    folio.POST('/{ns}/{collection}/_indexes', { params: { path }, body: { fields: [] } as never }),
   );
-  record('listIndexes', 200, (await folio.GET('/{ns}/{collection}/_indexes', { params: { path } })).response);
+  await called('listIndexes', 200, folio.GET('/{ns}/{collection}/_indexes', { params: { path } }));
   const dup = { params: { path: { ...path, id: 'made-by-put' } }, body: { sku: 'a-1' } };
-  record('replaceDocument', 409, (await folio.PUT('/{ns}/{collection}/{id}', dup)).response);
+  await called('replaceDocument', 409, folio.PUT('/{ns}/{collection}/{id}', dup));
   const drop = { params: { path: { ...path, name: 'by_sku' } } };
-  record('dropIndex', 204, (await folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop)).response);
-  record('dropIndex', 404, (await folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop)).response);
+  await called('dropIndex', 204, folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop));
+  await called('dropIndex', 404, folio.DELETE('/{ns}/{collection}/_indexes/{name}', drop));
 
   // --- webhooks
   const hook = {
@@ -331,31 +311,26 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   };
   const registered = await folio.POST('/{ns}/{collection}/_webhooks', hook);
   record('registerWebhook', 201, registered.response);
-  record(
+  await called(
     'registerWebhook',
     400,
-    (await folio.POST('/{ns}/{collection}/_webhooks', { params: { path }, body: { url: 'nope' } as never }))
-      .response,
+    folio.POST('/{ns}/{collection}/_webhooks', { params: { path }, body: { url: 'nope' } as never }),
   );
-  record(
-    'listWebhooks',
-    200,
-    (await folio.GET('/{ns}/{collection}/_webhooks', { params: { path } })).response,
-  );
+  await called('listWebhooks', 200, folio.GET('/{ns}/{collection}/_webhooks', { params: { path } }));
   const hookPath = { params: { path: { ...path, id: registered.data?.id as string } } };
-  record('readWebhook', 200, (await folio.GET('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
+  await called('readWebhook', 200, folio.GET('/{ns}/{collection}/_webhooks/{id}', hookPath));
   const noHook = { params: { path: { ...path, id: 'wh_missing' } } };
-  record('readWebhook', 404, (await folio.GET('/{ns}/{collection}/_webhooks/{id}', noHook)).response);
+  await called('readWebhook', 404, folio.GET('/{ns}/{collection}/_webhooks/{id}', noHook));
   const update = { ...hookPath, body: { description: 'swept' } };
-  record('updateWebhook', 200, (await folio.PATCH('/{ns}/{collection}/_webhooks/{id}', update)).response);
-  record(
+  await called('updateWebhook', 200, folio.PATCH('/{ns}/{collection}/_webhooks/{id}', update));
+  await called(
     'rotateWebhookSecret',
     200,
-    (await folio.POST('/{ns}/{collection}/_webhooks/{id}/rotate-secret', hookPath)).response,
+    folio.POST('/{ns}/{collection}/_webhooks/{id}/rotate-secret', hookPath),
   );
-  record('testWebhook', 200, (await folio.POST('/{ns}/{collection}/_webhooks/{id}/test', hookPath)).response);
-  record('deleteWebhook', 204, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
-  record('deleteWebhook', 404, (await folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath)).response);
+  await called('testWebhook', 200, folio.POST('/{ns}/{collection}/_webhooks/{id}/test', hookPath));
+  await called('deleteWebhook', 204, folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath));
+  await called('deleteWebhook', 404, folio.DELETE('/{ns}/{collection}/_webhooks/{id}', hookPath));
 
   // --- transfer (the typed client sends a string body as CSV or NDJSON, an array as JSON)
   const importPath = { path: { ns: 'sweep', collection: 'imported' } };
@@ -386,10 +361,10 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     headers: { ...auth, 'Content-Type': 'text/csv' },
     body: 'a\n1\n',
   });
-  record(
+  await called(
     'exportDocuments',
     200,
-    (await folio.GET('/{ns}/{collection}/_export', { params: { path }, parseAs: 'text' })).response,
+    folio.GET('/{ns}/{collection}/_export', { params: { path }, parseAs: 'text' }),
   );
   const exported = await folio.GET('/{ns}/{collection}/_export', {
     params: { path, query: { filter: { n: { gte: 1 } }, sort: 'sku' } },
@@ -414,11 +389,11 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
       ],
     },
   };
-  record('bulkDocuments', 207, (await folio.POST('/{ns}/{collection}/_bulk', bulk)).response);
-  record(
+  await called('bulkDocuments', 207, folio.POST('/{ns}/{collection}/_bulk', bulk));
+  await called(
     'bulkDocuments',
     400,
-    (await folio.POST('/{ns}/{collection}/_bulk', { params: { path }, body: { operations: [] } })).response,
+    folio.POST('/{ns}/{collection}/_bulk', { params: { path }, body: { operations: [] } }),
   );
 
   // --- change stream (Pro)
@@ -452,75 +427,49 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
     schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
     mode: 'enforce' as const,
   };
-  record('readSchema', 404, (await folio.GET('/{ns}/{collection}/_schema', schemaPath)).response);
-  record(
+  await called('readSchema', 404, folio.GET('/{ns}/{collection}/_schema', schemaPath));
+  await called(
     'setSchema',
     200,
-    (await folio.PUT('/{ns}/{collection}/_schema', { ...schemaPath, body: schemaBody as never })).response,
+    folio.PUT('/{ns}/{collection}/_schema', { ...schemaPath, body: schemaBody as never }),
   );
-  record(
+  await called(
     'setSchema',
     400,
-    (
-      await folio.PUT('/{ns}/{collection}/_schema', {
-        ...schemaPath,
-        body: { schema: { $ref: 'https://example.test/remote.json' } } as never,
-      })
-    ).response,
+    folio.PUT('/{ns}/{collection}/_schema', {
+      ...schemaPath,
+      body: { schema: { $ref: 'https://example.test/remote.json' } } as never,
+    }),
   );
-  record('readSchema', 200, (await folio.GET('/{ns}/{collection}/_schema', schemaPath)).response);
-  record(
+  await called('readSchema', 200, folio.GET('/{ns}/{collection}/_schema', schemaPath));
+  await called(
     'createDocument',
     422,
-    (await folio.POST('/{ns}/{collection}', { ...schemaPath, body: { n: 'one' } })).response,
+    folio.POST('/{ns}/{collection}', { ...schemaPath, body: { n: 'one' } }),
   );
-  record(
-    'listSchemaViolations',
-    200,
-    (await folio.GET('/{ns}/{collection}/_schema/violations', schemaPath)).response,
-  );
-  record(
-    'collectionOpenApiDocument',
-    200,
-    (await folio.GET('/{ns}/{collection}/_openapi', schemaPath)).response,
-  );
-  record('removeSchema', 204, (await folio.DELETE('/{ns}/{collection}/_schema', schemaPath)).response);
-  record('removeSchema', 404, (await folio.DELETE('/{ns}/{collection}/_schema', schemaPath)).response);
+  await called('listSchemaViolations', 200, folio.GET('/{ns}/{collection}/_schema/violations', schemaPath));
+  await called('collectionOpenApiDocument', 200, folio.GET('/{ns}/{collection}/_openapi', schemaPath));
+  await called('removeSchema', 204, folio.DELETE('/{ns}/{collection}/_schema', schemaPath));
+  await called('removeSchema', 404, folio.DELETE('/{ns}/{collection}/_schema', schemaPath));
 
   // --- the trash: a deleted document is listed, read, restored; another erased for good
   const trashed = await folio.POST('/{ns}/{collection}', { ...schemaPath, body: { n: 1 } });
   const trashedId = trashed.data?._id as string;
   const trashedPath = { params: { path: { ns: 'sweep', collection: 'typed', id: trashedId } } };
   await folio.DELETE('/{ns}/{collection}/{id}', trashedPath);
-  record('listTrash', 200, (await folio.GET('/{ns}/{collection}/_trash', schemaPath)).response);
-  record('readTrashed', 200, (await folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
-  record(
-    'restoreTrashed',
-    201,
-    (await folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath)).response,
-  );
-  record(
-    'restoreTrashed',
-    404,
-    (await folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath)).response,
-  );
+  await called('listTrash', 200, folio.GET('/{ns}/{collection}/_trash', schemaPath));
+  await called('readTrashed', 200, folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath));
+  await called('restoreTrashed', 201, folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath));
+  await called('restoreTrashed', 404, folio.POST('/{ns}/{collection}/_trash/{id}/restore', trashedPath));
   await folio.DELETE('/{ns}/{collection}/{id}', trashedPath);
-  record('eraseTrashed', 204, (await folio.DELETE('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
-  record('readTrashed', 404, (await folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath)).response);
+  await called('eraseTrashed', 204, folio.DELETE('/{ns}/{collection}/_trash/{id}', trashedPath));
+  await called('readTrashed', 404, folio.GET('/{ns}/{collection}/_trash/{id}', trashedPath));
 
   // --- the same data routes by session (the dashboard's mirror)
   const mirror = { params: { path: { env: 'test' as const, ...path } } };
-  record(
-    'listDocumentsBySession',
-    200,
-    (await account.GET('/api/data/{env}/{ns}/{collection}', mirror)).response,
-  );
+  await called('listDocumentsBySession', 200, account.GET('/api/data/{env}/{ns}/{collection}', mirror));
   const elsewhere = { params: { path: { env: 'test' as const, ns: 'nobody', collection: 'items' } } };
-  record(
-    'listDocumentsBySession',
-    404,
-    (await account.GET('/api/data/{env}/{ns}/{collection}', elsewhere)).response,
-  );
+  await called('listDocumentsBySession', 404, account.GET('/api/data/{env}/{ns}/{collection}', elsewhere));
 
   // --- a Free key over its plan's rate: 429 with Retry-After (its own account, on Free)
   const freeEmail = `free-${email}`;
@@ -530,8 +479,8 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
   const freeKey = await freeAccount.POST('/api/keys', { body: { ...keyBody, project: 'limited' } });
   const limited = createFolioClient(baseUrl, freeKey.data?.rawKey as string);
   const limitedPath = { params: { path: { ns: 'limited', collection: 'items' } } };
-  for (let i = 0; i < options.freeRequestsPerSecond; i += 1) {
-    record('listDocuments', 200, (await limited.GET('/{ns}/{collection}', limitedPath)).response);
+  for (let i = 0; i < FREE_RATE; i += 1) {
+    await called('listDocuments', 200, limited.GET('/{ns}/{collection}', limitedPath));
   }
   const over = await limited.GET('/{ns}/{collection}', limitedPath);
   record('listDocuments', 429, over.response);
@@ -539,17 +488,9 @@ export async function sweepApi(baseUrl: string, options: SweepOptions): Promise<
 
   // --- the end of a session and of a document
   const staleDelete = { params: { path: docPath, header: { 'If-Match': '"1"' } } };
-  record('deleteDocument', 412, (await folio.DELETE('/{ns}/{collection}/{id}', staleDelete)).response);
-  record(
-    'deleteDocument',
-    204,
-    (await folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
-  );
-  record(
-    'deleteDocument',
-    404,
-    (await folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } })).response,
-  );
-  record('logout', 204, (await account.POST('/api/auth/logout')).response);
+  await called('deleteDocument', 412, folio.DELETE('/{ns}/{collection}/{id}', staleDelete));
+  await called('deleteDocument', 204, folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } }));
+  await called('deleteDocument', 404, folio.DELETE('/{ns}/{collection}/{id}', { params: { path: docPath } }));
+  await called('logout', 204, account.POST('/api/auth/logout'));
   return steps;
 }

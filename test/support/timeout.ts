@@ -22,6 +22,23 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 8000): 
   }
 }
 
+/** Polls `condition` until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  timeoutMs = 15_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** The error `promise` rejects with; fails the test when it fulfils. */
 export function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(

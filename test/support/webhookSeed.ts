@@ -4,6 +4,7 @@
  */
 import { isoNow, newId } from '../../src/ids.js';
 import { SecretVault } from '../../src/services/webhooks/secretVault.js';
+import type { DeliveryTask } from '../../src/store/deliveryJob.js';
 import type { DataScope, Store } from '../../src/store/port.js';
 
 /** A Free account with one project; its test environment's scope. */
@@ -55,4 +56,30 @@ export async function seedWebhookOn(
     1,
   );
   return id;
+}
+
+/**
+ * A `document.created` delivery of document `doc_<n>` in collection `orders`, as the dispatcher
+ * hands it to the job runner; a scope and webhook of their own unless given.
+ */
+export function deliveryTask(
+  n: number,
+  scope: DataScope = { projectId: newId('prj'), env: 'test' },
+  webhookId = newId('wh'),
+): DeliveryTask {
+  const deliveryId = newId('dlv');
+  return {
+    dedupeKey: deliveryId,
+    deliveryId,
+    webhookId,
+    projectId: scope.projectId,
+    env: scope.env,
+    collection: 'orders',
+    event: 'document.created',
+    documentId: `doc_${n}`,
+    timestamp: isoNow(),
+    body: JSON.stringify({ n }),
+    bodyKey: `body_${deliveryId}`,
+    enqueuedAt: Date.now(),
+  };
 }

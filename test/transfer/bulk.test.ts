@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { ChangeReader } from '../store/fixtures.js';
-import { tenantScope } from '../support/scope.js';
+import { withChanges } from '../support/scope.js';
 import { forEachStore } from '../support/stores.js';
 import { transferClient } from './client.js';
 
@@ -117,9 +116,7 @@ forEachStore(
     });
 
     it('each successful operation emits exactly one event; failed ones emit none', async () => {
-      const scope = await tenantScope(ctx.server, ctx.tenant);
-      const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'bulkev'));
-      try {
+      await withChanges(ctx.server, ctx.tenant, 'bulkev', async (reader) => {
         const res = await bulk('bulkev', {
           operations: [
             { method: 'POST', id: 'b1', body: {} },
@@ -139,15 +136,11 @@ forEachStore(
           ['deleted', 'b1', 'bulkev'],
           ['created', 'marker', 'bulkev'],
         ]);
-      } finally {
-        reader.sub.close();
-      }
+      });
     });
 
     it('its operations are on disk and their events published when it answers, even if the last one fails', async () => {
-      const scope = await tenantScope(ctx.server, ctx.tenant);
-      const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'bulkdurable'));
-      try {
+      await withChanges(ctx.server, ctx.tenant, 'bulkdurable', async (reader) => {
         const res = await bulk('bulkdurable', {
           operations: [
             { method: 'POST', id: 'd1', body: {} },
@@ -163,9 +156,7 @@ forEachStore(
           ['created', 'd1'],
           ['created', 'd2'],
         ]);
-      } finally {
-        reader.sub.close();
-      }
+      });
     });
 
     it('a read-only key is refused (403) before anything runs', async () => {

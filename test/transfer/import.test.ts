@@ -1,7 +1,6 @@
 import { connect } from 'node:net';
 import { expect } from 'chai';
-import { ChangeReader } from '../store/fixtures.js';
-import { tenantScope } from '../support/scope.js';
+import { withChanges } from '../support/scope.js';
 import { forEachStore } from '../support/stores.js';
 import { CSV, JSON_TYPE, NDJSON, transferClient, userPart } from './client.js';
 
@@ -402,9 +401,7 @@ forEachStore(
     });
 
     it('every imported document emits exactly one event: created, or updated when overwritten', async () => {
-      const scope = await tenantScope(ctx.server, ctx.tenant);
-      const reader = new ChangeReader(ctx.server.running.services.store.changes.watch(scope, 'evented'));
-      try {
+      await withChanges(ctx.server, ctx.tenant, 'evented', async (reader) => {
         const first = await api().importJson('evented', [
           { _id: 'e1' },
           { _id: 'e2' },
@@ -431,9 +428,7 @@ forEachStore(
           ['created', 'e5', 'evented'],
           ['created', 'marker', 'evented'],
         ]);
-      } finally {
-        reader.sub.close();
-      }
+      });
     });
   },
   { config },

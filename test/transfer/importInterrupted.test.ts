@@ -42,6 +42,7 @@ const targets: Target[] = [
 function folioEnv(env: Record<string, string>): Record<string, string> {
   return {
     ...env,
+    FOLIO_BOOTSTRAP: 'false',
     FOLIO_IMPORTS_BATCH_DOCUMENTS: String(BATCH),
     FOLIO_PLANS_FREE_MAX_IMPORT_DOCUMENTS: String(RECORDS),
     FOLIO_PLANS_FREE_REQUESTS_PER_SECOND: '100000',

@@ -19,6 +19,7 @@ import {
 } from '../../src/services/imports/spool.js';
 import { startTestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
+import { until } from '../support/timeout.js';
 import { CSV } from './client.js';
 
 const MAX_CONCURRENT = 2;
@@ -27,14 +28,6 @@ const MAX_CONCURRENT = 2;
 async function ownSpools(): Promise<string[]> {
   const prefix = `folio-import-${process.pid}-${SPOOL_INSTANCE}-`;
   return (await readdir(tmpdir())).filter((name) => name.startsWith(prefix));
-}
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** An import whose body is sent piece by piece and left open until the test ends it. */

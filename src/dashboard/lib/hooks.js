@@ -1,5 +1,6 @@
 /** Loading data and running actions, each with its error kept for the page to show. */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { parseTypedJson } from './format.js';
 
 /** Runs `load` whenever `deps` change (and on reload()); keeps data, error and loading. */
 export function useLoad(load, deps) {
@@ -20,7 +21,10 @@ export function useLoad(load, deps) {
   return { ...state, reload };
 }
 
-/** `[run, {busy, error, clear}]`: run(fn) awaits fn, keeps its error, returns its result or undefined. */
+/**
+ * `[run, {busy, error, clear, setError, runJson}]`: run(fn) awaits fn, keeps its error, returns its
+ * result or undefined; runJson(text, fn) runs fn with the JSON a person typed, or keeps why it is not JSON.
+ */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
@@ -37,7 +41,16 @@ export function useAction() {
     }
   }, []);
   const clear = useCallback(() => setError(null), []);
-  return [run, { busy, error, clear, setError }];
+  const runJson = useCallback(
+    (text, fn) => {
+      const typed = parseTypedJson(text);
+      if (typed.ok) return run(() => fn(typed.value));
+      setError(typed.error);
+      return undefined;
+    },
+    [run],
+  );
+  return [run, { busy, error, clear, setError, runJson }];
 }
 
 /**
@@ -51,4 +64,20 @@ export function useOnChange(value, action) {
     seen.current = value;
     action(value);
   }, [value]);
+}
+
+/** `[set, toggle]`: a Set of chosen items (checkboxes), toggle(item) adds or removes one. */
+export function useToggleSet(initial) {
+  const [set, setSet] = useState(() => new Set(initial));
+  const toggle = useCallback(
+    (item) =>
+      setSet((current) => {
+        const next = new Set(current);
+        if (next.has(item)) next.delete(item);
+        else next.add(item);
+        return next;
+      }),
+    [],
+  );
+  return [set, toggle];
 }

@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
+import { Pager } from '../components/pager.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatTime, pretty } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
@@ -59,11 +60,7 @@ function Violations({ at, revision }) {
                 )}
               </ul>`
           }
-          <div class="pager">
-            <button type="button" disabled=${after.length === 1} onClick=${() => setAfter(after.slice(0, -1))}>Back</button>
-            <button type="button" disabled=${!page.data.meta.hasMore}
-              onClick=${() => setAfter([...after, page.data.meta.next])}>More</button>
-          </div>`
+          <${Pager} cursors=${after} onChange=${setAfter} meta=${page.data.meta} back="Back" more="More" />`
         : null
     }
   </section>`;

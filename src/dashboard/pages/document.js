@@ -7,7 +7,7 @@ import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
-import { formatTime, parseTypedJson, pretty, userFields } from '../lib/format.js';
+import { formatTime, pretty, userFields } from '../lib/format.js';
 import { useAction, useLoad, useOnChange } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href, navigate } from '../lib/router.js';
@@ -16,18 +16,12 @@ import { useSession } from '../lib/session.js';
 function Editor({ doc, path, onSaved, onDeleted }) {
   // Keyed by the document's version: a saved or restored version gives a fresh editor.
   const [text, setText] = useState(() => pretty(userFields(doc)));
-  const [run, { busy, error, setError }] = useAction();
+  const [run, { busy, error, runJson }] = useAction();
   const ifMatch = { 'If-Match': `"${doc.$version}"` };
 
   const save = (event) => {
     event.preventDefault();
-    const typed = parseTypedJson(text);
-    if (!typed.ok) {
-      setError(typed.error);
-      return;
-    }
-    const body = typed.value;
-    run(async () => onSaved((await api('PUT', path, { body, headers: ifMatch })).data));
+    runJson(text, async (body) => onSaved((await api('PUT', path, { body, headers: ifMatch })).data));
   };
   const remove = () =>
     run(async () => {
@@ -178,24 +172,24 @@ function History({ path, doc, onRestored }) {
     ${
       numbers.length > 1
         ? html`<form class="row compare" onSubmit=${compare}>
-            <div class="field">
-              <label for="compare-from">From version</label>
-              <select id="compare-from" value=${from} onChange=${(e) => setFrom(e.currentTarget.value)}>
-                ${numbers.map((n) => html`<option value=${String(n)}>${n}</option>`)}
-              </select>
-            </div>
-            <div class="field">
-              <label for="compare-to">To version</label>
-              <select id="compare-to" value=${to} onChange=${(e) => setTo(e.currentTarget.value)}>
-                ${numbers.map((n) => html`<option value=${String(n)}>${n}</option>`)}
-              </select>
-            </div>
+            <${VersionSelect} id="compare-from" label="From version" numbers=${numbers} value=${from} onChange=${setFrom} />
+            <${VersionSelect} id="compare-to" label="To version" numbers=${numbers} value=${to} onChange=${setTo} />
             <button type="submit">Compare</button>
           </form>`
         : null
     }
     ${pair ? html`<${Comparison} path=${path} from=${pair.from} to=${pair.to} />` : null}
   </section>`;
+}
+
+/** A choice among the document's version numbers. */
+function VersionSelect({ id, label, numbers, value, onChange }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${numbers.map((n) => html`<option value=${String(n)}>${n}</option>`)}
+    </select>
+  </div>`;
 }
 
 export function DocumentPage({ project, env, collection, id }) {

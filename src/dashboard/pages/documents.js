@@ -4,7 +4,7 @@ import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { api, dataPath } from '../lib/api.js';
-import { formatNumber, formatTime, parseTypedJson, pretty, preview, userFields } from '../lib/format.js';
+import { formatNumber, formatTime, pretty, preview, userFields } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import {
@@ -86,16 +86,10 @@ function QueryForm({ query, onApply }) {
 function NewDocument({ project, env, collection, onCreated }) {
   const [open, setOpen] = useState(false);
   const [text, setText] = useState('{\n  \n}');
-  const [run, { busy, error, setError }] = useAction();
+  const [, { busy, error, runJson }] = useAction();
   const submit = (event) => {
     event.preventDefault();
-    const typed = parseTypedJson(text);
-    if (!typed.ok) {
-      setError(typed.error);
-      return;
-    }
-    const body = typed.value;
-    run(async () => {
+    runJson(text, async (body) => {
       const { data } = await api('POST', dataPath(env, project, collection), { body });
       onCreated(data);
     });

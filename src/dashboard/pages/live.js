@@ -11,6 +11,7 @@ import { ErrorBox } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { ApiError, dataPath, readResponse, send } from '../lib/api.js';
 import { formatTime, preview, userFields } from '../lib/format.js';
+import { useToggleSet } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href } from '../lib/router.js';
 
@@ -20,17 +21,9 @@ const KEEP = 200;
 const RECONNECT_MS = 2000;
 
 export function LivePage(at) {
-  const [types, setTypes] = useState(new Set(TYPES));
+  const [types, toggle] = useToggleSet(TYPES);
   const stream = useChangeStream(at, types);
   const { running, state, received } = stream;
-
-  const toggle = (type) =>
-    setTypes((current) => {
-      const next = new Set(current);
-      if (next.has(type)) next.delete(type);
-      else next.add(type);
-      return next;
-    });
 
   return html`<${Page} title=${`Live changes · ${at.collection} · ${at.project} (${at.env})`}>
     <${CollectionNav} ...${at} current="live" />

@@ -9,7 +9,7 @@ import { ErrorBox } from '../components/feedback.js';
 import { Page } from '../components/page.js';
 import { ApiError, csrfHeader, dataPath, plans, readResponse, send } from '../lib/api.js';
 import { formatBytes, formatNumber } from '../lib/format.js';
-import { useLoad } from '../lib/hooks.js';
+import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
@@ -88,7 +88,7 @@ function ImportForm({ at }) {
   const [onConflict, setOnConflict] = useState('fail');
   const [progress, setProgress] = useState(null);
   const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
+  const [run, { error, setError }] = useAction();
   const submit = async (event) => {
     event.preventDefault();
     const file = input.current?.files?.[0];
@@ -105,16 +105,16 @@ function ImportForm({ at }) {
     setProgress({ loaded: 0, total: file.size });
     const contentType = FORMATS.find(([id]) => id === format)[1];
     const url = `${dataPath(at.env, at.project, at.collection, '_import')}?onConflict=${onConflict}`;
-    try {
-      const { data } = await upload(url, file, contentType, (loaded, total) =>
-        setProgress({ loaded, total }),
-      );
-      setResult(data);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setProgress(null);
-    }
+    await run(async () => {
+      try {
+        const { data } = await upload(url, file, contentType, (loaded, total) =>
+          setProgress({ loaded, total }),
+        );
+        setResult(data);
+      } finally {
+        setProgress(null);
+      }
+    });
   };
   return html`<form class="card" onSubmit=${submit}>
     <h2>Import</h2>
@@ -124,12 +124,7 @@ function ImportForm({ at }) {
         <input id="import-file" type="file" required ref=${input} accept=".csv,.json,.ndjson,.jsonl"
           onChange=${(e) => e.currentTarget.files?.[0] && setFormat(formatOf(e.currentTarget.files[0].name))} />
       </div>
-      <div class="field">
-        <label for="import-format">File format</label>
-        <select id="import-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
-          ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
-        </select>
-      </div>
+      <${FormatSelect} id="import-format" label="File format" value=${format} onChange=${setFormat} />
       <div class="field">
         <label for="import-conflict">When an id is taken</label>
         <select id="import-conflict" value=${onConflict} onChange=${(e) => setOnConflict(e.currentTarget.value)}>
@@ -184,18 +179,25 @@ function ImportResult({ result }) {
     }`;
 }
 
+/** A choice among the file formats import and export take. */
+function FormatSelect({ id, label, value, onChange }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${FORMATS.map(([format, , name]) => html`<option value=${format}>${name}</option>`)}
+    </select>
+  </div>`;
+}
+
 function ExportForm({ at }) {
   const [format, setFormat] = useState('csv');
   const [queryText, setQueryText] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [run, { busy, error }] = useAction();
   const [done, setDone] = useState('');
-  const download = async (event) => {
+  const download = (event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone('');
-    try {
+    run(async () => {
       // The listing's own language; anything the export does not take is the API's 400 to show.
       const params = new URLSearchParams(queryText.trim().replace(/^\?/, ''));
       const type = FORMATS.find(([id]) => id === format)[1];
@@ -216,11 +218,7 @@ function ExportForm({ at }) {
       setDone(
         `Downloaded ${name}: ${formatNumber(Number(response.headers.get('X-Total-Count') ?? 0))} documents, ${formatBytes(blob.size)}.`,
       );
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<form class="card" onSubmit=${download}>
     <h2>Export</h2>
@@ -230,12 +228,7 @@ function ExportForm({ at }) {
       <input id="export-query" class="mono" placeholder="filter[status]=paid&sort=-total" value=${queryText}
         aria-describedby="export-query-hint" onInput=${(e) => setQueryText(e.currentTarget.value)} />
     </div>
-    <div class="field">
-      <label for="export-format">Download as</label>
-      <select id="export-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
-        ${FORMATS.map(([id, , label]) => html`<option value=${id}>${label}</option>`)}
-      </select>
-    </div>
+    <${FormatSelect} id="export-format" label="Download as" value=${format} onChange=${setFormat} />
     </div>
     <p class="hint" id="export-query-hint">Filter and sort: the listing's query language; empty exports every document.</p>
     <${ErrorBox} error=${error} />

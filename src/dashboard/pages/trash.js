@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { CollectionNav } from '../components/collectionNav.js';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
+import { Pager } from '../components/pager.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatTime, pretty, preview, userFields } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
@@ -102,11 +103,7 @@ export function TrashPage({ project, env, collection }) {
                 ${page.data.data.map((item) => html`<${Entry} key=${item._id} at=${at} item=${item} onChanged=${page.reload} />`)}
               </ul>`
           }
-          <div class="pager">
-            <button type="button" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Newer</button>
-            <button type="button" disabled=${!page.data.meta.hasMore}
-              onClick=${() => setCursors([...cursors, page.data.meta.next])}>Older</button>
-          </div>`
+          <${Pager} cursors=${cursors} onChange=${setCursors} meta=${page.data.meta} back="Newer" more="Older" />`
         : null
     }
   <//>`;

@@ -9,7 +9,7 @@ import { Page } from '../components/page.js';
 import { SecretDialog } from '../components/secretDialog.js';
 import { api, dataPath } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
-import { useAction, useLoad } from '../lib/hooks.js';
+import { useAction, useLoad, useToggleSet } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { href, navigate } from '../lib/router.js';
 import { useSession } from '../lib/session.js';
@@ -29,15 +29,8 @@ function Status({ webhook }) {
 function RegisterForm({ at, onRegistered }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [events, setEvents] = useState(new Set(EVENTS));
+  const [events, toggle] = useToggleSet(EVENTS);
   const [run, { busy, error }] = useAction();
-  const toggle = (event) =>
-    setEvents((current) => {
-      const next = new Set(current);
-      if (next.has(event)) next.delete(event);
-      else next.add(event);
-      return next;
-    });
   const submit = (e) => {
     e.preventDefault();
     run(async () => {

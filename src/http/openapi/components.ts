@@ -209,17 +209,19 @@ export const bulkResultSchema = z
 /** The headers every response to a request with a valid API key carries. */
 // Headers and path parameters carry ids: the document registers each once under `components`
 // and refers to it, rather than repeating it under every operation.
-export const rateLimitHeaders = z.object({
-  'X-RateLimit-Limit': z.int().meta({
-    description: 'Requests per window (the plan’s per-second rate).',
-    header: { id: 'RateLimitLimit' },
-  }),
-  'X-RateLimit-Remaining': z.int().meta({ header: { id: 'RateLimitRemaining' } }),
-  'X-RateLimit-Reset': z.int().meta({
-    description: 'Unix epoch seconds at which the window ends.',
-    header: { id: 'RateLimitReset' },
-  }),
-});
+const RATE_LIMIT_HEADERS: ReadonlyArray<readonly [name: string, id: string, description?: string]> = [
+  ['X-RateLimit-Limit', 'RateLimitLimit', 'Requests per window (the plan’s per-second rate).'],
+  ['X-RateLimit-Remaining', 'RateLimitRemaining'],
+  ['X-RateLimit-Reset', 'RateLimitReset', 'Unix epoch seconds at which the window ends.'],
+];
+export const rateLimitHeaders = z.object(
+  Object.fromEntries(
+    RATE_LIMIT_HEADERS.map(([name, id, description]) => [
+      name,
+      z.int().meta({ ...(description ? { description } : {}), header: { id } }),
+    ]),
+  ),
+);
 
 /** Every answer carries the request's id (the client's `X-Request-Id` when it sent a valid one). */
 export const requestIdHeader = z.object({
@@ -237,20 +239,17 @@ export const locationHeader = z.object({
  * The same headers on answers that can come before the key was checked (a 404 for a path that is
  * no project's, a 500): present whenever a valid key was.
  */
-export const rateLimitHeadersIfKeyed = z.object({
-  'X-RateLimit-Limit': z
-    .int()
-    .optional()
-    .meta({ header: { id: 'RateLimitLimitIfKeyed' } }),
-  'X-RateLimit-Remaining': z
-    .int()
-    .optional()
-    .meta({ header: { id: 'RateLimitRemainingIfKeyed' } }),
-  'X-RateLimit-Reset': z
-    .int()
-    .optional()
-    .meta({ header: { id: 'RateLimitResetIfKeyed' } }),
-});
+export const rateLimitHeadersIfKeyed = z.object(
+  Object.fromEntries(
+    RATE_LIMIT_HEADERS.map(([name, id]) => [
+      name,
+      z
+        .int()
+        .optional()
+        .meta({ header: { id: `${id}IfKeyed` } }),
+    ]),
+  ),
+);
 
 export const etagHeader = z.object({
   ETag: z.string().meta({ description: 'The document’s `$version`, quoted: `"3"`.', header: { id: 'ETag' } }),

@@ -134,6 +134,28 @@ const retryAfter = z.object({
 
 export const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
+/** A JSON request body the router validates with `schema` (400 `invalid_body` naming the field). */
+export const validatedJson = <S extends z.ZodType>(schema: S) => ({
+  content: json(schema),
+  validate: schema,
+});
+
+/** A successful answer by its status: its description, and its JSON body and headers when it has them. */
+export function answer(
+  status: number,
+  description: string,
+  schema?: z.ZodType,
+  headers?: z.ZodObject,
+): Responses {
+  return {
+    [String(status)]: {
+      description,
+      ...(schema ? { content: json(schema) } : {}),
+      ...(headers ? { headers } : {}),
+    },
+  };
+}
+
 /** The OpenAPI operation object of a declaration. */
 export function toOperation(op: OperationDeclaration): ZodOpenApiOperationObject {
   const keyed = op.auth === 'key';

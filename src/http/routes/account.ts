@@ -11,7 +11,7 @@ import { projectSettingsSchema } from '../../services/projectSettings.js';
 import { jsonBody } from '../middleware/body.js';
 import { SESSION_COOKIE } from '../middleware/sessionAuth.js';
 import { accountSchema, projectSchema as projectAnswer } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
 import { accountOf, type Ctx, type FolioRouter, param } from '../types.js';
 import { bodyOf, declare, route } from './route.js';
 
@@ -31,14 +31,13 @@ export const signup = declare({
   operationId: 'signup',
   tags,
   summary: 'Create an account (when signup is open)',
-  body: { content: json(credentialsSchema), validate: credentialsSchema },
-  ok: {
-    '201': {
-      description: 'Created; sets the session cookie',
-      content: json(z.object({ account: accountSchema, token: z.string(), csrfToken: z.string() })),
-      headers: sessionCookie,
-    },
-  },
+  body: validatedJson(credentialsSchema),
+  ok: answer(
+    201,
+    'Created; sets the session cookie',
+    z.object({ account: accountSchema, token: z.string(), csrfToken: z.string() }),
+    sessionCookie,
+  ),
   errors: [400, 403, 409, 413, 415, 429],
 });
 
@@ -49,14 +48,8 @@ export const login = declare({
   operationId: 'login',
   tags,
   summary: 'Log in; sets the session cookie',
-  body: { content: json(credentialsSchema), validate: credentialsSchema },
-  ok: {
-    '200': {
-      description: 'Logged in',
-      content: json(z.object({ token: z.string(), csrfToken: z.string() })),
-      headers: sessionCookie,
-    },
-  },
+  body: validatedJson(credentialsSchema),
+  ok: answer(200, 'Logged in', z.object({ token: z.string(), csrfToken: z.string() }), sessionCookie),
   errors: [400, 401, 413, 415, 429],
 });
 
@@ -67,12 +60,7 @@ export const readSession = declare({
   operationId: 'readSession',
   tags,
   summary: 'The signed-in account and the CSRF token cookie-authenticated writes must send',
-  ok: {
-    '200': {
-      description: 'The session',
-      content: json(z.object({ account: accountSchema, csrfToken: z.string() })),
-    },
-  },
+  ok: answer(200, 'The session', z.object({ account: accountSchema, csrfToken: z.string() })),
   errors: [],
 });
 
@@ -83,7 +71,7 @@ export const logout = declare({
   operationId: 'logout',
   tags,
   summary: 'End the session',
-  ok: { '204': { description: 'Logged out' } },
+  ok: answer(204, 'Logged out'),
   errors: [],
 });
 
@@ -94,7 +82,7 @@ export const readAccount = declare({
   operationId: 'readAccount',
   tags,
   summary: 'The account',
-  ok: { '200': { description: 'The account', content: json(accountSchema) } },
+  ok: answer(200, 'The account', accountSchema),
   errors: [],
 });
 
@@ -105,8 +93,8 @@ export const changePlan = declare({
   operationId: 'changePlan',
   tags,
   summary: 'Change the plan (free in the pre-release phase)',
-  body: { content: json(planSchema), validate: planSchema },
-  ok: { '200': { description: 'The account', content: json(accountSchema) } },
+  body: validatedJson(planSchema),
+  ok: answer(200, 'The account', accountSchema),
   errors: [400, 413, 415],
 });
 
@@ -117,8 +105,8 @@ export const createProject = declare({
   operationId: 'createProject',
   tags,
   summary: 'Create a project',
-  body: { content: json(projectSchema), validate: projectSchema },
-  ok: { '201': { description: 'Created', content: json(projectAnswer) } },
+  body: validatedJson(projectSchema),
+  ok: answer(201, 'Created', projectAnswer),
   errors: [400, 409, 413, 415],
 });
 
@@ -129,7 +117,7 @@ export const listProjects = declare({
   operationId: 'listProjects',
   tags,
   summary: 'The account’s projects',
-  ok: { '200': { description: 'Projects', content: json(z.object({ projects: z.array(projectAnswer) })) } },
+  ok: answer(200, 'Projects', z.object({ projects: z.array(projectAnswer) })),
   errors: [],
 });
 
@@ -141,8 +129,8 @@ export const updateProject = declare({
   tags,
   summary: 'Project settings: allowed browser origins, automatic indexes',
   params: projectId,
-  body: { content: json(projectSettingsSchema), validate: projectSettingsSchema },
-  ok: { '200': { description: 'The project', content: json(projectAnswer) } },
+  body: validatedJson(projectSettingsSchema),
+  ok: answer(200, 'The project', projectAnswer),
   errors: [400, 404, 413, 415],
 });
 

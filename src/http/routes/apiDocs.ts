@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { notFound } from '../../errors.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import { type FolioRouter, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -47,12 +47,11 @@ export const openApiDocument = declare({
   operationId: 'openApiDocument',
   tags,
   summary: 'This document',
-  ok: {
-    '200': {
-      description: 'OpenAPI 3.1',
-      content: json(z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1 document.' })),
-    },
-  },
+  ok: answer(
+    200,
+    'OpenAPI 3.1',
+    z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1 document.' }),
+  ),
   errors: [],
 });
 

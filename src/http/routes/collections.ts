@@ -1,6 +1,6 @@
 /** The collections of a project environment with their document counts (session-authenticated). */
 import { z } from 'zod';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -18,12 +18,7 @@ export const listCollections = declare({
   summary: 'The collections of a project environment that hold documents, with their counts',
   params: z.object({ projectId: z.string().meta({ description: 'Project id (`prj_...`).' }) }),
   query: z.object({ env }),
-  ok: {
-    '200': {
-      description: 'Collections by name',
-      content: json(z.object({ env, collections: z.array(collectionInfo) })),
-    },
-  },
+  ok: answer(200, 'Collections by name', z.object({ env, collections: z.array(collectionInfo) })),
   errors: [400, 404],
 });
 

@@ -27,13 +27,12 @@ import {
   versionPath,
   versionRecordSchema,
 } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
 
-const documentOk = (status: number, description: string, headers = etagHeader) => ({
-  [String(status)]: { description, content: json(documentSchema), headers },
-});
+const documentOk = (status: number, description: string, headers = etagHeader) =>
+  answer(status, description, documentSchema, headers);
 
 const key = { auth: 'key' } as const;
 
@@ -48,12 +47,11 @@ export const listDocuments = declare({
     'A page of documents. With `count=true` the answer is `{count}` (Count) and with `explain=true` `{plan}` (QueryPlan) instead; the typed client has `count()` and `explain()` for them, so its list answer is always a DocumentList.',
   params: collectionPath,
   query: listParamsSchema.extend({ filter: filterParamSchema }),
-  ok: {
-    '200': {
-      description: 'A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true`',
-      content: json(z.union([listResponseSchema, countResponseSchema, explainResponseSchema])),
-    },
-  },
+  ok: answer(
+    200,
+    'A page of documents, `{count}` with `count=true`, or `{plan}` with `explain=true`',
+    z.union([listResponseSchema, countResponseSchema, explainResponseSchema]),
+  ),
   errors: [400, 403],
 });
 
@@ -143,7 +141,7 @@ export const deleteDocument = declare({
       .optional()
       .meta({ description: '`true`: erase the document and every version now, no trash.' }),
   }),
-  ok: { '204': { description: 'Deleted' } },
+  ok: answer(204, 'Deleted'),
   errors: [400, 403, 404, 412],
 });
 
@@ -155,9 +153,7 @@ export const listVersions = declare({
   tags: ['versions'],
   summary: 'A document’s history, newest first',
   params: documentPath,
-  ok: {
-    '200': { description: 'Versions', content: json(z.object({ versions: z.array(versionRecordSchema) })) },
-  },
+  ok: answer(200, 'Versions', z.object({ versions: z.array(versionRecordSchema) })),
   errors: [403, 404],
 });
 
@@ -170,7 +166,7 @@ export const diffVersions = declare({
   summary: 'What changed between two versions (Pro and Team)',
   params: documentPath,
   query: z.object({ from: versionNumber, to: versionNumber }),
-  ok: { '200': { description: 'Changes to user fields', content: json(diffSchema) } },
+  ok: answer(200, 'Changes to user fields', diffSchema),
   errors: [400, 403, 404],
 });
 

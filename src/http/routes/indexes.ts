@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createIndexSchema } from '../../services/indexes.js';
 import { jsonBody } from '../middleware/body.js';
 import { collectionPath, indexSchema, locationHeader } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
 import { bodyOf, declare, route } from './route.js';
 
@@ -19,7 +19,7 @@ export const listIndexes = declare({
   tags: ['indexes'],
   summary: 'The collection’s declared indexes and their state (read-only keys may list)',
   params: collectionPath,
-  ok: { '200': { description: 'Indexes', content: json(z.object({ data: z.array(indexSchema) })) } },
+  ok: answer(200, 'Indexes', z.object({ data: z.array(indexSchema) })),
   errors: [403],
 });
 
@@ -32,14 +32,8 @@ export const createIndex = declare({
   summary:
     'Declare an index and build it; the answer says `ready` or `failed` (a unique index over duplicates)',
   params: collectionPath,
-  body: { content: json(createIndexSchema), validate: createIndexSchema },
-  ok: {
-    '201': {
-      description: 'Built (or failed: see `state`)',
-      content: json(indexSchema),
-      headers: locationHeader,
-    },
-  },
+  body: validatedJson(createIndexSchema),
+  ok: answer(201, 'Built (or failed: see `state`)', indexSchema, locationHeader),
   errors: [400, 403, 409, 413, 415],
 });
 
@@ -51,7 +45,7 @@ export const dropIndex = declare({
   tags: ['indexes'],
   summary: 'Drop a declared index',
   params: collectionPath.extend({ name: z.string().meta({ description: 'Index name.' }) }),
-  ok: { '204': { description: 'Dropped' } },
+  ok: answer(204, 'Dropped'),
   errors: [403, 404],
 });
 

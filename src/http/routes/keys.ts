@@ -4,7 +4,7 @@ import { projectNameSchema } from '../../services/accounts.js';
 import { createKeySchema, publicKey } from '../../services/apiKeys.js';
 import { jsonBody } from '../middleware/body.js';
 import { apiKeySchema, keyWithSecretSchema } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
 import { accountOf, type FolioRouter, param } from '../types.js';
 import { requireString } from './parseBody.js';
 import { bodyOf, declare, route } from './route.js';
@@ -19,8 +19,8 @@ export const createKey = declare({
   operationId: 'createKey',
   tags,
   summary: 'Create an API key (the raw key is shown once)',
-  body: { content: json(createKeySchema), validate: createKeySchema },
-  ok: { '201': { description: 'Created', content: json(keyWithSecretSchema) } },
+  body: validatedJson(createKeySchema),
+  ok: answer(201, 'Created', keyWithSecretSchema),
   errors: [400, 404, 413, 415],
 });
 
@@ -32,7 +32,7 @@ export const listKeys = declare({
   tags,
   summary: 'A project’s keys, newest first',
   query: z.object({ project: projectNameSchema }),
-  ok: { '200': { description: 'Keys', content: json(z.object({ keys: z.array(apiKeySchema) })) } },
+  ok: answer(200, 'Keys', z.object({ keys: z.array(apiKeySchema) })),
   errors: [400, 404],
 });
 
@@ -44,7 +44,7 @@ export const revokeKey = declare({
   tags,
   summary: 'Revoke a key',
   params: keyId,
-  ok: { '204': { description: 'Revoked' } },
+  ok: answer(204, 'Revoked'),
   errors: [404],
 });
 
@@ -56,7 +56,7 @@ export const rotateKey = declare({
   tags,
   summary: 'Rotate a key: the old secret stops working at once',
   params: keyId,
-  ok: { '201': { description: 'The new key', content: json(keyWithSecretSchema) } },
+  ok: answer(201, 'The new key', keyWithSecretSchema),
   errors: [404],
 });
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { notFound, unauthorized } from '../../errors.js';
 import type { FolioMetrics } from '../../operations/metrics.js';
 import type { Readiness } from '../../operations/readiness.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import type { FolioRouter } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -23,30 +23,23 @@ export const health = declare({
   tags,
   summary: 'Health: 200 while the store answers',
   ok: {
-    '200': {
-      description: 'Healthy',
-      content: json(
-        z.object({
-          status: z.literal('ok'),
-          store,
-          streams: z
-            .object({
-              changeSources: z
-                .int()
-                .min(0)
-                .meta({ description: 'Change sources in this instance (0 or 1).' }),
-            })
-            .meta({
-              description:
-                'This instance’s change source. Not how many streams are open: this answers without a key, and that count is in the metrics (behind their token).',
-            }),
-        }),
-      ),
-    },
-    '503': {
-      description: 'The store does not answer',
-      content: json(z.object({ status: z.literal('unavailable'), store })),
-    },
+    ...answer(
+      200,
+      'Healthy',
+      z.object({
+        status: z.literal('ok'),
+        store,
+        streams: z
+          .object({
+            changeSources: z.int().min(0).meta({ description: 'Change sources in this instance (0 or 1).' }),
+          })
+          .meta({
+            description:
+              'This instance’s change source. Not how many streams are open: this answers without a key, and that count is in the metrics (behind their token).',
+          }),
+      }),
+    ),
+    ...answer(503, 'The store does not answer', z.object({ status: z.literal('unavailable'), store })),
   },
   errors: [],
 });
@@ -65,11 +58,8 @@ export const ready = declare({
   tags,
   summary: 'Readiness: 200 only when started, not stopping, the store answers and background jobs run',
   ok: {
-    '200': { description: 'Ready to take traffic', content: json(readinessSchema) },
-    '503': {
-      description: 'Starting, stopping, or a part is down (see `checks`)',
-      content: json(readinessSchema),
-    },
+    ...answer(200, 'Ready to take traffic', readinessSchema),
+    ...answer(503, 'Starting, stopping, or a part is down (see `checks`)', readinessSchema),
   },
   errors: [],
 });

@@ -1,7 +1,7 @@
 /** The plans and their limits, as configured: public, so a signup page can show them. */
 import { z } from 'zod';
 import { planLimitsSchema } from '../../config/schema.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import type { FolioRouter } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -12,16 +12,13 @@ export const listPlans = declare({
   operationId: 'listPlans',
   tags: ['accounts'],
   summary: 'Every plan and its limits, as configured (no session needed)',
-  ok: {
-    '200': {
-      description: 'Plans',
-      content: json(
-        z.object({
-          plans: z.object({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
-        }),
-      ),
-    },
-  },
+  ok: answer(
+    200,
+    'Plans',
+    z.object({
+      plans: z.object({ free: planLimitsSchema, pro: planLimitsSchema, team: planLimitsSchema }),
+    }),
+  ),
   errors: [],
 });
 

@@ -10,7 +10,7 @@ import type { JsonObject } from '../../store/port.js';
 import { jsonBody } from '../middleware/body.js';
 import { collectionOpenApi } from '../openapi/collectionDocument.js';
 import { collectionPath } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
 import { schemaViewSchema, violationsPageSchema } from '../openapi/schemasAndTrash.js';
 import { type FolioRouter, keyOf, param } from '../types.js';
 import { bodyOf, declare, route } from './route.js';
@@ -23,7 +23,7 @@ export const readSchema = declare({
   path: '/{ns}/{collection}/_schema',
   operationId: 'readSchema',
   summary: 'The collection’s JSON Schema (read-only keys may read it)',
-  ok: { '200': { description: 'The schema', content: json(schemaViewSchema) } },
+  ok: answer(200, 'The schema', schemaViewSchema),
   errors: [403, 404],
 });
 
@@ -34,8 +34,8 @@ export const setSchema = declare({
   operationId: 'setSchema',
   summary:
     'Set the collection’s JSON Schema (draft 2020-12); existing documents are not rewritten (see `/violations`)',
-  body: { content: json(putSchemaBody), validate: putSchemaBody },
-  ok: { '200': { description: 'Set', content: json(schemaViewSchema) } },
+  body: validatedJson(putSchemaBody),
+  ok: answer(200, 'Set', schemaViewSchema),
   errors: [400, 403, 413, 415],
 });
 
@@ -45,7 +45,7 @@ export const removeSchema = declare({
   path: '/{ns}/{collection}/_schema',
   operationId: 'removeSchema',
   summary: 'Remove the collection’s schema',
-  ok: { '204': { description: 'Removed' } },
+  ok: answer(204, 'Removed'),
   errors: [403, 404],
 });
 
@@ -59,7 +59,7 @@ export const listSchemaViolations = declare({
     limit: z.int().min(1).optional().meta({ description: 'Violating documents per page (default 20).' }),
     after: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
   }),
-  ok: { '200': { description: 'A page', content: json(violationsPageSchema) } },
+  ok: answer(200, 'A page', violationsPageSchema),
   errors: [400, 403, 404],
 });
 
@@ -70,7 +70,7 @@ export const collectionOpenApiDocument = declare({
   operationId: 'collectionOpenApiDocument',
   summary:
     'The OpenAPI document of this collection’s operations, its documents described by its schema plus Folio’s `$` fields',
-  ok: { '200': { description: 'OpenAPI 3.1', content: json(z.record(z.string(), z.unknown())) } },
+  ok: answer(200, 'OpenAPI 3.1', z.record(z.string(), z.unknown())),
   errors: [403],
 });
 

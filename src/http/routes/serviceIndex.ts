@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { FOLIO_VERSION } from '../../version.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import type { FolioRouter } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -23,28 +23,23 @@ export const serviceIndex = declare({
   operationId: 'serviceIndex',
   tags: ['system'],
   summary: 'Links to the dashboard, the API reference and the health checks',
-  ok: {
-    '200': {
-      description: 'The service and its links (paths on this server)',
-      content: json(
-        z.object({
-          name: z.literal('Folio'),
-          version: z.string(),
-          links: z.object({
-            dashboard: z
-              .literal(LINKS.dashboard)
-              .meta({ description: 'The dashboard (sign in, projects, keys, data).' }),
-            docs: z.literal(LINKS.docs).meta({ description: 'The API reference page.' }),
-            openapi: z.literal(LINKS.openapi).meta({ description: 'The OpenAPI 3.1 document.' }),
-            health: z
-              .literal(LINKS.health)
-              .meta({ description: 'Liveness: the process and its store answer.' }),
-            ready: z.literal(LINKS.ready).meta({ description: 'Readiness: this instance takes traffic.' }),
-          }),
-        }),
-      ),
-    },
-  },
+  ok: answer(
+    200,
+    'The service and its links (paths on this server)',
+    z.object({
+      name: z.literal('Folio'),
+      version: z.string(),
+      links: z.object({
+        dashboard: z
+          .literal(LINKS.dashboard)
+          .meta({ description: 'The dashboard (sign in, projects, keys, data).' }),
+        docs: z.literal(LINKS.docs).meta({ description: 'The API reference page.' }),
+        openapi: z.literal(LINKS.openapi).meta({ description: 'The OpenAPI 3.1 document.' }),
+        health: z.literal(LINKS.health).meta({ description: 'Liveness: the process and its store answer.' }),
+        ready: z.literal(LINKS.ready).meta({ description: 'Readiness: this instance takes traffic.' }),
+      }),
+    }),
+  ),
   errors: [],
 });
 

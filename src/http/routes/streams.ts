@@ -9,7 +9,7 @@ import { filterParamSchema } from '../../query/filterParams.js';
 import type { KeyContext } from '../../services/context.js';
 import { streamEventsParamSchema } from '../../services/streams/streamRequest.js';
 import { collectionPath } from '../openapi/components.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
 
@@ -95,20 +95,16 @@ export const mintStreamTicket = declare({
   params: collectionPath,
   // A ticket only lets its holder read a stream.
   readOnlyKeys: true,
-  ok: {
-    '201': {
-      description:
-        'Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active',
-      headers: z.object({ 'Cache-Control': z.string().meta({ description: '`no-store`' }) }),
-      content: json(
-        z.object({
-          ticket: z.string().meta({ description: 'Opaque (`st1_...`).' }),
-          expiresAt: z.string().meta({ description: 'ISO 8601: the ticket opens no new stream after it.' }),
-          url: z.string().meta({ description: 'The stream’s path with the ticket.' }),
-        }),
-      ),
-    },
-  },
+  ok: answer(
+    201,
+    'Open `url` (the stream with `?ticket=`) within `expiresAt`; the ticket opens one stream, and lets that stream’s EventSource reconnect with its Last-Event-ID while the key is active',
+    z.object({
+      ticket: z.string().meta({ description: 'Opaque (`st1_...`).' }),
+      expiresAt: z.string().meta({ description: 'ISO 8601: the ticket opens no new stream after it.' }),
+      url: z.string().meta({ description: 'The stream’s path with the ticket.' }),
+    }),
+    z.object({ 'Cache-Control': z.string().meta({ description: '`no-store`' }) }),
+  ),
   errors: [403],
 });
 

@@ -21,7 +21,7 @@ import {
   documentSchema,
   importResultSchema,
 } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
 import { closeAfterLingering, drainRequest } from '../requestDrain.js';
 import { type Ctx, type FolioContext, type FolioRouter, type FolioState, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
@@ -90,13 +90,7 @@ export const importDocuments = declare({
       'application/jsonl': { schema: z.string() },
     },
   },
-  ok: {
-    '200': {
-      description: 'What was imported, skipped and refused (per record)',
-      content: json(importResultSchema),
-      headers: importLimits,
-    },
-  },
+  ok: answer(200, 'What was imported, skipped and refused (per record)', importResultSchema, importLimits),
   errors: [400, 403, 409, 413, 415, 503],
 });
 
@@ -139,12 +133,11 @@ export const bulkDocuments = declare({
   summary: 'Several document operations, each alone and in order',
   params: collectionPath,
   body: { content: json(bulkEnvelopeSchema) },
-  ok: {
-    '207': {
-      description: 'One result per operation, in order; every successful one is on disk when this answers',
-      content: json(bulkResultSchema),
-    },
-  },
+  ok: answer(
+    207,
+    'One result per operation, in order; every successful one is on disk when this answers',
+    bulkResultSchema,
+  ),
   errors: [400, 403, 413, 415],
 });
 

@@ -11,7 +11,7 @@ import {
   locationHeader,
   versionRecordSchema,
 } from '../openapi/components.js';
-import { json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, type OperationDeclaration } from '../openapi/declare.js';
 import { trashItemSchema, trashPageSchema, trashPath } from '../openapi/schemasAndTrash.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 import { declare, route } from './route.js';
@@ -29,7 +29,7 @@ export const listTrash = declare({
     limit: z.int().min(1).optional().meta({ description: 'Page size (default 20, plan maximum).' }),
     after: z.string().optional().meta({ description: 'The `next` of the previous page.' }),
   }),
-  ok: { '200': { description: 'A page', content: json(trashPageSchema) } },
+  ok: answer(200, 'A page', trashPageSchema),
   errors: [400, 403],
 });
 
@@ -40,12 +40,7 @@ export const readTrashed = declare({
   operationId: 'readTrashed',
   summary: 'A trashed document’s last version and its history',
   params: trashPath,
-  ok: {
-    '200': {
-      description: 'The entry',
-      content: json(trashItemSchema.extend({ versions: z.array(versionRecordSchema) })),
-    },
-  },
+  ok: answer(200, 'The entry', trashItemSchema.extend({ versions: z.array(versionRecordSchema) })),
   errors: [403, 404],
 });
 
@@ -56,7 +51,7 @@ export const eraseTrashed = declare({
   operationId: 'eraseTrashed',
   summary: 'Erase a trashed document and its history for good, now',
   params: trashPath,
-  ok: { '204': { description: 'Erased' } },
+  ok: answer(204, 'Erased'),
   errors: [403, 404],
 });
 
@@ -68,15 +63,14 @@ export const restoreTrashed = declare({
   summary:
     'Bring the document back as a new version (history continuous, one `document.created` event); 409 when the id is taken again',
   params: trashPath,
-  ok: {
-    '201': {
-      description: 'Restored',
-      content: json(documentSchema),
-      headers: etagHeader.extend(locationHeader.shape).extend({
-        'X-Document-Version': z.int().meta({ description: 'The new `$version`.' }),
-      }),
-    },
-  },
+  ok: answer(
+    201,
+    'Restored',
+    documentSchema,
+    etagHeader.extend(locationHeader.shape).extend({
+      'X-Document-Version': z.int().meta({ description: 'The new `$version`.' }),
+    }),
+  ),
   errors: [403, 404, 409, 413, 422],
 });
 

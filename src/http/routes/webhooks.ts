@@ -17,7 +17,7 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from '../openapi/components.js';
-import { bodyTypes, json, type OperationDeclaration } from '../openapi/declare.js';
+import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
 import { type Ctx, type FolioRouter, keyOf, param } from '../types.js';
 import { bodyOf, declare, route } from './route.js';
 
@@ -31,10 +31,8 @@ export const registerWebhook = declare({
   tags,
   summary: 'Register a webhook (the only answer besides rotate-secret that shows the secret)',
   params: collectionPath,
-  body: { content: json(registerWebhookSchema), validate: registerWebhookSchema },
-  ok: {
-    '201': { description: 'Registered', content: json(webhookWithSecretSchema), headers: locationHeader },
-  },
+  body: validatedJson(registerWebhookSchema),
+  ok: answer(201, 'Registered', webhookWithSecretSchema, locationHeader),
   errors: [400, 403, 413, 415],
 });
 
@@ -46,7 +44,7 @@ export const listWebhooks = declare({
   tags,
   summary: 'The collection’s webhooks',
   params: collectionPath,
-  ok: { '200': { description: 'Webhooks', content: json(z.object({ webhooks: z.array(webhookSchema) })) } },
+  ok: answer(200, 'Webhooks', z.object({ webhooks: z.array(webhookSchema) })),
   errors: [403],
 });
 
@@ -58,12 +56,7 @@ export const readWebhook = declare({
   tags,
   summary: 'A webhook and its last deliveries, newest first',
   params: webhookPath,
-  ok: {
-    '200': {
-      description: 'The webhook',
-      content: json(webhookSchema.extend({ deliveries: z.array(deliverySchema) })),
-    },
-  },
+  ok: answer(200, 'The webhook', webhookSchema.extend({ deliveries: z.array(deliverySchema) })),
   errors: [403, 404],
 });
 
@@ -75,8 +68,8 @@ export const updateWebhook = declare({
   tags,
   summary: 'Change url, events, description or status (`active` re-enables and resets the failure count)',
   params: webhookPath,
-  body: { content: json(updateWebhookSchema), validate: updateWebhookSchema },
-  ok: { '200': { description: 'The webhook', content: json(webhookSchema) } },
+  body: validatedJson(updateWebhookSchema),
+  ok: answer(200, 'The webhook', webhookSchema),
   errors: [400, 403, 404, 413, 415],
 });
 
@@ -88,7 +81,7 @@ export const deleteWebhook = declare({
   tags,
   summary: 'Delete a webhook',
   params: webhookPath,
-  ok: { '204': { description: 'Deleted' } },
+  ok: answer(204, 'Deleted'),
   errors: [403, 404],
 });
 
@@ -100,7 +93,7 @@ export const testWebhook = declare({
   tags,
   summary: 'Send one `webhook.test` delivery now and answer with its record',
   params: webhookPath,
-  ok: { '200': { description: 'The delivery', content: json(deliverySchema) } },
+  ok: answer(200, 'The delivery', deliverySchema),
   errors: [403, 404],
 });
 
@@ -112,7 +105,7 @@ export const rotateWebhookSecret = declare({
   tags,
   summary: 'Replace the signing secret; the new one is shown once',
   params: webhookPath,
-  ok: { '200': { description: 'The webhook with its new secret', content: json(webhookWithSecretSchema) } },
+  ok: answer(200, 'The webhook with its new secret', webhookWithSecretSchema),
   errors: [403, 404],
 });
 

@@ -11,9 +11,10 @@
  * one tenant share one frame. Tokens are padded to a multiple of 32 bytes first, so an id's
  * length says nothing about the sequence's magnitude either.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { DataScope } from '../../store/port.js';
+import { IV_BYTES, seal, unseal } from './sealed.js';
 
 /** Every Folio event id starts with it (the rest is base64url), as the service description says. */
 export const EVENT_ID_PREFIX = 'evt_';
@@ -22,8 +23,6 @@ export const EVENT_ID_PREFIX = 'evt_';
  * a client kept across the upgrade still resumes.
  */
 export const LEGACY_EVENT_ID_PREFIX = 'e1_';
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 const PAD_BYTES = 32;
 /** Longest token sealed (a MongoDB resume token is a few hundred bytes). */
 const MAX_TOKEN_BYTES = 4096;
@@ -45,10 +44,8 @@ export class ScopeEventIds {
   encode(token: string): string {
     if (token === this.#lastToken) return this.#lastId;
     const plain = pad(token);
-    const nonce = createHmac('sha256', this.#nonceKey).update(plain).digest().subarray(0, NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#encryptionKey, nonce);
-    const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-    const id = `${EVENT_ID_PREFIX}${sealed.toString('base64url')}`;
+    const nonce = createHmac('sha256', this.#nonceKey).update(plain).digest().subarray(0, IV_BYTES);
+    const id = `${EVENT_ID_PREFIX}${seal(this.#encryptionKey, nonce, plain)}`;
     this.#lastToken = token;
     this.#lastId = id;
     return id;
@@ -58,23 +55,8 @@ export class ScopeEventIds {
   decode(id: string): string | null {
     const prefix = [EVENT_ID_PREFIX, LEGACY_EVENT_ID_PREFIX].find((p) => id.startsWith(p));
     if (prefix === undefined || id.length > 2 * MAX_TOKEN_BYTES) return null;
-    const text = id.slice(prefix.length);
-    const sealed = Buffer.from(text, 'base64url');
-    // One spelling per id: the decoder would skip stray characters and trailing bits.
-    if (sealed.length < NONCE_BYTES + PAD_BYTES + TAG_BYTES || sealed.toString('base64url') !== text) {
-      return null;
-    }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#encryptionKey, sealed.subarray(0, NONCE_BYTES));
-      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-      const plain = Buffer.concat([
-        decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)),
-        decipher.final(),
-      ]);
-      return unpad(plain);
-    } catch {
-      return null;
-    }
+    const plain = unseal(this.#encryptionKey, id.slice(prefix.length), PAD_BYTES);
+    return plain && unpad(plain);
   }
 }
 

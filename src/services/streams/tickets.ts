@@ -14,12 +14,11 @@
  *   the tenant's event ids (they are sealed per tenant: see eventIds.ts). Every stream opened
  *   by ticket starts with an id, so even a reconnect before the first event carries one.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { IV_BYTES, seal, unseal } from './sealed.js';
 
 export const TICKET_PREFIX = 'st1_';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 export interface TicketClaims {
   /** The key's hash (as the store keeps it). */
@@ -56,27 +55,17 @@ export class TicketSealer {
       e: full.expiresAtMs,
       n: full.nonce,
     });
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
-    const sealed = Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-    return { ticket: `${TICKET_PREFIX}${sealed.toString('base64url')}`, claims: full };
+    const sealed = seal(this.#key, randomBytes(IV_BYTES), plain);
+    return { ticket: `${TICKET_PREFIX}${sealed}`, claims: full };
   }
 
   /** The claims of a ticket this server sealed; null for anything else (forged, altered). */
   open(ticket: string): TicketClaims | null {
     if (!ticket.startsWith(TICKET_PREFIX) || ticket.length > 2048) return null;
-    const text = ticket.slice(TICKET_PREFIX.length);
-    const sealed = Buffer.from(text, 'base64url');
-    // One spelling per ticket: the decoder would skip stray characters and trailing bits.
-    if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== text) return null;
+    const plain = unseal(this.#key, ticket.slice(TICKET_PREFIX.length), 1);
+    if (!plain) return null;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.subarray(0, IV_BYTES));
-      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-      const plain = Buffer.concat([
-        decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-      const parsed = claimsSchema.safeParse(JSON.parse(plain));
+      const parsed = claimsSchema.safeParse(JSON.parse(plain.toString('utf8')));
       if (!parsed.success) return null;
       const { k, p, c, e, n } = parsed.data;
       return { keyHash: k, projectId: p, collection: c, expiresAtMs: e, nonce: n };
