@@ -48,6 +48,9 @@ export const configSchema = z.strictObject({
         .describe(
           '`full` syncs each commit to disk before acknowledging it (commits arriving together share one sync) and survives power loss; `normal` survives a crash of Folio but may lose the last commits with the machine.',
         ),
+      documentCacheMb: nonNegativeInt.describe(
+        "MiB of recently read documents' JSON text kept in memory for reads by id; `0` turns the cache off.",
+      ),
       queryCacheMb: nonNegativeInt.describe(
         'MiB of list pages and counts kept until their collection is next written; `0` turns the cache off.',
       ),

@@ -21,6 +21,7 @@ export interface StoreSettings {
   embedded: {
     synchronous: NonNullable<EmbeddedStoreOptions['synchronous']>;
     queryCacheMb: number;
+    documentCacheMb: number;
     pageCacheMb: number;
   };
   mongodb: MongoLimits & { dbPrefix: string };
@@ -45,6 +46,7 @@ export async function openStore(config: StoreSettings, options: OpenStoreOptions
       lock: options.lockDataDir ?? true,
       synchronous: config.embedded.synchronous,
       queryCacheBytes: config.embedded.queryCacheMb * 1024 * 1024,
+      documentCacheBytes: config.embedded.documentCacheMb * 1024 * 1024,
       pageCacheBytes: config.embedded.pageCacheMb * 1024 * 1024,
       // A short-lived operator command (no lock) leaves checkpoints to SQLite.
       backgroundCheckpoints: options.lockDataDir ?? true,

@@ -54,6 +54,8 @@ export interface EmbeddedStoreOptions {
   backgroundCheckpoints?: boolean;
   /** Bytes of list pages and counts kept until their collection is written (query/answerCache.ts); 0 keeps none. */
   queryCacheBytes?: number;
+  /** Bytes of documents' API text kept for reads by id (documents/textCache.ts); 0 keeps none. */
+  documentCacheBytes?: number;
   /**
    * Bytes of database pages the connection keeps in memory (SQLite's `cache_size`); default
    * DEFAULT_PAGE_CACHE_BYTES. SQLite's own default, 2 MiB, holds a small fraction of a
@@ -226,7 +228,15 @@ export class EmbeddedStore implements Store {
       indexes,
       trash,
       schemas: new EmbeddedSchemas(db),
-      documents: new EmbeddedDocuments(db, log, changes, indexes, trash, this.options.queryCacheBytes),
+      documents: new EmbeddedDocuments(
+        db,
+        log,
+        changes,
+        indexes,
+        trash,
+        this.options.queryCacheBytes,
+        this.options.documentCacheBytes,
+      ),
       accounts: new EmbeddedAccounts(db, { sweepChunkRows: this.options.sweepChunkRows }),
       webhooks: new EmbeddedWebhooks(db, this.options.dataDir),
       deliveries: new EmbeddedDeliveries(db),

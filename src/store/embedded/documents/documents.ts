@@ -42,6 +42,7 @@ import { StatementCache } from '../query/statementCache.js';
 import { API_TEXT } from './apiText.js';
 import { HOLDS_CURRENT_VERSION } from './currentVersion.js';
 import { GroupCommit } from './groupCommit.js';
+import { DEFAULT_DOCUMENT_CACHE_BYTES, DocumentTextCache } from './textCache.js';
 import type { EmbeddedTrash } from './trash.js';
 import { DocumentWrites, type Tx } from './writes.js';
 
@@ -85,6 +86,8 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   /** Answers to list pages and counts (answerCache.ts); #apply makes a collection's stale. */
   readonly answers: AnswerCache;
+  /** The API text of documents read lately (textCache.ts); #apply evicts what it writes. */
+  readonly #texts: DocumentTextCache;
 
   constructor(
     db: Database.Database,
@@ -93,7 +96,9 @@ export class EmbeddedDocuments implements DocumentRepository {
     indexes: EmbeddedIndexes,
     trash?: EmbeddedTrash,
     answerBytes: number = DEFAULT_QUERY_CACHE_BYTES,
+    documentBytes: number = DEFAULT_DOCUMENT_CACHE_BYTES,
   ) {
+    this.#texts = new DocumentTextCache(documentBytes);
     this.answers = new AnswerCache(answerBytes);
     this.#indexes = indexes;
     // Counts the rows a query visits after its index constraints (explain only: see selectSql).
@@ -157,8 +162,14 @@ export class EmbeddedDocuments implements DocumentRepository {
 
   async get(scope: DataScope, collection: string, id: string): Promise<FolioDocument | null> {
     // The API text is the document in the API form, keys in the order fromStored gives them.
-    const row = this.#getCurrent.get(scopeKeyOf(scope), collection, id);
-    return row ? (JSON.parse(row.json) as FolioDocument) : null;
+    const scopeKey = scopeKeyOf(scope);
+    const text = this.#texts.text(
+      scopeKey,
+      collection,
+      id,
+      () => this.#getCurrent.get(scopeKey, collection, id)?.json ?? null,
+    );
+    return text === null ? null : (JSON.parse(text) as FolioDocument);
   }
 
   async commit(
@@ -354,6 +365,10 @@ export class EmbeddedDocuments implements DocumentRepository {
   /** The body of one commit, inside the group's transaction; list answers of the collection go stale. */
   #apply(scopeKey: string, collection: string, writes: DocumentWrite[]): Tx {
     this.#documentsWritten += writes.length;
+    // Evicted before the write; a commit that fails leaves only a miss behind.
+    for (const write of writes) {
+      this.#texts.evict(scopeKey, collection, write.kind === 'put' ? write.document._id : write.id);
+    }
     return this.#writes.apply(scopeKey, collection, writes, {
       checked: () => {
         this.#indexes.documentsWritten(scopeKey, collection);
