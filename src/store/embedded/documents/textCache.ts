@@ -9,7 +9,8 @@
  * `EmbeddedDocuments.#apply`, which evicts the documents it writes before writing them, and a
  * read and the caching of what it read are one synchronous step, so no write lands between them.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { byteBudgetCache } from '../database/byteBudgetCache.js';
 
 /** The default budget (`FOLIO_EMBEDDED_DOCUMENT_CACHE_MB`, 32). */
 export const DEFAULT_DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -22,15 +23,10 @@ export class DocumentTextCache {
   readonly #texts: LRUCache<string, string> | null;
 
   constructor(maxBytes: number) {
-    this.#texts =
-      maxBytes > 0
-        ? new LRUCache({
-            maxSize: maxBytes,
-            // One document never empties most of the cache.
-            maxEntrySize: Math.max(1, Math.floor(maxBytes / 8)),
-            sizeCalculation: (text, key) => 2 * (key.length + text.length) + ENTRY_OVERHEAD_BYTES,
-          })
-        : null;
+    this.#texts = byteBudgetCache<string>(
+      maxBytes,
+      (text, key) => 2 * (key.length + text.length) + ENTRY_OVERHEAD_BYTES,
+    );
   }
 
   /** The document's text: kept, else `read` (null: no such document), then kept. */

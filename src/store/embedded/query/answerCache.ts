@@ -12,7 +12,8 @@
  * too, so no write lands between them. A collection's write count is part of every key of its
  * answers, so a write makes the older ones unreachable; lru-cache drops them as they age.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { byteBudgetCache } from '../database/byteBudgetCache.js';
 
 /** The default budget (`FOLIO_EMBEDDED_QUERY_CACHE_MB`, 16). */
 export const DEFAULT_QUERY_CACHE_BYTES = 16 * 1024 * 1024;
@@ -31,15 +32,7 @@ export class AnswerCache {
   readonly #writtenAt = new Map<string, number>();
 
   constructor(maxBytes: number) {
-    this.#answers =
-      maxBytes > 0
-        ? new LRUCache({
-            maxSize: maxBytes,
-            // One answer never empties most of the cache.
-            maxEntrySize: Math.max(1, Math.floor(maxBytes / 8)),
-            sizeCalculation: (answer, key) => sizeOf(key, answer),
-          })
-        : null;
+    this.#answers = byteBudgetCache<Answer>(maxBytes, (answer, key) => sizeOf(key, answer));
   }
 
   /** Answers held (tests). */

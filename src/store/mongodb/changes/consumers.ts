@@ -5,7 +5,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { FeedConsumerRepository } from '../../port.js';
-import { isDuplicateKeyError } from '../database/serverErrors.js';
+import { takeByUpsert } from '../database/takeByUpsert.js';
 import { SYSTEM_COLLECTIONS } from '../layout/naming.js';
 import { leaseHeldFilter, leaseTakeFilter, leaseTakeUpdate } from '../webhooks/webhookUpdates.js';
 
@@ -23,21 +23,8 @@ export class MongoFeedConsumers implements FeedConsumerRepository {
     this.#consumers = db.collection<ConsumerDoc>(SYSTEM_COLLECTIONS.feedConsumers);
   }
 
-  async acquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    try {
-      const result = await this.#consumers.updateOne(
-        leaseTakeFilter(name, holder),
-        leaseTakeUpdate(holder, ttlMs),
-        {
-          upsert: true,
-        },
-      );
-      return result.matchedCount + result.upsertedCount === 1;
-    } catch (error) {
-      // The document exists and another holder's lease is live: the upsert's insert collides.
-      if (isDuplicateKeyError(error)) return false;
-      throw error;
-    }
+  acquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return takeByUpsert(this.#consumers, leaseTakeFilter(name, holder), leaseTakeUpdate(holder, ttlMs));
   }
 
   async release(name: string, holder: string): Promise<void> {

@@ -6,17 +6,11 @@
 import type { Db, Document } from 'mongodb';
 import { StoreStartError } from '../../port.js';
 
+/** Reading and writing documents in collections the store creates: needed in every database. */
+const DOCUMENT_ACTIONS = ['find', 'insert', 'update', 'remove', 'createCollection', 'createIndex'] as const;
+
 /** In the system database: accounts, keys, sessions, counters, jobs, and the capability probe. */
-export const SYSTEM_DB_ACTIONS = [
-  'find',
-  'insert',
-  'update',
-  'remove',
-  'createCollection',
-  'createIndex',
-  'dropCollection',
-  'listCollections',
-] as const;
+export const SYSTEM_DB_ACTIONS = [...DOCUMENT_ACTIONS, 'dropCollection', 'listCollections'] as const;
 
 /**
  * In every project database. Those are created as projects appear, so only a privilege on every
@@ -24,12 +18,7 @@ export const SYSTEM_DB_ACTIONS = [
  * `listIndexes` and `dropIndex` list and drop declared (and automatic) indexes.
  */
 export const PROJECT_DB_ACTIONS = [
-  'find',
-  'insert',
-  'update',
-  'remove',
-  'createCollection',
-  'createIndex',
+  ...DOCUMENT_ACTIONS,
   'listIndexes',
   'dropIndex',
   'listCollections',

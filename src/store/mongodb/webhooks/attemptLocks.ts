@@ -5,7 +5,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { AttemptLockRepository } from '../../port.js';
-import { isDuplicateKeyError } from '../database/serverErrors.js';
+import { takeByUpsert } from '../database/takeByUpsert.js';
 import { SYSTEM_COLLECTIONS } from '../layout/naming.js';
 import { attemptLockTakeFilter, attemptLockTakeUpdate } from './webhookUpdates.js';
 
@@ -22,19 +22,12 @@ export class MongoAttemptLocks implements AttemptLockRepository {
     this.#locks = db.collection<AttemptLockDoc>(SYSTEM_COLLECTIONS.attemptLocks);
   }
 
-  async acquire(deliveryId: string, holder: string, ttlMs: number): Promise<boolean> {
-    try {
-      const result = await this.#locks.updateOne(
-        attemptLockTakeFilter(deliveryId, holder),
-        attemptLockTakeUpdate(holder, ttlMs),
-        { upsert: true },
-      );
-      return result.matchedCount + result.upsertedCount === 1;
-    } catch (error) {
-      // Another holder's lock is live: the filter missed it and the upsert's insert collides.
-      if (isDuplicateKeyError(error)) return false;
-      throw error;
-    }
+  acquire(deliveryId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return takeByUpsert(
+      this.#locks,
+      attemptLockTakeFilter(deliveryId, holder),
+      attemptLockTakeUpdate(holder, ttlMs),
+    );
   }
 
   async release(deliveryId: string, holder: string): Promise<void> {
