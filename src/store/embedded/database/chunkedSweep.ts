@@ -7,6 +7,7 @@
  * chunk comes back short or the sweep is stopped. Sweeps of one kind never overlap: a second
  * `run` waits for the one under way.
  */
+import type Database from 'better-sqlite3';
 import { boundCount } from '../query/sqlLimit.js';
 
 /** Rows per chunk: a few milliseconds of deleting (bench/changePrune.ts). */
@@ -58,6 +59,33 @@ export class ChunkedSweep {
     } finally {
       if (this.#running === sweep) this.#running = null;
     }
+  }
+
+  /**
+   * Sweep a range of an index (rangePageSql), a page a chunk, each chunk its own immediate
+   * transaction: `readPage` reads the entries after a cursor, the function `remover` makes (once,
+   * when this sweep's turn comes) deletes the listed rowids (a JSON array) and says how many went.
+   * The cursor walks past the rows it keeps rather than looking at them again in every chunk.
+   */
+  runRange(
+    db: Database.Database,
+    readPage: (after: RangeCursor, rows: number) => RangeCursor[],
+    remover: () => (ids: string) => number,
+  ): Promise<number> {
+    return this.run(
+      () => ({ after: RANGE_START, remove: remover() }),
+      (state, rows) =>
+        db
+          .transaction(() => {
+            const page = readPage(state.after, rows);
+            const removed =
+              page.length === 0 ? 0 : state.remove(JSON.stringify(page.map((entry) => entry.rowid)));
+            const next = nextCursor(page, rows);
+            if (next) state.after = next;
+            return { removed, more: next !== null };
+          })
+          .immediate(),
+    );
   }
 
   /** No chunk starts after this; resolves once the chunk under way (if any) has finished. */

@@ -37,13 +37,7 @@ import {
 } from 'agenda';
 import type Database from 'better-sqlite3';
 import { type JobStateCount, jobsOverview } from '../../agendaOverview.js';
-import {
-  ChunkedSweep,
-  nextCursor,
-  RANGE_START,
-  type RangeCursor,
-  rangePageSql,
-} from '../database/chunkedSweep.js';
+import { ChunkedSweep, type RangeCursor, rangePageSql } from '../database/chunkedSweep.js';
 import { GroupCommit } from '../documents/groupCommit.js';
 import { BOUND_COUNT } from '../query/sqlLimit.js';
 import { listingFilter, orderBy, type SqlFilter, selectionFilter, stateSql, uniqueFilter } from './filter.js';
@@ -237,25 +231,11 @@ export class EmbeddedJobRepository implements JobRepository {
   async removeCompletedBefore(name: string, beforeMs: number): Promise<number> {
     const statements = this.#ready();
     const before = Math.floor(beforeMs);
-    return this.#sweeps.run(
-      () => ({ after: RANGE_START as RangeCursor | null }),
-      (state, rows) =>
-        this.db
-          .transaction(() => {
-            const cursor = state.after ?? RANGE_START;
-            const page = statements.finishedPage.all({
-              name,
-              before,
-              afterAt: cursor.at,
-              afterRowid: cursor.rowid,
-              rows,
-            });
-            const ids = JSON.stringify(page.map((entry) => entry.rowid));
-            const removed = page.length === 0 ? 0 : statements.removeFinished.run({ ids }).changes;
-            state.after = nextCursor(page, rows);
-            return { removed, more: state.after !== null };
-          })
-          .immediate(),
+    return this.#sweeps.runRange(
+      this.db,
+      (after, rows) =>
+        statements.finishedPage.all({ name, before, afterAt: after.at, afterRowid: after.rowid, rows }),
+      () => (ids) => statements.removeFinished.run({ ids }).changes,
     );
   }
 

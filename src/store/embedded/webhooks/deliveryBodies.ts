@@ -6,13 +6,7 @@
 import type Database from 'better-sqlite3';
 import { DELIVERY_JOB } from '../../deliveryJob.js';
 import type { DeliveryBodyRepository } from '../../port.js';
-import {
-  ChunkedSweep,
-  nextCursor,
-  RANGE_START,
-  type RangeCursor,
-  rangePageSql,
-} from '../database/chunkedSweep.js';
+import { ChunkedSweep, type RangeCursor, rangePageSql } from '../database/chunkedSweep.js';
 import { GroupCommit } from '../documents/groupCommit.js';
 import { BODY_KEY_EXPRESSION, JOBS_TABLE } from '../jobs/schema.js';
 
@@ -93,24 +87,11 @@ export class EmbeddedDeliveryBodies implements DeliveryBodyRepository {
    */
   removeExpired(nowMs: number): Promise<number> {
     this.#sweptAt = nowMs;
-    return this.#sweeps.run(
-      () => ({ after: RANGE_START as RangeCursor | null, remove: this.#removeStatement() }),
-      (state, rows) =>
-        this.#db
-          .transaction(() => {
-            const cursor = state.after ?? RANGE_START;
-            const page = this.#expiredPage.all({
-              now: nowMs,
-              afterAt: cursor.at,
-              afterRowid: cursor.rowid,
-              rows,
-            });
-            const ids = JSON.stringify(page.map((entry) => entry.rowid));
-            const removed = page.length === 0 ? 0 : state.remove(ids);
-            state.after = nextCursor(page, rows);
-            return { removed, more: state.after !== null };
-          })
-          .immediate(),
+    return this.#sweeps.runRange(
+      this.#db,
+      (after, rows) =>
+        this.#expiredPage.all({ now: nowMs, afterAt: after.at, afterRowid: after.rowid, rows }),
+      () => this.#removeStatement(),
     );
   }
 
