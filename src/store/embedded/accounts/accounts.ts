@@ -20,7 +20,7 @@ import {
 import { ChunkedSweep, chunkWasFull } from '../database/chunkedSweep.js';
 import { BOUND_COUNT } from '../query/sqlLimit.js';
 
-interface AccountRow {
+export interface AccountRow {
   id: string;
   email: string;
   password_hash: string;
@@ -35,7 +35,7 @@ interface SessionRow {
   expires_at: string;
 }
 
-interface ProjectRow {
+export interface ProjectRow {
   id: string;
   account_id: string;
   name: string;
@@ -44,7 +44,7 @@ interface ProjectRow {
   auto_indexes: number | null;
 }
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   project_id: string;
   name: string;
@@ -93,7 +93,8 @@ function emailKey(email: string): string {
   return email.toLowerCase();
 }
 
-const toAccount = (r: AccountRow): AccountRecord => ({
+/** Rows as the port's records (also read by snapshotRows.ts). */
+export const toAccount = (r: AccountRow): AccountRecord => ({
   id: r.id,
   email: r.email,
   passwordHash: r.password_hash,
@@ -110,7 +111,7 @@ const toSession = (r: SessionRow): SessionRecord => ({
 
 const originsText = (origins: string[] | null) => (origins === null ? null : JSON.stringify(origins));
 
-const toProject = (r: ProjectRow): ProjectRecord => ({
+export const toProject = (r: ProjectRow): ProjectRecord => ({
   id: r.id,
   accountId: r.account_id,
   name: r.name,
@@ -120,7 +121,7 @@ const toProject = (r: ProjectRow): ProjectRecord => ({
   ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
 });
 
-const toKey = (r: KeyRow): ApiKeyRecord => ({
+export const toKey = (r: KeyRow): ApiKeyRecord => ({
   id: r.id,
   projectId: r.project_id,
   name: r.name,

@@ -4,24 +4,20 @@
  * better-sqlite3 runs one statement at a time per connection.
  */
 import type Database from 'better-sqlite3';
-import type {
-  AccountRecord,
-  ApiKeyRecord,
-  FolioDocument,
-  IndexRecord,
-  JsonObject,
-  ProjectRecord,
-  SchemaMode,
-  SnapshotRecord,
-  WriteOperation,
-} from '../../port.js';
+import type { FolioDocument, IndexRecord, SchemaMode, SnapshotRecord, WriteOperation } from '../../port.js';
 import { trashEntryOf } from '../../trashEntry.js';
+import {
+  type AccountRow,
+  type KeyRow,
+  type ProjectRow,
+  toAccount,
+  toKey,
+  toProject,
+} from '../accounts/accounts.js';
 import { API_TEXT } from '../documents/apiText.js';
 import { CURRENT_VERSION_ROW, HOLDS_CURRENT_VERSION } from '../documents/currentVersion.js';
 import { scopeFromKey } from '../layout/scopeKey.js';
 import { type WebhookRow, toRecord as webhookRecordOf } from '../webhooks/webhooks.js';
-
-type Row = Record<string, unknown>;
 
 /** A row of `versions` or `trash_versions` as SQLite gives it. */
 interface VersionTableRow {
@@ -37,17 +33,8 @@ interface VersionTableRow {
 
 /** The accounts, read at once: this is the read that fixes the snapshot. */
 export function accountRecords(reader: Database.Database): SnapshotRecord[] {
-  const rows = reader.prepare('SELECT * FROM accounts ORDER BY id').all() as Row[];
-  return rows.map((r) => ({
-    type: 'account',
-    account: {
-      id: r.id as string,
-      email: r.email as string,
-      passwordHash: r.password_hash as string,
-      plan: r.plan as AccountRecord['plan'],
-      createdAt: r.created_at as string,
-    },
-  }));
+  const rows = reader.prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY id').all();
+  return rows.map((r) => ({ type: 'account', account: toAccount(r) }));
 }
 
 /** Every table after the accounts, in the order a restore writes them; trash live at `now`. */
@@ -65,40 +52,14 @@ export function* tableRecords(reader: Database.Database, now: string): Generator
 }
 
 function* projectRecords(reader: Database.Database): Generator<SnapshotRecord> {
-  for (const r of reader.prepare('SELECT * FROM projects ORDER BY id').iterate() as Iterable<Row>) {
-    const project: ProjectRecord = {
-      id: r.id as string,
-      accountId: r.account_id as string,
-      name: r.name as string,
-      createdAt: r.created_at as string,
-      allowedOrigins:
-        r.allowed_origins === null ? null : (JSON.parse(r.allowed_origins as string) as string[]),
-      ...(r.auto_indexes === null ? {} : { autoIndexes: r.auto_indexes === 1 }),
-    };
-    yield { type: 'project', project };
+  for (const r of reader.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY id').iterate()) {
+    yield { type: 'project', project: toProject(r) };
   }
 }
 
 function* keyRecords(reader: Database.Database): Generator<SnapshotRecord> {
-  for (const r of reader.prepare('SELECT * FROM api_keys ORDER BY id').iterate() as Iterable<Row>) {
-    yield {
-      type: 'key',
-      key: {
-        id: r.id as string,
-        projectId: r.project_id as string,
-        name: r.name as string,
-        env: r.env as ApiKeyRecord['env'],
-        scope: r.scope as ApiKeyRecord['scope'],
-        config: JSON.parse(r.config as string) as JsonObject,
-        status: r.status as ApiKeyRecord['status'],
-        keyHash: r.key_hash as string,
-        hint: r.hint as string,
-        createdAt: r.created_at as string,
-        lastUsedAt: r.last_used_at as string | null,
-        revokedAt: r.revoked_at as string | null,
-        rotatedFrom: r.rotated_from as string | null,
-      },
-    };
+  for (const r of reader.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY id').iterate()) {
+    yield { type: 'key', key: toKey(r) };
   }
 }
 
