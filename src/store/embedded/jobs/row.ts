@@ -105,33 +105,36 @@ export function rowToJob(row: JobRow): JobParameters {
     type: row.type === 'single' ? 'single' : 'normal',
     data: json(row.data),
   };
-  setIfPresent(job, 'lockedAt', date(row.locked_at));
-  setIfPresent(job, 'lastRunAt', date(row.last_run_at));
-  setIfPresent(job, 'lastFinishedAt', date(row.last_finished_at));
-  setIfPresent(job, 'failedAt', date(row.failed_at));
-  setIfPresent(job, 'failCount', number(row.fail_count));
-  setIfPresent(job, 'failReason', text(row.fail_reason));
-  setIfPresent(job, 'progress', number(row.progress));
-  setIfPresent(job, 'repeatInterval', repeatInterval(json(row.repeat_interval)));
-  setIfPresent(job, 'repeatTimezone', text(row.repeat_timezone));
-  setIfPresent(job, 'repeatAt', text(row.repeat_at));
-  setIfPresent(job, 'disabled', flag(row.disabled));
-  setIfPresent(job, 'fork', flag(row.fork));
-  setIfPresent(job, 'startDate', date(row.start_date));
-  setIfPresent(job, 'endDate', date(row.end_date));
-  setIfPresent(job, 'skipDays', skipDays(json(row.skip_days)));
-  setIfPresent(job, 'debounceStartedAt', date(row.debounce_started_at));
-  setIfPresent(job, 'lastModifiedBy', text(row.last_modified_by));
+  // Absent fields stay absent (not `undefined`-valued keys), as a freshly created job has them.
+  const fields = job as unknown as Record<StoredField, unknown>;
+  for (const field of OPTIONAL_FIELDS) {
+    const value = decodeField(field, row[JOB_FIELDS[field].column]);
+    if (value !== undefined) fields[field] = value;
+  }
   return job;
 }
 
-// Absent fields stay absent (not `undefined`-valued keys), as a freshly created job has them.
-function setIfPresent<K extends keyof JobParameters>(
-  job: JobParameters,
-  key: K,
-  value: JobParameters[K],
-): void {
-  if (value !== undefined) job[key] = value;
+/** The fields rowToJob sets only when present, in JOB_FIELDS order. */
+const OPTIONAL_FIELDS = (Object.keys(JOB_FIELDS) as StoredField[]).filter(
+  (field) => !['name', 'type', 'priority', 'nextRunAt', 'data'].includes(field),
+);
+
+/** A field's value read from its column; undefined: absent. */
+function decodeField(field: StoredField, value: SqlValue): unknown {
+  if (field === 'repeatInterval') return repeatInterval(json(value));
+  if (field === 'skipDays') return skipDays(json(value));
+  switch (JOB_FIELDS[field].kind) {
+    case 'text':
+      return text(value);
+    case 'number':
+      return number(value);
+    case 'flag':
+      return flag(value);
+    case 'date':
+      return date(value);
+    case 'json':
+      return json(value);
+  }
 }
 
 const text = (value: SqlValue): string | undefined => (typeof value === 'string' ? value : undefined);
