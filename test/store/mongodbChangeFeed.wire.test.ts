@@ -38,22 +38,14 @@ const scope: DataScope = { projectId: `prj_01HX${'0'.repeat(22)}`, env: 'live' }
 const db = projectDbName('folio', scope);
 /** The token of the event at cluster time (1000 + n, 1), as the server writes it. */
 const T = (n: number) => eventToken(1000 + n);
+/** The server refusing a getMore: the user lost a privilege (or its credentials rotate). */
+const unauthorized = () =>
+  errorReply(13, 'Unauthorized', 'not authorized on admin to execute command { getMore: ... }');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** An insert into `coll` at cluster time (1000 + n, 1), token `T(n)`. */
 function insert(n: number, id: string, coll = 'notes'): Document {
-  return {
-    _id: { _data: T(n) },
-    operationType: 'insert',
-    clusterTime: new Timestamp({ t: 1000 + n, i: 1 }),
-    wallTime: new Date(1_700_000_000_000 + n * 1000),
-    ns: { db, coll },
-    documentKey: { _id: id },
-    fullDocument: {
-      _id: id,
-      title: `note ${id}`,
-      _folio: { version: 1, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
-    },
-  };
+  return oplogInsert(db, coll, id, 1000 + n).change;
 }
 
 /** The first `n` events of a subscription, or what came before it ended or `ms` passed. */
@@ -333,12 +325,7 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
       async (_command, name) => {
         if (name === 'aggregate') return cursorReply(100, [], T(1), true);
         if (name === 'getMore') {
-          if (refuse)
-            return errorReply(
-              13,
-              'Unauthorized',
-              'not authorized on admin to execute command { getMore: ... }',
-            );
+          if (refuse) return unauthorized();
           return idle(100, T(2));
         }
         return undefined;
@@ -376,11 +363,7 @@ describe('MongoDB change feed through the real driver (scripted server)', functi
         // One brief Unauthorized (a credential rotation), then the server accepts again.
         if (refusals === 0) {
           refusals += 1;
-          return errorReply(
-            13,
-            'Unauthorized',
-            'not authorized on admin to execute command { getMore: ... }',
-          );
+          return unauthorized();
         }
         return idle(100, T(2));
       }
