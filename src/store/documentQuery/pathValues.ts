@@ -11,7 +11,7 @@
  * - a numeric segment also picks the array element at that position (`a.0`), besides looking it
  *   up as a field name in object elements;
  * - an array at the last segment yields its elements and then the array itself.
- * The embedded store's SQL (compileQuery.ts) encodes the same rules natively.
+ * The embedded store's SQL (embedded/query/compileFilter.ts) encodes the same rules natively.
  *
  * `sortKeyCandidates`, for sorts, follows index key generation (`btree_key_generator.cpp`), which
  * MongoDB's SortKeyGenerator uses: see that function.

@@ -10,7 +10,7 @@
 import type Database from 'better-sqlite3';
 import { boundCount } from '../query/sqlLimit.js';
 
-/** Rows per chunk: a few milliseconds of deleting (bench/changePrune.ts). */
+/** Rows per chunk: a few milliseconds of deleting, so a sweep never holds the writer long. */
 export const SWEEP_CHUNK_ROWS = 2000;
 
 /**
