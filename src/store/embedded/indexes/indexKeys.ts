@@ -1,6 +1,7 @@
 /**
  * The SQL expressions of declared indexes' keys (declaredIndexes.ts explains each). The indexes
- * are built from them and the query compiler (query/indexedForms.ts, query/compileSort.ts) writes them into its queries:
+ * are built from them and the query compiler (query/indexedForms.ts, query/compileSort.ts)
+ * writes them into its queries:
  * SQLite uses an expression index only for the very same text, so both take it from here.
  */
 

@@ -3,8 +3,8 @@
  * how many have been applied, so `applySchema` is idempotent and an older data directory is
  * upgraded in place. Migrations are append-only: never edit one that has shipped.
  *
- * The `documents` columns are a contract with the query compiler (`query/compileFilter.ts`, `query/selectSql.ts`), which generates SQL against
- * them under the alias `d`; `body` is the stored form (`storedForm.ts`) as SQLite JSONB: the
+ * The `documents` columns are a contract with the query compiler (`query/compileFilter.ts`,
+ * `query/selectSql.ts`), which generates SQL against them under the alias `d`; `body` is the stored form (`storedForm.ts`) as SQLite JSONB: the
  * json functions read the binary form without re-parsing text, which halves the cost of a
  * filter over a whole collection.
  */
