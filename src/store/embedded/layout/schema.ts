@@ -4,9 +4,9 @@
  * upgraded in place. Migrations are append-only: never edit one that has shipped.
  *
  * The `documents` columns are a contract with the query compiler (`query/compileFilter.ts`,
- * `query/selectSql.ts`), which generates SQL against them under the alias `d`; `body` is the stored form (`storedForm.ts`) as SQLite JSONB: the
- * json functions read the binary form without re-parsing text, which halves the cost of a
- * filter over a whole collection.
+ * `query/selectSql.ts`), which generates SQL against them under the alias `d`; `body` is the
+ * stored form (`storedForm.ts`) as SQLite JSONB: the json functions read the binary form without
+ * re-parsing text, which halves the cost of a filter over a whole collection.
  */
 import type Database from 'better-sqlite3';
 
