@@ -30,6 +30,7 @@ export class QueryStringMemo {
   readonly #parsed = new LRUCache<string, Readonly<RawQuery>>({
     max: QUERY_MEMO_ENTRIES,
     maxSize: QUERY_MEMO_BYTES,
+    sizeCalculation: (_parsed, text) => parsedQueryBytes(text),
   });
 
   /** `text` parsed by `parse` (Koa's own), frozen; from the memo when it holds `text`. */
@@ -37,7 +38,7 @@ export class QueryStringMemo {
     const known = this.#parsed.get(text);
     if (known) return known;
     const parsed: Readonly<RawQuery> = frozenThrough(parse(text));
-    this.#parsed.set(text, parsed, { size: Math.max(1, parsedQueryBytes(text)) });
+    this.#parsed.set(text, parsed);
     return parsed;
   }
 }

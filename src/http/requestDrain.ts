@@ -38,9 +38,9 @@ export function drainRequest(req: IncomingMessage, maxBytes: number, maxMs: numb
 }
 
 /**
- * Close the connection once the answer (sent with `Connection: close`) is written, but only
- * after reading and dropping what the client still sends, within bounds: the answer goes out at
- * once, and a client still writing its body reads it instead of a reset.
+ * Answer with `Connection: close` and close once the answer is written, but only after reading
+ * and dropping what the client still sends, within bounds: the answer goes out at once, and a
+ * client still writing its body reads it instead of a reset.
  */
 export function closeAfterLingering(
   req: IncomingMessage,
@@ -48,6 +48,7 @@ export function closeAfterLingering(
   maxBytes: number,
   maxMs: number,
 ): void {
+  res.setHeader('Connection', 'close');
   res.once('finish', () => {
     const socket = req.socket;
     // Node has just ended the socket (Connection: close) and would destroy it as soon as that

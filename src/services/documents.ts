@@ -90,7 +90,7 @@ export class DocumentService {
    * operation: with `durable: false`, the next may start then and its commit lands after it),
    * and durable or not as `durable` says.
    */
-  onCommit(committed: () => void, durable = this.#options.durable): DocumentService {
+  onCommit(committed: () => void, durable: boolean): DocumentService {
     return new DocumentService(this.store, this.config, { ...this.#options, committed, durable });
   }
 

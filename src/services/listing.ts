@@ -90,23 +90,9 @@ export class ListingService {
       ctx.limits.maxIndexes,
       ctx.project.autoIndexes,
     );
-    if (query.explain) {
-      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
-      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
-      const plan = await documents.explain(ctx.scope, collection, {
-        filter: query.filter,
-        after: query.position,
-        sort: query.sort,
-        skip: query.position ? 0 : query.offset,
-        limit: query.limit + 1,
-        projection: query.projection,
-      });
-      return { plan };
-    }
-    if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
-    // A cursor page starts at its cursor, never at an offset.
+    // A cursor page starts at its cursor, never at an offset. One document more than the page:
+    // whether anything follows is then known without a count.
     const offset = query.position !== undefined ? 0 : query.offset;
-    // One document more than the page: whether anything follows is then known without a count.
     const window = {
       filter: query.filter,
       after: query.position,
@@ -114,6 +100,14 @@ export class ListingService {
       skip: offset,
       limit: query.limit + 1,
     };
+    if (query.explain) {
+      // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
+      if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
+      return {
+        plan: await documents.explain(ctx.scope, collection, { ...window, projection: query.projection }),
+      };
+    }
+    if (query.count) return { count: await documents.count(ctx.scope, collection, query.filter) };
     const rows = await documents.find(ctx.scope, collection, {
       ...window,
       // The cursor needs the last row's sort values even when `select` leaves them out.

@@ -16,7 +16,7 @@ export interface RateLimitState {
   reset: number;
 }
 
-export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   const headers: Record<string, string> = {};
   writeRateLimitHeaders(state, {
     setHeader: (name, value) => {

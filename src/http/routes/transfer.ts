@@ -171,10 +171,7 @@ export function registerTransferRoutes(router: FolioRouter): void {
         const declared = ctx.request.length ?? 0;
         const drained =
           declared <= DRAIN_MAX_BYTES && (await drainRequest(ctx.req, DRAIN_MAX_BYTES, DRAIN_MAX_MS));
-        if (!drained) {
-          ctx.set('Connection', 'close');
-          closeAfterLingering(ctx.req, ctx.res, DRAIN_MAX_BYTES, DRAIN_MAX_MS);
-        }
+        if (!drained) closeAfterLingering(ctx.req, ctx.res, DRAIN_MAX_BYTES, DRAIN_MAX_MS);
       }
       if (error instanceof ImportInterrupted) ctx.log.error({ err: error.cause }, 'import interrupted');
       throw error;

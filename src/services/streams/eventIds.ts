@@ -23,6 +23,7 @@ export const EVENT_ID_PREFIX = 'evt_';
  * a client kept across the upgrade still resumes.
  */
 export const LEGACY_EVENT_ID_PREFIX = 'e1_';
+const ID_PREFIXES = [EVENT_ID_PREFIX, LEGACY_EVENT_ID_PREFIX] as const;
 const PAD_BYTES = 32;
 /** Longest token sealed (a MongoDB resume token is a few hundred bytes). */
 const MAX_TOKEN_BYTES = 4096;
@@ -53,7 +54,7 @@ export class ScopeEventIds {
 
   /** The store token an id of this tenant holds; null for anything else. */
   decode(id: string): string | null {
-    const prefix = [EVENT_ID_PREFIX, LEGACY_EVENT_ID_PREFIX].find((p) => id.startsWith(p));
+    const prefix = ID_PREFIXES.find((p) => id.startsWith(p));
     if (prefix === undefined || id.length > 2 * MAX_TOKEN_BYTES) return null;
     const plain = unseal(this.#encryptionKey, id.slice(prefix.length), PAD_BYTES);
     return plain && unpad(plain);

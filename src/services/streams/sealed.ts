@@ -11,8 +11,8 @@ const TAG_BYTES = 16;
 /** `plain` sealed under `key` with `iv` (IV_BYTES), as base64url. */
 export function seal(key: Buffer, iv: Buffer, plain: Buffer | string): string {
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const update = typeof plain === 'string' ? cipher.update(plain, 'utf8') : cipher.update(plain);
-  return Buffer.concat([iv, update, cipher.final(), cipher.getAuthTag()]).toString('base64url');
+  // A string is read as UTF-8.
+  return Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]).toString('base64url');
 }
 
 /** What `seal` sealed in `text` (at least `minPlainBytes` of it); null for any other text. */

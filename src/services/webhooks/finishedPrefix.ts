@@ -15,7 +15,7 @@ export interface OpenEvent {
 }
 
 /** The feed's checkpoint taken while no event was open (see `quietPoint`). */
-export interface QuietPoint {
+interface QuietPoint {
   token: string;
   reads: number;
 }
