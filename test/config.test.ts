@@ -146,6 +146,9 @@ describe('configuration', () => {
     };
     expect(unknownFolioVariables(env)).to.deep.equal(['FOLIO_DATADIR', 'FOLIO_LOGLEVEL', 'FOLIO_PLANS_FREE']);
     expect(unknownFolioVariables({})).to.deep.equal([]);
+    expect(
+      unknownFolioVariables({ FOLIO_ALLOW_FAULTY_JSON_PARSE: 'true', FOLIO_PROJECT: 'x' }),
+    ).to.deep.equal([]);
   });
 
   it('HTTP timeouts: defaults, and a headers timeout longer than the request timeout is refused', () => {

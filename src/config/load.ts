@@ -98,12 +98,15 @@ function deepMerge(base: Tree, over: Tree): Tree {
 
 /**
  * `FOLIO_*` names that are not configuration keys but are read elsewhere: the HTTP client's
- * `FOLIO_URL` and `FOLIO_API_KEY`, and the test suite's `FOLIO_REQUIRE_MONGODB`.
+ * `FOLIO_URL` and `FOLIO_API_KEY`, the test suite's `FOLIO_REQUIRE_MONGODB`, the runtime check's
+ * `FOLIO_ALLOW_FAULTY_JSON_PARSE` and the `folio` CLI's `FOLIO_PROJECT`.
  */
 const OTHER_FOLIO_VARIABLES: ReadonlySet<string> = new Set([
   'FOLIO_URL',
   'FOLIO_API_KEY',
   'FOLIO_REQUIRE_MONGODB',
+  'FOLIO_ALLOW_FAULTY_JSON_PARSE',
+  'FOLIO_PROJECT',
 ]);
 
 /**
