@@ -53,7 +53,7 @@ is measured run in processes of their own too.
 ## How to read it
 
 Only ratios of one run carry over: the machine is shared, and two whole runs minutes apart
-moved GET's CPU between 1.37 and 1.67 × raw's. A ratio whose two spreads are wider than its
+moved GET's CPU between 1.93 and 2.62 × raw's. A ratio whose two spreads are wider than its
 distance to the floor is inside the noise of this machine; run again before acting on it.
 A *Folio's time ÷ raw's* of 2 means Folio took twice as long. \`npm run bench:scale\` measures
 reads at 1,000,000 documents ([performance-scale.md](performance-scale.md)).

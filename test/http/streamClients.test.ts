@@ -221,7 +221,7 @@ describe('change stream through three SSE client libraries and a cutting TCP pro
     expect(ended()).to.equal('no');
   });
 
-  it('all three resume from a checkpoint: none sees it, none replays what it skipped, and none is refused although their last event expired @slow', async () => {
+  it('all three resume from a checkpoint: none sees it, none replays what it skipped, and none is refused although their last event expired', async () => {
     // Three filtered streams: one wanted event each, then only events their filter skips.
     const names = Object.keys(LIBRARIES);
     const opened = names.map((name) => ({

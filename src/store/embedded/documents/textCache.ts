@@ -1,8 +1,10 @@
 /**
- * The API text of documents read lately, for reads by id on the embedded store. Building that
- * text from the stored JSONB costs SQLite more than the rest of a GET's storage work: without
- * it, GET by id cost 2.2–2.4 × raw better-sqlite3's CPU per request in `npm run bench`, against
- * a floor of 2 (about 1.5 × with it).
+ * The API text of documents read lately, for reads by id on the embedded store. The statement
+ * that builds it from the stored JSONB was about 11 % of a GET's CPU in a profile under load
+ * (about 17 µs), against about 1 µs for a hit. Whole `npm run bench` runs are too noisy to
+ * show it alone (GET at 2.18 and 2.41 × raw better-sqlite3's CPU without it, 2.62 and 1.93
+ * with it, spreads of 20–150 %; the floor is 2); an A/B of the server's CPU per GET gave 107 µs
+ * without it and 99 µs with it.
  *
  * Never stale: the embedded store is the only writer of its documents (the data directory's
  * lock keeps a second server out), every document write passes through
