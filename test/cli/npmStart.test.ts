@@ -81,9 +81,14 @@ describe('npm start: output and stopping', function () {
       }
 
       started.child.kill(signal);
-      await until(() => !isRunning(server as number), 'the server to exit', 10_000);
-      expect(await accepts(port), 'the port is closed').to.equal(false);
-      expect(readHolderPid(dataDir), 'a clean shutdown removes the pid file').to.equal(null);
+      // Stopped cleanly: the pid file goes last (after the store closed) and the port is shut.
+      // Not "the process is gone": once npm and its shell are gone the server's exit leaves a
+      // zombie until init reaps it, which some sandboxes do late and show no state for.
+      await until(
+        async () => readHolderPid(dataDir) === null && !(await accepts(port)),
+        () => `a clean shutdown; the server printed:\n${started.output()}`,
+        10_000,
+      );
     });
   }
 

@@ -72,7 +72,10 @@ describe('webhook retries beside writes (real server)', function () {
     };
     await Promise.all(Array.from({ length: WRITERS }, writer));
     const ended = Date.now();
-    const during = retriesAt().filter((at) => at >= started + SETTLE_MS && at <= ended);
+    // A retry waits at most maxWaitMs, by design: one that fell due as the writes began may go
+    // once that has passed, which a loaded machine's last bulk can outlast.
+    const gateHeld = Math.min(ended, started + RETRY_WRITE_GATE.maxWaitMs);
+    const during = retriesAt().filter((at) => at >= started + SETTLE_MS && at <= gateHeld);
     const perSecond = (writes * 1_000) / (ended - started);
     expect(perSecond, 'documents written per second').to.be.greaterThan(
       (2 * RETRY_WRITE_GATE.maxDocuments * 1_000) / RETRY_WRITE_GATE.windowMs,
