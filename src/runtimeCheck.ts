@@ -55,7 +55,7 @@ export function runtimeRefusal(
   return (
     `Node.js ${version} parses some JSON object keys wrongly (a key written with an escape, such as "a\\n", ` +
     'can come back as another key parsed before it), so Folio could store fields under the wrong names. ' +
-    'Use Node.js 20, 22, or 24.22.1 or later. ' +
+    'Use Node.js 20, 22, 24.22.1 or a later 24, or 25.10 or later. ' +
     `To run anyway, at that risk, set ${UNSAFE_RUNTIME_VARIABLE}=true.`
   );
 }
