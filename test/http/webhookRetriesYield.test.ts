@@ -5,6 +5,10 @@
  * while they go on, shorter than the gate's longest wait), and the retries resume once the writes
  * stop; a light trickle of single writes holds none back. The server's own signal: its store's
  * count of documents written (src/jobs/writeGate.ts).
+ *
+ * In `npm run test:slow`: it judges by wall-clock rates, which a busy machine's stalls break (a
+ * 250 ms window with a paused writer opens the gate, as it should). The rule itself, over a
+ * counter the test moves and a real JobRunner, is in test/services/webhookRetryWriteGate.test.ts.
  */
 import { expect } from 'chai';
 import { RETRY_WRITE_GATE } from '../../src/jobs/writeGate.js';
@@ -39,7 +43,7 @@ describe('webhook retries beside writes (real server)', function () {
     await receiver.close();
   });
 
-  it('holds due retries back while writes are heavy, lets them go after, and not for a trickle', async () => {
+  it('holds due retries back while writes are heavy, lets them go after, and not for a trickle @slow', async () => {
     receiver.respond = (r) => (String(r.path).startsWith('/down') ? 500 : 200);
     const hook = await server.request('POST', `/${tenant.project}/down/_webhooks`, {
       key: tenant.key,
