@@ -56,7 +56,8 @@ export async function allowed(posts: Collection<Post>): Promise<void> {
   const selected = await posts.list({ select: ['title'] });
   const title: string | undefined = selected.data[0]?.title;
   const count: number = await posts.count({ filter: { stars: { in: [1, 2] } } });
-  for await (const post of posts.iterate({ filter: { stars: { gte: 1 } }, limit: 100 })) post.title.toUpperCase();
+  for await (const post of posts.iterate({ filter: { stars: { gte: 1 } }, limit: 100 }))
+    post.title.toUpperCase();
 
   const history = await posts.versions(created._id);
   history[0]?.operation satisfies 'create' | 'update' | 'patch' | 'restore' | undefined;
