@@ -2,6 +2,7 @@
  * The client library (client/folio.js) against a real server, every method once, in Node; the
  * suite's contract check validates each answer the server sent against the OpenAPI document.
  */
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { type Collection, createClient, FolioError } from '../../client/folio.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
@@ -187,5 +188,26 @@ describe('client library: documents and queries', () => {
     expect(await reader.collection<Post>(collection).count()).to.equal(1);
     const refused = await rejection(reader.collection<Post>(collection).create({ title: 'w', stars: 1 }));
     expect(refused).to.be.instanceOf(FolioError).and.include({ status: 403 });
+  });
+});
+
+describe('client library: served to browsers', () => {
+  it('serves its modules as they are in client/ at /dashboard/client/, to pages of any origin', async () => {
+    const server = await startTestServer();
+    try {
+      for (const file of ['folio.js', 'http.js', 'changes.js']) {
+        const res = await fetch(`${server.url}/dashboard/client/${file}`, {
+          headers: { Origin: 'https://app.example' },
+        });
+        expect(res.status, file).to.equal(200);
+        expect(res.headers.get('content-type')).to.match(/^text\/javascript/);
+        expect(res.headers.get('access-control-allow-origin')).to.be.oneOf(['*', 'https://app.example']);
+        expect(await res.text()).to.equal(
+          readFileSync(new URL(`../../client/${file}`, import.meta.url), 'utf8'),
+        );
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

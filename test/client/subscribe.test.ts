@@ -27,7 +27,8 @@ interface Note {
   kind?: string;
 }
 
-const STREAMS: ConfigOverrides = { streams: { heartbeatMs: 300, retryMs: 100, keyCheckMs: 1000 } };
+const STREAM_SETTINGS = { heartbeatMs: 300, retryMs: 100, keyCheckMs: 1000 };
+const STREAMS: ConfigOverrides = { streams: STREAM_SETTINGS };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A subscription's record: events, resets and errors as the application got them. */
@@ -228,6 +229,61 @@ describe('client library: subscribe, events lost', function () {
       expect(seen.errors).to.deep.equal([]);
       stop();
     } finally {
+      await proxy.close();
+      await server.close();
+    }
+  });
+});
+
+describe('client library: subscribe, when its EventSource gives up', function () {
+  this.timeout(30_000);
+
+  it('goes on with fetch from the last event it delivered: exactly once, in order', async () => {
+    // One stream per key: a second stream of the key makes the EventSource's reconnection a 429.
+    const server = await startTestServer({ config: { streams: { ...STREAM_SETTINGS, maxPerKey: 1 } } });
+    const proxy = await startTcpProxy(server.url);
+    const global = globalThis as { EventSource?: unknown };
+    global.EventSource = EventSource;
+    const other = new AbortController();
+    try {
+      const tenant = await server.tenant({ plan: 'pro' });
+      const notes = createClient({ baseUrl: server.url, key: tenant.key })
+        .project(tenant.project)
+        .collection<Note>('es');
+      const seen = recorder();
+      const stop = createClient({ baseUrl: proxy.url, key: tenant.key })
+        .project(tenant.project)
+        .collection<Note>('es')
+        .subscribe({}, seen.onEvent, seen.handlers);
+      const openStreams = () => server.running.services.streams.openCount;
+      await until(() => openStreams() === 1, 'the stream to open');
+      const written = [(await notes.create({ n: 0 }))._id];
+      await until(() => seen.events.length === 1, 'the first event');
+      proxy.down = true;
+      await until(() => openStreams() === 0, 'the cut stream to close');
+      const taken = await fetch(`${server.url}/${tenant.project}/es/_stream`, {
+        headers: { Accept: 'text/event-stream', Authorization: `Bearer ${tenant.key}` },
+        signal: other.signal,
+      });
+      expect(taken.status).to.equal(200);
+      const before = proxy.connections;
+      proxy.down = false;
+      written.push((await notes.create({ n: 1 }))._id);
+      await until(() => proxy.connections >= before + 2, 'the EventSource refused, then fetch trying');
+      other.abort();
+      written.push((await notes.create({ n: 2 }))._id);
+      await until(
+        () => seen.events.length >= 3,
+        () => `three events, got ${seen.events.length}`,
+      );
+      await sleep(300);
+      expect(seen.ids()).to.deep.equal(written);
+      expect(seen.resets).to.deep.equal([]);
+      expect(seen.errors).to.deep.equal([]);
+      stop();
+    } finally {
+      other.abort();
+      delete global.EventSource;
       await proxy.close();
       await server.close();
     }
