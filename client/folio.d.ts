@@ -27,8 +27,8 @@ export interface ListOptions<T> {
   filter?: Filter;
   /** One field or several, each `-`-prefixed for descending (`'-stars'`, `['-stars', 'title']`). */
   sort?: SortField | SortField[];
-  /** The fields to return (`_id` always comes). */
-  select?: (keyof T & string)[];
+  /** The fields to return (`_id` always comes); managed fields only when named. */
+  select?: (keyof Stored<T> & string)[];
   limit?: Query<'listDocuments'>['limit'];
   offset?: Query<'listDocuments'>['offset'];
   /** The cursor of the page before (`meta.next`). Not with `offset`. */
@@ -43,7 +43,7 @@ export interface Page<D> {
 }
 
 /** A listed document with `select`: `_id` and the selected fields only. */
-export type Selected<T, K extends keyof T> = Pick<T, K> & { _id: string };
+export type Selected<T, K extends keyof Stored<T>> = Pick<Stored<T>, K> & { _id: string };
 
 /** RFC 7396 merge patch: the fields to set, `null` removing one. */
 export type MergePatch<T> = { [K in keyof T]?: T[K] | null } & Fields;
@@ -130,7 +130,9 @@ export interface Collection<T extends object = Fields> {
   patch(id: string, changes: MergePatch<T>, options?: WriteOptions): Promise<Stored<T>>;
   jsonPatch(id: string, operations: JsonPatch, options?: WriteOptions): Promise<Stored<T>>;
   delete(id: string, options?: DeleteOptions): Promise<void>;
-  list<K extends keyof T & string>(options: ListOptions<T> & { select: K[] }): Promise<Page<Selected<T, K>>>;
+  list<K extends keyof Stored<T> & string>(
+    options: ListOptions<T> & { select: K[] },
+  ): Promise<Page<Selected<T, K>>>;
   list(options?: ListOptions<T> & { select?: undefined }): Promise<Page<Stored<T>>>;
   count(options?: { filter?: Filter }): Promise<number>;
   /** Every matching document, fetching page after page through the cursor. */

@@ -55,6 +55,8 @@ export async function allowed(posts: Collection<Post>): Promise<void> {
   await posts.list({ offset: 20 });
   const selected = await posts.list({ select: ['title'] });
   const title: string | undefined = selected.data[0]?.title;
+  const withVersion = await posts.list({ select: ['title', '$version'] });
+  const selectedVersion: number | undefined = withVersion.data[0]?.$version;
   const count: number = await posts.count({ filter: { stars: { in: [1, 2] } } });
   for await (const post of posts.iterate({ filter: { stars: { gte: 1 } }, limit: 100 }))
     post.title.toUpperCase();
@@ -96,7 +98,7 @@ export async function allowed(posts: Collection<Post>): Promise<void> {
       error.details satisfies Record<string, unknown> | undefined;
     }
   }
-  void [stars, title, count, stream];
+  void [stars, title, selectedVersion, count, stream];
 }
 
 export async function forbidden(posts: Collection<Post>): Promise<void> {
