@@ -185,7 +185,7 @@ class Subscription {
  * checkpoint, sent alone and never cut from an event) is adopted at the comment line after it,
  * so a reconnection resumes past events a filter skipped.
  */
-export class EventParser {
+class EventParser {
   constructor(dispatch) {
     this.dispatch = dispatch;
     this.onId = () => {};

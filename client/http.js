@@ -41,7 +41,7 @@ export async function send(http, method, path, options = {}) {
       const wait = retryAfterMs(res, 1000);
       if (wait <= http.retry.maxWaitMs) {
         await res.body?.cancel();
-        await sleep(wait);
+        await sleep(wait, options.signal);
         continue;
       }
     }
@@ -74,13 +74,16 @@ export function retryAfterMs(res, fallback) {
   return Number.isNaN(date) ? fallback : Math.max(0, date - Date.now());
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts (its listener removed either way). */
 export function sleep(ms, signal) {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, signal?.aborted ? 0 : ms);
+    signal?.addEventListener('abort', done);
   });
 }
 
