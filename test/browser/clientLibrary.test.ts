@@ -2,12 +2,15 @@
  * The client library in a real headless Chromium, imported by URL from Folio
  * (`/dashboard/client/folio.js`) into a page served from another origin, which the project
  * allows: every method with a read-write key, then `subscribe` with a read-only key through a
- * TCP proxy that cuts the connections, each event exactly once and in order, over the native
- * EventSource with a stream ticket and never a key in a URL.
+ * TCP proxy that cuts the connections, and across a server restart, each event exactly once and
+ * in order, over the native EventSource with a stream ticket and never a key in a URL.
  */
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { type BrowserSession, chromiumAvailable, openBrowser } from '../support/browser.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
@@ -70,10 +73,13 @@ const SUBSCRIBE = `async ({ api, project, key }) => {
   let browser: BrowserSession;
   let pages: Server;
   let readOnlyKey: string;
+  let dataDir: string;
   const urls: string[] = [];
+  const STREAMS = { streams: { heartbeatMs: 300, retryMs: 100 } };
 
   before(async () => {
-    server = await startTestServer({ config: { streams: { heartbeatMs: 300, retryMs: 100 } } });
+    dataDir = await mkdtemp(join(tmpdir(), 'folio-client-browser-'));
+    server = await startTestServer({ dataDir, config: STREAMS });
     tenant = await server.tenant({ plan: 'pro' });
     readOnlyKey = (await tenant.newKey({ scope: 'read-only' })).rawKey;
     proxy = await startTcpProxy(server.url);
@@ -100,6 +106,7 @@ const SUBSCRIBE = `async ({ api, project, key }) => {
     pages?.close();
     await proxy?.close();
     await server?.close();
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   const run = (script: string, key: string) =>
@@ -155,6 +162,34 @@ const SUBSCRIBE = `async ({ api, project, key }) => {
     expect(await browser.page.evaluate('window.problems')).to.deep.equal([]);
     await browser.page.evaluate('window.stop()');
     await until(() => openStreams() === 0, 'the stream to close');
+  });
+
+  it('subscribes across a server restart behind the proxy: exactly once, in order', async () => {
+    await run(SUBSCRIBE, readOnlyKey);
+    const openStreams = () => server.running.services.streams.openCount;
+    await until(() => openStreams() === 1, 'the stream to open');
+    const written: string[] = [];
+    const post = async () => {
+      const res = await server.request('POST', `/${tenant.project}/live`, {
+        key: tenant.key,
+        body: { n: 2 },
+      });
+      written.push(res.body._id);
+    };
+    const received = () => browser.page.evaluate('window.received') as Promise<string[]>;
+    await post();
+    await until(async () => (await received()).length === 1, 'the first event');
+    const { port } = new URL(server.url);
+    await server.close();
+    server = await startTestServer({ dataDir, config: { ...STREAMS, port: Number(port) } });
+    await post();
+    await until(() => openStreams() === 1, 'the reconnection');
+    await post();
+    await until(async () => (await received()).length >= 3, 'every event');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await received()).to.deep.equal(written);
+    expect(await browser.page.evaluate('window.problems')).to.deep.equal([]);
+    await browser.page.evaluate('window.stop()');
   });
 
   it('opened the stream with a ticket, and never put a key in a URL', () => {
