@@ -10,7 +10,8 @@
  *   the last event it delivered as `Last-Event-ID`.
  * - `stream.reset`, or a 410 on reconnection: events were lost, so `onReset` tells the
  *   application to re-read, and the stream starts again from now.
- * - An answer no retry can mend (401 revoked key, 403, 404) stops it and goes to `onError`.
+ * - 429 and 5xx are retried; any other refusal (400, 401 revoked key, 403, 404) stops it and goes
+ *   to `onError`.
  */
 import { errorOf, queryString, retryAfterMs, send, sleep } from './http.js';
 
