@@ -11,6 +11,8 @@ export interface TcpProxy {
   readonly connections: number;
   /** Destroy every open connection, both sides. */
   cut(): void;
+  /** While true, every new connection is dropped at once too: the network is down. */
+  down: boolean;
   close(): Promise<void>;
 }
 
@@ -18,8 +20,13 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let connections = 0;
+  const state = { down: false };
   const proxy = createServer((client) => {
     connections++;
+    if (state.down) {
+      client.destroy();
+      return;
+    }
     const upstream = tcpConnect(Number(port), hostname);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -39,6 +46,13 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     url: `http://127.0.0.1:${address.port}`,
     get connections() {
       return connections;
+    },
+    get down() {
+      return state.down;
+    },
+    set down(down: boolean) {
+      state.down = down;
+      if (down) for (const socket of sockets) socket.destroy();
     },
     cut: () => {
       for (const socket of sockets) socket.destroy();

@@ -76,7 +76,7 @@ function packageDir(name: string): string {
   }
 }
 
-function asset(body: Buffer, type: string): Asset {
+export function asset(body: Buffer, type: string): Asset {
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
   return { body, type, etag: `"${hash}"` };
 }

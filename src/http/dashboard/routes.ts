@@ -2,7 +2,8 @@
  * `GET /dashboard/...`: the dashboard's files from memory (assets.ts), with a strong ETag and
  * `Cache-Control: no-cache`, so browsers revalidate (304) and an upgrade is seen at once; pages
  * carry a strict Content-Security-Policy. The dashboard routes itself inside the page (`#/...`),
- * so every other path below `/dashboard/` is a JSON 404 like any unknown route.
+ * so every other path below `/dashboard/` is a JSON 404 like any unknown route. The client
+ * library is served among its files (`/dashboard/client/folio.js`, clientLibrary.ts).
  */
 import { Router } from '@koa/router';
 import { z } from 'zod';
@@ -12,6 +13,7 @@ import type { OperationDeclaration } from '../openapi/declare.js';
 import { declare, route } from '../routes/route.js';
 import { type Ctx, type FolioContext, type FolioRouter, type FolioState, param } from '../types.js';
 import type { DashboardAssets } from './assets.js';
+import { withClientLibrary } from './clientLibrary.js';
 
 const tags = ['dashboard'];
 const file = z.object({ file: z.string().meta({ description: 'A file name.' }) });
@@ -89,8 +91,10 @@ export const DASHBOARD_OPERATIONS: OperationDeclaration[] = [
   dashboardFolderFile,
 ];
 
-export function createDashboardRouter(assets: DashboardAssets): FolioRouter {
+export function createDashboardRouter(dashboardAssets: DashboardAssets): FolioRouter {
   const router = new Router<FolioState, FolioContext>();
+  // `/dashboard/client/folio.js`: the client library, for pages to import by URL.
+  const assets = withClientLibrary(dashboardAssets);
 
   // Relative module URLs in the page resolve against /dashboard/, so the bare path redirects.
   route(router, dashboardPage, (ctx) => {
