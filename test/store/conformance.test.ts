@@ -92,6 +92,7 @@ function apiKey(projectId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKe
     lastUsedAt: null,
     revokedAt: null,
     rotatedFrom: null,
+    rules: null,
     ...overrides,
   };
 }

@@ -4,6 +4,7 @@
  * requests with it (services, query/), and the operations import it from there.
  */
 import { z } from 'zod';
+import { keyRulesSchema } from '../../services/apiKeys.js';
 import { COLLECTION_PATTERN, DOCUMENT_ID_PATTERN } from '../../services/documentRules.js';
 
 export const errorSchema = z
@@ -108,6 +109,9 @@ export const apiKeySchema = z
     config: z.record(z.string(), z.unknown()),
     status: z.enum(['active', 'revoked']),
     hint: z.string(),
+    rules: keyRulesSchema.meta({
+      description: 'What the key may reach; null: every collection of its project environment.',
+    }),
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     rotatedFrom: z.string().optional(),
