@@ -10,7 +10,7 @@
  * The key's scope is a ceiling: a read-only key's `write` rule would only read (validation
  * refuses such rules before they are stored; see apiKeys.ts).
  */
-import { AppError, invalidQuery, notFound } from '../errors.js';
+import { collectionAccess, invalidQuery, notFound } from '../errors.js';
 import { matchesFilter } from '../query/documentMatcher.js';
 import { parseFilterObject } from '../query/filterParams.js';
 import type { JsonObject, KeyRule, KeyScope, StoredFilter } from '../store/port.js';
@@ -90,15 +90,6 @@ export function compileRuleFilter(filter: JsonObject, ruleIndex: number): Stored
   return Object.keys(compiled).length === 0 ? null : compiled;
 }
 
-/** 403 for a collection the key sees but may not write. */
-export const collectionAccessDenied = (collection: string, needed: 'read' | 'write') =>
-  new AppError(
-    403,
-    'collection_access',
-    `This API key needs ${needed} access to collection "${collection}" for this request.`,
-    { collection, needed },
-  );
-
 /**
  * The key's access to `collection`, when it is at least `needed`. A collection out of reach is
  * 404 "Collection not found." whether or not it exists, so a key learns nothing of collections
@@ -111,7 +102,7 @@ export function requireCollection(
 ): CollectionAccess {
   const reach = access.collection(collection);
   if (reach.level === 'none') throw notFound('Collection');
-  if (needed === 'write' && reach.level !== 'write') throw collectionAccessDenied(collection, needed);
+  if (needed === 'write' && reach.level !== 'write') throw collectionAccess(collection, needed);
   return reach;
 }
 
