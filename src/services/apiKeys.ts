@@ -161,7 +161,7 @@ export class ApiKeyService {
     if (key.status !== 'active') throw notFound('Active API key');
     assertRulesWithinScope(rules, key.scope);
     const changed = await this.store.accounts.setKeyRules(key.id, rules);
-    this.cache.evictKey(key.id);
+    this.cache.rulesChanged(key.id);
     if (!changed) throw notFound('Active API key');
     return { ...key, rules };
   }
