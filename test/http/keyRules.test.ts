@@ -46,6 +46,9 @@ forEachStore(
         ['GET', '/_webhooks'],
         ['POST', '/_stream/tickets'],
         ['POST', '/_bulk'],
+        ['POST', '/_import'],
+        ['GET', '/_stream'],
+        
       ] as const;
       for (const [method, rest] of surfaces) {
         const body = method === 'POST' ? (rest === '/_bulk' ? [] : {}) : undefined;
