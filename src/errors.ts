@@ -40,6 +40,24 @@ export const forbidden = (message = 'This key may not access this resource.') =>
 export const readOnlyKey = () =>
   new AppError(403, 'read_only_key', 'This API key is read-only; it may only use GET.');
 
+/** A key's rules show it the collection but do not let it `needed` there (services/keyAccess.ts). */
+export const collectionAccess = (collection: string, needed: 'read' | 'write') =>
+  new AppError(
+    403,
+    'collection_access',
+    `This API key needs ${needed} access to collection "${collection}" for this request.`,
+    { collection, needed },
+  );
+
+/** A write would leave a document where the key's rule filter cannot see it; nothing was written. */
+export const outsideRules = (collection: string) =>
+  new AppError(
+    403,
+    'outside_rules',
+    `This write would put the document outside what this API key's rules let it see in "${collection}"; nothing was written.`,
+    { collection },
+  );
+
 export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`);
 
 export const conflict = (message: string, details?: JsonObject) =>

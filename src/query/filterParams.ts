@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { invalidQuery } from '../errors.js';
 import { toStoredPath } from '../store/documentQuery/fieldPath.js';
-import type { JsonPrimitive, JsonValue, StoredFilter } from '../store/port.js';
+import type { JsonObject, JsonPrimitive, JsonValue, StoredFilter } from '../store/port.js';
 import { equalityCandidates, escapeRegex, rangeOperand } from './urlValue.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -98,28 +98,78 @@ function parseFilterParam(key: string, raw: string): StoredFilter {
       'malformed filter parameter; expected filter[field]=value or filter[field][op]=value',
     );
   }
-  const path = toStoredPath(key, match[1]!);
-  const opText = match[2];
+  return clause(key, match[1]!, match[2], raw);
+}
+
+/** One field's condition: `field` as the client spells it, `opText` undefined for plain equality. */
+function clause(
+  key: string,
+  field: string,
+  opText: string | undefined,
+  raw: string | string[],
+): StoredFilter {
+  const path = toStoredPath(key, field);
   if (opText === '') throw invalidQuery(key, 'empty operator');
   const op = operatorSchema.safeParse(opText ?? 'eq');
   if (!op.success) {
     throw invalidQuery(key, `unknown operator '${opText}'; expected one of ${FILTER_OPERATORS.join(', ')}`);
   }
+  if (Array.isArray(raw) && op.data !== 'in') throw invalidQuery(key, 'only in takes a list');
   return { [path]: condition(key, op.data, raw) };
 }
 
-function condition(key: string, op: FilterOperator, raw: string): { [op: string]: JsonValue } {
+/**
+ * The same filters written as one JSON object, as a typed client writes the `filter` parameter
+ * (filterParamSchema): `{"published": true}`, `{"n": {"gte": 3}}`, `{"team": {"in": ["a", "b"]}}`.
+ * Each value reads exactly as its text would in the URL (so `true` also matches "true"); an `in`
+ * list's items are taken whole, commas and all. Errors name `param` and the field, e.g.
+ * `rules[0].filter[n][gte]`. What a key's rule filter compiles with (services/keyAccess.ts).
+ */
+export function parseFilterObject(object: JsonObject, param = 'filter'): StoredFilter {
+  const clauses: StoredFilter[] = [];
+  for (const [field, value] of Object.entries(object)) {
+    const key = `${param}[${field}]`;
+    const conditions = isOperands(value) ? Object.entries(value) : [[undefined, value] as const];
+    for (const [opText, operand] of conditions) {
+      if (clauses.length >= MAX_FILTERS)
+        throw invalidQuery(param, `too many filters (at most ${MAX_FILTERS})`);
+      const opKey = opText === undefined ? key : `${key}[${opText}]`;
+      clauses.push(clause(opKey, field, opText, operandText(opKey, operand)));
+    }
+  }
+  return clauses.length === 0 ? {} : clauses.length === 1 ? clauses[0]! : { $and: clauses };
+}
+
+function isOperands(value: JsonValue): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON operand as the URL's text: a scalar as JSON spells it, a list of scalars as a list. */
+function operandText(key: string, operand: JsonValue): string | string[] {
+  if (Array.isArray(operand)) {
+    if (operand.length > MAX_IN_ITEMS) throw invalidQuery(key, `at most ${MAX_IN_ITEMS} values`);
+    return operand.map((item) => scalarText(key, item));
+  }
+  return scalarText(key, operand);
+}
+
+function scalarText(key: string, value: JsonValue): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null)
+    throw invalidQuery(key, 'expected a string, number, boolean or null');
+  return JSON.stringify(value);
+}
+
+function condition(key: string, op: FilterOperator, raw: string | string[]): { [op: string]: JsonValue } {
+  if (Array.isArray(raw)) return { $in: inList(key, raw) };
   switch (op) {
     case 'eq':
       return { $in: equalityCandidates(raw) };
     case 'neq':
       return { $nin: equalityCandidates(raw) };
-    case 'in': {
-      // No escaping: a value holding a comma cannot be listed (use eq for it).
-      const items = raw.split(',');
-      if (items.length > MAX_IN_ITEMS) throw invalidQuery(key, `at most ${MAX_IN_ITEMS} values`);
-      return { $in: distinct(items.flatMap(equalityCandidates)) };
-    }
+    case 'in':
+      // No escaping: a value holding a comma cannot be listed in the URL (use eq for it).
+      return { $in: inList(key, raw.split(',')) };
     case 'gt':
     case 'gte':
     case 'lt':
@@ -136,6 +186,11 @@ function condition(key: string, op: FilterOperator, raw: string): { [op: string]
       return { $exists: flag.data === 'true' };
     }
   }
+}
+
+function inList(key: string, items: string[]): JsonPrimitive[] {
+  if (items.length > MAX_IN_ITEMS) throw invalidQuery(key, `at most ${MAX_IN_ITEMS} values`);
+  return distinct(items.flatMap(equalityCandidates));
 }
 
 function distinct(values: JsonPrimitive[]): JsonPrimitive[] {

@@ -10,6 +10,7 @@ import { invalidQuery, notFound } from '../errors.js';
 import type { AccountRecord, ApiKeyRecord, Env, ProjectRecord } from '../store/port.js';
 import type { AccountService } from './accounts.js';
 import type { KeyContext } from './context.js';
+import { compileKeyAccess } from './keyAccess.js';
 import { hashToken } from './secrets.js';
 
 /** Id prefix of dashboard keys (never an issued key's `key_`). */
@@ -48,6 +49,7 @@ export function dashboardKey(
     lastUsedAt: null,
     revokedAt: null,
     rotatedFrom: null,
+    rules: null,
   };
 }
 
@@ -100,6 +102,7 @@ export class SessionAccessService {
       plan: account.plan,
       limits: this.config.plans[account.plan],
       scope: { projectId: project.id, env },
+      access: compileKeyAccess(null, 'read-write'),
     };
   }
 }

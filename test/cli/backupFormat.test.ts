@@ -79,6 +79,7 @@ const RECORDS: SnapshotRecord[] = [
       lastUsedAt: null,
       revokedAt: null,
       rotatedFrom: null,
+      rules: null,
     },
   },
   {

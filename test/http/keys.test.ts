@@ -138,6 +138,7 @@ forEachStore(
           'lastUsedAt',
           'name',
           'project',
+          'rules',
           'scope',
           'status',
         ].sort(),

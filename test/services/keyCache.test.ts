@@ -23,6 +23,7 @@ function resolved(keyId: string, accountId = 'acc_1', status: 'active' | 'revoke
       lastUsedAt: null,
       revokedAt: null,
       rotatedFrom: null,
+      rules: null,
     },
     project: { id: 'prj_1', accountId, name: 'app', createdAt: at, allowedOrigins: null },
     account: { id: accountId, email: 'a@example.test', passwordHash: 'x', plan: 'free', createdAt: at },

@@ -230,6 +230,7 @@ describe('MongoDB store: system records', () => {
       lastUsedAt: null,
       revokedAt: null,
       rotatedFrom: newId('key'),
+      rules: [{ collections: ['posts', 'public_*'], access: 'read', filter: { published: true } }],
     };
     expect(fromKeyDoc(throughBson(toKeyDoc(key)) as ReturnType<typeof toKeyDoc>)).to.deep.equal(key);
   });

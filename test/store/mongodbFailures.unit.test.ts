@@ -238,6 +238,7 @@ describe('MongoDB store: API key, project and account in one round trip', () => 
     lastUsedAt: null,
     revokedAt: null,
     rotatedFrom: null,
+    rules: null,
   });
   const collections = new Map<string, Document[]>([
     [

@@ -127,6 +127,17 @@ const RECORD_SCHEMAS = {
       lastUsedAt: iso.nullable(),
       revokedAt: iso.nullable(),
       rotatedFrom: z.string().nullable(),
+      // Absent in backups written before keys had rules: unrestricted.
+      rules: z
+        .array(
+          z.strictObject({
+            collections: z.array(z.string()),
+            access: z.enum(['read', 'write']),
+            filter: z.record(z.string(), z.json()).optional(),
+          }),
+        )
+        .nullable()
+        .optional(),
     }),
   }),
   webhook: z.strictObject({

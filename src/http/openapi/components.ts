@@ -4,6 +4,7 @@
  * requests with it (services, query/), and the operations import it from there.
  */
 import { z } from 'zod';
+import { keyRulesSchema } from '../../services/apiKeys.js';
 import { COLLECTION_PATTERN, DOCUMENT_ID_PATTERN } from '../../services/documentRules.js';
 
 export const errorSchema = z
@@ -108,6 +109,9 @@ export const apiKeySchema = z
     config: z.record(z.string(), z.unknown()),
     status: z.enum(['active', 'revoked']),
     hint: z.string(),
+    rules: keyRulesSchema.meta({
+      description: 'What the key may reach; null: every collection of its project environment.',
+    }),
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     rotatedFrom: z.string().optional(),
@@ -298,6 +302,16 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
     'a key used on another project, another account’s resource, or `explain=true` with a read-only key',
   ],
   [403, 'read_only_key', 'a read-only key on POST, PUT, PATCH or DELETE'],
+  [
+    403,
+    'collection_access',
+    'a key whose rules show it the collection but not the access the request needs; `details: {collection, needed}`',
+  ],
+  [
+    403,
+    'outside_rules',
+    'a write whose document would fall outside the key’s rule filter; `details: {collection}`; nothing written',
+  ],
   [403, 'origin_not_allowed', 'a browser origin the project does not allow for this key'],
   [403, 'plan_limit_exceeded', 'a quantity over the plan; `details: {limit, max, plan}`'],
   [403, 'plan_feature_unavailable', 'a feature the plan lacks (version diff on Free)'],
@@ -307,7 +321,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
     'csrf_failed',
     'a state-changing request by session cookie without `X-CSRF-Token`, or from another origin',
   ],
-  [404, 'not_found', 'an unknown document, version, key, project or route'],
+  [
+    404,
+    'not_found',
+    'an unknown document, version, key, project or route; a collection out of the key’s rules, or a document outside them',
+  ],
   [405, 'method_not_allowed', 'a known path with a method it does not take'],
   [406, 'not_acceptable', 'an `Accept` the route cannot answer'],
   [409, 'conflict', 'an id, email or project name that is taken'],

@@ -44,6 +44,7 @@ export type CloseReason =
   | 'client_closed'
   | 'shutdown'
   | 'key_revoked'
+  | 'rules_changed'
   | 'session_ended'
   | 'plan_changed'
   | 'slot_lost'
@@ -94,6 +95,7 @@ export interface EventStreamOptions<H> {
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
   key_revoked: 'The API key was revoked or rotated.',
+  rules_changed: 'The API key’s rules changed; reconnect with Last-Event-ID to resume under the new rules.',
   session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',

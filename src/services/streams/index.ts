@@ -254,6 +254,12 @@ export class StreamService {
         const { keyId, sessionHash } = stream.holder;
         if (sessionHash === null && keyId === revocation.keyId) stream.close('key_revoked');
       }
+    } else if ('rulesOfKeyId' in revocation) {
+      // What the key may see changed: its streams close, and reconnect under the new rules.
+      for (const stream of [...this.#open]) {
+        const { keyId, sessionHash } = stream.holder;
+        if (sessionHash === null && keyId === revocation.rulesOfKeyId) stream.close('rules_changed');
+      }
     } else if ('sessionHash' in revocation) {
       for (const stream of [...this.#open]) {
         if (stream.holder.sessionHash === revocation.sessionHash) stream.close('session_ended');

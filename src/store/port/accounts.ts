@@ -37,6 +37,18 @@ export interface ProjectRecord {
   autoIndexes?: boolean | null;
 }
 
+/**
+ * One permission of a key: the collections it names (exact names, or prefixes ending in `*`),
+ * the access it grants there (`write` includes read) and, optionally, which documents of them
+ * the key sees, in the list's filter language as JSON. What rules mean is the services' business
+ * (keyAccess.ts); the store keeps them as given.
+ */
+export interface KeyRule {
+  collections: string[];
+  access: 'read' | 'write';
+  filter?: JsonObject;
+}
+
 export interface ApiKeyRecord {
   id: string;
   projectId: string;
@@ -53,6 +65,8 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
   revokedAt: string | null;
   rotatedFrom: string | null;
+  /** The key's permissions, or null for none: it reaches every collection (keys made before rules). */
+  rules: KeyRule[] | null;
 }
 export interface AccountRepository {
   /** Throws DuplicateError('email') if the email (compared lower-cased) is taken. */
@@ -97,6 +111,8 @@ export interface AccountRepository {
   revokeKey(id: string, at: string): Promise<boolean>;
   /** Atomically revoke the old key and insert its replacement; false if the old one was not active. */
   rotateKey(oldId: string, replacement: ApiKeyRecord, at: string): Promise<boolean>;
+  /** Replace an active key's rules (null: unrestricted); false, and nothing written, if it is not active. */
+  setKeyRules(id: string, rules: KeyRule[] | null): Promise<boolean>;
   /** Best-effort last-use stamp. */
   touchKey(id: string, at: string): Promise<void>;
 }

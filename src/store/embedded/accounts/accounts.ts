@@ -10,6 +10,7 @@ import {
   DuplicateError,
   type Env,
   type JsonObject,
+  type KeyRule,
   type KeyScope,
   type KeyStatus,
   type Plan,
@@ -58,6 +59,7 @@ export interface KeyRow {
   last_used_at: string | null;
   revoked_at: string | null;
   rotated_from: string | null;
+  rules: string | null;
 }
 
 /** The port's name for each unique column, as DuplicateError reports it. */
@@ -111,6 +113,9 @@ const toSession = (r: SessionRow): SessionRecord => ({
 
 const originsText = (origins: string[] | null) => (origins === null ? null : JSON.stringify(origins));
 
+/** A key's rules as stored (NULL: unrestricted). */
+export const rulesText = (rules: KeyRule[] | null) => (rules === null ? null : JSON.stringify(rules));
+
 export const toProject = (r: ProjectRow): ProjectRecord => ({
   id: r.id,
   accountId: r.account_id,
@@ -135,10 +140,11 @@ export const toKey = (r: KeyRow): ApiKeyRecord => ({
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
   rotatedFrom: r.rotated_from,
+  rules: r.rules === null ? null : (JSON.parse(r.rules) as KeyRule[]),
 });
 
 const KEY_COLUMNS =
-  'id, project_id, name, env, scope, config, status, key_hash, hint, created_at, last_used_at, revoked_at, rotated_from';
+  'id, project_id, name, env, scope, config, status, key_hash, hint, created_at, last_used_at, revoked_at, rotated_from, rules';
 
 export class EmbeddedAccounts implements AccountRepository {
   readonly #insertAccount: Database.Statement<[string, string, string, string, Plan, string]>;
@@ -175,6 +181,7 @@ export class EmbeddedAccounts implements AccountRepository {
       string | null,
       string | null,
       string | null,
+      string | null,
     ]
   >;
   readonly #keyById: Database.Statement<[string], KeyRow>;
@@ -183,6 +190,7 @@ export class EmbeddedAccounts implements AccountRepository {
   readonly #countActive: Database.Statement<[string], { n: number }>;
   readonly #revoke: Database.Statement<[string, string]>;
   readonly #touch: Database.Statement<[string, string]>;
+  readonly #setRules: Database.Statement<[string | null, string]>;
   readonly #rotateTx: (oldId: string, replacement: ApiKeyRecord, at: string) => boolean;
   readonly #createKeyTx: (key: ApiKeyRecord, maxActive: number) => boolean;
 
@@ -231,6 +239,7 @@ export class EmbeddedAccounts implements AccountRepository {
       "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'",
     );
     this.#touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+    this.#setRules = db.prepare("UPDATE api_keys SET rules = ? WHERE id = ? AND status = 'active'");
     this.#createKeyTx = db.transaction((key: ApiKeyRecord, maxActive: number): boolean => {
       if (this.#countActive.get(key.projectId)!.n >= maxActive) return false;
       this.#insertKeyRow(key);
@@ -377,6 +386,10 @@ export class EmbeddedAccounts implements AccountRepository {
     return this.#rotateTx(oldId, replacement, at);
   }
 
+  async setKeyRules(id: string, rules: KeyRule[] | null): Promise<boolean> {
+    return this.#setRules.run(rulesText(rules), id).changes === 1;
+  }
+
   async touchKey(id: string, at: string): Promise<void> {
     this.#touch.run(at, id);
   }
@@ -397,6 +410,7 @@ export class EmbeddedAccounts implements AccountRepository {
         key.lastUsedAt,
         key.revokedAt,
         key.rotatedFrom,
+        rulesText(key.rules),
       ),
     );
   }

@@ -190,6 +190,8 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE documents ADD COLUMN operation TEXT;
   ALTER TABLE documents ADD COLUMN api_key_hint TEXT;
   CREATE INDEX documents_history_layout ON documents (operation) WHERE operation IS NULL;`,
+  // 10: a key's rules (KeyRule[] as JSON; NULL = unrestricted, as every key made before).
+  `ALTER TABLE api_keys ADD COLUMN rules TEXT;`,
 ];
 
 /** The schema version a fully migrated database reports. */

@@ -29,6 +29,7 @@ import type {
   WebhookRecord,
   WriteOperation,
 } from '../../port.js';
+import { rulesText } from '../accounts/accounts.js';
 import { storedBodySql } from '../documents/apiText.js';
 import type { EmbeddedIndexes } from '../indexes/declaredIndexes.js';
 import { scopeKeyOf } from '../layout/scopeKey.js';
@@ -59,7 +60,7 @@ interface Statements {
     allowedOrigins: string | null;
     autoIndexes: number | null;
   }>;
-  key: Database.Statement<Omit<ApiKeyRecord, 'config'> & { config: string }>;
+  key: Database.Statement<Omit<ApiKeyRecord, 'config' | 'rules'> & { config: string; rules: string | null }>;
   webhook: Database.Statement<
     Omit<WebhookRecord, 'scope' | 'events'> & {
       scope: string;
@@ -130,8 +131,8 @@ export class EmbeddedSnapshots implements SnapshotRepository {
       ),
       key: db.prepare(
         'INSERT OR REPLACE INTO api_keys (id, project_id, name, env, scope, config, status, key_hash, hint, ' +
-          'created_at, last_used_at, revoked_at, rotated_from) VALUES (@id, @projectId, @name, @env, @scope, ' +
-          '@config, @status, @keyHash, @hint, @createdAt, @lastUsedAt, @revokedAt, @rotatedFrom)',
+          'created_at, last_used_at, revoked_at, rotated_from, rules) VALUES (@id, @projectId, @name, @env, @scope, ' +
+          '@config, @status, @keyHash, @hint, @createdAt, @lastUsedAt, @revokedAt, @rotatedFrom, @rules)',
       ),
       webhook: db.prepare(
         'INSERT OR REPLACE INTO webhooks (id, scope, project_id, env, collection, url, events, description, ' +
@@ -227,7 +228,12 @@ export class EmbeddedSnapshots implements SnapshotRepository {
         s.project.run(projectRow(record.project));
         return;
       case 'key':
-        s.key.run({ ...record.key, config: JSON.stringify(record.key.config) });
+        // `rules` is absent in backups written before keys had rules: unrestricted.
+        s.key.run({
+          ...record.key,
+          config: JSON.stringify(record.key.config),
+          rules: rulesText(record.key.rules ?? null),
+        });
         return;
       case 'webhook':
         s.webhook.run(webhookRow(record.webhook));

@@ -9,6 +9,7 @@ import {
   type AccountRepository,
   type ApiKeyRecord,
   DuplicateError,
+  type KeyRule,
   type Plan,
   type ProjectRecord,
   type ResolvedKey,
@@ -241,6 +242,11 @@ export class MongoAccounts implements AccountRepository {
       'id',
     );
     return result;
+  }
+
+  async setKeyRules(id: string, rules: KeyRule[] | null): Promise<boolean> {
+    const result = await this.#keys.updateOne({ _id: id, status: 'active' }, { $set: { rules } });
+    return result.matchedCount === 1;
   }
 
   async touchKey(id: string, at: string): Promise<void> {

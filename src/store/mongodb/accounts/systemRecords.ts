@@ -21,7 +21,8 @@ export type ProjectDoc = Omit<WithMongoId<ProjectRecord>, 'allowedOrigins' | 'au
   autoIndexes?: boolean | null;
 };
 
-export type KeyDoc = WithMongoId<ApiKeyRecord>;
+/** `rules` is absent on keys written before rules existed: unrestricted. */
+export type KeyDoc = Omit<WithMongoId<ApiKeyRecord>, 'rules'> & { rules?: ApiKeyRecord['rules'] };
 
 /** Emails are compared lower-cased. */
 export function emailKey(email: string): string {
@@ -100,6 +101,8 @@ export function toKeyDoc(k: ApiKeyRecord): KeyDoc {
     lastUsedAt: k.lastUsedAt,
     revokedAt: k.revokedAt,
     rotatedFrom: k.rotatedFrom,
+    // Absent in backups written before rules existed.
+    rules: k.rules ?? null,
   };
 }
 
@@ -118,6 +121,7 @@ export function fromKeyDoc(d: KeyDoc): ApiKeyRecord {
     lastUsedAt: d.lastUsedAt ?? null,
     revokedAt: d.revokedAt ?? null,
     rotatedFrom: d.rotatedFrom ?? null,
+    rules: d.rules ?? null,
   };
 }
 
