@@ -48,7 +48,6 @@ forEachStore(
         ['POST', '/_bulk'],
         ['POST', '/_import'],
         ['GET', '/_stream'],
-        
       ] as const;
       for (const [method, rest] of surfaces) {
         const body = method === 'POST' ? (rest === '/_bulk' ? [] : {}) : undefined;
