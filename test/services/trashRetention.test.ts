@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { newId } from '../../src/ids.js';
 import type { KeyContext } from '../../src/services/context.js';
 import { createServices, type Services } from '../../src/services/index.js';
+import { compileKeyAccess } from '../../src/services/keyAccess.js';
 import type { EmbeddedStore } from '../../src/store/embedded/index.js';
 import { createTempEmbeddedStore, destroyTempEmbeddedStore } from '../store/embeddedFactory.js';
 
@@ -25,6 +26,7 @@ describe('trash retention (services, moved clock)', () => {
       limits: config.plans[plan],
       scope: { projectId: newId('prj'), env: 'test' },
       key: { hint: 'folio_sk_test_...wxyz' },
+      access: compileKeyAccess(null, 'read-write'),
     }) as KeyContext;
 
   before(async () => {

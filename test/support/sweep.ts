@@ -148,6 +148,16 @@ export async function sweepApi(baseUrl: string, options: SweepOptions = {}): Pro
   await called('listKeys', 404, account.GET('/api/keys', { params: { query: { project: 'other' } } }));
   const spare = await account.POST('/api/keys', { body: { ...keyBody, name: 'spare' } });
   const spareId = { params: { path: { keyId: spare.data?.apiKey.id as string } } };
+  const rules = [{ collections: ['public_*'], access: 'read' as const, filter: { published: true } }];
+  await called('updateKey', 200, account.PATCH('/api/keys/{keyId}', { ...spareId, body: { rules } }));
+  await called(
+    'updateKey',
+    400,
+    account.PATCH('/api/keys/{keyId}', {
+      ...spareId,
+      body: { rules: [{ collections: [], access: 'read' }] },
+    }),
+  );
   const rotated = await account.POST('/api/keys/{keyId}/rotate', spareId);
   record('rotateKey', 201, rotated.response);
   await called(
