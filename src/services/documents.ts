@@ -5,7 +5,7 @@
  * a 412 instead of a retry.
  */
 import type { Config } from '../config/schema.js';
-import { AppError, badRequest, conflict, notFound, versionMismatch } from '../errors.js';
+import { AppError, badRequest, conflict, forbidden, notFound, versionMismatch } from '../errors.js';
 import type {
   CommitOptions,
   CommitResult,
@@ -27,6 +27,7 @@ import {
   userFields,
 } from './documentRules.js';
 import { buildDocument, newDocumentId, putWrite } from './documentWrites.js';
+import { inView } from './keyAccess.js';
 import { applyJsonPatch, applyMergePatch } from './patches.js';
 import type { SchemaService } from './schemas/index.js';
 import { trashStampOf } from './trash/retention.js';
@@ -159,11 +160,14 @@ export class DocumentService {
     version: number,
     precondition?: Precondition,
   ): Promise<FolioDocument> {
+    const reach = ctx.access.collection(collection);
     const old = await this.store.documents.getVersion(ctx.scope, collection, id, version);
     if (!old) throw notFound('Version');
     const { fields } = userFields(old);
     return this.mutate(ctx, collection, id, precondition, (current) => {
-      if (!current) throw notFound('Document');
+      if (!current || !inView(reach, current)) throw notFound('Document');
+      // A key's rule: restoring content it may not see would move the document out of its view.
+      if (!inView(reach, old)) throw forbidden('This version is outside what this API key may see.');
       return { fields, operation: 'restore' };
     });
   }

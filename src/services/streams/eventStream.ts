@@ -16,6 +16,12 @@
  * task that committed the write is over (so the writer's own response goes out first, never
  * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
  * shared by every stream of the project.
+ *
+ * Under a key's document rule (`rule`) a stream sends only events whose document is inside it.
+ * An update whose new content is outside it is `document.removed` (the id alone) when the
+ * version before it was inside (the client had it), and nothing otherwise; telling the two
+ * apart is the one store read a stream makes, only for such events. A document that enters the
+ * rule arrives as the `document.updated` that brought it in.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -24,7 +30,7 @@ import type {
   ChangeEvent,
   ChangeFeedEnd,
   ChangeSubscription,
-  ChangeType,
+  FolioDocument,
   StoredFilter,
 } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
@@ -35,15 +41,18 @@ import {
   documentFrame,
   HEARTBEAT_FRAME,
   RESET_EVENT_ID,
+  removedFrame,
   retryFrame,
   startIdFrame,
 } from './sseFrames.js';
+import type { StreamEventType } from './streamRequest.js';
 
 /** Why Folio closed a stream (besides the feed ending it). */
 export type CloseReason =
   | 'client_closed'
   | 'shutdown'
   | 'key_revoked'
+  | 'rules_changed'
   | 'session_ended'
   | 'plan_changed'
   | 'slot_lost'
@@ -74,8 +83,10 @@ export interface EventStreamOptions<H> {
   subscription: ChangeSubscription;
   /** The project name, as in the URL. */
   project: string;
-  types: ReadonlySet<ChangeType>;
+  types: ReadonlySet<StreamEventType>;
   filter: StoredFilter;
+  /** The key's document rule in this collection, or null when it sees every document. */
+  rule?: KeyRuleView | null;
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
   heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
@@ -91,9 +102,20 @@ export interface EventStreamOptions<H> {
   after: string | null;
 }
 
+/** A key's rule as a stream applies it. */
+export interface KeyRuleView {
+  filter: StoredFilter;
+  /** The document as it was just before `event` (an update), or null when no longer stored. */
+  previous(event: ChangeEvent): Promise<FolioDocument | null>;
+}
+
+type Verdict = 'send' | 'skip' | 'removed?';
+
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
   key_revoked: 'The API key was revoked or rotated.',
+  rules_changed:
+    'The API key’s rules changed; reconnect with Last-Event-ID to go on under the new rules, and re-read the collection: what this key may see changed.',
   session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
@@ -130,6 +152,8 @@ export class EventStream<H = unknown> {
   #waiting = false;
   /** Unsent bytes at the last heartbeat while the replay waited (to tell a client that stopped). */
   #waitingLength: number | null = null;
+  /** A `removed` look-up is in flight: nothing more is written until it is settled. */
+  #lookingUp = false;
   readonly #filtered: boolean;
 
   constructor(private readonly options: EventStreamOptions<H>) {
@@ -236,23 +260,63 @@ export class EventStream<H = unknown> {
     const { subscription, project, ids, bufferBytes } = this.options;
     const body = this.body;
     while (!(this.#waiting && subscription.catchingUp)) {
+      if (this.#lookingUp) return;
       const event = subscription.take();
       if (event === undefined) break;
-      if (!this.#wanted(event)) {
+      const verdict = this.#verdict(event);
+      if (verdict === 'skip') {
         this.#skipped = event.token;
         continue;
       }
-      this.#skipped = null;
-      this.#lastSent = event.token;
-      const room = body.write(documentFrame(event, project, ids));
-      if (body.writableLength > bufferBytes) {
-        this.#endedBy('overflow');
+      if (verdict === 'removed?') {
+        this.#lookUpRemoved(event);
         return;
       }
-      if (!room && subscription.catchingUp) this.#waitForClient(body);
+      if (!this.#write(body, documentFrame(event, project, ids), event.token, bufferBytes)) return;
     }
     // The feed ended it (close() already finished it otherwise).
     if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
+  }
+
+  /** Write one event's frame; false once the stream closed for the bytes the client owes. */
+  #write(body: Writable, frame: Buffer, token: string, bufferBytes: number): boolean {
+    this.#skipped = null;
+    this.#lastSent = token;
+    const room = body.write(frame);
+    if (body.writableLength > bufferBytes) {
+      this.#endedBy('overflow');
+      return false;
+    }
+    if (!room && this.options.subscription.catchingUp) this.#waitForClient(body);
+    return true;
+  }
+
+  /**
+   * An update out of the key's rule: `removed` if the client could see the version before it
+   * (inside the rule and the stream's own filter), else skipped. Events after it wait, in the
+   * subscription's queue, so the order holds. A version no longer stored (pruned, erased) tells
+   * nothing, and nothing is sent: the stream never names a document the key may not have seen.
+   */
+  #lookUpRemoved(event: ChangeEvent): void {
+    const rule = this.options.rule;
+    if (!rule) return;
+    this.#lookingUp = true;
+    rule
+      .previous(event)
+      .catch(() => null)
+      .then((before) => {
+        this.#lookingUp = false;
+        if (this.#closed) return;
+        const stored = before && toStored(before);
+        const seen =
+          stored !== null &&
+          matchesFilter(stored, rule.filter) &&
+          (!this.#filtered || matchesFilter(stored, this.options.filter));
+        const { project, ids, bufferBytes } = this.options;
+        if (!seen) this.#skipped = event.token;
+        else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
+        EventStream.#schedule(this);
+      });
   }
 
   #waitForClient(body: Writable): void {
@@ -267,9 +331,13 @@ export class EventStream<H = unknown> {
     });
   }
 
-  #wanted(event: ChangeEvent): boolean {
-    if (!this.options.types.has(event.type)) return false;
-    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter);
+  #verdict(event: ChangeEvent): Verdict {
+    const { rule, types } = this.options;
+    if (rule && !matchesFilter(storedFormOf(event), rule.filter)) {
+      return event.type === 'updated' && types.has('removed') ? 'removed?' : 'skip';
+    }
+    if (!types.has(event.type)) return 'skip';
+    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter) ? 'send' : 'skip';
   }
 
   #endedBy(reason: ChangeFeedEnd | 'stalled' | null): void {

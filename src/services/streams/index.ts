@@ -19,12 +19,12 @@ import {
 } from '../../errors.js';
 import { isoNow } from '../../ids.js';
 import type { RawQuery } from '../../query/filterParams.js';
-import type { Store } from '../../store/port.js';
+import type { Store, StoredFilter } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import type { Revocation } from '../keyCache.js';
 import { isDashboardKey } from '../sessionAccess.js';
 import { EventIds } from './eventIds.js';
-import { type CloseReason, EventStream, type StreamOwner } from './eventStream.js';
+import { type CloseReason, EventStream, type KeyRuleView, type StreamOwner } from './eventStream.js';
 import { HeartbeatTimer } from './heartbeatWheel.js';
 import { type Slot, StreamSlotService } from './slots.js';
 import { parseStreamQuery } from './streamRequest.js';
@@ -42,6 +42,8 @@ interface Holder {
   slot: Slot;
   /** What a checkpoint alias of this stream is filed under (see `#aliases`), without the token. */
   aliasScope: string;
+  /** The key's rules when the stream opened (JSON): a change closes it (`rules_changed`). */
+  rules: string;
 }
 
 /** Checkpoint aliases kept (about 200 bytes each). */
@@ -145,12 +147,15 @@ export class StreamService {
       if (token === null) throw resyncRequired('expired');
       after = token;
     }
+    const reach = ctx.access.collection(collection);
     const aliasScope = [
       ctx.scope.projectId,
       ctx.scope.env,
       collection,
       [...request.types].sort().join(','),
       JSON.stringify(request.filter),
+      // The rule skips events too: a checkpoint holds only for the rule it was sent under.
+      JSON.stringify(reach.filter),
       '',
     ].join('\u0000');
     for (let hop = 0; after !== undefined && hop < MAX_ALIAS_HOPS; hop++) {
@@ -179,7 +184,9 @@ export class StreamService {
         sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
         slot,
         aliasScope,
+        rules: JSON.stringify(ctx.key.rules),
       },
+      rule: reach.filter === null ? null : this.#ruleView(ctx, collection, reach.filter),
       subscription,
       project: ctx.project.name,
       types: request.types,
@@ -198,6 +205,19 @@ export class StreamService {
     this.#open.add(stream);
     this.#startChecks();
     return stream;
+  }
+
+  /** The key's rule as its stream applies it: the filter, and the version before an update. */
+  #ruleView(ctx: KeyContext, collection: string, filter: StoredFilter): KeyRuleView {
+    const { scope } = ctx;
+    const documents = this.store.documents;
+    return {
+      filter,
+      previous: (event) =>
+        event.document.$version > 1
+          ? documents.getVersion(scope, collection, event.documentId, event.document.$version - 1)
+          : Promise.resolve(null),
+    };
   }
 
   /**
@@ -250,10 +270,17 @@ export class StreamService {
   /** Close at once the streams of what this process just revoked (a key, a session, an account). */
   revoked(revocation: Revocation): void {
     if ('keyId' in revocation) {
-      for (const stream of [...this.#open]) {
-        const { keyId, sessionHash } = stream.holder;
-        if (sessionHash === null && keyId === revocation.keyId) stream.close('key_revoked');
-      }
+      // Revoked, rotated, or its rules changed: which one, the key itself says.
+      const streams = [...this.#open].filter(
+        ({ holder }) => holder.sessionHash === null && holder.keyId === revocation.keyId,
+      );
+      const first = streams[0];
+      if (!first) return;
+      void this.#refusal(first.holder)
+        .catch((): CloseReason => 'key_revoked')
+        .then((reason) => {
+          if (reason) for (const stream of streams) stream.close(reason);
+        });
     } else if ('sessionHash' in revocation) {
       for (const stream of [...this.#open]) {
         if (stream.holder.sessionHash === revocation.sessionHash) stream.close('session_ended');
@@ -311,12 +338,14 @@ export class StreamService {
   }
 
   /** Why a key's (or a dashboard session's) streams must close now, or null while they may stream. */
-  async #refusal({ keyId, accountId, sessionHash }: Holder): Promise<CloseReason | null> {
+  async #refusal({ keyId, accountId, sessionHash, rules }: Holder): Promise<CloseReason | null> {
     if (sessionHash !== null) {
       if (!(await this.store.accounts.findSession(sessionHash, isoNow()))) return 'session_ended';
     } else {
       const key = await this.store.accounts.getKey(keyId);
       if (key?.status !== 'active') return 'key_revoked';
+      // A stream applies the rules it opened with; it reconnects under the new ones.
+      if (JSON.stringify(key.rules) !== rules) return 'rules_changed';
     }
     const account = await this.store.accounts.getAccount(accountId);
     if (!account || !this.config.plans[account.plan].changeStreams) return 'plan_changed';
