@@ -74,6 +74,11 @@ export interface paths {
   "/api/keys/{keyId}": {
     /** Revoke a key */
     delete: operations["revokeKey"];
+    /**
+     * Change a key’s rules (null: none); the secret stays the same
+     * @description Takes effect at once on this instance and within `auth.keyCacheMs` on the others, as a revocation does. See docs/keys.md for what rules mean.
+     */
+    patch: operations["updateKey"];
   };
   "/api/keys/{keyId}/rotate": {
     /** Rotate a key: the old secret stops working at once */
@@ -789,7 +794,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `forbidden`, `read_only_key`, `collection_access`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+    /** @description `forbidden`, `read_only_key`, `collection_access`, `outside_rules`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
     Error403: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
@@ -857,7 +862,7 @@ export interface components {
         "application/json": components["schemas"]["Error"];
       };
     };
-    /** @description `forbidden`, `read_only_key`, `collection_access`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
+    /** @description `forbidden`, `read_only_key`, `collection_access`, `outside_rules`, `origin_not_allowed`, `plan_limit_exceeded`, `plan_feature_unavailable`, `signup_closed`, `csrf_failed` */
     KeyedError403: {
       headers: {
         "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1595,6 +1600,44 @@ export interface operations {
       403: components["responses"]["Error403"];
       404: components["responses"]["Error404"];
       406: components["responses"]["Error406"];
+      500: components["responses"]["Error500"];
+    };
+  };
+  /**
+   * Change a key’s rules (null: none); the secret stays the same
+   * @description Takes effect at once on this instance and within `auth.keyCacheMs` on the others, as a revocation does. See docs/keys.md for what rules mean.
+   */
+  updateKey: {
+    parameters: {
+      path: {
+        /** @description Key id (`key_...`). */
+        keyId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          rules: components["schemas"]["KeyRules"];
+        };
+      };
+    };
+    responses: {
+      /** @description The key */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKey"];
+        };
+      };
+      400: components["responses"]["Error400"];
+      401: components["responses"]["Error401"];
+      403: components["responses"]["Error403"];
+      404: components["responses"]["Error404"];
+      406: components["responses"]["Error406"];
+      413: components["responses"]["Error413"];
+      415: components["responses"]["Error415"];
       500: components["responses"]["Error500"];
     };
   };

@@ -49,6 +49,15 @@ export const collectionAccess = (collection: string, needed: 'read' | 'write') =
     { collection, needed },
   );
 
+/** A write would leave a document where the key's rule filter cannot see it; nothing was written. */
+export const outsideRules = (collection: string) =>
+  new AppError(
+    403,
+    'outside_rules',
+    `This write would put the document outside what this API key's rules let it see in "${collection}"; nothing was written.`,
+    { collection },
+  );
+
 export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`);
 
 export const conflict = (message: string, details?: JsonObject) =>

@@ -1,18 +1,19 @@
 /**
- * `folio account|project|key create`: operator commands that work on the configured store
+ * `folio account|project|key create` and `folio key rules`: operator commands that work on the configured store
  * directly, whatever `auth.signup` says: the CLI can always create accounts and keys. Secrets
  * are printed once, like the HTTP API shows them once.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../config/load.js';
 import { AppError } from '../errors.js';
 import { credentialsSchema, projectNameSchema } from '../services/accounts.js';
-import { createKeySchema } from '../services/apiKeys.js';
+import { createKeySchema, updateKeySchema } from '../services/apiKeys.js';
 import { createServices, type Services } from '../services/index.js';
 import { openStore } from '../store/open.js';
-import type { AccountRecord } from '../store/port.js';
+import type { AccountRecord, KeyRule } from '../store/port.js';
 
 const PLANS = ['free', 'pro', 'team'] as const;
 
@@ -28,6 +29,27 @@ async function accountByEmail(services: Services, email: string): Promise<Accoun
   const account = await services.store.accounts.findAccountByEmail(email.toLowerCase());
   if (!account) throw new UsageError(`no account with email ${email}`);
   return account;
+}
+
+/**
+ * `--rules JSON` or `--rules-file FILE` (a key's rules: docs/keys.md), as parsed JSON; undefined
+ * when neither is given. The schema that takes them checks their shape.
+ */
+function rulesOption(values: Record<string, string | undefined>): unknown {
+  if (values.rules !== undefined && values['rules-file'] !== undefined)
+    throw new UsageError('give --rules or --rules-file, not both');
+  const file = values['rules-file'];
+  const text = file === undefined ? values.rules : readFileSync(file, 'utf8');
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file ?? '--rules'} is not valid JSON`);
+  }
+}
+
+function rulesLine(rules: KeyRule[] | null): string {
+  return rules === null ? ' without rules' : ` with rules ${JSON.stringify(rules)}`;
 }
 
 type Command = (services: Services, values: Record<string, string | undefined>) => Promise<string>;
@@ -61,10 +83,21 @@ const COMMANDS: Record<string, Command> = {
       name: values.name ?? 'CLI key',
       env: values.env ?? 'test',
       scope: values.scope ?? 'read-write',
+      rules: rulesOption(values),
     });
     const project = await services.accounts.ownProjectByName(account, input.project);
     const { apiKey, rawKey } = await services.apiKeys.create(account, project, input);
-    return `key ${apiKey.id} ${apiKey.env} ${apiKey.scope} for project ${project.name}\n${rawKey}   (shown once)`;
+    return `key ${apiKey.id} ${apiKey.env} ${apiKey.scope} for project ${project.name}${rulesLine(apiKey.rules)}\n${rawKey}   (shown once)`;
+  },
+  // A server running on the same store sees the change within `auth.keyCacheMs`.
+  'key rules': async (services, values) => {
+    const account = await accountByEmail(services, required(values, 'email'));
+    const rules = rulesOption(values);
+    if (rules === undefined) throw new UsageError('--rules or --rules-file is required (null removes them)');
+    const input = updateKeySchema.parse({ rules });
+    const { key } = await services.apiKeys.ownKey(account, required(values, 'key'));
+    const updated = await services.apiKeys.setRules(key, input.rules);
+    return `key ${updated.id}${rulesLine(updated.rules)}`;
   },
 };
 
@@ -79,10 +112,9 @@ export async function admin(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
     options: Object.fromEntries(
-      ['email', 'password', 'plan', 'name', 'project', 'env', 'scope'].map((o) => [
-        o,
-        { type: 'string' as const },
-      ]),
+      ['email', 'password', 'plan', 'name', 'project', 'env', 'scope', 'key', 'rules', 'rules-file'].map(
+        (o) => [o, { type: 'string' as const }],
+      ),
     ),
   });
   const config = loadConfig();

@@ -18,7 +18,10 @@ Commands:
   project create --email E --name N
            Create a project for an account.
   key create --email E --project N [--env test|live] [--scope read-write|read-only] [--name NAME]
-           Create an API key and print it once.
+             [--rules JSON | --rules-file FILE]
+           Create an API key and print it once; rules limit what it reaches (docs/keys.md).
+  key rules --email E --key KEY_ID (--rules JSON | --rules-file FILE)
+           Replace a key's rules (null removes them); its secret stays the same.
   backup --out FILE [--gzip]
            Write a consistent snapshot of the store to FILE, while it runs (folio help backup).
   restore FILE

@@ -5,13 +5,12 @@
  * The routes are two sides chosen by the path's first segment (routing.ts): Folio's own (account
  * routes by session, dashboard, docs, operations) and the projects' data routes, where a matched
  * route first meets, in order: project path → authenticate → rate limit → project scope →
- * origin policy → read-only check (createDataRouter).
+ * origin policy → read-only check, then the key's reach of the collection (createDataRouter).
  */
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { DestinationStream, Logger } from 'pino';
 import { Readiness } from '../operations/readiness.js';
-import { assertCollectionName } from '../services/documentRules.js';
 import type { Services } from '../services/index.js';
 import type { JsonObject } from '../store/port.js';
 import { FOLIO_VERSION } from '../version.js';
@@ -19,6 +18,7 @@ import { loadDashboardAssets } from './dashboard/assets.js';
 import { createDashboardRouter } from './dashboard/routes.js';
 import { accessLog, defineRequestLog } from './middleware/accessLog.js';
 import { authenticate } from './middleware/authenticate.js';
+import { collectionReach } from './middleware/collectionReach.js';
 import { corsPolicy } from './middleware/cors.js';
 import { errorHandler } from './middleware/errorHandler.js';
 import { originPolicy } from './middleware/originPolicy.js';
@@ -116,10 +116,7 @@ function createDataRouter(services: Services, openApi: () => JsonObject): FolioR
       readOnlyCheck(), // a read-only key on the routes that let it: 403
     ),
   );
-  data.param('collection', (collection, _ctx, next) => {
-    assertCollectionName(collection);
-    return next();
-  });
+  data.param('collection', collectionReach()); // a valid name the key's rules reach: 400, 404, 403
   // Before the document routes: `_webhooks` must not be read as a document id.
   registerWebhookRoutes(data);
   registerTransferRoutes(data);

@@ -82,6 +82,8 @@ export const createKeySchema = z.strictObject({
 });
 export type CreateKeyInput = z.infer<typeof createKeySchema>;
 
+export const updateKeySchema = z.strictObject({ rules: keyRulesSchema });
+
 /** The key as the API shows it: never the secret or its hash. */
 export function publicKey(key: ApiKeyRecord, project: ProjectRecord) {
   return {

@@ -5,7 +5,7 @@
  * a 412 instead of a retry.
  */
 import type { Config } from '../config/schema.js';
-import { AppError, badRequest, conflict, forbidden, notFound, versionMismatch } from '../errors.js';
+import { AppError, badRequest, conflict, notFound, outsideRules, versionMismatch } from '../errors.js';
 import type {
   CommitOptions,
   CommitResult,
@@ -95,9 +95,10 @@ export class DocumentService {
     return new DocumentService(this.store, this.config, { ...this.#options, committed, durable });
   }
 
+  /** A document outside the key's rules reads as missing: 404, never a hint that it exists. */
   async get(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
     const doc = await this.store.documents.get(ctx.scope, collection, id);
-    if (!doc) throw notFound('Document');
+    if (!doc || !inView(ctx.access.collection(collection), doc)) throw notFound('Document');
     return doc;
   }
 
@@ -106,6 +107,7 @@ export class DocumentService {
     const { fields, id: bodyId } = userFields(body);
     const id = newDocumentId(bodyId);
     const doc = buildDocument(id, fields, null);
+    if (!inView(ctx.access.collection(collection), doc)) throw outsideRules(collection);
     const write = this.#measuredWrite(ctx, doc, 0, 'create');
     await this.#schemas?.check(ctx, collection, fields);
     const result = await this.#commit(ctx, collection, write);
@@ -160,14 +162,11 @@ export class DocumentService {
     version: number,
     precondition?: Precondition,
   ): Promise<FolioDocument> {
-    const reach = ctx.access.collection(collection);
     const old = await this.store.documents.getVersion(ctx.scope, collection, id, version);
     if (!old) throw notFound('Version');
     const { fields } = userFields(old);
     return this.mutate(ctx, collection, id, precondition, (current) => {
-      if (!current || !inView(reach, current)) throw notFound('Document');
-      // A key's rule: restoring content it may not see would move the document out of its view.
-      if (!inView(reach, old)) throw forbidden('This version is outside what this API key may see.');
+      if (!current) throw notFound('Document');
       return { fields, operation: 'restore' };
     });
   }
@@ -183,9 +182,10 @@ export class DocumentService {
     precondition?: Precondition,
     options: { purge?: boolean } = {},
   ): Promise<void> {
+    const reach = ctx.access.collection(collection);
     for (let attempt = 1; ; attempt++) {
       const current = await this.store.documents.get(ctx.scope, collection, id);
-      if (!current) throw notFound('Document');
+      if (!current || !inView(reach, current)) throw notFound('Document');
       checkPrecondition(precondition, current);
       const trash = options.purge ? undefined : trashStampOf(ctx, this.#nowMs());
       const write: DeleteWrite = { kind: 'delete', id, expectedVersion: current.$version };
@@ -199,7 +199,9 @@ export class DocumentService {
 
   /**
    * Read the current document, compute the next one, commit it conditioned on the version read;
-   * on a lost race read again and recompute.
+   * on a lost race read again and recompute. The key's rules must see the document before (404
+   * otherwise, as if it did not exist) and after (403 `outside_rules`), so no write moves a
+   * document into or out of its view.
    */
   private async mutate(
     ctx: KeyContext,
@@ -208,11 +210,14 @@ export class DocumentService {
     precondition: Precondition | undefined,
     next: (current: FolioDocument | null) => Mutation,
   ): Promise<FolioDocument> {
+    const reach = ctx.access.collection(collection);
     for (let attempt = 1; ; attempt++) {
       const current = await this.store.documents.get(ctx.scope, collection, id);
+      if (current && !inView(reach, current)) throw notFound('Document');
       checkPrecondition(precondition, current);
       const { fields, operation } = next(current);
       const doc = buildDocument(id, fields, current);
+      if (!inView(reach, doc)) throw outsideRules(collection);
       const write = this.#measuredWrite(ctx, doc, current?.$version ?? 0, operation);
       // The resulting document, whatever the write (replace, either patch, restore).
       await this.#schemas?.check(ctx, collection, fields);

@@ -14,6 +14,7 @@ import {
 import { fromStored, toStored } from '../store/storedForm.js';
 import { type AutoIndexer, candidateFields } from './autoIndexes.js';
 import type { KeyContext } from './context.js';
+import { withinView } from './keyAccess.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -72,9 +73,9 @@ export class ListingService {
     collection: string,
     raw: RawQuery,
   ): Promise<ListPage | { count: number } | { plan: QueryPlan }> {
-    const query = parseListQuery(raw);
+    const parsed = parseListQuery(raw);
     checkPlanQueryLimits(
-      query,
+      parsed,
       {
         maxFilters: ctx.limits.maxFilters,
         maxLimit: ctx.limits.maxPageSize,
@@ -82,6 +83,9 @@ export class ListingService {
       },
       ctx.plan,
     );
+    // The key's rule filter joins the request's with AND (withinView), so an index on either
+    // serves the query, and nothing outside the rule is ever counted or returned.
+    const query = { ...parsed, filter: withinView(ctx.access.collection(collection), parsed.filter) };
     const { documents } = this.store;
     this.autoIndexes?.observe(
       ctx.scope,

@@ -384,6 +384,23 @@ function unnamedControls(page: Page): Promise<string[]> {
     rawKey = rotated;
   });
 
+  it('edits a key’s rules as JSON: the same secret then reaches only the collections they name', async () => {
+    await page.goto(`${server.url}/dashboard/#/p/shop/keys`);
+    const edit = () => page.getByRole('button', { name: /^Edit the rules of key server/ }).click();
+    await edit();
+    await page.locator('#edit-rules').fill('[{"collections": ["products"], "access": "read"}]');
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByRole('cell', { name: 'products (read)' }).waitFor();
+    expect((await api('GET', `/products/${docId}`)).status).to.equal(200);
+    expect((await api('GET', '/orders')).status).to.equal(404);
+    expect((await api('POST', '/products', { price: 1 })).body.error.code).to.equal('collection_access');
+    await edit();
+    await page.locator('#edit-rules').fill('');
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByRole('cell', { name: 'every collection' }).first().waitFor();
+    expect((await api('GET', '/orders')).status).to.equal(200);
+  });
+
   it('a cross-site form post to a key route rotates nothing', async () => {
     const keys = async () =>
       (await server.request('GET', '/api/keys?project=shop', { session: await sessionToken() })).body.keys;

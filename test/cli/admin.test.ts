@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
@@ -53,6 +55,39 @@ describe('folio account|project|key create (operator CLI)', function () {
     });
     expect(login.status).to.equal(200);
     expect(server.bootstrap, 'an existing account means no dev bootstrap').to.equal(null);
+  });
+
+  it('key create --rules and key rules --rules-file set a key’s rules; a bad rule exits 2', async () => {
+    expect((await folio(dataDir(), 'account create --email ops@example.test')).code).to.equal(0);
+    expect((await folio(dataDir(), 'project create --email ops@example.test --name shop')).code).to.equal(0);
+    const created = await runFolio(
+      [
+        'key',
+        'create',
+        '--email',
+        'ops@example.test',
+        '--project',
+        'shop',
+        '--rules',
+        '[{"collections":["posts"],"access":"read"}]',
+      ],
+      { FOLIO_DATA_DIR: dataDir(), FOLIO_LOG_LEVEL: 'silent' },
+    );
+    expect(created.code, created.err).to.equal(0);
+    expect(created.out).to.include('with rules [{"collections":["posts"],"access":"read"}]');
+    const id = /^key (key_\S+)/.exec(created.out)?.[1] as string;
+    const file = join(dataDir(), 'rules.json');
+    writeFileSync(file, '[{"collections":["public_*"],"access":"write","filter":{"published":true}}]');
+    const changed = await folio(
+      dataDir(),
+      `key rules --email ops@example.test --key ${id} --rules-file ${file}`,
+    );
+    expect(changed.code, changed.err).to.equal(0);
+    expect(changed.out).to.include('"filter":{"published":true}');
+    writeFileSync(file, '[{"collections":["pub*"],"access":"write","filter":{"n":{"near":1}}}]');
+    const bad = await folio(dataDir(), `key rules --email ops@example.test --key ${id} --rules-file ${file}`);
+    expect(bad.code).to.equal(2);
+    expect(bad.err).to.include('rules');
   });
 
   it('bad input exits non-zero with a message', async () => {

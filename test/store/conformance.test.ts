@@ -1193,6 +1193,26 @@ for (const factory of factories) {
         expect(await store.accounts.getKey(clash.id)).to.equal(null);
       });
 
+      it('keeps a key’s rules as given; setKeyRules replaces them on an active key only', async () => {
+        const rules = [
+          { collections: ['posts', 'public_*'], access: 'read' as const, filter: { n: { gte: 3 } } },
+        ];
+        const key = apiKey(newId('prj'), { rules });
+        await store.accounts.createKey(key, 100);
+        expect((await store.accounts.findKeyByHash(key.keyHash))!.rules).to.deep.equal(rules);
+        expect(await store.accounts.setKeyRules(key.id, null)).to.equal(true);
+        expect((await store.accounts.getKey(key.id))!.rules).to.equal(null);
+        expect(await store.accounts.setKeyRules(key.id, [{ collections: ['a'], access: 'write' }])).to.equal(
+          true,
+        );
+        expect((await store.accounts.listKeys(key.projectId))[0]!.rules).to.deep.equal([
+          { collections: ['a'], access: 'write' },
+        ]);
+        await store.accounts.revokeKey(key.id, isoNow());
+        expect(await store.accounts.setKeyRules(key.id, null)).to.equal(false);
+        expect(await store.accounts.setKeyRules(newId('key'), null)).to.equal(false);
+      });
+
       it('stamps the last use of a key', async () => {
         const key = apiKey(newId('prj'));
         await store.accounts.createKey(key, 100);

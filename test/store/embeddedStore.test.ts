@@ -229,6 +229,26 @@ describe('embedded store: database file and schema', () => {
     }
   });
 
+  it('upgrades a schema-9 directory: its keys read without rules (unrestricted)', async () => {
+    await mkdir(dataDir, { recursive: true });
+    const raw = new Database(path.join(dataDir, 'folio.db'));
+    applySchema(raw, 9);
+    raw
+      .prepare(
+        `INSERT INTO api_keys (id, project_id, name, env, scope, config, status, key_hash, hint, created_at)
+         VALUES ('key_old', 'prj_1', 'old', 'test', 'read-only', '{}', 'active', 'hash_old', 'hint', '2026-01-01T00:00:00.000Z')`,
+      )
+      .run();
+    raw.close();
+    const reopened = createEmbeddedStore({ dataDir, eventRetentionMs: 60_000 });
+    await reopened.init();
+    try {
+      expect((await reopened.accounts.getKey('key_old'))?.rules).to.equal(null);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('upgrades a schema-7 directory: its documents read as before and are converted to the API form', async () => {
     await mkdir(dataDir, { recursive: true });
     const raw = new Database(path.join(dataDir, 'folio.db'));

@@ -9,7 +9,7 @@ import type { DestinationStream } from 'pino';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import type { HostLookup } from '../../src/services/webhooks/targets.js';
-import type { Env, KeyScope, Plan } from '../../src/store/port.js';
+import type { Env, KeyRule, KeyScope, Plan } from '../../src/store/port.js';
 import { contractChecker } from './contract.js';
 
 export interface ApiResponse<T = Json> {
@@ -48,7 +48,13 @@ export interface Tenant {
   project: string;
   /** The read-write test key. */
   key: string;
-  newKey(options?: { env?: Env; scope?: KeyScope; name?: string }): Promise<{ rawKey: string; id: string }>;
+  newKey(options?: {
+    env?: Env;
+    scope?: KeyScope;
+    name?: string;
+    /** The key's rules (docs/keys.md); none by default. */
+    rules?: KeyRule[] | null;
+  }): Promise<{ rawKey: string; id: string }>;
 }
 
 let tenantCounter = 0;
@@ -146,8 +152,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       env = 'test',
       scope = 'read-write',
       name = 'test key',
+      rules = null,
     } = {}) => {
-      const res = await request('POST', '/api/keys', { session, body: { project, name, env, scope } });
+      const res = await request('POST', '/api/keys', {
+        session,
+        body: { project, name, env, scope, rules },
+      });
       if (res.status !== 201) throw new Error(`key failed: ${res.status} ${res.text}`);
       return { rawKey: res.body.rawKey, id: res.body.apiKey.id };
     };

@@ -124,6 +124,7 @@ export const keys = {
   list: (project) => api('GET', `/api/keys?project=${part(project)}`),
   create: (input) => api('POST', '/api/keys', { body: input }),
   rotate: (id) => api('POST', `/api/keys/${part(id)}/rotate`),
+  setRules: (id, rules) => api('PATCH', `/api/keys/${part(id)}`, { body: { rules } }),
   revoke: (id) => api('DELETE', `/api/keys/${part(id)}`),
 };
 

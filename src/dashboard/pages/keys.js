@@ -1,4 +1,7 @@
-/** A project's API keys: create, rotate (the new secret shown once), revoke, last use. */
+/**
+ * A project's API keys: create, rotate (the new secret shown once), revoke, last use, and the
+ * rules that limit what a key reaches (docs/keys.md), shown in short and edited as JSON.
+ */
 import { useState } from 'preact/hooks';
 import { ErrorBox, Loading } from '../components/feedback.js';
 import { Page } from '../components/page.js';
@@ -10,16 +13,42 @@ import { useAction, useLoad } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useSession } from '../lib/session.js';
 
+const RULES_EXAMPLE = '[{"collections": ["posts"], "access": "read", "filter": {"published": true}}]';
+
+/** Rules in short: `posts (read, filtered), public_* (write)`, or that there are none. */
+function rulesSummary(rules) {
+  if (rules === null) return 'every collection';
+  if (rules.length === 0) return 'no collection';
+  return rules
+    .map((r) => `${r.collections.join(', ')} (${r.access}${r.filter ? ', filtered' : ''})`)
+    .join('; ');
+}
+
+/** The rules as the textarea shows them: empty for none. */
+const rulesText = (rules) => (rules === null ? '' : JSON.stringify(rules, null, 2));
+
+function RulesField({ id, value, onInput }) {
+  return html`<div class="field">
+    <label for=${id}>Rules (JSON; empty: every collection)</label>
+    <textarea id=${id} rows="4" class="mono" aria-describedby=${`${id}-hint`} placeholder=${RULES_EXAMPLE}
+      value=${value} onInput=${(e) => onInput(e.currentTarget.value)}></textarea>
+    <p class="hint" id=${`${id}-hint`}>Collections (names, or prefixes ending in *), read or write, and an
+      optional filter on the documents: the key reaches nothing else. The first rule naming a collection decides.</p>
+  </div>`;
+}
+
 function CreateKeyForm({ project, onCreated }) {
   const [name, setName] = useState('');
   const [env, setEnv] = useState('test');
   const [scope, setScope] = useState('read-write');
-  const [run, { busy, error }] = useAction();
+  const [rules, setRules] = useState('');
+  const [, { busy, error, runJson }] = useAction();
   const submit = (event) => {
     event.preventDefault();
-    run(async () => {
-      const { data } = await keys.create({ project, name: name.trim(), env, scope });
+    runJson(rules.trim() || 'null', async (parsed) => {
+      const { data } = await keys.create({ project, name: name.trim(), env, scope, rules: parsed });
       setName('');
+      setRules('');
       onCreated(data);
     });
   };
@@ -46,17 +75,39 @@ function CreateKeyForm({ project, onCreated }) {
       </div>
     </div>
     <p class="hint" id="key-scope-hint">Read-only keys may be used in front-end code; read-write keys are secrets for servers.</p>
+    <${RulesField} id="key-rules" value=${rules} onInput=${setRules} />
     <${ErrorBox} error=${error} />
     <button type="submit" class="primary" disabled=${busy}>Create key</button>
   </form>`;
 }
 
-function KeyRow({ apiKey, onRotate, onRevoke, busy }) {
+/** Change one key's rules; its secret stays the same. */
+function RulesForm({ apiKey, onSaved, onCancel }) {
+  const [text, setText] = useState(rulesText(apiKey.rules));
+  const [, { busy, error, runJson }] = useAction();
+  const save = (event) => {
+    event.preventDefault();
+    runJson(text.trim() || 'null', async (parsed) => {
+      await keys.setRules(apiKey.id, parsed);
+      onSaved(apiKey);
+    });
+  };
+  return html`<form class="card" onSubmit=${save}>
+    <h2>Rules of "${apiKey.name}" (<code>${apiKey.hint}</code>)</h2>
+    <${RulesField} id="edit-rules" value=${text} onInput=${setText} />
+    <${ErrorBox} error=${error} />
+    <button type="submit" class="primary" disabled=${busy}>Save rules</button>
+    <button type="button" onClick=${onCancel}>Cancel</button>
+  </form>`;
+}
+
+function KeyRow({ apiKey, onRules, onRotate, onRevoke, busy }) {
   const active = apiKey.status === 'active';
   return html`<tr class=${active ? '' : 'muted'}>
     <th scope="row">${apiKey.name}</th>
     <td>${apiKey.env}</td>
     <td>${apiKey.scope}</td>
+    <td>${rulesSummary(apiKey.rules)}</td>
     <td><code>${apiKey.hint}</code></td>
     <td>${apiKey.status}</td>
     <td><time datetime=${apiKey.createdAt}>${formatTime(apiKey.createdAt)}</time></td>
@@ -64,7 +115,9 @@ function KeyRow({ apiKey, onRotate, onRevoke, busy }) {
     <td class="actions">
       ${
         active
-          ? html`<button type="button" disabled=${busy} aria-label=${`Rotate key ${apiKey.name} (${apiKey.hint})`}
+          ? html`<button type="button" disabled=${busy} aria-label=${`Edit the rules of key ${apiKey.name} (${apiKey.hint})`}
+                onClick=${() => onRules(apiKey)}>Rules</button>
+              <button type="button" disabled=${busy} aria-label=${`Rotate key ${apiKey.name} (${apiKey.hint})`}
                 onClick=${() => onRotate(apiKey)}>Rotate</button>
               <button type="button" class="danger" disabled=${busy} aria-label=${`Revoke key ${apiKey.name} (${apiKey.hint})`}
                 onClick=${() => onRevoke(apiKey)}>Revoke</button>`
@@ -78,6 +131,7 @@ export function KeysPage({ project }) {
   const { notify } = useSession();
   const list = useLoad(() => keys.list(project).then((r) => r.data.keys), [project]);
   const [secret, setSecret] = useState(null);
+  const [editing, setEditing] = useState(null);
   const [run, { busy, error }] = useAction();
 
   const created = (data) => {
@@ -94,6 +148,11 @@ export function KeysPage({ project }) {
       });
       list.reload();
     });
+  const rulesSaved = (apiKey) => {
+    setEditing(null);
+    notify(`Rules of "${apiKey.name}" saved.`);
+    list.reload();
+  };
   const revoke = (apiKey) =>
     run(async () => {
       if (!window.confirm(`Revoke "${apiKey.name}"? Requests with it will be refused from now on.`)) return;
@@ -115,13 +174,18 @@ export function KeysPage({ project }) {
               <caption class="sr-only">API keys of ${project}</caption>
               <thead><tr>
                 <th scope="col">Name</th><th scope="col">Environment</th><th scope="col">Scope</th>
-                <th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th>
+                <th scope="col">Reaches</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th>
                 <th scope="col">Last used</th><th scope="col">Actions</th>
               </tr></thead>
               <tbody>
-                ${list.data.map((k) => html`<${KeyRow} key=${k.id} apiKey=${k} busy=${busy} onRotate=${rotate} onRevoke=${revoke} />`)}
+                ${list.data.map((k) => html`<${KeyRow} key=${k.id} apiKey=${k} busy=${busy} onRules=${setEditing} onRotate=${rotate} onRevoke=${revoke} />`)}
               </tbody>
             </table>`
+        : null
+    }
+    ${
+      editing
+        ? html`<${RulesForm} key=${editing.id} apiKey=${editing} onSaved=${rulesSaved} onCancel=${() => setEditing(null)} />`
         : null
     }
     <${CreateKeyForm} project=${project} onCreated=${created} />

@@ -307,6 +307,11 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
     'collection_access',
     'a key whose rules show it the collection but not the access the request needs; `details: {collection, needed}`',
   ],
+  [
+    403,
+    'outside_rules',
+    'a write whose document would fall outside the key’s rule filter; `details: {collection}`; nothing written',
+  ],
   [403, 'origin_not_allowed', 'a browser origin the project does not allow for this key'],
   [403, 'plan_limit_exceeded', 'a quantity over the plan; `details: {limit, max, plan}`'],
   [403, 'plan_feature_unavailable', 'a feature the plan lacks (version diff on Free)'],

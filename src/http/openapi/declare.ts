@@ -56,6 +56,11 @@ export interface OperationDeclaration {
   credential?: (ctx: Ctx) => Promise<KeyContext> | null;
   /** `key` routes: whether a read-only key may call it (default: GET routes, which only read). */
   readOnlyKeys?: boolean;
+  /**
+   * `/{ns}/{collection}/...` routes: the access a key's rules must give it on the collection
+   * (default: `read` where a read-only key may call the route, `write` elsewhere).
+   */
+  collectionAccess?: 'read' | 'write';
   params?: z.ZodObject;
   /**
    * Every query parameter the route takes; any other is answered 400 `invalid_query` naming it.

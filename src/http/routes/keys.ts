@@ -1,7 +1,7 @@
-/** API key management: create, list, revoke, rotate (session-authenticated). */
+/** API key management: create, list, change rules, revoke, rotate (session-authenticated). */
 import { z } from 'zod';
 import { projectNameSchema } from '../../services/accounts.js';
-import { createKeySchema, publicKey } from '../../services/apiKeys.js';
+import { createKeySchema, publicKey, updateKeySchema } from '../../services/apiKeys.js';
 import { jsonBody } from '../middleware/body.js';
 import { apiKeySchema, keyWithSecretSchema } from '../openapi/components.js';
 import { answer, bodyTypes, type OperationDeclaration, validatedJson } from '../openapi/declare.js';
@@ -60,7 +60,22 @@ export const rotateKey = declare({
   errors: [404],
 });
 
-export const KEY_OPERATIONS: OperationDeclaration[] = [createKey, listKeys, revokeKey, rotateKey];
+export const updateKey = declare({
+  auth: 'session',
+  method: 'patch',
+  path: '/api/keys/{keyId}',
+  operationId: 'updateKey',
+  tags,
+  summary: 'Change a key’s rules (null: none); the secret stays the same',
+  description:
+    'Takes effect at once on this instance and within `auth.keyCacheMs` on the others, as a revocation does. See docs/keys.md for what rules mean.',
+  params: keyId,
+  body: validatedJson(updateKeySchema),
+  ok: answer(200, 'The key', apiKeySchema),
+  errors: [400, 404, 413, 415],
+});
+
+export const KEY_OPERATIONS: OperationDeclaration[] = [createKey, listKeys, revokeKey, rotateKey, updateKey];
 
 export function registerKeyRoutes(router: FolioRouter): void {
   const body = jsonBody(bodyTypes(createKey), 64 * 1024);
@@ -85,6 +100,12 @@ export function registerKeyRoutes(router: FolioRouter): void {
     const { key } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
     await ctx.services.apiKeys.revoke(key);
     ctx.status = 204;
+  });
+
+  route(router, updateKey, body, async (ctx) => {
+    const { key, project } = await ctx.services.apiKeys.ownKey(accountOf(ctx), param(ctx, 'keyId'));
+    const updated = await ctx.services.apiKeys.setRules(key, bodyOf(ctx, updateKey).rules);
+    ctx.body = publicKey(updated, project);
   });
 
   route(router, rotateKey, async (ctx) => {

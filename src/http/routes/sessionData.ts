@@ -4,8 +4,8 @@
  * modules register on it, so both answer alike (bodies, errors, headers).
  */
 import { Router } from '@koa/router';
-import { assertCollectionName } from '../../services/documentRules.js';
 import type { JsonObject } from '../../store/port.js';
+import { collectionReach } from '../middleware/collectionReach.js';
 import { dashboardKey } from '../middleware/dashboardKey.js';
 import { rateLimit } from '../middleware/rateLimit.js';
 import { sessionAuth } from '../middleware/sessionAuth.js';
@@ -23,10 +23,7 @@ export function createSessionDataRouter(maxDocumentBytes: number, openApi: () =>
   const router = new Router<FolioState, FolioContext>({ prefix: '/api/data/:env' });
   // Before the route's own middleware, as on the keyed router (app.ts).
   router.param('ns', beforeRoute(sessionAuth(), dashboardKey(), rateLimit()));
-  router.param('collection', async (collection, _ctx, next) => {
-    assertCollectionName(collection);
-    await next();
-  });
+  router.param('collection', collectionReach());
   // As on the keyed router: before the document routes, so `_webhooks`, `_import`... are never
   // read as document ids.
   registerWebhookRoutes(router);

@@ -25,6 +25,9 @@ const tags = ['webhooks'];
 
 export const registerWebhook = declare({
   auth: 'key',
+  // Webhooks send a collection's documents elsewhere: every webhook route, reading ones too,
+  // needs write on the collection.
+  collectionAccess: 'write',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks',
   operationId: 'registerWebhook',
@@ -38,6 +41,7 @@ export const registerWebhook = declare({
 
 export const listWebhooks = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'get',
   path: '/{ns}/{collection}/_webhooks',
   operationId: 'listWebhooks',
@@ -50,6 +54,7 @@ export const listWebhooks = declare({
 
 export const readWebhook = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'get',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'readWebhook',
@@ -62,6 +67,7 @@ export const readWebhook = declare({
 
 export const updateWebhook = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'patch',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'updateWebhook',
@@ -75,6 +81,7 @@ export const updateWebhook = declare({
 
 export const deleteWebhook = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'delete',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'deleteWebhook',
@@ -87,6 +94,7 @@ export const deleteWebhook = declare({
 
 export const testWebhook = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks/{id}/test',
   operationId: 'testWebhook',
@@ -99,6 +107,7 @@ export const testWebhook = declare({
 
 export const rotateWebhookSecret = declare({
   auth: 'key',
+  collectionAccess: 'write',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks/{id}/rotate-secret',
   operationId: 'rotateWebhookSecret',

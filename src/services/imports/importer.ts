@@ -14,7 +14,7 @@
  *    before the answer; their events are published once they are on disk.
  */
 import type { Config } from '../../config/schema.js';
-import { AppError, conflict, forbidden } from '../../errors.js';
+import { AppError, conflict, outsideRules } from '../../errors.js';
 import type { TransferFormat } from '../../formats/formats.js';
 import type { DataScope, DocumentWrite, Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
@@ -163,7 +163,7 @@ export class ImportService {
         // A record the collection's schema refuses is that record's error; the rest go on.
         await this.schemas?.check(ctx, collection, prepared.fields);
         // So is one the key's rule would not let it see: it cannot write it either.
-        if (!inView(reach, prepared.fields)) throw outsideView();
+        if (!inView(reach, prepared.fields)) throw outsideRules(collection);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         errors.push(importError(record, error.code, error.message));
@@ -276,7 +276,7 @@ export class ImportService {
         const current = state.get(record.id) ?? null;
         if (hidden.has(record.id)) {
           // A document the key may not see is neither overwritten, skipped nor reported taken.
-          const { code, message } = outsideView();
+          const { code, message } = outsideRules(collection);
           outcome.errors.push(importError(record, code, message, record.id));
           continue;
         }
