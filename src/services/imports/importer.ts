@@ -350,13 +350,6 @@ export class ImportService {
   }
 }
 
-/** A record the key's rule keeps it from writing (its content, or the document it meets). */
-function outsideView(): AppError {
-  return forbidden(
-    'This record is outside what this API key may see and write (its content, or the document it would overwrite).',
-  );
-}
-
 function takenIds(ids: string[]): AppError {
   const listed = ids.slice(0, MAX_CONFLICT_IDS_LISTED);
   return conflict(
