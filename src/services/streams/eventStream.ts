@@ -17,24 +17,17 @@
  * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
  * shared by every stream of the project.
  *
- * Under a key's document rule (`rule`) a stream sends only events whose document is inside it.
- * An update whose new content is outside it is `document.removed` (the id alone) when the
- * version before it was inside (the client had it), and nothing otherwise; telling the two
- * apart is the one store read a stream makes, only for such events. A document that enters the
- * rule arrives as the `document.updated` that brought it in.
+ * Under a key's document rule (`rule`, ruleView.ts) a stream sends only events whose document
+ * is inside it, and `document.removed` (the id alone) for an update that took out of it a
+ * document the client could see.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { matchesFilter } from '../../query/documentMatcher.js';
-import type {
-  ChangeEvent,
-  ChangeFeedEnd,
-  ChangeSubscription,
-  FolioDocument,
-  StoredFilter,
-} from '../../store/port.js';
+import type { ChangeEvent, ChangeFeedEnd, ChangeSubscription, StoredFilter } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
 import type { ScopeEventIds } from './eventIds.js';
+import type { StreamRule } from './ruleView.js';
 import {
   checkpointFrame,
   controlFrame,
@@ -86,7 +79,7 @@ export interface EventStreamOptions<H> {
   types: ReadonlySet<StreamEventType>;
   filter: StoredFilter;
   /** The key's document rule in this collection, or null when it sees every document. */
-  rule?: KeyRuleView | null;
+  rule?: StreamRule | null;
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
   heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
@@ -102,14 +95,7 @@ export interface EventStreamOptions<H> {
   after: string | null;
 }
 
-/** A key's rule as a stream applies it. */
-export interface KeyRuleView {
-  filter: StoredFilter;
-  /** The document as it was just before `event` (an update), or null when no longer stored. */
-  previous(event: ChangeEvent): Promise<FolioDocument | null>;
-}
-
-type Verdict = 'send' | 'skip' | 'removed?';
+type Verdict = 'send' | 'skip' | 'removed' | 'ask';
 
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
@@ -268,11 +254,13 @@ export class EventStream<H = unknown> {
         this.#skipped = event.token;
         continue;
       }
-      if (verdict === 'removed?') {
-        this.#lookUpRemoved(event);
+      if (verdict === 'ask') {
+        this.#askRemoved(event);
         return;
       }
-      if (!this.#write(body, documentFrame(event, project, ids), event.token, bufferBytes)) return;
+      const frame =
+        verdict === 'removed' ? removedFrame(event, project, ids) : documentFrame(event, project, ids);
+      if (!this.#write(body, frame, event.token, bufferBytes)) return;
     }
     // The feed ended it (close() already finished it otherwise).
     if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
@@ -292,31 +280,22 @@ export class EventStream<H = unknown> {
   }
 
   /**
-   * An update out of the key's rule: `removed` if the client could see the version before it
-   * (inside the rule and the stream's own filter), else skipped. Events after it wait, in the
-   * subscription's queue, so the order holds. A version no longer stored (pruned, erased) tells
-   * nothing, and nothing is sent: the stream never names a document the key may not have seen.
+   * An update out of the key's rule, of a document this stream has no memory of: the store says
+   * whether the client could see it before (ruleView.ts). Events after it wait in the
+   * subscription's queue meanwhile, so the order holds.
    */
-  #lookUpRemoved(event: ChangeEvent): void {
+  #askRemoved(event: ChangeEvent): void {
     const rule = this.options.rule;
     if (!rule) return;
     this.#lookingUp = true;
-    rule
-      .previous(event)
-      .catch(() => null)
-      .then((before) => {
-        this.#lookingUp = false;
-        if (this.#closed) return;
-        const stored = before && toStored(before);
-        const seen =
-          stored !== null &&
-          matchesFilter(stored, rule.filter) &&
-          (!this.#filtered || matchesFilter(stored, this.options.filter));
-        const { project, ids, bufferBytes } = this.options;
-        if (!seen) this.#skipped = event.token;
-        else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
-        EventStream.#schedule(this);
-      });
+    void rule.sawBefore(event).then((saw) => {
+      this.#lookingUp = false;
+      if (this.#closed) return;
+      const { project, ids, bufferBytes } = this.options;
+      if (!saw) this.#skipped = event.token;
+      else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
+      EventStream.#schedule(this);
+    });
   }
 
   #waitForClient(body: Writable): void {
@@ -333,8 +312,9 @@ export class EventStream<H = unknown> {
 
   #verdict(event: ChangeEvent): Verdict {
     const { rule, types } = this.options;
-    if (rule && !matchesFilter(storedFormOf(event), rule.filter)) {
-      return event.type === 'updated' && types.has('removed') ? 'removed?' : 'skip';
+    if (rule) {
+      const judged = rule.judge(event, storedFormOf(event), types.has('removed'));
+      if (judged !== 'inside') return judged;
     }
     if (!types.has(event.type)) return 'skip';
     return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter) ? 'send' : 'skip';

@@ -19,13 +19,14 @@ import {
 } from '../../errors.js';
 import { isoNow } from '../../ids.js';
 import type { RawQuery } from '../../query/filterParams.js';
-import type { Store, StoredFilter } from '../../store/port.js';
+import type { Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import type { Revocation } from '../keyCache.js';
 import { isDashboardKey } from '../sessionAccess.js';
 import { EventIds } from './eventIds.js';
-import { type CloseReason, EventStream, type KeyRuleView, type StreamOwner } from './eventStream.js';
+import { type CloseReason, EventStream, type StreamOwner } from './eventStream.js';
 import { HeartbeatTimer } from './heartbeatWheel.js';
+import { StreamRule } from './ruleView.js';
 import { type Slot, StreamSlotService } from './slots.js';
 import { parseStreamQuery } from './streamRequest.js';
 import { type TicketClaims, TicketSealer, ticketAdmits } from './tickets.js';
@@ -186,7 +187,14 @@ export class StreamService {
         aliasScope,
         rules: JSON.stringify(ctx.key.rules),
       },
-      rule: reach.filter === null ? null : this.#ruleView(ctx, collection, reach.filter),
+      rule:
+        reach.filter === null
+          ? null
+          : new StreamRule(
+              reach.filter,
+              Object.keys(request.filter).length > 0 ? request.filter : null,
+              (id, version) => this.store.documents.getVersion(ctx.scope, collection, id, version),
+            ),
       subscription,
       project: ctx.project.name,
       types: request.types,
@@ -205,19 +213,6 @@ export class StreamService {
     this.#open.add(stream);
     this.#startChecks();
     return stream;
-  }
-
-  /** The key's rule as its stream applies it: the filter, and the version before an update. */
-  #ruleView(ctx: KeyContext, collection: string, filter: StoredFilter): KeyRuleView {
-    const { scope } = ctx;
-    const documents = this.store.documents;
-    return {
-      filter,
-      previous: (event) =>
-        event.document.$version > 1
-          ? documents.getVersion(scope, collection, event.documentId, event.document.$version - 1)
-          : Promise.resolve(null),
-    };
   }
 
   /**
