@@ -148,7 +148,13 @@ export class CollectionModel {
   /** Trashed documents with their histories. */
   readonly trash = new Map<string, Fields[]>();
   /** Every committed write, in order. */
-  readonly log: Array<{ type: LogType; id: string; prev: Fields | null; next: Fields | null }> = [];
+  readonly log: Array<{
+    type: LogType;
+    id: string;
+    prev: Fields | null;
+    next: Fields | null;
+    erased?: boolean;
+  }> = [];
 
   last(id: string): Fields | null {
     return this.current.get(id)?.at(-1) ?? null;
@@ -180,10 +186,17 @@ export class CollectionModel {
     this.log.push({ type: 'created', id, prev: null, next: last });
   }
 
+  /** Erased for good: the store keeps only the id and metadata of the document's events. */
+  erase(id: string): void {
+    this.trash.delete(id);
+    for (const entry of this.log) if (entry.id === id) entry.erased = true;
+  }
+
   /** The stream events a key under `rule` gets for the log from `from` on: `type id`. */
   streamEvents(rule: Filter, from: number): string[] {
     const out: string[] = [];
-    for (const { type, id, prev, next } of this.log.slice(from)) {
+    for (const { type, id, prev, next, erased } of this.log.slice(from)) {
+      if (erased) continue;
       if (type === 'created' && next && matches(rule, next)) out.push(`document.created ${id}`);
       if (type === 'deleted' && prev && matches(rule, prev)) out.push(`document.deleted ${id}`);
       if (type === 'updated' && next && prev) {

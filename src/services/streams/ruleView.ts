@@ -11,6 +11,10 @@
  * before, of the same life of the document: same `$createdAt`). When neither knows (that version
  * is pruned, or the document was deleted since), nothing is sent: a stream never names a
  * document the key may never have seen.
+ *
+ * An erased document's events keep only its id and metadata (DeleteWrite.erase), which a rule
+ * cannot judge: they are skipped, and so, under a rule, are the events of a document without a
+ * single field, which read the same.
  */
 import { LRUCache } from 'lru-cache';
 import { matchesFilter } from '../../query/documentMatcher.js';
@@ -37,6 +41,10 @@ export class StreamRule {
 
   /** Judge `event` (its document in stored form), and remember what the client now sees of it. */
   judge(event: ChangeEvent, stored: StoredDocument, removedWanted: boolean): RuleVerdict {
+    if (!hasUserFields(event.document)) {
+      this.#visible.delete(event.documentId);
+      return 'skip';
+    }
     const inside = matchesFilter(stored, this.filter);
     const before = this.#visible.get(event.documentId);
     if (event.type === 'deleted') this.#visible.delete(event.documentId);
@@ -59,4 +67,9 @@ export class StreamRule {
   #clientMatches(stored: StoredDocument): boolean {
     return this.clientFilter === null || matchesFilter(stored, this.clientFilter);
   }
+}
+
+function hasUserFields(doc: FolioDocument): boolean {
+  for (const field in doc) if (field !== '_id' && !field.startsWith('$')) return true;
+  return false;
 }
