@@ -24,7 +24,7 @@ import type { ApiResponse, RequestOptions } from '../support/server.js';
 import { StreamClient } from '../support/sse.js';
 import { forEachStore, type SuiteContext, tenantCalls } from '../support/stores.js';
 
-const RUNS = Number(process.env.RULES_MATRIX_RUNS ?? 6);
+const RUNS = Number(process.env.RULES_MATRIX_RUNS ?? 20);
 const POOL = 8;
 
 type Op =
