@@ -14,7 +14,7 @@ import type {
   Store,
 } from '../store/port.js';
 import type { KeyContext } from './context.js';
-import { compileKeyAccess, compileRuleFilter } from './keyAccess.js';
+import { compileKeyAccess, compileRuleFilter, type KeyAccess } from './keyAccess.js';
 import type { KeyCache } from './keyCache.js';
 import { generateApiKey, hashToken, KEY_PATTERN, keyHint } from './secrets.js';
 
@@ -161,7 +161,7 @@ export class ApiKeyService {
     if (key.status !== 'active') throw notFound('Active API key');
     assertRulesWithinScope(rules, key.scope);
     const changed = await this.store.accounts.setKeyRules(key.id, rules);
-    this.cache.evictKey(key.id);
+    this.cache.rulesChanged(key.id);
     if (!changed) throw notFound('Active API key');
     return { ...key, rules };
   }
@@ -201,7 +201,7 @@ export class ApiKeyService {
     let caller = this.#callers.get(resolved) ?? this.#callerOf(resolved);
     // Stamp `lastUsedAt` at most once a minute, in the background (best effort).
     const now = Date.now();
-    if (!(now - caller.lastUsedMs <= TOUCH_INTERVAL_MS)) caller = this.#touch(keyHash, resolved, now);
+    if (!(now - caller.lastUsedMs <= TOUCH_INTERVAL_MS)) caller = this.#touch(keyHash, resolved, caller, now);
     return caller.context;
   }
 
@@ -212,7 +212,9 @@ export class ApiKeyService {
    */
   readonly #callers = new WeakMap<ResolvedKey, Caller>();
 
-  #callerOf(resolved: ResolvedKey): Caller {
+  // `access`: the rules compiled for an earlier look-up of the same key record (a touch changes
+  // only `lastUsedAt`), so rules compile once per look-up of a key, not once a minute.
+  #callerOf(resolved: ResolvedKey, access?: KeyAccess): Caller {
     const { key, project, account } = resolved;
     const caller = {
       context: {
@@ -222,7 +224,7 @@ export class ApiKeyService {
         plan: account.plan,
         limits: this.config.plans[account.plan],
         scope: { projectId: project.id, env: key.env },
-        access: compileKeyAccess(key.rules, key.scope),
+        access: access ?? compileKeyAccess(key.rules, key.scope),
       },
       lastUsedMs: key.lastUsedAt ? Date.parse(key.lastUsedAt) : Number.NEGATIVE_INFINITY,
     };
@@ -230,13 +232,13 @@ export class ApiKeyService {
     return caller;
   }
 
-  #touch(keyHash: string, resolved: ResolvedKey, now: number): Caller {
+  #touch(keyHash: string, resolved: ResolvedKey, caller: Caller, now: number): Caller {
     const { key } = resolved;
     const at = isoNow(now);
     void this.store.accounts.touchKey(key.id, at).catch(() => {});
     const touched = { ...resolved, key: { ...key, lastUsedAt: at } };
     this.cache.refresh(keyHash, touched);
-    return this.#callerOf(touched);
+    return this.#callerOf(touched, caller.context.access);
   }
 
   /** The key may act only inside its own project. */

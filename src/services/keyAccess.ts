@@ -49,17 +49,14 @@ interface CompiledRule {
 }
 
 /**
- * The access `rules` give a key of `scope`; null rules: unrestricted. The rules are assumed
- * valid (keyRulesSchema); a filter that does not compile throws its `invalid_query` error.
+ * The access `rules` give a key of `scope`; null rules: unrestricted. The rules were validated
+ * when stored (keyRulesSchema).
  */
 export function compileKeyAccess(rules: readonly KeyRule[] | null, scope: KeyScope): KeyAccess {
   if (rules === null) return scope === 'read-only' ? UNRESTRICTED_READ : UNRESTRICTED_WRITE;
   const compiled: CompiledRule[] = rules.map((rule, i) => ({
     patterns: rule.collections.map(namePattern),
-    access: Object.freeze({
-      level: scope === 'read-only' ? 'read' : rule.access,
-      filter: rule.filter ? compileRuleFilter(rule.filter, i) : null,
-    }),
+    access: ruleAccess(rule, i, scope),
   }));
   return {
     restricted: true,
@@ -72,6 +69,18 @@ export function compileKeyAccess(rules: readonly KeyRule[] | null, scope: KeySco
       return NONE;
     },
   };
+}
+
+function ruleAccess(rule: KeyRule, i: number, scope: KeyScope): CollectionAccess {
+  let filter: StoredFilter | null;
+  try {
+    filter = rule.filter ? compileRuleFilter(rule.filter, i) : null;
+  } catch {
+    // Stored rules were valid when written; one a later Folio no longer reads reaches nothing
+    // (its collections answer as out of reach) rather than more than it said.
+    return NONE;
+  }
+  return Object.freeze({ level: scope === 'read-only' ? 'read' : rule.access, filter });
 }
 
 function namePattern(entry: string): NamePattern {

@@ -2,8 +2,8 @@
  * API keys this process authenticated recently, so most requests need no look-up of their key.
  *
  * The bound on staleness: an entry lives `ttlMs` from the look-up that made it and is never
- * extended by use. This process evicts at once whatever it changes itself (revoke, rotate, plan
- * change, a project's allowed origins); another process sharing the store (several instances on
+ * extended by use. This process evicts at once whatever it changes itself (revoke, rotate, a
+ * key's rules, plan change, a project's allowed origins); another process sharing the store (several instances on
  * MongoDB) sees such a change within `ttlMs`. Unknown and revoked keys are never cached, so a new
  * key works at once everywhere. `ttlMs` 0 turns the cache off.
  */
@@ -11,7 +11,11 @@ import { LRUCache } from 'lru-cache';
 import type { ResolvedKey } from '../store/port.js';
 
 /** What this process just revoked, for whoever holds something under it (open streams). */
-export type Revocation = { keyId: string } | { sessionHash: string } | { accountId: string };
+export type Revocation =
+  | { keyId: string }
+  | { rulesOfKeyId: string }
+  | { sessionHash: string }
+  | { accountId: string };
 
 interface Entry {
   resolved: ResolvedKey;
@@ -88,6 +92,16 @@ export class KeyCache {
   /** Forget the key (revoked or rotated here). */
   evictKey(keyId: string): void {
     this.#announce({ keyId });
+    this.#forgetKey(keyId);
+  }
+
+  /** Forget the key: its rules changed here (it stays valid; what it reaches does not). */
+  rulesChanged(keyId: string): void {
+    this.#announce({ rulesOfKeyId: keyId });
+    this.#forgetKey(keyId);
+  }
+
+  #forgetKey(keyId: string): void {
     this.#generation++;
     this.#deleteWhere((entry) => entry.resolved.key.id === keyId);
   }

@@ -46,6 +46,9 @@ forEachStore(
         ['GET', '/_webhooks'],
         ['POST', '/_stream/tickets'],
         ['POST', '/_bulk'],
+        ['POST', '/_import'],
+        ['GET', '/_stream'],
+        
       ] as const;
       for (const [method, rest] of surfaces) {
         const body = method === 'POST' ? (rest === '/_bulk' ? [] : {}) : undefined;
@@ -148,6 +151,35 @@ forEachStore(
       });
       expect(rotated.body.apiKey.rules).to.deep.equal([{ collections: ['customers'], access: 'read' }]);
       expect((await setRules(id, null)).status, 'the rotated-away key is no longer active').to.equal(404);
+    });
+
+    it('changing a key’s rules closes its open streams with rules_changed', async () => {
+      const { id, rawKey } = await ctx.tenant.newKey({ rules: [{ collections: ['posts'], access: 'read' }] });
+      const aborted = new AbortController();
+      const res = await fetch(`${ctx.server.url}${at('posts', '/_stream')}`, {
+        headers: { Authorization: `Bearer ${rawKey}`, Accept: 'text/event-stream' },
+        signal: aborted.signal,
+      });
+      expect(res.status).to.equal(200);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      const until = async (pattern: RegExp) => {
+        while (!pattern.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += value;
+        }
+      };
+      try {
+        await until(/^retry/m);
+        expect(
+          (await setRules(id, [{ collections: ['posts'], access: 'read', filter: { n: 2 } }])).status,
+        ).to.equal(200);
+        await until(/"reason":"rules_changed"/);
+        expect(text).to.match(/"reason":"rules_changed"/);
+      } finally {
+        aborted.abort();
+      }
     });
 
     it('a bad rule is 400 invalid_body naming it', async () => {

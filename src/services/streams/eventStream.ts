@@ -101,7 +101,7 @@ const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
   key_revoked: 'The API key was revoked or rotated.',
   rules_changed:
-    'The API key’s rules changed; reconnect with Last-Event-ID to go on under the new rules, and re-read the collection: what this key may see changed.',
+    'The API key’s rules changed; reconnect with Last-Event-ID to resume under the new rules, and re-read the collection: what the key may see changed.',
   session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',

@@ -265,17 +265,16 @@ export class StreamService {
   /** Close at once the streams of what this process just revoked (a key, a session, an account). */
   revoked(revocation: Revocation): void {
     if ('keyId' in revocation) {
-      // Revoked, rotated, or its rules changed: which one, the key itself says.
-      const streams = [...this.#open].filter(
-        ({ holder }) => holder.sessionHash === null && holder.keyId === revocation.keyId,
-      );
-      const first = streams[0];
-      if (!first) return;
-      void this.#refusal(first.holder)
-        .catch((): CloseReason => 'key_revoked')
-        .then((reason) => {
-          if (reason) for (const stream of streams) stream.close(reason);
-        });
+      for (const stream of [...this.#open]) {
+        const { keyId, sessionHash } = stream.holder;
+        if (sessionHash === null && keyId === revocation.keyId) stream.close('key_revoked');
+      }
+    } else if ('rulesOfKeyId' in revocation) {
+      // What the key may see changed: its streams close, and reconnect under the new rules.
+      for (const stream of [...this.#open]) {
+        const { keyId, sessionHash } = stream.holder;
+        if (sessionHash === null && keyId === revocation.rulesOfKeyId) stream.close('rules_changed');
+      }
     } else if ('sessionHash' in revocation) {
       for (const stream of [...this.#open]) {
         if (stream.holder.sessionHash === revocation.sessionHash) stream.close('session_ended');
