@@ -2,7 +2,8 @@
  * The key-rule matrix (issue 45): random rules, documents and requests over every surface a key
  * reads or writes through, each answer checked against the oracle (test/support/ruleOracle.ts,
  * mingo), and every answer's text searched for the ids of documents the key may not see there.
- * `RULES_MATRIX_RUNS` sets the number of runs (a few by default, so `npm test` stays quick).
+ * `RULES_MATRIX_RUNS` sets the number of runs (20 by default, so `npm test` stays quick); the
+ * @slow case makes 300.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -25,6 +26,8 @@ import { StreamClient } from '../support/sse.js';
 import { forEachStore, type SuiteContext, tenantCalls } from '../support/stores.js';
 
 const RUNS = Number(process.env.RULES_MATRIX_RUNS ?? 20);
+/** The @slow case (`npm run test:slow`). */
+const SLOW_RUNS = 300;
 const POOL = 8;
 
 type Op =
@@ -111,24 +114,29 @@ interface Tally {
 forEachStore(
   'key rules matrix',
   (ctx) => {
-    const tally: Tally = { requests: 0, leaks: [] };
     before(async () => {
       matrixKey = await ctx.tenant.newKey({ rules: [] });
     });
     let run = 0;
 
-    it(`${RUNS} generated runs: every surface answers as the oracle, and nothing outside a rule reaches the key`, async function () {
-      this.timeout(60_000 + RUNS * 10_000);
-      await fc.assert(
-        fc.asyncProperty(scenarioArb, async (scenario) => {
-          run += 1;
-          await runScenario(ctx, `m${run}`, scenario, tally);
-        }),
-        { numRuns: RUNS, endOnFailure: true },
-      );
-      console.log(`      key rules matrix: ${tally.requests} requests, ${tally.leaks.length} leaks`);
-      expect(tally.leaks).to.deep.equal([]);
-    });
+    for (const [runs, tag] of [
+      [RUNS, ''],
+      [SLOW_RUNS, ' @slow'],
+    ] as const) {
+      it(`${runs} generated runs: every surface answers as the oracle, and nothing outside a rule reaches the key${tag}`, async function () {
+        this.timeout(60_000 + runs * 10_000);
+        const tally: Tally = { requests: 0, leaks: [] };
+        await fc.assert(
+          fc.asyncProperty(scenarioArb, async (scenario) => {
+            run += 1;
+            await runScenario(ctx, `m${run}`, scenario, tally);
+          }),
+          { numRuns: runs, endOnFailure: true },
+        );
+        console.log(`      key rules matrix: ${tally.requests} requests, ${tally.leaks.length} leaks`);
+        expect(tally.leaks).to.deep.equal([]);
+      });
+    }
   },
   { plan: 'team', config: { plans: { team: { storedVersions: 100 } } } },
 );
