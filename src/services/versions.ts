@@ -11,7 +11,7 @@ import { invalidQuery, notFound, planFeatureUnavailable } from '../errors.js';
 import type { FolioDocument, JsonValue, Store, VersionInfo } from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { userFields } from './documentRules.js';
-import { type CollectionAccess, inView, requireCollection } from './keyAccess.js';
+import { type CollectionAccess, inView } from './keyAccess.js';
 
 export type DiffChange =
   | { path: string; type: 'changed'; from: JsonValue; to: JsonValue }
@@ -63,7 +63,7 @@ export class VersionService {
   constructor(private readonly store: Store) {}
 
   async list(ctx: KeyContext, collection: string, id: string): Promise<VersionInfo[]> {
-    const reach = requireCollection(ctx.access, collection, 'read');
+    const reach = ctx.access.collection(collection);
     await this.#assertDocumentInView(ctx, reach, collection, id);
     const versions = await this.store.documents.listVersions(ctx.scope, collection, id);
     if (versions.length === 0) throw notFound('Document');
@@ -71,7 +71,7 @@ export class VersionService {
   }
 
   async get(ctx: KeyContext, collection: string, id: string, version: number): Promise<FolioDocument> {
-    const reach = requireCollection(ctx.access, collection, 'read');
+    const reach = ctx.access.collection(collection);
     await this.#assertDocumentInView(ctx, reach, collection, id);
     return this.#version(ctx, reach, collection, id, version);
   }
@@ -108,7 +108,7 @@ export class VersionService {
     to: number,
   ): Promise<VersionDiff> {
     if (!ctx.limits.versionDiff) throw planFeatureUnavailable('Version diff', ctx.plan);
-    const reach = requireCollection(ctx.access, collection, 'read');
+    const reach = ctx.access.collection(collection);
     await this.#assertDocumentInView(ctx, reach, collection, id);
     const [before, after] = await Promise.all([
       this.#version(ctx, reach, collection, id, from),

@@ -15,7 +15,7 @@ import { isFilterParam, type RawQuery } from '../../query/filterParams.js';
 import { checkPlanQueryLimits, parseListQuery } from '../../query/listQuery.js';
 import { type FindQuery, type JsonObject, QueryRejectedError, type Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
-import { requireCollection, withinView } from '../keyAccess.js';
+import { withinView } from '../keyAccess.js';
 
 export interface ExportResponse {
   body: Readable;
@@ -111,7 +111,7 @@ export class ExportService {
       ctx.plan,
     );
     // A key's rule narrows the export to what it may see; the maximum counts only those.
-    const filter = withinView(requireCollection(ctx.access, collection, 'read'), parsed.filter);
+    const filter = withinView(ctx.access.collection(collection), parsed.filter);
     const max = ctx.limits.maxExportDocuments;
     // Counting stops at one past the plan's maximum: a huge collection answers at once (403)
     // instead of counting every match until the query times out (503 on MongoDB).

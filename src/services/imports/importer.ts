@@ -21,7 +21,7 @@ import type { KeyContext } from '../context.js';
 import { assertMeasuredSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
-import { inView, requireCollection, withinView } from '../keyAccess.js';
+import { inView, withinView } from '../keyAccess.js';
 import type { SchemaService } from '../schemas/index.js';
 import {
   decideAction,
@@ -105,7 +105,6 @@ export class ImportService {
     body: AsyncIterable<Uint8Array>,
     options: ImportOptions,
   ): Promise<ImportResult> {
-    requireCollection(ctx.access, collection, 'write');
     return this.#slots.run(ctx.key.id, async () => {
       const spool = new Spool(this.config.imports.spoolMemoryBytes);
       // However the request ends (answered, refused, failed, the client gone: reading its body

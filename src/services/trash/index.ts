@@ -17,7 +17,7 @@ import type { FolioDocument, Store, TrashEntry, TrashPosition, VersionInfo } fro
 import type { KeyContext } from '../context.js';
 import { userFields } from '../documentRules.js';
 import { buildDocument, putWrite } from '../documentWrites.js';
-import { type CollectionAccess, inView, requireCollection } from '../keyAccess.js';
+import { type CollectionAccess, inView } from '../keyAccess.js';
 import { parsePageQuery } from '../pageQuery.js';
 import type { SchemaService } from '../schemas/index.js';
 
@@ -52,7 +52,7 @@ export class TrashService {
   ) {}
 
   async list(ctx: KeyContext, collection: string, query: Record<string, unknown>): Promise<TrashPage> {
-    const reach = requireCollection(ctx.access, collection, 'read');
+    const reach = ctx.access.collection(collection);
     const { limit, after } = parseListQuery(query, ctx.limits.maxPageSize);
     const rows = await this.#entriesInView(ctx, reach, collection, limit + 1, after);
     const page = rows.slice(0, limit);
@@ -106,7 +106,7 @@ export class TrashService {
     collection: string,
     id: string,
   ): Promise<TrashItem & { versions: VersionInfo[] }> {
-    const reach = requireCollection(ctx.access, collection, 'read');
+    const reach = ctx.access.collection(collection);
     const now = isoNow(this.nowMs());
     const entry = await this.#entry(ctx, reach, collection, id, now);
     const versions = await this.store.trash.listVersions(ctx.scope, collection, id, now);
@@ -127,7 +127,7 @@ export class TrashService {
   }
 
   async restore(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
-    const reach = requireCollection(ctx.access, collection, 'write');
+    const reach = ctx.access.collection(collection);
     for (let attempt = 1; ; attempt++) {
       const entry = await this.#entry(ctx, reach, collection, id, isoNow(this.nowMs()));
       const { fields } = userFields(entry.document);
@@ -149,7 +149,7 @@ export class TrashService {
   }
 
   async purge(ctx: KeyContext, collection: string, id: string): Promise<void> {
-    const reach = requireCollection(ctx.access, collection, 'write');
+    const reach = ctx.access.collection(collection);
     if (reach.filter !== null) await this.#entry(ctx, reach, collection, id, isoNow(this.nowMs()));
     if (!(await this.store.trash.purge(ctx.scope, collection, id))) throw notFound('Trashed document');
   }
