@@ -16,20 +16,22 @@
  * cannot judge: they are skipped, and so, under a rule, are the events of a document without a
  * single field, which read the same.
  */
-import { LRUCache } from 'lru-cache';
 import { matchesFilter } from '../../query/documentMatcher.js';
 import type { ChangeEvent, FolioDocument, StoredFilter } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
 
 /** Documents a stream remembers (a boolean each): past that, the store is asked. */
-const REMEMBERED = 4096;
+const REMEMBERED = 1024;
 
 /** What becomes of an event under the rule. */
 export type RuleVerdict = 'inside' | 'skip' | 'removed' | 'ask';
 
 export class StreamRule {
-  /** Per document: whether its last version this stream read was visible to the client. */
-  readonly #visible = new LRUCache<string, boolean>({ max: REMEMBERED });
+  /**
+   * Per document: whether its last version this stream read was visible to the client, the
+   * latest written last. A Map, grown as events come, so an idle stream holds nothing.
+   */
+  readonly #visible = new Map<string, boolean>();
 
   constructor(
     readonly filter: StoredFilter,
@@ -48,7 +50,7 @@ export class StreamRule {
     const inside = matchesFilter(stored, this.filter);
     const before = this.#visible.get(event.documentId);
     if (event.type === 'deleted') this.#visible.delete(event.documentId);
-    else this.#visible.set(event.documentId, inside && this.#clientMatches(stored));
+    else this.#remember(event.documentId, inside && this.#clientMatches(stored));
     if (inside) return 'inside';
     if (event.type !== 'updated' || !removedWanted || before === false) return 'skip';
     return before === true ? 'removed' : 'ask';
@@ -62,6 +64,17 @@ export class StreamRule {
     if (before?.$createdAt !== $createdAt) return false;
     const stored = toStored(before);
     return matchesFilter(stored, this.filter) && this.#clientMatches(stored);
+  }
+
+  #remember(id: string, visible: boolean): void {
+    this.#visible.delete(id);
+    this.#visible.set(id, visible);
+    if (this.#visible.size > REMEMBERED) {
+      for (const oldest of this.#visible.keys()) {
+        this.#visible.delete(oldest);
+        break;
+      }
+    }
   }
 
   #clientMatches(stored: StoredDocument): boolean {
