@@ -288,14 +288,18 @@ export class EventStream<H = unknown> {
     const rule = this.options.rule;
     if (!rule) return;
     this.#lookingUp = true;
-    void rule.sawBefore(event).then((saw) => {
-      this.#lookingUp = false;
-      if (this.#closed) return;
-      const { project, ids, bufferBytes } = this.options;
-      if (!saw) this.#skipped = event.token;
-      else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
-      EventStream.#schedule(this);
-    });
+    // Never stuck behind a look-up: one that fails tells nothing, and nothing is sent.
+    void rule
+      .sawBefore(event)
+      .catch(() => false)
+      .then((saw) => {
+        this.#lookingUp = false;
+        if (this.#closed) return;
+        const { project, ids, bufferBytes } = this.options;
+        if (!saw) this.#skipped = event.token;
+        else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
+        EventStream.#schedule(this);
+      });
   }
 
   #waitForClient(body: Writable): void {
