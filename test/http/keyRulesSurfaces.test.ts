@@ -7,34 +7,10 @@
 import { expect } from 'chai';
 import type { KeyRule } from '../../src/store/port.js';
 import { StreamClient } from '../support/sse.js';
+import { readSse } from '../support/sseText.js';
 import { forEachStore, tenantCalls } from '../support/stores.js';
 
 const PUBLISHED: KeyRule[] = [{ collections: ['posts'], access: 'write', filter: { published: true } }];
-
-/** An SSE response read as text until `until` appears in it (or the wait ends). */
-async function readSse(url: string, until: string, headers: Record<string, string> = {}): Promise<string> {
-  const controller = new AbortController();
-  const res = await fetch(url, {
-    headers: { Accept: 'text/event-stream', ...headers },
-    signal: controller.signal,
-  });
-  expect(res.status).to.equal(200);
-  let text = '';
-  const decoder = new TextDecoder();
-  const timer = setTimeout(() => controller.abort(), 5000);
-  try {
-    for await (const chunk of res.body ?? []) {
-      text += decoder.decode(chunk as Uint8Array);
-      if (text.includes(until)) break;
-    }
-  } catch {
-    // aborted: the assertions say what was missing
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
-  return text;
-}
 
 forEachStore(
   'key rules on versions, trash, bulk, import and streams',
