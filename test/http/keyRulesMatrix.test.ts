@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
+  apartFrom,
   CollectionModel,
   type Fields,
   type Filter,
@@ -100,6 +101,9 @@ const setupArb = fc.array(
 );
 
 const scenarioArb = fc.record({
+  /** The resumed stream's own filter (kept off the rule's fields) and its `events` besides created. */
+  streamFilter: filterArb(0),
+  streamTypes: fc.subarray(['updated', 'deleted', 'removed']),
   rule: filterArb(1),
   setup: setupArb,
   ops: fc.array(opArb, { minLength: 4, maxLength: 12 }),
@@ -145,7 +149,13 @@ forEachStore(
 async function runScenario(
   ctx: SuiteContext,
   collection: string,
-  scenario: { rule: Filter; setup: Array<{ versions: Fields[]; deleted: boolean }>; ops: Op[] },
+  scenario: {
+    rule: Filter;
+    setup: Array<{ versions: Fields[]; deleted: boolean }>;
+    ops: Op[];
+    streamFilter: Filter;
+    streamTypes: string[];
+  },
   tally: Tally,
   run: number,
 ): Promise<void> {
@@ -205,16 +215,19 @@ async function runScenario(
   }
 
   // The marker: a document in view, last in the log, so the key's stream has an end to wait for.
-  const marker = satisfying(rule, { n: 0, team: 'a' });
+  const streamFilter = apartFrom(scenario.streamFilter, rule);
+  const marker = satisfying(streamFilter, satisfying(rule, { n: 0, team: 'a' }));
   expect((await call('PUT', at(collection, `/${collection}end`), marker)).status).to.equal(201);
   model.put(`${collection}end`, marker);
-  const expected = model.streamEvents(rule, logStart);
+  const types = ['created', ...scenario.streamTypes];
+  const expected = model.streamEvents(rule, logStart, streamFilter, types);
   // Resumed after the seed: by key on odd runs, by a ticket's URL on even ones (an EventSource).
-  let url = `${ctx.server.url}${at(collection, '/_stream')}`;
+  const query = [...filterParams(streamFilter), `events=${types.join(',')}`].join('&');
+  let url = `${ctx.server.url}${at(collection, `/_stream?${query}`)}`;
   const headers: Record<string, string> = { 'Last-Event-ID': resumeAfter };
   if (run % 2 === 0) {
     const minted = await call('POST', at(collection, '/_stream/tickets'), undefined, key);
-    url = `${ctx.server.url}${minted.body.url}`;
+    url = `${ctx.server.url}${minted.body.url}&${query}`;
   } else {
     headers.Authorization = `Bearer ${key}`;
   }

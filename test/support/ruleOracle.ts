@@ -95,6 +95,12 @@ export const filterArb = (minClauses: number): fc.Arbitrary<Filter> =>
     .map((parts) => ({ clauses: parts.filter((c): c is Clause => c !== null) }))
     .filter((f) => f.clauses.length >= minClauses);
 
+/** `f` without clauses on the fields `other` names (so one document can satisfy both). */
+export const apartFrom = (f: Filter, other: Filter): Filter => {
+  const taken = new Set(other.clauses.flatMap((c) => Object.keys(c.rule)));
+  return { clauses: f.clauses.filter((c) => !Object.keys(c.rule).some((k) => taken.has(k))) };
+};
+
 export const ruleJson = (f: Filter): Record<string, unknown> =>
   Object.assign({}, ...f.clauses.map((c) => c.rule));
 export const filterParams = (f: Filter): string[] => f.clauses.flatMap((c) => c.params);
@@ -192,16 +198,25 @@ export class CollectionModel {
     for (const entry of this.log) if (entry.id === id) entry.erased = true;
   }
 
-  /** The stream events a key under `rule` gets for the log from `from` on: `type id`. */
-  streamEvents(rule: Filter, from: number): string[] {
+  /**
+   * The stream events (`type id`) a key under `rule` gets for the log from `from` on, on a
+   * stream of `types` with its own `filter`: a document leaving the rule is `removed` when the
+   * client could see the version before (inside both); the stream's filter alone never removes.
+   */
+  streamEvents(rule: Filter, from: number, filter: Filter, types: readonly string[]): string[] {
     const out: string[] = [];
+    const both = (doc: Fields) => matches(rule, doc) && matches(filter, doc);
+    const push = (type: string, id: string) => {
+      if (types.includes(type)) out.push(`document.${type} ${id}`);
+    };
     for (const { type, id, prev, next, erased } of this.log.slice(from)) {
       if (erased) continue;
-      if (type === 'created' && next && matches(rule, next)) out.push(`document.created ${id}`);
-      if (type === 'deleted' && prev && matches(rule, prev)) out.push(`document.deleted ${id}`);
+      if (type === 'created' && next && both(next)) push('created', id);
+      if (type === 'deleted' && prev && both(prev)) push('deleted', id);
       if (type === 'updated' && next && prev) {
-        if (matches(rule, next)) out.push(`document.updated ${id}`);
-        else if (matches(rule, prev)) out.push(`document.removed ${id}`);
+        if (matches(rule, next)) {
+          if (matches(filter, next)) push('updated', id);
+        } else if (both(prev)) push('removed', id);
       }
     }
     return out;
