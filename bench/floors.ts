@@ -6,7 +6,7 @@
 import { type Median, percent } from './stats.js';
 import type { ThroughputRow } from './throughput.js';
 import type { TransferFigures } from './transfer.js';
-import { RAW, RAW_ROWS, WORKLOADS } from './workloads/targets.js';
+import { RAW, RAW_ROWS, RESTRICTED, WORKLOADS } from './workloads/targets.js';
 
 export interface Verdict {
   floor: string;
@@ -79,6 +79,17 @@ export function judgeFloors(
   return [
     ...[WORKLOADS.get, WORKLOADS.list, WORKLOADS.count].map((w) => cpu(w, 2)),
     ...[WORKLOADS.post, WORKLOADS.patch].map((w) => cpu(w, 1)),
+    // Issue 45: a key whose rule filters documents costs at most 1.2 × an unrestricted one.
+    ...[WORKLOADS.get, WORKLOADS.list].map((w) =>
+      judge(
+        `${w}: server CPU per request, restricted key ÷ unrestricted`,
+        of(RESTRICTED, w)?.cpuMicrosPerRequest,
+        of('Folio', w)?.cpuMicrosPerRequest,
+        'µs',
+        1.2,
+        true,
+      ),
+    ),
     ...Object.values(WORKLOADS).map(parse),
     // Rates compared by their times: raw's over Folio's.
     ...(['NDJSON', 'CSV'] as const).map((format) => {

@@ -14,7 +14,15 @@ import { type Median, percent, summary } from './stats.js';
 import { parseTargets, startParsePeer } from './workloads/parseServer.js';
 import { processCpuTimes } from './workloads/processCpu.js';
 import { BIG_DOCS, BODY, bigNdjson, categoryCycle, QUICK, sized } from './workloads/rows.js';
-import { cycle, folioTargets, rawTargets, type Target } from './workloads/targets.js';
+import {
+  cycle,
+  folioTargets,
+  RESTRICTED,
+  RESTRICTING_RULES,
+  rawTargets,
+  type Target,
+  WORKLOADS,
+} from './workloads/targets.js';
 
 const CONNECTIONS = 32;
 const SECONDS = sized(2, 0.5);
@@ -76,6 +84,22 @@ async function seedFolio(folio: Server, nextKey: () => string): Promise<string[]
   return ids;
 }
 
+/** Keys of the bench tenant's project with RESTRICTING_RULES, made through its session. */
+async function folioKeys(url: string, count: number): Promise<string[]> {
+  const signin = await call(`${url}/api/auth/login`, {
+    body: { email: 'bench@example.test', password: 'correct horse battery' },
+  });
+  const session = (JSON.parse(signin) as { token: string }).token;
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = { project: 'bench', name: `restricted ${i}`, env: 'test', rules: RESTRICTING_RULES };
+    out.push(
+      (JSON.parse(await call(`${url}/api/keys`, { body, key: session })) as { rawKey: string }).rawKey,
+    );
+  }
+  return out;
+}
+
 export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSkipped?: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-bench-throughput-'));
   const servers: Server[] = [];
@@ -85,6 +109,7 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
     const folio = await startFolio(dir, 'folio');
     servers.push(folio);
     const nextKey = cycle(await folioTenant(folio.url, 'bench@example.test', 'team', KEYS));
+    const nextRestricted = cycle(await folioKeys(folio.url, KEYS));
     const ids = await seedFolio(folio, nextKey);
     await mkdir(join(dir, 'raw'));
     const raw = await startRaw(join(dir, 'raw'), { RAW_ITEMS: String(ITEMS) });
@@ -95,6 +120,9 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
 
     const targets = [
       ...folioTargets(folio.url, nextKey, ids),
+      ...folioTargets(folio.url, nextRestricted, ids)
+        .filter((t) => t.workload === WORKLOADS.get || t.workload === WORKLOADS.list)
+        .map((t) => ({ ...t, system: RESTRICTED })),
       ...rawTargets(raw.url, ITEMS),
       ...('skip' in parse ? [] : parseTargets(parse, categoryCycle())),
     ];

@@ -3113,7 +3113,7 @@ export interface operations {
   streamChanges: {
     parameters: {
       query?: {
-        /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+        /** @description Comma-separated event types to receive: created, updated, deleted, removed; default all. */
         events?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
@@ -3143,7 +3143,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; under a key rule with a filter, `document.removed` (`document` is `{_id}` only) when an update took a document out of the rule; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -4811,7 +4811,7 @@ export interface operations {
   streamChangesBySession: {
     parameters: {
       query?: {
-        /** @description Comma-separated event types to receive: created, updated, deleted; default all. */
+        /** @description Comma-separated event types to receive: created, updated, deleted, removed; default all. */
         events?: string;
         /** @description Filters, combined with AND: `filter[field]=value` (equality) or `filter[field][op]=value` with op one of eq, neq, gt, gte, lt, lte, contains, in, exists; `in` takes a comma-separated list. Dot notation for nested fields. */
         filter?: {
@@ -4843,7 +4843,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
+      /** @description A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; under a key rule with a filter, `document.removed` (`document` is `{_id}` only) when an update took a document out of the rule; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events */
       200: {
         headers: {
           "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -9,6 +9,12 @@ import { BODY, categoryCycle, PAGE } from './rows.js';
 export const RAW = 'raw better-sqlite3';
 /** raw better-sqlite3 writing the rows Folio writes (bench/workloads/rawSqlite.ts, `/rows`). */
 export const RAW_ROWS = "raw better-sqlite3, Folio's rows";
+/** Folio through keys whose rule has a filter every document passes (issue 45's cost). */
+export const RESTRICTED = 'Folio, restricted key';
+/** That rule: the collections of the GET and list workloads, `n` (a field of every row) ≥ 0. */
+export const RESTRICTING_RULES = [
+  { collections: ['items', 'big'], access: 'write', filter: { n: { gte: 0 } } },
+];
 export const WORKLOADS = {
   get: 'GET by id',
   post: 'POST create',

@@ -1,9 +1,17 @@
-/** Version history: list, read one, diff two. Restore is a write and lives in documents.ts. */
+/**
+ * Version history: list, read one, diff two. Restore is a write and lives in documents.ts.
+ * Under a key's document rule (keyAccess.ts) a document outside the rule has no history to that
+ * key (404, as if it did not exist), and a version whose content is outside it cannot be read
+ * or diffed (404 "Version not found."): a draft never reaches a key that sees only what is
+ * published. The list shows every version's metadata of a document in view: numbers, times and
+ * operations, no content.
+ */
 import fastJsonPatch from 'fast-json-patch';
 import { invalidQuery, notFound, planFeatureUnavailable } from '../errors.js';
 import type { FolioDocument, JsonValue, Store, VersionInfo } from '../store/port.js';
 import type { KeyContext } from './context.js';
 import { userFields } from './documentRules.js';
+import { type CollectionAccess, inView } from './keyAccess.js';
 
 export type DiffChange =
   | { path: string; type: 'changed'; from: JsonValue; to: JsonValue }
@@ -55,15 +63,41 @@ export class VersionService {
   constructor(private readonly store: Store) {}
 
   async list(ctx: KeyContext, collection: string, id: string): Promise<VersionInfo[]> {
+    const reach = ctx.access.collection(collection);
+    await this.#assertDocumentInView(ctx, reach, collection, id);
     const versions = await this.store.documents.listVersions(ctx.scope, collection, id);
     if (versions.length === 0) throw notFound('Document');
     return versions;
   }
 
   async get(ctx: KeyContext, collection: string, id: string, version: number): Promise<FolioDocument> {
+    const reach = ctx.access.collection(collection);
+    await this.#assertDocumentInView(ctx, reach, collection, id);
+    return this.#version(ctx, reach, collection, id, version);
+  }
+
+  async #version(
+    ctx: KeyContext,
+    reach: CollectionAccess,
+    collection: string,
+    id: string,
+    version: number,
+  ): Promise<FolioDocument> {
     const doc = await this.store.documents.getVersion(ctx.scope, collection, id, version);
-    if (!doc) throw notFound('Version');
+    if (!doc || !inView(reach, doc)) throw notFound('Version');
     return doc;
+  }
+
+  /** Under a rule's filter: the current document must be in view, else 404 as for none. */
+  async #assertDocumentInView(
+    ctx: KeyContext,
+    reach: CollectionAccess,
+    collection: string,
+    id: string,
+  ): Promise<void> {
+    if (reach.filter === null) return;
+    const current = await this.store.documents.get(ctx.scope, collection, id);
+    if (!current || !inView(reach, current)) throw notFound('Document');
   }
 
   async diff(
@@ -74,9 +108,11 @@ export class VersionService {
     to: number,
   ): Promise<VersionDiff> {
     if (!ctx.limits.versionDiff) throw planFeatureUnavailable('Version diff', ctx.plan);
+    const reach = ctx.access.collection(collection);
+    await this.#assertDocumentInView(ctx, reach, collection, id);
     const [before, after] = await Promise.all([
-      this.get(ctx, collection, id, from),
-      this.get(ctx, collection, id, to),
+      this.#version(ctx, reach, collection, id, from),
+      this.#version(ctx, reach, collection, id, to),
     ]);
     return { from, to, changes: diffDocuments(before, after) };
   }

@@ -3,7 +3,7 @@ import { judgeFloors } from '../../bench/floors.js';
 import { spread } from '../../bench/stats.js';
 import type { ThroughputRow } from '../../bench/throughput.js';
 import type { TransferFigures } from '../../bench/transfer.js';
-import { RAW, WORKLOADS } from '../../bench/workloads/targets.js';
+import { RAW, RESTRICTED, WORKLOADS } from '../../bench/workloads/targets.js';
 
 const m = (median: number) => ({ median, spread: 0.1 });
 
@@ -77,6 +77,21 @@ describe('bench floors (issue 42)', () => {
     expect(pass(at(2.5), 'export NDJSON')).to.equal(true);
     expect(pass(at(1, 64), 'export, every format')).to.equal(true);
     expect(pass(at(1, 65), 'export, every format')).to.equal(false);
+  });
+
+  it('a restricted key (issue 45) passes at 1.2 × an unrestricted key’s CPU on GET and the list, fails above', () => {
+    const at = (cpu: number) => {
+      const restricted = rows(100, 100)
+        .filter(
+          (r) => r.system === 'Folio' && (r.workload === WORKLOADS.get || r.workload === WORKLOADS.list),
+        )
+        .map((r) => ({ ...r, system: RESTRICTED, cpuMicrosPerRequest: m(cpu) }));
+      return results(judgeFloors([...rows(100, 100), ...restricted], undefined));
+    };
+    expect(at(120)[`${WORKLOADS.get}: server CPU per request, restricted key ÷ unrestricted`]).to.equal(true);
+    expect(at(121)[`${WORKLOADS.list}: server CPU per request, restricted key ÷ unrestricted`]).to.equal(
+      false,
+    );
   });
 
   it('a floor whose figures are missing is not measured, never passed', () => {

@@ -129,7 +129,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const res = await fetch(`${running.url}${path}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
-    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    const type = res.headers.get('content-type') ?? '';
+    // NDJSON is several documents: a suite reads its text.
+    if (type.includes('json') && !type.includes('ndjson') && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 

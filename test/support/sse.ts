@@ -10,6 +10,7 @@ export const STREAM_EVENTS = [
   'document.created',
   'document.updated',
   'document.deleted',
+  'document.removed',
   'stream.closed',
   'stream.reset',
   'stream.checkpoint',

@@ -71,7 +71,7 @@ export const streamChanges = declare({
   ok: {
     '200': {
       description:
-        'A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
+        'A chunked event stream: `event: document.created|updated|deleted`, `id: evt_<opaque>`, `data: {event, timestamp, collection, project, document}`; under a key rule with a filter, `document.removed` (`document` is `{_id}` only) when an update took a document out of the rule; heartbeat comment lines; checkpoints (an `id:` line and no `data:`); `stream.reset` and `stream.closed` events',
       content: { [EVENT_STREAM_TYPE]: { schema: z.string() } },
       headers: z.object({
         'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`' }),

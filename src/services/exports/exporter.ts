@@ -15,6 +15,7 @@ import { isFilterParam, type RawQuery } from '../../query/filterParams.js';
 import { checkPlanQueryLimits, parseListQuery } from '../../query/listQuery.js';
 import { type FindQuery, type JsonObject, QueryRejectedError, type Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
+import { withinView } from '../keyAccess.js';
 
 export interface ExportResponse {
   body: Readable;
@@ -109,15 +110,17 @@ export class ExportService {
       { maxFilters: ctx.limits.maxFilters, maxLimit: Number.POSITIVE_INFINITY, maxOffset: 0 },
       ctx.plan,
     );
+    // A key's rule narrows the export to what it may see; the maximum counts only those.
+    const filter = withinView(ctx.access.collection(collection), parsed.filter);
     const max = ctx.limits.maxExportDocuments;
     // Counting stops at one past the plan's maximum: a huge collection answers at once (403)
     // instead of counting every match until the query times out (503 on MongoDB).
-    const count = await this.store.documents.count(ctx.scope, collection, parsed.filter, max + 1);
+    const count = await this.store.documents.count(ctx.scope, collection, filter, max + 1);
     if (count > max) throw exportTooLarge(count, max, ctx.plan);
     // A document written between the count and the scan could take the export past the plan.
     // Reading one more than allowed notices it, and the stream then fails (the client sees a
     // broken transfer) rather than ending as if complete.
-    const query: FindQuery = { filter: parsed.filter, sort: parsed.sort, skip: 0, limit: max + 1 };
+    const query: FindQuery = { filter, sort: parsed.sort, skip: 0, limit: max + 1 };
     const documents = this.store.documents;
     let text: AsyncIterable<string>;
     let close: () => Promise<unknown>;

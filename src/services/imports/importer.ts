@@ -14,13 +14,14 @@
  *    before the answer; their events are published once they are on disk.
  */
 import type { Config } from '../../config/schema.js';
-import { AppError, conflict } from '../../errors.js';
+import { AppError, conflict, outsideRules } from '../../errors.js';
 import type { TransferFormat } from '../../formats/formats.js';
 import type { DataScope, DocumentWrite, Store } from '../../store/port.js';
 import type { KeyContext } from '../context.js';
 import { assertMeasuredSize } from '../documentRules.js';
 import { MAX_ATTEMPTS } from '../documents.js';
 import { buildDocument, type CurrentVersion, putWrite } from '../documentWrites.js';
+import { inView, withinView } from '../keyAccess.js';
 import type { SchemaService } from '../schemas/index.js';
 import {
   decideAction,
@@ -132,6 +133,7 @@ export class ImportService {
     const repeated = new Set<string>();
     let total = 0;
     const maxDocumentBytes = this.config.documents.maxBytes;
+    const reach = ctx.access.collection(collection);
     for await (const record of readImportBody(body, format, {
       maxBytes: ctx.limits.maxImportBytes,
       maxRecords: ctx.limits.maxImportDocuments,
@@ -159,6 +161,8 @@ export class ImportService {
         );
         // A record the collection's schema refuses is that record's error; the rest go on.
         await this.schemas?.check(ctx, collection, prepared.fields);
+        // So is one the key's rule would not let it see: it cannot write it either.
+        if (!inView(reach, prepared.fields)) throw outsideRules(collection);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         errors.push(importError(record, error.code, error.message));
@@ -264,10 +268,17 @@ export class ImportService {
               collection,
               lookup.map((r) => r.id),
             );
+      const hidden = await this.#outOfView(ctx, collection, state);
       const writes: DocumentWrite[] = [];
       const outcome = { imported: 0, skipped: 0, errors: [] as ImportError[] };
       for (const record of batch) {
         const current = state.get(record.id) ?? null;
+        if (hidden.has(record.id)) {
+          // A document the key may not see is neither overwritten, skipped nor reported taken.
+          const { code, message } = outsideRules(collection);
+          outcome.errors.push(importError(record, code, message, record.id));
+          continue;
+        }
         const action = decideAction(options.onConflict, current !== null);
         if (action === 'skip') {
           outcome.skipped += 1;
@@ -300,6 +311,29 @@ export class ImportService {
         throw new AppError(409, 'write_conflict', 'Documents of this import are changing too fast; retry.');
       }
     }
+  }
+
+  /**
+   * Which of the existing documents in `state` a key's rule hides from it (none without a
+   * filter): one more look-up per batch, for restricted keys only.
+   */
+  async #outOfView(
+    ctx: KeyContext,
+    collection: string,
+    state: Map<string, CurrentVersion>,
+  ): Promise<Set<string>> {
+    const reach = ctx.access.collection(collection);
+    if (reach.filter === null || state.size === 0) return new Set();
+    const ids = [...state.keys()];
+    const visible = await this.store.documents.find(ctx.scope, collection, {
+      filter: withinView(reach, { _id: { $in: ids } }),
+      sort: [],
+      skip: 0,
+      limit: 0,
+      projection: ['_id'],
+    });
+    const seen = new Set(visible.map((doc) => doc._id));
+    return new Set(ids.filter((id) => !seen.has(id)));
   }
 
   /** The current version of each of `ids` that exists. */

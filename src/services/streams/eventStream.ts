@@ -16,28 +16,29 @@
  * task that committed the write is over (so the writer's own response goes out first, never
  * behind a thousand streams), every due stream writes what it holds, the frame being one Buffer
  * shared by every stream of the project.
+ *
+ * Under a key's document rule (`rule`, ruleView.ts) a stream sends only events whose document
+ * is inside it, and `document.removed` (the id alone) for an update that took out of it a
+ * document the client could see.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { matchesFilter } from '../../query/documentMatcher.js';
-import type {
-  ChangeEvent,
-  ChangeFeedEnd,
-  ChangeSubscription,
-  ChangeType,
-  StoredFilter,
-} from '../../store/port.js';
+import type { ChangeEvent, ChangeFeedEnd, ChangeSubscription, StoredFilter } from '../../store/port.js';
 import { type StoredDocument, toStored } from '../../store/storedForm.js';
 import type { ScopeEventIds } from './eventIds.js';
+import type { StreamRule } from './ruleView.js';
 import {
   checkpointFrame,
   controlFrame,
   documentFrame,
   HEARTBEAT_FRAME,
   RESET_EVENT_ID,
+  removedFrame,
   retryFrame,
   startIdFrame,
 } from './sseFrames.js';
+import type { StreamEventType } from './streamRequest.js';
 
 /** Why Folio closed a stream (besides the feed ending it). */
 export type CloseReason =
@@ -75,8 +76,10 @@ export interface EventStreamOptions<H> {
   subscription: ChangeSubscription;
   /** The project name, as in the URL. */
   project: string;
-  types: ReadonlySet<ChangeType>;
+  types: ReadonlySet<StreamEventType>;
   filter: StoredFilter;
+  /** The key's document rule in this collection, or null when it sees every document. */
+  rule?: StreamRule | null;
   /** The shared heartbeat schedule (one timer for every stream); it calls `heartbeat()`. */
   heartbeats: { add(stream: EventStream<H>): void; delete(stream: EventStream<H>): void };
   retryMs: number;
@@ -92,10 +95,13 @@ export interface EventStreamOptions<H> {
   after: string | null;
 }
 
+type Verdict = 'send' | 'skip' | 'removed' | 'ask';
+
 const CLOSE_MESSAGES: Record<Exclude<CloseReason, 'client_closed'>, string> = {
   shutdown: 'The server is shutting down; reconnect with Last-Event-ID to resume.',
   key_revoked: 'The API key was revoked or rotated.',
-  rules_changed: 'The API key’s rules changed; reconnect with Last-Event-ID to resume under the new rules.',
+  rules_changed:
+    'The API key’s rules changed; reconnect with Last-Event-ID to resume under the new rules, and re-read the collection: what the key may see changed.',
   session_ended: 'The dashboard session ended (logged out or expired).',
   plan_changed: 'Change streams are no longer part of this account’s plan.',
   slot_lost: 'This stream lost its slot among the key’s concurrent streams.',
@@ -132,6 +138,8 @@ export class EventStream<H = unknown> {
   #waiting = false;
   /** Unsent bytes at the last heartbeat while the replay waited (to tell a client that stopped). */
   #waitingLength: number | null = null;
+  /** A `removed` look-up is in flight: nothing more is written until it is settled. */
+  #lookingUp = false;
   readonly #filtered: boolean;
 
   constructor(private readonly options: EventStreamOptions<H>) {
@@ -238,23 +246,60 @@ export class EventStream<H = unknown> {
     const { subscription, project, ids, bufferBytes } = this.options;
     const body = this.body;
     while (!(this.#waiting && subscription.catchingUp)) {
+      if (this.#lookingUp) return;
       const event = subscription.take();
       if (event === undefined) break;
-      if (!this.#wanted(event)) {
+      const verdict = this.#verdict(event);
+      if (verdict === 'skip') {
         this.#skipped = event.token;
         continue;
       }
-      this.#skipped = null;
-      this.#lastSent = event.token;
-      const room = body.write(documentFrame(event, project, ids));
-      if (body.writableLength > bufferBytes) {
-        this.#endedBy('overflow');
+      if (verdict === 'ask') {
+        this.#askRemoved(event);
         return;
       }
-      if (!room && subscription.catchingUp) this.#waitForClient(body);
+      const frame =
+        verdict === 'removed' ? removedFrame(event, project, ids) : documentFrame(event, project, ids);
+      if (!this.#write(body, frame, event.token, bufferBytes)) return;
     }
     // The feed ended it (close() already finished it otherwise).
     if (subscription.endedBy !== null) this.#endedBy(subscription.endedBy);
+  }
+
+  /** Write one event's frame; false once the stream closed for the bytes the client owes. */
+  #write(body: Writable, frame: Buffer, token: string, bufferBytes: number): boolean {
+    this.#skipped = null;
+    this.#lastSent = token;
+    const room = body.write(frame);
+    if (body.writableLength > bufferBytes) {
+      this.#endedBy('overflow');
+      return false;
+    }
+    if (!room && this.options.subscription.catchingUp) this.#waitForClient(body);
+    return true;
+  }
+
+  /**
+   * An update out of the key's rule, of a document this stream has no memory of: the store says
+   * whether the client could see it before (ruleView.ts). Events after it wait in the
+   * subscription's queue meanwhile, so the order holds.
+   */
+  #askRemoved(event: ChangeEvent): void {
+    const rule = this.options.rule;
+    if (!rule) return;
+    this.#lookingUp = true;
+    // Never stuck behind a look-up: one that fails tells nothing, and nothing is sent.
+    void rule
+      .sawBefore(event)
+      .catch(() => false)
+      .then((saw) => {
+        this.#lookingUp = false;
+        if (this.#closed) return;
+        const { project, ids, bufferBytes } = this.options;
+        if (!saw) this.#skipped = event.token;
+        else if (!this.#write(this.body, removedFrame(event, project, ids), event.token, bufferBytes)) return;
+        EventStream.#schedule(this);
+      });
   }
 
   #waitForClient(body: Writable): void {
@@ -269,9 +314,14 @@ export class EventStream<H = unknown> {
     });
   }
 
-  #wanted(event: ChangeEvent): boolean {
-    if (!this.options.types.has(event.type)) return false;
-    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter);
+  #verdict(event: ChangeEvent): Verdict {
+    const { rule, types } = this.options;
+    if (rule) {
+      const judged = rule.judge(event, storedFormOf(event), types.has('removed'));
+      if (judged !== 'inside') return judged;
+    }
+    if (!types.has(event.type)) return 'skip';
+    return !this.#filtered || matchesFilter(storedFormOf(event), this.options.filter) ? 'send' : 'skip';
   }
 
   #endedBy(reason: ChangeFeedEnd | 'stalled' | null): void {

@@ -26,6 +26,7 @@ import { isDashboardKey } from '../sessionAccess.js';
 import { EventIds } from './eventIds.js';
 import { type CloseReason, EventStream, type StreamOwner } from './eventStream.js';
 import { HeartbeatTimer } from './heartbeatWheel.js';
+import { StreamRule } from './ruleView.js';
 import { type Slot, StreamSlotService } from './slots.js';
 import { parseStreamQuery } from './streamRequest.js';
 import { type TicketClaims, TicketSealer, ticketAdmits } from './tickets.js';
@@ -42,6 +43,8 @@ interface Holder {
   slot: Slot;
   /** What a checkpoint alias of this stream is filed under (see `#aliases`), without the token. */
   aliasScope: string;
+  /** The key's rules when the stream opened (JSON): a change closes it (`rules_changed`). */
+  rules: string;
 }
 
 /** Checkpoint aliases kept (about 200 bytes each). */
@@ -145,12 +148,15 @@ export class StreamService {
       if (token === null) throw resyncRequired('expired');
       after = token;
     }
+    const reach = ctx.access.collection(collection);
     const aliasScope = [
       ctx.scope.projectId,
       ctx.scope.env,
       collection,
       [...request.types].sort().join(','),
       JSON.stringify(request.filter),
+      // The rule skips events too: a checkpoint holds only for the rule it was sent under.
+      JSON.stringify(reach.filter),
       '',
     ].join('\u0000');
     for (let hop = 0; after !== undefined && hop < MAX_ALIAS_HOPS; hop++) {
@@ -179,7 +185,16 @@ export class StreamService {
         sessionHash: isDashboardKey(ctx.key) ? ctx.key.keyHash : null,
         slot,
         aliasScope,
+        rules: JSON.stringify(ctx.key.rules),
       },
+      rule:
+        reach.filter === null
+          ? null
+          : new StreamRule(
+              reach.filter,
+              Object.keys(request.filter).length > 0 ? request.filter : null,
+              (id, version) => this.store.documents.getVersion(ctx.scope, collection, id, version),
+            ),
       subscription,
       project: ctx.project.name,
       types: request.types,
@@ -317,12 +332,14 @@ export class StreamService {
   }
 
   /** Why a key's (or a dashboard session's) streams must close now, or null while they may stream. */
-  async #refusal({ keyId, accountId, sessionHash }: Holder): Promise<CloseReason | null> {
+  async #refusal({ keyId, accountId, sessionHash, rules }: Holder): Promise<CloseReason | null> {
     if (sessionHash !== null) {
       if (!(await this.store.accounts.findSession(sessionHash, isoNow()))) return 'session_ended';
     } else {
       const key = await this.store.accounts.getKey(keyId);
       if (key?.status !== 'active') return 'key_revoked';
+      // A stream applies the rules it opened with; it reconnects under the new ones.
+      if (JSON.stringify(key.rules) !== rules) return 'rules_changed';
     }
     const account = await this.store.accounts.getAccount(accountId);
     if (!account || !this.config.plans[account.plan].changeStreams) return 'plan_changed';

@@ -75,6 +75,29 @@ function formatDocumentFrame(event: ChangeEvent, project: string, ids: ScopeEven
   return `event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+const removedFrames = new WeakMap<ChangeEvent, Buffer>();
+
+/**
+ * `event: document.removed`: the update `event` took its document out of the key's rule. The
+ * data names the document by `_id` only: its new content is what the key may not see.
+ */
+export function removedFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): Buffer {
+  let frame = removedFrames.get(event);
+  if (!frame) {
+    const name = 'document.removed';
+    const data = {
+      event: name,
+      timestamp: event.timestamp,
+      collection: event.collection,
+      project,
+      document: { _id: event.documentId },
+    };
+    frame = Buffer.from(`event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`);
+    removedFrames.set(event, frame);
+  }
+  return frame;
+}
+
 export function controlFrame(name: ControlEvent, data: JsonObject, id?: string): string {
   return `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 }

@@ -4,6 +4,10 @@
  * version, or erased for good. Restoring writes one commit that puts the document back with its
  * history (continuous: the next `$version`, a version record of operation `restore`) and takes it
  * out of the trash; its change event is `document.created`.
+ *
+ * Under a key's document rule (keyAccess.ts) the key's trash holds only the entries whose last
+ * content is inside the rule: the others are absent from the list and 404 to get, restore and
+ * erase. The list filters the store's pages here, reading on until its page is full.
  */
 
 import type { Config } from '../../config/schema.js';
@@ -13,8 +17,12 @@ import type { FolioDocument, Store, TrashEntry, TrashPosition, VersionInfo } fro
 import type { KeyContext } from '../context.js';
 import { userFields } from '../documentRules.js';
 import { buildDocument, putWrite } from '../documentWrites.js';
+import { type CollectionAccess, inView } from '../keyAccess.js';
 import { parsePageQuery } from '../pageQuery.js';
 import type { SchemaService } from '../schemas/index.js';
+
+/** Entries read per store page while a rule's filter thins the trash list. */
+const TRASH_SCAN_PAGE = 200;
 
 /** Attempts of a restore that keeps meeting a changing trash entry. */
 const MAX_RESTORE_ATTEMPTS = 5;
@@ -44,12 +52,9 @@ export class TrashService {
   ) {}
 
   async list(ctx: KeyContext, collection: string, query: Record<string, unknown>): Promise<TrashPage> {
+    const reach = ctx.access.collection(collection);
     const { limit, after } = parseListQuery(query, ctx.limits.maxPageSize);
-    const rows = await this.store.trash.list(ctx.scope, collection, {
-      limit: limit + 1,
-      now: isoNow(this.nowMs()),
-      after,
-    });
+    const rows = await this.#entriesInView(ctx, reach, collection, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     const hasMore = rows.length > limit;
@@ -63,22 +68,68 @@ export class TrashService {
     };
   }
 
+  /**
+   * Up to `wanted` entries after `after` that the key may see. A key without a filter reads one
+   * page; with one, pages are read on until enough entries pass (the trash keeps what the plan's
+   * retention allows, so the walk is bounded by it).
+   */
+  async #entriesInView(
+    ctx: KeyContext,
+    reach: CollectionAccess,
+    collection: string,
+    wanted: number,
+    after: TrashPosition | undefined,
+  ): Promise<TrashEntry[]> {
+    const now = isoNow(this.nowMs());
+    if (reach.filter === null)
+      return this.store.trash.list(ctx.scope, collection, { limit: wanted, now, after });
+    const found: TrashEntry[] = [];
+    let position = after;
+    for (;;) {
+      const rows = await this.store.trash.list(ctx.scope, collection, {
+        limit: TRASH_SCAN_PAGE,
+        now,
+        after: position,
+      });
+      for (const row of rows) {
+        if (inView(reach, row.document)) found.push(row);
+        if (found.length === wanted) return found;
+      }
+      const last = rows.at(-1);
+      if (rows.length < TRASH_SCAN_PAGE || !last) return found;
+      position = { deletedAt: last.deletedAt, id: last.id };
+    }
+  }
+
   async get(
     ctx: KeyContext,
     collection: string,
     id: string,
   ): Promise<TrashItem & { versions: VersionInfo[] }> {
+    const reach = ctx.access.collection(collection);
     const now = isoNow(this.nowMs());
-    const entry = await this.store.trash.get(ctx.scope, collection, id, now);
-    if (!entry) throw notFound('Trashed document');
+    const entry = await this.#entry(ctx, reach, collection, id, now);
     const versions = await this.store.trash.listVersions(ctx.scope, collection, id, now);
     return { ...itemOf(entry), versions };
   }
 
+  /** The trash entry, when there is one the key may see; else 404. */
+  async #entry(
+    ctx: KeyContext,
+    reach: CollectionAccess,
+    collection: string,
+    id: string,
+    now: string,
+  ): Promise<TrashEntry> {
+    const entry = await this.store.trash.get(ctx.scope, collection, id, now);
+    if (!entry || !inView(reach, entry.document)) throw notFound('Trashed document');
+    return entry;
+  }
+
   async restore(ctx: KeyContext, collection: string, id: string): Promise<FolioDocument> {
+    const reach = ctx.access.collection(collection);
     for (let attempt = 1; ; attempt++) {
-      const entry = await this.store.trash.get(ctx.scope, collection, id, isoNow(this.nowMs()));
-      if (!entry) throw notFound('Trashed document');
+      const entry = await this.#entry(ctx, reach, collection, id, isoNow(this.nowMs()));
       const { fields } = userFields(entry.document);
       await this.schemas?.check(ctx, collection, fields);
       const doc = buildDocument(id, fields, entry.document, this.config.documents);
@@ -98,6 +149,8 @@ export class TrashService {
   }
 
   async purge(ctx: KeyContext, collection: string, id: string): Promise<void> {
+    const reach = ctx.access.collection(collection);
+    if (reach.filter !== null) await this.#entry(ctx, reach, collection, id, isoNow(this.nowMs()));
     if (!(await this.store.trash.purge(ctx.scope, collection, id))) throw notFound('Trashed document');
   }
 }
