@@ -314,5 +314,24 @@ for (const target of await mongoServerOverrides()) {
         onB.close();
       }
     });
+
+    it('rules changed through one close the key’s streams on the other within streams.keyCheckMs', async () => {
+      const key = await tenant.newKey();
+      const onB = await RawStream.open(`${b.url}/${tenant.project}/shared/_stream`, {
+        Authorization: `Bearer ${key.rawKey}`,
+      });
+      try {
+        await onB.until(/^retry/);
+        const rules = [{ collections: ['shared'], access: 'read', filter: { n: 1 } }];
+        const changed = await a.request('PATCH', `/api/keys/${key.id}`, {
+          session: tenant.session,
+          body: { rules },
+        });
+        expect(changed.status).to.equal(200);
+        await onB.until(/"reason":"rules_changed"/, 5000);
+      } finally {
+        onB.close();
+      }
+    });
   });
 }
