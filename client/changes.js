@@ -15,7 +15,7 @@
  */
 import { errorOf, queryString, retryAfterMs, send, sleep } from './http.js';
 
-const DOCUMENT_EVENTS = ['document.created', 'document.updated', 'document.deleted'];
+const DOCUMENT_EVENTS = ['document.created', 'document.updated', 'document.deleted', 'document.removed'];
 
 /** Between reconnections when the server named no `retry:` yet, and the most ever waited. */
 const FIRST_DELAY_MS = 1000;

@@ -86,24 +86,34 @@ export interface ExportOptions {
   formulaEscape?: boolean;
 }
 
-export type ChangeType = 'created' | 'updated' | 'deleted';
+/** `removed`: under a key's rules, an update took a document the key could see out of its view. */
+export type ChangeType = 'created' | 'updated' | 'deleted' | 'removed';
 
-/** One change of a collection, as its stream sends it. */
-export interface ChangeEvent<T> {
+interface ChangeBase {
   /** The event's opaque id (`evt_...`). */
   id: string;
-  event: `document.${ChangeType}`;
   /** When it was committed (ISO 8601). */
   timestamp: string;
   collection: string;
   /** The project's name. */
   project: string;
-  /** The document at that version; for a delete, as it was just before. */
-  document: Stored<T>;
 }
 
+/** One change of a collection, as its stream sends it. */
+export type ChangeEvent<T> =
+  | (ChangeBase & {
+      event: 'document.created' | 'document.updated' | 'document.deleted';
+      /** The document at that version; for a delete, as it was just before. */
+      document: Stored<T>;
+    })
+  | (ChangeBase & {
+      /** The document left the key's view (docs/keys.md): drop it; its new content is not sent. */
+      event: 'document.removed';
+      document: { _id: string };
+    });
+
 export interface SubscribeOptions {
-  /** Default all three. */
+  /** Default all four. */
   events?: ChangeType[];
   /** The listing's filter language, matched against each event's document. */
   filter?: Filter;

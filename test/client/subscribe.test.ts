@@ -87,7 +87,7 @@ describe('client library: subscribe (Node, fetch)', function () {
     await notes.delete(a._id);
     await notes.create({ n: 4, kind: 'a' });
     await until(() => seen.events.length === 3, 'three events');
-    expect(seen.events.map((e) => [e.event, e.document.n])).to.deep.equal([
+    expect(seen.events.map((e) => [e.event, 'n' in e.document ? e.document.n : null])).to.deep.equal([
       ['document.created', 1],
       ['document.updated', 3],
       ['document.created', 4],
@@ -101,6 +101,27 @@ describe('client library: subscribe (Node, fetch)', function () {
     await notes.create({ n: 5, kind: 'a' });
     await sleep(200);
     expect(seen.events).to.have.length(3);
+  });
+
+  it('with a restricted key: only documents in its view, and `document.removed` (the id alone) when one leaves it', async () => {
+    const rules = [{ collections: ['posts'], access: 'read' as const, filter: { kind: 'a' } }];
+    const restricted = await tenant.newKey({ scope: 'read-only', rules });
+    const seen = recorder();
+    stops.push(collection('posts', restricted.rawKey).subscribe({}, seen.onEvent, seen.handlers));
+    await until(() => openStreams() === 1, 'the stream to open');
+    const shown = await post('posts', { n: 1, kind: 'a' });
+    await post('posts', { n: 2, kind: 'b' });
+    const writer = collection('posts');
+    await writer.patch(shown, { kind: 'b', n: 3 });
+    await post('posts', { n: 4, kind: 'a' });
+    await until(() => seen.events.length === 3, 'three events');
+    expect(seen.events.map((e) => [e.event, e.document])).to.deep.equal([
+      ['document.created', seen.events[0]?.document],
+      ['document.removed', { _id: shown }],
+      ['document.created', seen.events[2]?.document],
+    ]);
+    expect(seen.events.map((e) => ('n' in e.document ? e.document.n : null))).to.deep.equal([1, null, 4]);
+    expect(seen.errors).to.deep.equal([]);
   });
 
   it('resumes after cuts with every event exactly once, in order', async () => {
@@ -225,7 +246,7 @@ describe('client library: subscribe, events lost', function () {
       await until(() => server.running.services.streams.openCount === 1, 'the new stream');
       await notes.create({ n: 3 });
       await until(() => seen.events.length === 2, 'the event after the reset');
-      expect(seen.events.map((e) => e.document.n)).to.deep.equal([1, 3]);
+      expect(seen.events.map((e) => ('n' in e.document ? e.document.n : null))).to.deep.equal([1, 3]);
       expect(seen.errors).to.deep.equal([]);
       stop();
     } finally {

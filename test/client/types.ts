@@ -82,10 +82,17 @@ export async function allowed(posts: Collection<Post>): Promise<void> {
 
   const stop: () => void = posts.subscribe(
     { events: ['created', 'deleted'], filter: { stars: { gte: 3 } } },
-    (event: ChangeEvent<Post>) => event.document.title.toUpperCase(),
+    (event: ChangeEvent<Post>) =>
+      event.event === 'document.removed' ? event.document._id : event.document.title.toUpperCase(),
     { onReset: (info) => info.reason, onError: (error) => error.status },
   );
-  posts.subscribe({}, (event) => event.event satisfies `document.${'created' | 'updated' | 'deleted'}`);
+  posts.subscribe(
+    {},
+    (event) => event.event satisfies `document.${'created' | 'updated' | 'deleted' | 'removed'}`,
+  );
+  // A removed document's content is not sent: narrow on `event` first.
+  // @ts-expect-error
+  posts.subscribe({}, (event) => event.document.title);
   stop();
 
   try {

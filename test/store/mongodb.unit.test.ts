@@ -230,9 +230,20 @@ describe('MongoDB store: system records', () => {
       lastUsedAt: null,
       revokedAt: null,
       rotatedFrom: newId('key'),
-      rules: [{ collections: ['posts', 'public_*'], access: 'read', filter: { published: true } }],
+      rules: [
+        {
+          collections: ['posts', 'public_*'],
+          access: 'read',
+          filter: { published: true, 'author.team': 'a' },
+        },
+      ],
     };
     expect(fromKeyDoc(throughBson(toKeyDoc(key)) as ReturnType<typeof toKeyDoc>)).to.deep.equal(key);
+    // A rule filter names paths (`author.team`): stored as text, never as MongoDB field names.
+    expect(toKeyDoc(key).rules).to.equal(JSON.stringify(key.rules));
+    expect(fromKeyDoc({ ...toKeyDoc(key), rules: undefined }).rules, 'a key from before rules').to.equal(
+      null,
+    );
   });
 });
 

@@ -31,6 +31,7 @@ import {
   type ProjectDoc,
   type ResolvedKeyDoc,
   resolveKeyPipeline,
+  rulesText,
   type SessionDoc,
   toAccountDoc,
   toKeyDoc,
@@ -245,7 +246,10 @@ export class MongoAccounts implements AccountRepository {
   }
 
   async setKeyRules(id: string, rules: KeyRule[] | null): Promise<boolean> {
-    const result = await this.#keys.updateOne({ _id: id, status: 'active' }, { $set: { rules } });
+    const result = await this.#keys.updateOne(
+      { _id: id, status: 'active' },
+      { $set: { rules: rulesText(rules) } },
+    );
     return result.matchedCount === 1;
   }
 

@@ -21,8 +21,17 @@ export type ProjectDoc = Omit<WithMongoId<ProjectRecord>, 'allowedOrigins' | 'au
   autoIndexes?: boolean | null;
 };
 
-/** `rules` is absent on keys written before rules existed: unrestricted. */
-export type KeyDoc = Omit<WithMongoId<ApiKeyRecord>, 'rules'> & { rules?: ApiKeyRecord['rules'] };
+/**
+ * `rules` as JSON text, as the embedded store keeps them: a rule's filter names document paths
+ * (`address.city`), which MongoDB would read as paths, not names, in a stored sub-document.
+ * Absent on keys written before rules existed: unrestricted.
+ */
+export type KeyDoc = Omit<WithMongoId<ApiKeyRecord>, 'rules'> & { rules?: string | null };
+
+/** A key's rules as `KeyDoc.rules` holds them (null: unrestricted). */
+export function rulesText(rules: ApiKeyRecord['rules'] | undefined): string | null {
+  return rules ? JSON.stringify(rules) : null;
+}
 
 /** Emails are compared lower-cased. */
 export function emailKey(email: string): string {
@@ -102,7 +111,7 @@ export function toKeyDoc(k: ApiKeyRecord): KeyDoc {
     revokedAt: k.revokedAt,
     rotatedFrom: k.rotatedFrom,
     // Absent in backups written before rules existed.
-    rules: k.rules ?? null,
+    rules: rulesText(k.rules),
   };
 }
 
@@ -121,7 +130,7 @@ export function fromKeyDoc(d: KeyDoc): ApiKeyRecord {
     lastUsedAt: d.lastUsedAt ?? null,
     revokedAt: d.revokedAt ?? null,
     rotatedFrom: d.rotatedFrom ?? null,
-    rules: d.rules ?? null,
+    rules: d.rules ? (JSON.parse(d.rules) as ApiKeyRecord['rules']) : null,
   };
 }
 
