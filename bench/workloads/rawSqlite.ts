@@ -62,6 +62,7 @@ db.exec(`
     timestamp TEXT NOT NULL);
   CREATE INDEX changes_replay ON changes (scope, collection, seq);
   CREATE INDEX changes_timestamp ON changes (timestamp);
+  CREATE INDEX changes_doc ON changes (doc_id);
   CREATE TABLE trash (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
     version INTEGER NOT NULL, deleted_at TEXT NOT NULL, api_key_hint TEXT NOT NULL,
     expires_at TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (scope, collection, id));
