@@ -1,26 +1,17 @@
 /**
- * Group commit for the embedded store. With `synchronous=FULL` every commit waits for the WAL to
- * reach the disk; commits that arrive in the same turn of the event loop therefore share one
- * IMMEDIATE transaction and so one sync. Each still runs in its own savepoint (better-sqlite3
+ * Group commit for the embedded store. With `synchronous=FULL` every SQLite commit waits for the
+ * WAL to reach the disk; commits that arrive in the same turn of the event loop therefore share
+ * one IMMEDIATE transaction and so one sync. Each still runs in its own savepoint (better-sqlite3
  * nests a transaction function called inside another as a savepoint), so each succeeds, reports
  * its conflicts or fails on its own; only a failure of the group's own commit (disk full, I/O)
  * fails them all, and then none of them was written. An optimistic group (the documents') takes
  * the savepoints only when one of its commits fails: it then runs again with them.
  *
- * The sync is not SQLite's: each group commits with `synchronous=NORMAL`, then a group holding a
- * durable commit fsyncs the WAL file in libuv's thread pool and only then answers its commits
- * (and lets the change feed publish their rows). COMMIT syncing on the main thread blocked it for
- * about half of a PATCH load's wall time; off it, the event loop reads the next requests
- * meanwhile, and they form the next group (PATCH 1,900–2,300 → 2,500–2,600 req/s, POST
- * 1,000–1,300 → 2,500–2,800 on the bench's 32 connections). Readers may see a group's writes
- * during its sync, as they see a deferred commit's.
- *
  * A commit may also be deferred (`durable: false`): a group made only of deferred commits is
- * answered without the sync, and the next durable group's sync carries it to the disk too, since
- * syncing the WAL file syncs every frame already in it. A bulk request commits its operations so,
- * the last one durable: one sync per bulk.
+ * committed without the sync (`synchronous=NORMAL` for that one commit), and the next durable
+ * group's sync carries it to the disk too, since syncing the WAL file syncs every frame already
+ * in it. A bulk request commits its operations so, the last one durable: one sync per bulk.
  */
-import { type FileHandle, open } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 
 interface Pending<A, R> {
@@ -55,10 +46,6 @@ export interface GroupCommitHooks {
 export class GroupCommit<A, R> {
   #pending: Array<Pending<A, R>> = [];
   #scheduled = false;
-  /** A committed group's WAL is being synced, off the main thread. */
-  #syncing = false;
-  /** Durable groups commit without SQLite's sync, then sync the WAL file (WAL mode, FULL or EXTRA). */
-  readonly #syncsWal: boolean;
   /** Groups committed so far (for tests and metrics: commits per sync). */
   groups = 0;
   /** Of those, the groups committed with their sync. */
@@ -86,7 +73,6 @@ export class GroupCommit<A, R> {
   ) {
     this.#db = db;
     this.#synchronous = Number(db.pragma('synchronous', { simple: true }));
-    this.#syncsWal = this.#synchronous >= 2 && db.pragma('journal_mode', { simple: true }) === 'wal';
     const isolated = options.isolated !== false;
     // IMMEDIATE takes the write lock up front, so each commit's checks and writes see the same
     // state even if another connection (a CLI next to the server) writes the same file.
@@ -134,51 +120,25 @@ export class GroupCommit<A, R> {
 
   #flush(): void {
     this.#scheduled = false;
-    // Commits that arrive while the last group's WAL syncs wait for it: the next group is larger.
-    if (this.#syncing) return;
     const batch = this.#pending.splice(0, MAX_GROUP);
     if (this.#pending.length > 0) this.#schedule();
     // A connection that never syncs on commit has nothing to defer.
     const durable = this.#synchronous < 2 || batch.some((item) => item.durable);
-    const syncAfter = durable && this.#syncsWal;
     let outcomes: Array<Outcome<R>>;
     this.hooks.beforeGroup?.();
     try {
-      outcomes = durable && !syncAfter ? this.#group(batch) : this.#deferred(batch);
+      outcomes = durable ? this.#group(batch) : this.#deferred(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
     }
     this.groups += 1;
-    if (syncAfter) {
-      this.#syncThenSettle(batch, outcomes);
-      return;
-    }
     if (durable) this.durableGroups += 1;
     this.hooks.afterCommit(durable);
-    settle(batch, outcomes);
-  }
-
-  /** The committed group's WAL synced off the main thread, then its commits answered. */
-  #syncThenSettle(batch: Array<Pending<A, R>>, outcomes: Array<Outcome<R>>): void {
-    this.#syncing = true;
-    syncWal(this.#db.name)
-      .then(
-        () => {
-          this.durableGroups += 1;
-          this.hooks.afterCommit(true);
-          settle(batch, outcomes);
-        },
-        (error: unknown) => {
-          // Committed, but not known to be on disk: held back as a deferred group's rows are.
-          this.hooks.afterCommit(false);
-          for (const item of batch) item.reject(error);
-        },
-      )
-      .finally(() => {
-        this.#syncing = false;
-        if (this.#pending.length > 0) this.#schedule();
-      });
+    outcomes.forEach((outcome, i) => {
+      if (outcome.ok) batch[i]!.resolve(outcome.value);
+      else batch[i]!.reject(outcome.error);
+    });
   }
 
   /** The group committed without waiting for the disk; the connection syncs again after it. */
@@ -191,33 +151,6 @@ export class GroupCommit<A, R> {
       // A number read from SQLite itself, not user input.
       this.#db.pragma(`synchronous = ${this.#synchronous}`);
     }
-  }
-}
-
-function settle<R>(batch: Array<Pending<unknown, R>>, outcomes: Array<Outcome<R>>): void {
-  outcomes.forEach((outcome, i) => {
-    if (outcome.ok) batch[i]!.resolve(outcome.value);
-    else batch[i]!.reject(outcome.error);
-  });
-}
-
-/**
- * fsync of the database's WAL file in libuv's thread pool: what synchronous=FULL does at COMMIT
- * (an fsync reaches the file whichever descriptor asks). No WAL file: the last connection closed,
- * after a checkpoint that synced its frames into the database file.
- */
-async function syncWal(databaseFile: string): Promise<void> {
-  let wal: FileHandle;
-  try {
-    wal = await open(`${databaseFile}-wal`, 'r+');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    await wal.sync();
-  } finally {
-    await wal.close();
   }
 }
 
