@@ -1,9 +1,9 @@
 /**
- * The floors of issue 42, each judged on one run: Folio's median against the ceiling's (or the
- * peer's) median of the same run, as a ratio, with the spread each side's rounds showed. Pure:
- * the bench hands in its figures, the tests hand in theirs.
+ * The floors of issue 42, each judged on one run: the median of Folio's figure ÷ the ceiling's
+ * (or the peer's) over rounds measured back to back, with that ratio's spread. Pure: the bench
+ * hands in its figures, the tests hand in theirs.
  */
-import { type Median, percent } from './stats.js';
+import { type Median, pairedRatio, percent } from './stats.js';
 import type { ThroughputRow } from './throughput.js';
 import type { TransferFigures } from './transfer.js';
 import { RAW, RAW_ROWS, RESTRICTED, WORKLOADS } from './workloads/targets.js';
@@ -14,6 +14,8 @@ export interface Verdict {
   folio: string;
   other: string;
   measured: number;
+  /** The spread of the ratio over the paired rounds (stats.ts pairedRatio). */
+  spread: number;
   target: string;
   /** null: not measured (the reason in `other`). */
   pass: boolean | null;
@@ -34,13 +36,14 @@ function judge(
   atMost: boolean,
   invert = false,
 ): Verdict {
-  const measured =
-    folio && other ? (invert ? other.median / folio.median : folio.median / other.median) : Number.NaN;
+  const ratio = folio && other ? (invert ? pairedRatio(other, folio) : pairedRatio(folio, other)) : undefined;
+  const measured = ratio?.median ?? Number.NaN;
   return {
     floor,
     folio: cell(folio, unit),
     other: cell(other, unit),
     measured,
+    spread: ratio?.spread ?? Number.NaN,
     target: `${atMost ? '≤' : '≥'} ${bound}`,
     pass: Number.isFinite(measured) ? (atMost ? measured <= bound : measured >= bound) : null,
   };
@@ -104,6 +107,7 @@ export function judgeFloors(
       folio: t ? `${exportMiB.toFixed(0)} MiB (the export is ${t.exports[0]?.mib.toFixed(0)} MiB)` : 'n/a',
       other: '',
       measured: t ? exportMiB : Number.NaN,
+      spread: Number.NaN,
       target: `≤ ${FLAT_EXPORT_MIB}`,
       pass: t ? exportMiB <= FLAT_EXPORT_MIB : null,
     },
@@ -113,11 +117,11 @@ export function judgeFloors(
 export function floorsTable(verdicts: readonly Verdict[]): string {
   const result = (v: Verdict) => (v.pass === null ? 'not measured' : v.pass ? 'pass' : '**FAIL**');
   return [
-    '| floor | Folio | ceiling or peer | measured | target | result |',
-    '| --- | ---: | ---: | ---: | ---: | --- |',
+    '| floor | Folio | ceiling or peer | measured | its spread | target | result |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
     ...verdicts.map(
       (v) =>
-        `| ${v.floor} | ${v.folio} | ${v.other} | ${Number.isFinite(v.measured) ? v.measured.toFixed(2) : 'n/a'} | ${v.target} | ${result(v)} |`,
+        `| ${v.floor} | ${v.folio} | ${v.other} | ${Number.isFinite(v.measured) ? v.measured.toFixed(2) : 'n/a'} | ${percent(v.spread)} | ${v.target} | ${result(v)} |`,
     ),
   ].join('\n');
 }

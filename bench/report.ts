@@ -24,10 +24,10 @@ is measured run in processes of their own too.
   \`info\` to a file, API-key auth and the Team plan's rate limit counting every request, over a
   pool of 100 keys, the per-key limit raised so that it never caps the load), raw better-sqlite3
   and Parse Server on PostgreSQL, each in its own process. The load comes from the bench process
-  (autocannon, keep-alive, 32 connections). Every target is warmed up, then measured in 3 rounds
-  of 2 s taken in turn across all targets, so a noisy moment spreads over all of them; each
-  figure is the median round, beside its **spread** (largest minus smallest round, over the
-  median). Server CPU is the server's user and system time from /proc over the round (all its
+  (autocannon, keep-alive, 32 connections). Every target is warmed up, then measured in 6 rounds
+  of 1.5 s; each round takes a workload's systems back to back (forwards in one round, backwards
+  in the next). Each figure is the median round, beside its **spread** (largest minus smallest
+  round, over the median). Server CPU is the server's user and system time from /proc over the round (all its
   threads; for Parse Server, its node process and every PostgreSQL process), per answered
   request. Workloads: GET by id and PATCH merge over 1,000 documents in turn (the patch changes
   \`n\` every time, so each one writes), POST create, a filtered list
@@ -40,8 +40,8 @@ is measured run in processes of their own too.
   for each create or patch the rows Folio writes (the document in Folio's table and indexes as
   JSONB, the version it replaces in the history, the change row) in one transaction and one sync.
 - **Import, export and bulk** (\`bench/transfer.ts\`): Folio and raw in turn, round for round
-  (3 imports of 25,000 documents in each format, 100 bulk requests of 100 operations after 50
-  of warm-up, 3 exports of 250,000 in each format). raw's import and bulk write Folio's rows
+  (5 imports of 25,000 documents in each format, 100 bulk requests of 100 operations after 50
+  of warm-up, 5 exports of 250,000 in each format), each side first in every other round. raw's import and bulk write Folio's rows
   (CSV read by papaparse into the same documents); its export streams its own table of the same
   documents. An export runs on a freshly started server after one unmeasured export; its memory
   is the server's peak RSS above its RSS when the export started (/proc's high-water mark, and
@@ -52,9 +52,11 @@ is measured run in processes of their own too.
 
 ## How to read it
 
-Only ratios of one run carry over: the machine is shared, and two whole runs minutes apart
-moved GET's CPU between 1.93 and 2.62 × raw's. A ratio whose two spreads are wider than its
-distance to the floor is inside the noise of this machine; run again before acting on it.
+Only ratios of one run carry over: the machine is shared, and absolute figures moved 2–2.7 ×
+between whole runs. So each floor's ratio is taken round by round, Folio's round ÷ the other
+side's round measured next to it, and the table gives the median of those ratios and **its
+spread**: a ratio whose spread is wider than its distance to the floor is inside the noise of
+this machine; run again before acting on it.
 A *Folio's time ÷ raw's* of 2 means Folio took twice as long. \`npm run bench:scale\` measures
 reads at 1,000,000 documents ([performance-scale.md](performance-scale.md)).
 \`npm run bench -- --profile\` runs every \`folio serve\` under V8's profiler and says where the
@@ -85,7 +87,7 @@ ${loadavg()
 ${notes.length > 0 ? `\n${notes.join('\n')}\n` : ''}
 ## Floors
 
-The floors of issue 42, each on this run's medians: ${passed} of ${run.verdicts.length} pass. An
+The floors of issue 42, each on this run's paired rounds: ${passed} of ${run.verdicts.length} pass. An
 export's memory is flat when the server's peak stays at most ${FLAT_EXPORT_MIB} MiB above its start:
 under the size of the export itself, so an export held in memory cannot pass.
 

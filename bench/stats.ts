@@ -59,13 +59,28 @@ export function spread(values: readonly number[]): number {
   return (Math.max(...finite) - Math.min(...finite)) / median(finite);
 }
 
-/** A figure's median over the rounds and its spread. */
+/** A figure's median over the rounds and its spread; `rounds`: each round's figure, in order. */
 export interface Median {
   median: number;
   spread: number;
+  rounds?: number[];
 }
 
-export const summary = (values: number[]): Median => ({ median: median(values), spread: spread(values) });
+export const summary = (rounds: number[]): Median => ({
+  median: median(rounds),
+  spread: spread(rounds),
+  rounds,
+});
+
+/**
+ * `a` ÷ `b` round by round (measured back to back, a busy moment weighs on both sides), as the
+ * median ratio and its spread; the medians' ratio, spread unknown, if the rounds do not pair up.
+ */
+export function pairedRatio(a: Median, b: Median): Median {
+  const [x, y] = [a.rounds ?? [], b.rounds ?? []];
+  if (x.length < 2 || x.length !== y.length) return { median: a.median / b.median, spread: Number.NaN };
+  return summary(x.map((value, i) => value / (y[i] as number)));
+}
 
 /** A spread as a percentage ("n/a" with fewer than two rounds). */
 export const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(0)} %` : 'n/a');

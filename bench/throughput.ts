@@ -2,8 +2,8 @@
  * Throughput and server CPU per request: Folio (`folio serve` as in production), raw
  * better-sqlite3 and Parse Server on PostgreSQL, each in its own process, on GET by id, POST
  * create, PATCH merge, a filtered list and a count over 100,000 rows; autocannon from this
- * process, rounds taken in turn across targets, the median round with the spread of the rounds
- * (bench/report.ts says how to read them).
+ * process, each round taking a workload's systems back to back, the median round with the spread
+ * of the rounds (bench/report.ts says how to read them).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,8 +25,8 @@ import {
 } from './workloads/targets.js';
 
 const CONNECTIONS = 32;
-const SECONDS = sized(2, 0.5);
-const ROUNDS = sized(3, 2);
+const SECONDS = sized(1.5, 0.5);
+const ROUNDS = sized(6, 2);
 const WARMUP_SECONDS = sized(1, 0.3);
 const ITEMS = sized(1000, 100);
 const KEYS = sized(100, 5);
@@ -130,13 +130,18 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
     const pid = (t: Target) => servers.find((s) => port(s.url) === port(t.options.url))?.child.pid;
     for (const t of targets) await measure(t, WARMUP_SECONDS, pid(t));
     const rounds = targets.map((): Round[] => []);
+    // A workload's systems back to back, in turn forwards and backwards: each of Folio's rounds
+    // is paired with the others' next to it (floors.ts), and neither side is always first.
+    const byWorkload = Object.values(WORKLOADS).map((w) => targets.filter((t) => t.workload === w));
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const [i, t] of targets.entries()) {
-        const r = await measure(t, SECONDS, pid(t));
-        rounds[i]?.push(r);
-        process.stderr.write(
-          `round ${round} ${t.system} ${t.workload}: ${r.requestsPerSecond.toFixed(0)} req/s, ${r.cpuMicrosPerRequest.toFixed(1)} µs/req\n`,
-        );
+      for (const group of byWorkload) {
+        for (const t of round % 2 === 1 ? group : [...group].reverse()) {
+          const r = await measure(t, SECONDS, pid(t));
+          rounds[targets.indexOf(t)]?.push(r);
+          process.stderr.write(
+            `round ${round} ${t.system} ${t.workload}: ${r.requestsPerSecond.toFixed(0)} req/s, ${r.cpuMicrosPerRequest.toFixed(1)} µs/req\n`,
+          );
+        }
       }
     }
     const rows = targets.map((t, i): ThroughputRow => {

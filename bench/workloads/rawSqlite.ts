@@ -45,8 +45,7 @@ for (const table of ['items', 'big', 'exported'])
 db.exec(
   "CREATE INDEX big_category_price ON big (json_extract(body, '$.category'), json_extract(body, '$.price'))",
 );
-// Folio's own tables for the `/rows` routes (src/store/embedded/layout/schema.ts), trimmed of nothing
-// a write touches.
+// Folio's tables for `/rows` (layout/schema.ts, changeLog.ts), trimmed of nothing a write touches.
 db.exec(`
   CREATE TABLE documents (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
     version INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body BLOB NOT NULL,
@@ -62,6 +61,7 @@ db.exec(`
     timestamp TEXT NOT NULL);
   CREATE INDEX changes_replay ON changes (scope, collection, seq);
   CREATE INDEX changes_timestamp ON changes (timestamp);
+  CREATE INDEX changes_doc ON changes (doc_id);
   CREATE TABLE trash (scope TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
     version INTEGER NOT NULL, deleted_at TEXT NOT NULL, api_key_hint TEXT NOT NULL,
     expires_at TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (scope, collection, id));

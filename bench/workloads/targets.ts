@@ -86,32 +86,18 @@ export function folioTargets(url: string, nextKey: () => string, ids: readonly s
   const headers = () => ({ authorization: `Bearer ${nextKey()}` });
   const nextId = cycle(ids);
   const category = categoryCycle();
+  const get = (workload: string, path: () => string) =>
+    target('Folio', workload, url, 'GET', path, { headers });
   return [
-    target('Folio', WORKLOADS.get, url, 'GET', () => `/bench/items/${nextId()}`, { headers }),
+    get(WORKLOADS.get, () => `/bench/items/${nextId()}`),
     target('Folio', WORKLOADS.post, url, 'POST', () => '/bench/items', { headers, body }),
     target('Folio', WORKLOADS.patch, url, 'PATCH', () => `/bench/items/${nextId()}`, {
       headers,
       body: patchBody,
       contentType: 'application/merge-patch+json',
     }),
-    target(
-      'Folio',
-      WORKLOADS.list,
-      url,
-      'GET',
-      () => `/bench/big?filter[category]=${category()}&sort=price&limit=${PAGE}`,
-      { headers },
-    ),
-    target(
-      'Folio',
-      WORKLOADS.count,
-      url,
-      'GET',
-      () => `/bench/big?count=true&filter[category]=${category()}`,
-      {
-        headers,
-      },
-    ),
+    get(WORKLOADS.list, () => `/bench/big?filter[category]=${category()}&sort=price&limit=${PAGE}`),
+    get(WORKLOADS.count, () => `/bench/big?count=true&filter[category]=${category()}`),
   ];
 }
 

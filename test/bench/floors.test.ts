@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { judgeFloors } from '../../bench/floors.js';
-import { spread } from '../../bench/stats.js';
+import { pairedRatio, spread, summary } from '../../bench/stats.js';
 import type { ThroughputRow } from '../../bench/throughput.js';
 import type { TransferFigures } from '../../bench/transfer.js';
 import { RAW, RESTRICTED, WORKLOADS } from '../../bench/workloads/targets.js';
@@ -97,6 +97,13 @@ describe('bench floors (issue 42)', () => {
   it('a floor whose figures are missing is not measured, never passed', () => {
     const verdicts = judgeFloors([], undefined);
     expect(verdicts.every((v) => v.pass === null)).to.equal(true);
+  });
+
+  it('a ratio pairs the rounds measured back to back: a round slow on both sides moves it not', () => {
+    const ratio = pairedRatio(summary([100, 300, 110]), summary([50, 150, 50]));
+    expect(ratio.median).to.equal(2);
+    expect(ratio.spread).to.be.closeTo(0.1, 1e-9);
+    expect(pairedRatio({ median: 3, spread: 0 }, { median: 2, spread: 0 }).median).to.equal(1.5);
   });
 
   it('the spread is (max − min) ÷ median, NaN with fewer than two rounds', () => {

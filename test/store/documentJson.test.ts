@@ -90,6 +90,20 @@ describe('embedded store: documents as JSON text', () => {
     );
   });
 
+  it('stores a document whose metadata does not come last in the API form’s order all the same', async () => {
+    const v1 = firstVersion({ a: 1, b: { c: [2] } }, newId('doc'));
+    const { $createdAt, $updatedAt, $version, ...rest } = v1;
+    const metadataFirst = { $version, $updatedAt, $createdAt, ...rest };
+    expect((await store.documents.commit(scope, 'things', [putWrite(metadataFirst)])).ok).to.equal(true);
+    expect(storedText(v1._id)).to.equal(JSON.stringify(v1));
+    const v2 = nextVersion(v1, { a: 2 });
+    const { $version: version2, ...rest2 } = v2;
+    expect(
+      (await store.documents.commit(scope, 'things', [putWrite({ $version: version2, ...rest2 })])).ok,
+    ).to.equal(true);
+    expect(storedText(v1._id)).to.equal(JSON.stringify(v2));
+  });
+
   it('reads rows an older version stored as it reads its own, and converts them to the same texts', async () => {
     const chunked = await createTempEmbeddedStore(300_000, { sweepChunkRows: 2 });
     try {

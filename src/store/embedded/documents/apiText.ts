@@ -26,6 +26,20 @@ export function storedBodySql(json: string, createdAt: string, updatedAt: string
   return metadataLast(`jsonb_remove(jsonb(${json}), ${metadata})`, createdAt, updatedAt, version);
 }
 
+/** The keys JSON.stringify writes last, in fromStored's order, for the stored body as it is. */
+const METADATA_KEYS = ['$createdAt', '$updatedAt', '$version'] as const;
+
+/**
+ * Whether `document`'s text ends with its metadata in fromStored's order, as every document the
+ * services build does: it is then stored as `jsonb(text)`, without storedBodySql's two JSONB
+ * edits (store CPU of an import 16.6–19.1 → 15.7–16.2 µs a document, first quartiles).
+ */
+export function metadataIsLast(document: object): boolean {
+  const keys = Object.keys(document);
+  const first = keys.length - METADATA_KEYS.length;
+  return first >= 0 && METADATA_KEYS.every((key, i) => keys[first + i] === key);
+}
+
 /** The body of a row in the `_folio` form (`api_form` 0), in the API form: what conversion writes. */
 export const CONVERTED_BODY = metadataLast(
   "jsonb_remove(body, '$._folio')",
