@@ -132,19 +132,28 @@ export async function folioTenant(
   plan: 'team' | 'pro',
   keys = 1,
 ): Promise<string[]> {
-  const signup = await call(`${url}/api/auth/signup`, { body: { email, password: 'correct horse battery' } });
+  const signup = await call(`${url}/api/auth/signup`, { body: { email, password: PASSWORD } });
   const session = (JSON.parse(signup) as { token: string }).token;
   await call(`${url}/api/account`, { method: 'PATCH', body: { plan }, key: session });
   await call(`${url}/api/projects`, { body: { name: 'bench' }, key: session });
+  return benchKeys(url, email, keys);
+}
+
+/** `count` more keys of the account's `bench` project, with `rules` (docs/keys.md; null: none). */
+export async function benchKeys(url: string, email: string, count: number, rules: unknown = null) {
+  const login = await call(`${url}/api/auth/login`, { body: { email, password: PASSWORD } });
+  const session = (JSON.parse(login) as { token: string }).token;
   const out: string[] = [];
-  for (let i = 0; i < keys; i++) {
-    const body = { project: 'bench', name: `bench ${i}`, env: 'test', scope: 'read-write' };
+  for (let i = 0; i < count; i++) {
+    const body = { project: 'bench', name: `bench ${i}`, env: 'test', scope: 'read-write', rules };
     out.push(
       (JSON.parse(await call(`${url}/api/keys`, { body, key: session })) as { rawKey: string }).rawKey,
     );
   }
   return out;
 }
+
+const PASSWORD = 'correct horse battery';
 
 export function machine(): string {
   const cpu = cpus();

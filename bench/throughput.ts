@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { call, folioTenant, type Server, startFolio, startRaw, stop } from './processes.js';
+import { benchKeys, call, folioTenant, type Server, startFolio, startRaw, stop } from './processes.js';
 import { type Median, percent, summary } from './stats.js';
 import { parseTargets, startParsePeer } from './workloads/parseServer.js';
 import { processCpuTimes } from './workloads/processCpu.js';
@@ -84,22 +84,6 @@ async function seedFolio(folio: Server, nextKey: () => string): Promise<string[]
   return ids;
 }
 
-/** Keys of the bench tenant's project with RESTRICTING_RULES, made through its session. */
-async function folioKeys(url: string, count: number): Promise<string[]> {
-  const signin = await call(`${url}/api/auth/login`, {
-    body: { email: 'bench@example.test', password: 'correct horse battery' },
-  });
-  const session = (JSON.parse(signin) as { token: string }).token;
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const body = { project: 'bench', name: `restricted ${i}`, env: 'test', rules: RESTRICTING_RULES };
-    out.push(
-      (JSON.parse(await call(`${url}/api/keys`, { body, key: session })) as { rawKey: string }).rawKey,
-    );
-  }
-  return out;
-}
-
 export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSkipped?: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'folio-bench-throughput-'));
   const servers: Server[] = [];
@@ -109,7 +93,7 @@ export async function runThroughput(): Promise<{ rows: ThroughputRow[]; parseSki
     const folio = await startFolio(dir, 'folio');
     servers.push(folio);
     const nextKey = cycle(await folioTenant(folio.url, 'bench@example.test', 'team', KEYS));
-    const nextRestricted = cycle(await folioKeys(folio.url, KEYS));
+    const nextRestricted = cycle(await benchKeys(folio.url, 'bench@example.test', KEYS, RESTRICTING_RULES));
     const ids = await seedFolio(folio, nextKey);
     await mkdir(join(dir, 'raw'));
     const raw = await startRaw(join(dir, 'raw'), { RAW_ITEMS: String(ITEMS) });
