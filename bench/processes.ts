@@ -77,6 +77,8 @@ export async function startFolio(
       FOLIO_BOOTSTRAP: 'false',
       FOLIO_LOG_LEVEL: 'info',
       FOLIO_PLANS_TEAM_REQUESTS_PER_SECOND: '1000000',
+      // The throughput's pools: 100 keys, and as many restricted ones.
+      FOLIO_PLANS_TEAM_ACTIVE_KEYS: '1000',
       ...env,
     },
     join(dir, `${tag}.log`),
@@ -114,14 +116,10 @@ export async function call(
   if (init.key) headers.Authorization = `Bearer ${init.key}`;
   const body =
     typeof init.body === 'string' || init.body === undefined ? init.body : JSON.stringify(init.body);
-  const res = await fetch(url, {
-    method: init.method ?? (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body,
-  });
+  const method = init.method ?? (body === undefined ? 'GET' : 'POST');
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
-  if (res.status >= 300)
-    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text.slice(0, 300)}`);
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
   return text;
 }
 

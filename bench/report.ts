@@ -22,8 +22,9 @@ is measured run in processes of their own too.
 
 - **Throughput** (\`bench/throughput.ts\`): \`folio serve\` as in production (access log at
   \`info\` to a file, API-key auth and the Team plan's rate limit counting every request, over a
-  pool of 100 keys, the per-key limit raised so that it never caps the load), raw better-sqlite3
-  and Parse Server on PostgreSQL, each in its own process. The load comes from the bench process
+  pool of 100 keys, the per-key limit raised so that it never caps the load; *Folio, restricted
+  key* is GET and the list through 100 keys whose rule filters every document, \`n ≥ 0\`, to
+  price a rule), raw better-sqlite3 and Parse Server on PostgreSQL, each in its own process. The load comes from the bench process
   (autocannon, keep-alive, 32 connections). Every target is warmed up, then measured in 6 rounds
   of 1.5 s; each round takes a workload's systems back to back (forwards in one round, backwards
   in the next). Each figure is the median round, beside its **spread** (largest minus smallest
@@ -44,8 +45,9 @@ is measured run in processes of their own too.
   of warm-up, 5 exports of 250,000 in each format), each side first in every other round. raw's import and bulk write Folio's rows
   (CSV read by papaparse into the same documents); its export streams its own table of the same
   documents. An export runs on a freshly started server after one unmeasured export; its memory
-  is the server's peak RSS above its RSS when the export started (/proc's high-water mark, and
-  10 ms samples).
+  is the server's peak RSS over that format's rounds above its RSS before the first (/proc's
+  high-water mark, and 10 ms samples): V8's headroom between collections counts, not only what
+  the export keeps.
 - **Parse Server 9 on PostgreSQL** (\`bench/workloads/parseServer.ts\`): installed from npm into
   a temporary folder at bench time, a throw-away PostgreSQL cluster with \`fsync\` on; the same
   rows and index. Where PostgreSQL is missing or npm cannot install it, the report says so.
