@@ -41,11 +41,13 @@ export const readOnlyKey = () =>
   new AppError(403, 'read_only_key', 'This API key is read-only; it may only use GET.');
 
 /** A key's rules show it the collection but do not let it `needed` there (services/keyAccess.ts). */
-export const collectionAccess = (collection: string, needed: 'read' | 'write') =>
+export const collectionAccess = (collection: string, needed: 'read' | 'write' | 'every document') =>
   new AppError(
     403,
     'collection_access',
-    `This API key needs ${needed} access to collection "${collection}" for this request.`,
+    needed === 'every document'
+      ? `This API key's rule shows it only some documents of collection "${collection}"; webhooks send every document, so they need write access to all of them.`
+      : `This API key needs ${needed} access to collection "${collection}" for this request.`,
     { collection, needed },
   );
 

@@ -102,16 +102,18 @@ export function compileRuleFilter(filter: JsonObject, ruleIndex: number): Stored
 /**
  * The key's access to `collection`, when it is at least `needed`. A collection out of reach is
  * 404 "Collection not found." whether or not it exists, so a key learns nothing of collections
- * beyond its rules; a collection in view but not writable is 403 `collection_access`.
+ * beyond its rules; a collection in view but not writable (or, for `every document`, writable
+ * only through a rule filter) is 403 `collection_access`.
  */
 export function requireCollection(
   access: KeyAccess,
   collection: string,
-  needed: 'read' | 'write',
+  needed: 'read' | 'write' | 'every document',
 ): CollectionAccess {
   const reach = access.collection(collection);
   if (reach.level === 'none') throw notFound('Collection');
-  if (needed === 'write' && reach.level !== 'write') throw collectionAccess(collection, needed);
+  if (needed !== 'read' && reach.level !== 'write') throw collectionAccess(collection, 'write');
+  if (needed === 'every document' && reach.filter !== null) throw collectionAccess(collection, needed);
   return reach;
 }
 

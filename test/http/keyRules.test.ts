@@ -72,6 +72,26 @@ forEachStore(
       );
     });
 
+    it('webhooks need write on every document: a rule filter, even with write, is 403 (a webhook would send the rest)', async () => {
+      const hook = { url: 'https://example.com/hook', events: ['document.created'] };
+      const filtered = await restricted([
+        { collections: ['posts'], access: 'write', filter: { published: true } },
+      ]);
+      for (const [method, body] of [
+        ['POST', hook],
+        ['GET', undefined],
+      ] as const) {
+        const refused = await call(method, at('posts', '/_webhooks'), body, filtered);
+        expect(refused.status, method).to.equal(403);
+        expect(refused.body.error.details, method).to.deep.equal({
+          collection: 'posts',
+          needed: 'every document',
+        });
+      }
+      const whole = await restricted([{ collections: ['posts'], access: 'write' }]);
+      expect((await call('GET', at('posts', '/_webhooks'), undefined, whole)).status).to.equal(200);
+    });
+
     it('documents outside the rule filter are absent from get, lists, counts and cursors', async () => {
       const key = await restricted([{ collections: ['posts'], access: 'read', filter: { published: true } }]);
       expect((await call('GET', at('posts', '/p2'), undefined, key)).status).to.equal(404);

@@ -13,7 +13,7 @@ import { declarationOf } from '../routes/declared.js';
 import { type Ctx, keyOf } from '../types.js';
 
 /** The access a route needs on its collection: reading routes are those a read-only key may call. */
-export function neededAccess(op: OperationDeclaration): 'read' | 'write' {
+export function neededAccess(op: OperationDeclaration): 'read' | 'write' | 'every document' {
   return op.collectionAccess ?? ((op.readOnlyKeys ?? op.method === 'get') ? 'read' : 'write');
 }
 

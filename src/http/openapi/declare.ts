@@ -58,9 +58,10 @@ export interface OperationDeclaration {
   readOnlyKeys?: boolean;
   /**
    * `/{ns}/{collection}/...` routes: the access a key's rules must give it on the collection
-   * (default: `read` where a read-only key may call the route, `write` elsewhere).
+   * (default: `read` where a read-only key may call the route, `write` elsewhere; `every
+   * document`: write with no rule filter, for routes that send the collection elsewhere).
    */
-  collectionAccess?: 'read' | 'write';
+  collectionAccess?: 'read' | 'write' | 'every document';
   params?: z.ZodObject;
   /**
    * Every query parameter the route takes; any other is answered 400 `invalid_query` naming it.

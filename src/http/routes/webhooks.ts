@@ -25,9 +25,9 @@ const tags = ['webhooks'];
 
 export const registerWebhook = declare({
   auth: 'key',
-  // Webhooks send a collection's documents elsewhere: every webhook route, reading ones too,
-  // needs write on the collection.
-  collectionAccess: 'write',
+  // Webhooks send every document of a collection elsewhere, whatever the key may see: every
+  // webhook route, reading ones too, needs write on the collection and no rule filter there.
+  collectionAccess: 'every document',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks',
   operationId: 'registerWebhook',
@@ -41,7 +41,7 @@ export const registerWebhook = declare({
 
 export const listWebhooks = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'get',
   path: '/{ns}/{collection}/_webhooks',
   operationId: 'listWebhooks',
@@ -54,7 +54,7 @@ export const listWebhooks = declare({
 
 export const readWebhook = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'get',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'readWebhook',
@@ -67,7 +67,7 @@ export const readWebhook = declare({
 
 export const updateWebhook = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'patch',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'updateWebhook',
@@ -81,7 +81,7 @@ export const updateWebhook = declare({
 
 export const deleteWebhook = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'delete',
   path: '/{ns}/{collection}/_webhooks/{id}',
   operationId: 'deleteWebhook',
@@ -94,7 +94,7 @@ export const deleteWebhook = declare({
 
 export const testWebhook = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks/{id}/test',
   operationId: 'testWebhook',
@@ -107,7 +107,7 @@ export const testWebhook = declare({
 
 export const rotateWebhookSecret = declare({
   auth: 'key',
-  collectionAccess: 'write',
+  collectionAccess: 'every document',
   method: 'post',
   path: '/{ns}/{collection}/_webhooks/{id}/rotate-secret',
   operationId: 'rotateWebhookSecret',
