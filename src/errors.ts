@@ -46,7 +46,7 @@ export const collectionAccess = (collection: string, needed: 'read' | 'write' | 
     403,
     'collection_access',
     needed === 'every document'
-      ? `This API key's rule shows it only some documents of collection "${collection}"; webhooks send every document, so they need write access to all of them.`
+      ? `This API key's rule shows it only some documents of collection "${collection}"; this request reaches all of them (a webhook sends every change, a query plan counts every document read).`
       : `This API key needs ${needed} access to collection "${collection}" for this request.`,
     { collection, needed },
   );

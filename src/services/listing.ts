@@ -1,6 +1,6 @@
 /** Listing and counting a collection from URL query parameters. */
 
-import { forbidden, invalidQuery } from '../errors.js';
+import { collectionAccess, forbidden, invalidQuery } from '../errors.js';
 import { checkPlanQueryLimits, type ListQuery, parseListQuery, type TotalMode } from '../query/listQuery.js';
 import { cursorAfter } from '../store/documentQuery/cursor.js';
 import { projectStored } from '../store/documentQuery/projection.js';
@@ -85,7 +85,8 @@ export class ListingService {
     );
     // The key's rule filter joins the request's with AND (withinView), so an index on either
     // serves the query, and nothing outside the rule is ever counted or returned.
-    const query = { ...parsed, filter: withinView(ctx.access.collection(collection), parsed.filter) };
+    const reach = ctx.access.collection(collection);
+    const query = { ...parsed, filter: withinView(reach, parsed.filter) };
     const { documents } = this.store;
     this.autoIndexes?.observe(
       ctx.scope,
@@ -106,7 +107,9 @@ export class ListingService {
     };
     if (query.explain) {
       // The plan shows index names and collection sizes: for the owner's keys, not a browser's.
+      // Its documentsExamined counts what a rule hides too: a filtered key gets no plan.
       if (ctx.key.scope !== 'read-write') throw forbidden('explain=true needs a read-write key.');
+      if (reach.filter !== null) throw collectionAccess(collection, 'every document');
       return {
         plan: await documents.explain(ctx.scope, collection, { ...window, projection: query.projection }),
       };

@@ -4,7 +4,8 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import { type ListQuery, parseListQuery, type RawQuery } from '../../src/query/listQuery.js';
+import { compileKeyAccess, withinView } from '../../src/services/keyAccess.js';
 import {
   collectionMatch,
   EmbeddedIndexes,
@@ -16,7 +17,7 @@ import { compileFilter } from '../../src/store/embedded/query/compileFilter.js';
 import { registerQueryFunctions } from '../../src/store/embedded/query/queryFunctions.js';
 import { selectSql } from '../../src/store/embedded/query/selectSql.js';
 import type { SqlParam } from '../../src/store/embedded/query/sqlFragments.js';
-import type { DataScope } from '../../src/store/port.js';
+import type { DataScope, StoredFilter } from '../../src/store/port.js';
 
 const scope: DataScope = { projectId: 'prj_1', env: 'test' };
 
@@ -55,6 +56,15 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
 
   const planOf = (query: RawQuery, kind: 'find' | 'count', collection = 'c'): string => {
     const q = parseListQuery(query);
+    return planOfFilter(q.filter, q.sort, kind, collection);
+  };
+  const planOfFilter = (
+    filter: StoredFilter,
+    sort: ListQuery['sort'],
+    kind: 'find' | 'count',
+    collection = 'c',
+  ): string => {
+    const q = { filter, sort };
     const usable = indexes.usablePaths(scopeKeyOf(scope), collection);
     let sql: string;
     let params: SqlParam[];
@@ -104,6 +114,18 @@ describe('embedded store: filters on declared indexes use them (EXPLAIN QUERY PL
       });
     }
   }
+
+  it('a key rule joined to the request (withinView: $and of the two) searches the index on the rule’s field', () => {
+    const rule = { collections: ['c'], access: 'read' as const, filter: { age: 42 } };
+    const view = compileKeyAccess([rule], 'read-only').collection('c');
+    const request = parseListQuery({ 'filter[name][contains]': '4' });
+    const used = new RegExp(
+      `SEARCH d USING (COVERING )?INDEX ${high} \\(scope=\\? AND collection=\\? AND <expr>`,
+    );
+    for (const kind of ['find', 'count'] as const) {
+      expect(planOfFilter(withinView(view, request.filter), request.sort, kind), kind).to.match(used);
+    }
+  });
 
   it('a filter on an unindexed field, and equality with null, still scan the collection', () => {
     // No key search on the filtered value: at most an index that narrows to the collection

@@ -305,7 +305,7 @@ export const ERROR_CATALOG: ReadonlyArray<readonly [number, string, string]> = [
   [
     403,
     'collection_access',
-    'a key whose rules show it the collection but not the access the request needs (`write`, or for webhooks `every document`: no rule filter); `details: {collection, needed}`',
+    'a key whose rules show it the collection but not the access the request needs (`write`, or `every document`: no rule filter, for webhooks and query plans); `details: {collection, needed}`',
   ],
   [
     403,
