@@ -5,6 +5,7 @@
  * change. The generated matrix (keyRulesMatrix.test.ts) covers the same surfaces at random.
  */
 import { expect } from 'chai';
+import { TRASH_SCAN_MAX } from '../../src/services/trash/index.js';
 import type { KeyRule } from '../../src/store/port.js';
 import { StreamClient } from '../support/sse.js';
 import { readSse } from '../support/sseText.js';
@@ -130,6 +131,29 @@ forEachStore(
         201,
       );
       expect((await call('GET', at('trashed', '/_trash/t-hidden'))).status).to.equal(200);
+    });
+
+    it(`a trash list under a rule reads at most ${TRASH_SCAN_MAX} entries a request: a short page with next, then the rest`, async () => {
+      await call('PUT', at('deep', '/shown'), { published: true });
+      await call('DELETE', at('deep', '/shown'));
+      // Deleted later, so listed first (newest deletion first): more hidden entries than one request reads.
+      const ids = Array.from({ length: TRASH_SCAN_MAX + 50 }, (_, i) => `h${i}`);
+      for (const method of ['PUT', 'DELETE'] as const) {
+        for (let i = 0; i < ids.length; i += 100) {
+          const operations = ids
+            .slice(i, i + 100)
+            .map((id) => (method === 'PUT' ? { method, id, body: { published: false } } : { method, id }));
+          const done = await call('POST', at('deep', '/_bulk'), { operations });
+          expect(done.body.summary, method).to.deep.include({ failed: 0 });
+        }
+      }
+      await setRules([{ collections: ['deep'], access: 'read', filter: { published: true } }]);
+      const first = await call('GET', at('deep', '/_trash'), undefined, key);
+      expect(first.body.data).to.deep.equal([]);
+      expect(first.body.meta.hasMore).to.equal(true);
+      const second = await call('GET', at('deep', `/_trash?after=${first.body.meta.next}`), undefined, key);
+      expect(second.body.data.map((d: { _id: string }) => d._id)).to.deep.equal(['shown']);
+      expect(second.body.meta).to.deep.include({ hasMore: false, next: null });
     });
 
     it('a stream under a rule: entering is an update, leaving is document.removed with the id alone', async () => {

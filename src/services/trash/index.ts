@@ -7,7 +7,9 @@
  *
  * Under a key's document rule (keyAccess.ts) the key's trash holds only the entries whose last
  * content is inside the rule: the others are absent from the list and 404 to get, restore and
- * erase. The list filters the store's pages here, reading on until its page is full.
+ * erase. The list filters the store's pages here, reading on until its page is full or it has
+ * read TRASH_SCAN_MAX entries: then the page is shorter (even empty), and `next` goes on from
+ * the last entry read, so one request's work stays bounded however much the rule hides.
  */
 
 import type { Config } from '../../config/schema.js';
@@ -23,6 +25,8 @@ import type { SchemaService } from '../schemas/index.js';
 
 /** Entries read per store page while a rule's filter thins the trash list. */
 const TRASH_SCAN_PAGE = 200;
+/** Entries one list request reads at most under a rule's filter. */
+export const TRASH_SCAN_MAX = 5 * TRASH_SCAN_PAGE;
 
 /** Attempts of a restore that keeps meeting a changing trash entry. */
 const MAX_RESTORE_ATTEMPTS = 5;
@@ -54,24 +58,23 @@ export class TrashService {
   async list(ctx: KeyContext, collection: string, query: Record<string, unknown>): Promise<TrashPage> {
     const reach = ctx.access.collection(collection);
     const { limit, after } = parseListQuery(query, ctx.limits.maxPageSize);
-    const rows = await this.#entriesInView(ctx, reach, collection, limit + 1, after);
+    const { rows, readTo } = await this.#entriesInView(ctx, reach, collection, limit + 1, after);
     const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    const hasMore = rows.length > limit;
+    const last = rows.length > limit ? page.at(-1) : readTo;
     return {
       data: page.map(itemOf),
       meta: {
         limit,
-        hasMore,
-        next: hasMore && last ? encodeCursor({ deletedAt: last.deletedAt, id: last.id }) : null,
+        hasMore: last !== undefined,
+        next: last ? encodeCursor({ deletedAt: last.deletedAt, id: last.id }) : null,
       },
     };
   }
 
   /**
    * Up to `wanted` entries after `after` that the key may see. A key without a filter reads one
-   * page; with one, pages are read on until enough entries pass (the trash keeps what the plan's
-   * retention allows, so the walk is bounded by it).
+   * page; with one, pages are read on until enough entries pass or TRASH_SCAN_MAX were read,
+   * and then `readTo` is the last entry read, where the next page starts.
    */
   async #entriesInView(
     ctx: KeyContext,
@@ -79,13 +82,13 @@ export class TrashService {
     collection: string,
     wanted: number,
     after: TrashPosition | undefined,
-  ): Promise<TrashEntry[]> {
+  ): Promise<{ rows: TrashEntry[]; readTo?: TrashPosition }> {
     const now = isoNow(this.nowMs());
     if (reach.filter === null)
-      return this.store.trash.list(ctx.scope, collection, { limit: wanted, now, after });
+      return { rows: await this.store.trash.list(ctx.scope, collection, { limit: wanted, now, after }) };
     const found: TrashEntry[] = [];
     let position = after;
-    for (;;) {
+    for (let read = 0; read < TRASH_SCAN_MAX; read += TRASH_SCAN_PAGE) {
       const rows = await this.store.trash.list(ctx.scope, collection, {
         limit: TRASH_SCAN_PAGE,
         now,
@@ -93,12 +96,13 @@ export class TrashService {
       });
       for (const row of rows) {
         if (inView(reach, row.document)) found.push(row);
-        if (found.length === wanted) return found;
+        if (found.length === wanted) return { rows: found };
       }
       const last = rows.at(-1);
-      if (rows.length < TRASH_SCAN_PAGE || !last) return found;
+      if (rows.length < TRASH_SCAN_PAGE || !last) return { rows: found };
       position = { deletedAt: last.deletedAt, id: last.id };
     }
+    return { rows: found, readTo: position };
   }
 
   async get(
