@@ -1,7 +1,8 @@
 /**
- * Stop with the script runner. `npm start` runs `sh -c "node bin/folio.js serve"`; a `kill` of
- * npm ends npm (and usually its shell) but not the server, which would keep the port and the data
- * directory's lock with no terminal left to stop it. So, when a script runner started this
+ * Stop with the script runner. `npm start` runs `sh -c "exec node bin/folio.js serve"`, so npm
+ * passes a `kill`'s SIGTERM straight to the server; but a `kill -9` of npm (or a runner that
+ * passes nothing on) would leave the server running, holding the port and the data directory's
+ * lock with no terminal left to stop it. So, when a script runner started this
  * process (it sets `npm_lifecycle_event`; npm, yarn and pnpm all do), the server watches its
  * parent and grandparent and shuts down cleanly when either goes away.
  */

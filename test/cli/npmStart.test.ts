@@ -2,6 +2,7 @@
  * `npm start` as a new user runs it: the output the README shows, and a `kill` of npm stops the
  * server (it used to leave it running on its port, holding the data directory).
  */
+import { execSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +25,15 @@ async function accepts(port: number): Promise<boolean> {
     return false;
   } finally {
     socket.destroy();
+  }
+}
+
+/** The processes a failed stop left, for its message: who still runs, and in what state. */
+function processTree(): string {
+  try {
+    return execSync('ps -e --forest -o pid,ppid,stat,etime,args').toString();
+  } catch (error) {
+    return String(error);
   }
 }
 
@@ -82,13 +92,17 @@ describe('npm start: output and stopping', function () {
 
       started.child.kill(signal);
       // Stopped cleanly: the pid file goes last (after the store closed) and the port is shut.
-      // Not "the process is gone": once npm and its shell are gone the server's exit leaves a
-      // zombie until init reaps it, which some sandboxes do late and show no state for.
+      // Not "the process is gone": once npm is gone the server's exit leaves a zombie until init
+      // reaps it, which some sandboxes do late and show no state for.
       await until(
         async () => readHolderPid(dataDir) === null && !(await accepts(port)),
-        () => `a clean shutdown; the server printed:\n${started.output()}`,
+        () => `a clean shutdown; the server printed:\n${started.output()}\n${processTree()}`,
         10_000,
       );
+      // SIGTERM reaches the server through npm (the script execs it); SIGKILL ends npm alone,
+      // and the server's watch of its parent stops it.
+      const reason = signal === 'SIGTERM' ? 'SIGTERM received' : 'npm (the parent process) exited';
+      expect(started.stdout()).to.include(`${reason}: closing...`);
     });
   }
 
