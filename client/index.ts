@@ -20,6 +20,7 @@
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from './folioApi.js';
+import { queryString } from './http.js';
 
 export type { components, paths } from './folioApi.js';
 
@@ -33,33 +34,11 @@ export const NDJSON_TYPE = 'application/x-ndjson';
 export const CSV_TYPE = 'text/csv';
 
 /**
- * Folio's query syntax: `filter: { a: 'x', n: { gte: 1 } }` → `filter[a]=x&filter[n][gte]=1`;
- * other parameters as `name=value`. Values are percent-encoded, brackets are kept.
+ * Folio's query syntax (`filter[n][gte]=1`; `in` and other lists comma-separated), as
+ * openapi-fetch wants it: without the `?`. The library's own writer (http.js) writes it.
  */
 export function folioQuerySerializer(query: Record<string, unknown>): string {
-  const parts: string[] = [];
-  const add = (name: string, value: unknown) => {
-    if (value === undefined || value === null) return;
-    parts.push(`${name}=${encodeURIComponent(String(value))}`);
-  };
-  for (const [name, value] of Object.entries(query ?? {})) {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [field, condition] of Object.entries(value)) {
-        const key = `${name}[${encodeURIComponent(field)}]`;
-        if (condition !== null && typeof condition === 'object') {
-          for (const [op, operand] of Object.entries(condition))
-            add(`${key}[${encodeURIComponent(op)}]`, operand);
-        } else {
-          add(key, condition);
-        }
-      }
-    } else if (Array.isArray(value)) {
-      add(encodeURIComponent(name), value.join(','));
-    } else {
-      add(encodeURIComponent(name), value);
-    }
-  }
-  return parts.join('&');
+  return queryString(query).slice(1);
 }
 
 /**
