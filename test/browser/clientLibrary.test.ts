@@ -133,19 +133,22 @@ const SUBSCRIBE = `async ({ api, project, key }) => {
     });
   });
 
-  it('subscribes with a read-only key and gets every event exactly once, in order, through cuts', async () => {
-    await run(SUBSCRIBE, readOnlyKey);
-    const openStreams = () => server.running.services.streams.openCount;
-    await until(() => openStreams() === 1, 'the stream to open');
+  const openStreams = () => server.running.services.streams.openCount;
+  /** Documents written to `live` (ids in order), and the ids the page's subscription received. */
+  const liveWrites = () => {
     const written: string[] = [];
     const post = async () => {
-      const res = await server.request('POST', `/${tenant.project}/live`, {
-        key: tenant.key,
-        body: { n: 1 },
-      });
+      const res = await server.request('POST', `/${tenant.project}/live`, { key: tenant.key, body: {} });
       written.push(res.body._id);
     };
     const received = () => browser.page.evaluate('window.received') as Promise<string[]>;
+    return { written, post, received };
+  };
+
+  it('subscribes with a read-only key and gets every event exactly once, in order, through cuts', async () => {
+    await run(SUBSCRIBE, readOnlyKey);
+    await until(() => openStreams() === 1, 'the stream to open');
+    const { written, post, received } = liveWrites();
     for (let round = 0; round < 3; round++) {
       await post();
       await post();
@@ -166,17 +169,8 @@ const SUBSCRIBE = `async ({ api, project, key }) => {
 
   it('subscribes across a server restart behind the proxy: exactly once, in order', async () => {
     await run(SUBSCRIBE, readOnlyKey);
-    const openStreams = () => server.running.services.streams.openCount;
     await until(() => openStreams() === 1, 'the stream to open');
-    const written: string[] = [];
-    const post = async () => {
-      const res = await server.request('POST', `/${tenant.project}/live`, {
-        key: tenant.key,
-        body: { n: 2 },
-      });
-      written.push(res.body._id);
-    };
-    const received = () => browser.page.evaluate('window.received') as Promise<string[]>;
+    const { written, post, received } = liveWrites();
     await post();
     await until(async () => (await received()).length === 1, 'the first event');
     const { port } = new URL(server.url);
