@@ -7,63 +7,9 @@ import fc from 'fast-check';
 import type { ConfigOverrides } from '../../src/config/load.js';
 import { mongoServerOverrides } from '../support/mongodb.js';
 import { startTestServer, type Tenant, type TestServer } from '../support/server.js';
+import { RawStream } from '../support/sseText.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A raw SSE response read as text, for the frames themselves. */
-class RawStream {
-  readonly status: number;
-  text = '';
-  readonly #controller: AbortController;
-  readonly #done: Promise<void>;
-
-  private constructor(response: Response, controller: AbortController) {
-    this.status = response.status;
-    this.#controller = controller;
-    const decoder = new TextDecoder();
-    this.#done = (async () => {
-      try {
-        for await (const chunk of response.body ?? []) this.text += decoder.decode(chunk as Uint8Array);
-      } catch {
-        // aborted or cut
-      }
-    })();
-  }
-
-  static async open(url: string, headers: Record<string, string>): Promise<RawStream> {
-    const controller = new AbortController();
-    const response = await fetch(url, {
-      headers: { Accept: 'text/event-stream', ...headers },
-      signal: controller.signal,
-    });
-    return new RawStream(response, controller);
-  }
-
-  /** Waits until the text so far matches. */
-  async until(pattern: RegExp, waitMs = 5000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + waitMs;
-    while (true) {
-      const match = pattern.exec(this.text);
-      if (match) return match;
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${pattern} in ${JSON.stringify(this.text)}`);
-      await sleep(20);
-    }
-  }
-
-  /** Document ids received, in order. */
-  get documentIds(): string[] {
-    return [...this.text.matchAll(/"document":\{"_id":"([^"]+)"/g)].map((m) => m[1]!);
-  }
-
-  async ended(): Promise<void> {
-    await this.#done;
-  }
-
-  close(): void {
-    this.#controller.abort();
-  }
-}
 
 // keyCheckMs is long: a stream closed within the test's wait was closed by the revocation itself.
 const CONFIG: ConfigOverrides = {
