@@ -9,6 +9,20 @@ export async function serve(): Promise<void> {
       `warning: ${name} is not a Folio setting and is ignored (see README "Configuration")\n`,
     );
   }
+  // Signals are taken from here on, before anything is printed: whoever reads the banner may stop
+  // the server at once (a test, a supervisor), and without a handler that SIGTERM would end the
+  // process on the spot, leaving its pid file and the data directory's lock behind. One that
+  // arrives while the server starts closes it once it has started.
+  let stopReason: string | undefined;
+  let closeRunning: ((reason: string) => void) | undefined;
+  const stop = (reason: string) => {
+    if (stopReason !== undefined) return;
+    stopReason = reason;
+    closeRunning?.(reason);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM received'));
+  process.on('SIGINT', () => stop('SIGINT received'));
+  watchParent(() => stop('npm (the parent process) exited'));
   // The service's modules load only once the configuration holds: a bad value fails at once.
   const { startServer } = await import('../server.js');
   const running = await startServer(config);
@@ -38,10 +52,7 @@ export async function serve(): Promise<void> {
         '(node bin/folio.js account create --email <you> makes an account and prints its password); see README "Accounts and keys".\n',
     );
   }
-  let stopping = false;
-  const stop = (reason: string) => {
-    if (stopping) return;
-    stopping = true;
+  closeRunning = (reason) => {
     out.write(`\n${reason}: closing...\n`);
     running
       .close()
@@ -51,7 +62,5 @@ export async function serve(): Promise<void> {
         process.exit(1);
       });
   };
-  process.on('SIGTERM', () => stop('SIGTERM received'));
-  process.on('SIGINT', () => stop('SIGINT received'));
-  watchParent(() => stop('npm (the parent process) exited'));
+  if (stopReason !== undefined) closeRunning(stopReason);
 }

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { expect } from 'chai';
+import { readHolderPid } from '../../src/store/embedded/database/dataDirLock.js';
 import { runFolio } from '../support/cli.js';
 import { devAccount, serveFolio, stopFolio as stop } from '../support/folioProcess.js';
 import { tempDir } from '../support/tempDir.js';
@@ -57,6 +59,33 @@ describe('npm start (folio serve)', function () {
     } finally {
       blocker.close();
     }
+  });
+
+  it('a SIGTERM while it starts (the data directory taken, nothing printed yet) closes it cleanly once started', async () => {
+    const dir = dataDir();
+    const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', FOLIO_LOG_LEVEL: 'silent', FOLIO_DATA_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = once(child, 'exit');
+    // The pid file is written when start-up takes the directory's lock, before the first start's
+    // store set-up and the banner: a stop that comes then has to wait for the server, not kill it.
+    while (readHolderPid(dir) === null && child.exitCode === null) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const beforeBanner = !out.includes('listening on');
+    child.kill('SIGTERM');
+    const [code, signal] = await exited;
+    expect({ code, signal, beforeBanner }, out).to.deep.equal({ code: 0, signal: null, beforeBanner: true });
+    expect(out).to.include('SIGTERM received: closing...');
+    expect(readHolderPid(dir), 'the pid file is removed on a clean close').to.equal(null);
   });
 
   it('a bad configuration value stops start-up naming the variable', async () => {
