@@ -11,14 +11,19 @@ export async function serve(): Promise<void> {
   }
   // Signals are taken from here on, before anything is printed: whoever reads the banner may stop
   // the server at once (a test, a supervisor), and without a handler that SIGTERM would end the
-  // process on the spot, leaving its pid file and the data directory's lock behind. One that
-  // arrives while the server starts closes it once it has started.
+  // process on the spot, its store not closed and its pid file left behind. A signal while the
+  // server starts closes it once started; a second one (a start waiting on an unreachable
+  // MongoDB) exits at once.
   let stopReason: string | undefined;
   let closeRunning: ((reason: string) => void) | undefined;
   const stop = (reason: string) => {
-    if (stopReason !== undefined) return;
+    if (stopReason !== undefined) {
+      if (!closeRunning) process.exit(1);
+      return;
+    }
     stopReason = reason;
-    closeRunning?.(reason);
+    if (closeRunning) closeRunning(reason);
+    else process.stderr.write(`${reason} while starting: closing once started (again: exit at once)\n`);
   };
   process.on('SIGTERM', () => stop('SIGTERM received'));
   process.on('SIGINT', () => stop('SIGINT received'));

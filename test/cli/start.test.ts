@@ -61,31 +61,53 @@ describe('npm start (folio serve)', function () {
     }
   });
 
-  it('a SIGTERM while it starts (the data directory taken, nothing printed yet) closes it cleanly once started', async () => {
+  /** `folio serve` on a new data directory, caught the moment it takes the directory's lock. */
+  async function caughtStarting() {
     const dir = dataDir();
     const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', FOLIO_LOG_LEVEL: 'silent', FOLIO_DATA_DIR: dir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const exited = once(child, 'exit');
-    // The pid file is written when start-up takes the directory's lock, before the first start's
-    // store set-up and the banner: a stop that comes then has to wait for the server, not kill it.
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+    }
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // The pid file is written when start-up takes the lock, before the first start's store
+    // set-up and the banner.
     while (readHolderPid(dir) === null && child.exitCode === null) {
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const beforeBanner = !out.includes('listening on');
-    child.kill('SIGTERM');
-    const [code, signal] = await exited;
-    expect({ code, signal, beforeBanner }, out).to.deep.equal({ code: 0, signal: null, beforeBanner: true });
-    expect(out).to.include('SIGTERM received: closing...');
-    expect(readHolderPid(dir), 'the pid file is removed on a clean close').to.equal(null);
+    expect(out, 'caught before its banner').to.not.include('listening on');
+    return { dir, child, exited, output: () => out };
+  }
+
+  it('a SIGTERM while it starts closes it cleanly once started', async () => {
+    const starting = await caughtStarting();
+    starting.child.kill('SIGTERM');
+    const [code, signal] = await starting.exited;
+    expect({ code, signal }, starting.output()).to.deep.equal({ code: 0, signal: null });
+    expect(starting.output()).to.include('listening on');
+    expect(starting.output()).to.include('SIGTERM received: closing...');
+    expect(readHolderPid(starting.dir), 'the pid file is removed on a clean close').to.equal(null);
+  });
+
+  it('a second signal while it starts exits at once', async () => {
+    const starting = await caughtStarting();
+    starting.child.kill('SIGINT');
+    // Two signals sent together may arrive as one: the second goes once the first was taken.
+    while (
+      !starting.output().includes('SIGINT received while starting') &&
+      starting.child.exitCode === null
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    starting.child.kill('SIGINT');
+    const [code] = await starting.exited;
+    expect(code, starting.output()).to.equal(1);
+    expect(starting.output()).to.not.include('listening on');
   });
 
   it('a bad configuration value stops start-up naming the variable', async () => {
