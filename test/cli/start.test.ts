@@ -77,7 +77,7 @@ describe('npm start (folio serve)', function () {
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     // The pid file is written when start-up takes the lock, before the first start's store
     // set-up and the banner.
-    while (readHolderPid(dir) === null && child.exitCode === null) {
+    while (readHolderPid(dir) === null && child.exitCode === null && child.signalCode === null) {
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(out, 'caught before its banner').to.not.include('listening on');
@@ -100,7 +100,8 @@ describe('npm start (folio serve)', function () {
     // Two signals sent together may arrive as one: the second goes once the first was taken.
     while (
       !starting.output().includes('SIGINT received while starting') &&
-      starting.child.exitCode === null
+      starting.child.exitCode === null &&
+      starting.child.signalCode === null
     ) {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
