@@ -96,7 +96,8 @@ describe('webhook deliveries across restarts and crashes (folio serve)', functio
     expect(idsOf(attemptsFor(receiver, doc._id)).size).to.equal(1);
   });
 
-  it('kill -9 mid-schedule (and right after a write) loses nothing and repeats no success', async () => {
+  // A crash case (13 s of restarts and waiting out a dead process's lock): `npm run test:slow`.
+  it('kill -9 mid-schedule (and right after a write) loses nothing and repeats no success @slow', async () => {
     let running = folio as FolioProcess;
     receiver.respond = () => 200;
     const { body: before } = await call(running, key, 'POST', `/${project}/orders`, { step: 'before' });

@@ -6,7 +6,7 @@
  * its sequence without a gap; every acknowledged write's webhook delivery arrives (at least
  * once) at a receiver that outlives the server's restarts; the SQLite file passes its integrity
  * check. Tagged @slow, so not in `npm test`: `npm run test:slow` makes 2 kills,
- * `npm run test:reliability` 20. (`npm test` keeps kill -9 cases: test/cli/webhookRecovery.test.ts.)
+ * `npm run test:reliability` 20, beside the webhook kill -9 case of test/cli/webhookRecovery.test.ts.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
