@@ -52,50 +52,43 @@ export function startIdFrame(id: string): string {
  * go with the events once no queue or socket holds them.
  */
 const frames = new WeakMap<ChangeEvent, Buffer>();
+const removedFrames = new WeakMap<ChangeEvent, Buffer>();
 
 /** `event: document.<type>`, `id: <opaque id>`, `data: {event, timestamp, collection, project, document}`. */
 export function documentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): Buffer {
-  let frame = frames.get(event);
-  if (!frame) {
-    frame = Buffer.from(formatDocumentFrame(event, project, ids));
-    frames.set(event, frame);
-  }
-  return frame;
+  return (
+    frames.get(event) ??
+    kept(frames, event, eventFrame(`document.${event.type}`, event, event.document, project, ids))
+  );
 }
-
-function formatDocumentFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): string {
-  const name = `document.${event.type}`;
-  const data = {
-    event: name,
-    timestamp: event.timestamp,
-    collection: event.collection,
-    project,
-    document: event.document,
-  };
-  return `event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-const removedFrames = new WeakMap<ChangeEvent, Buffer>();
 
 /**
  * `event: document.removed`: the update `event` took its document out of the key's rule. The
  * data names the document by `_id` only: its new content is what the key may not see.
  */
 export function removedFrame(event: ChangeEvent, project: string, ids: ScopeEventIds): Buffer {
-  let frame = removedFrames.get(event);
-  if (!frame) {
-    const name = 'document.removed';
-    const data = {
-      event: name,
-      timestamp: event.timestamp,
-      collection: event.collection,
-      project,
-      document: { _id: event.documentId },
-    };
-    frame = Buffer.from(`event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`);
-    removedFrames.set(event, frame);
-  }
+  return (
+    removedFrames.get(event) ??
+    kept(removedFrames, event, eventFrame('document.removed', event, { _id: event.documentId }, project, ids))
+  );
+}
+
+/** `text` as the event's frame, kept for the other streams that send it. */
+function kept(made: WeakMap<ChangeEvent, Buffer>, event: ChangeEvent, text: string): Buffer {
+  const frame = Buffer.from(text);
+  made.set(event, frame);
   return frame;
+}
+
+function eventFrame(
+  name: string,
+  event: ChangeEvent,
+  document: JsonObject,
+  project: string,
+  ids: ScopeEventIds,
+): string {
+  const data = { event: name, timestamp: event.timestamp, collection: event.collection, project, document };
+  return `event: ${name}\nid: ${ids.encode(event.token)}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 export function controlFrame(name: ControlEvent, data: JsonObject, id?: string): string {
