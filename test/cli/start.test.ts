@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { readHolderPid } from '../../src/store/embedded/database/dataDirLock.js';
 import { runFolio } from '../support/cli.js';
-import { devAccount, serveFolio, stopFolio as stop } from '../support/folioProcess.js';
+import { devAccount, serveFolio, spawnFolio, stopFolio as stop } from '../support/folioProcess.js';
 import { tempDir } from '../support/tempDir.js';
 
 describe('npm start (folio serve)', function () {
@@ -64,24 +63,15 @@ describe('npm start (folio serve)', function () {
   /** `folio serve` on a new data directory, caught the moment it takes the directory's lock. */
   async function caughtStarting() {
     const dir = dataDir();
-    const child = spawn(process.execPath, ['bin/folio.js', 'serve'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', FOLIO_LOG_LEVEL: 'silent', FOLIO_DATA_DIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-      });
-    }
+    const { child, output } = spawnFolio({ FOLIO_DATA_DIR: dir });
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     // The pid file is written when start-up takes the lock, before the first start's store
     // set-up and the banner.
     while (readHolderPid(dir) === null && child.exitCode === null && child.signalCode === null) {
       await new Promise((resolve) => setImmediate(resolve));
     }
-    expect(out, 'caught before its banner').to.not.include('listening on');
-    return { dir, child, exited, output: () => out };
+    expect(output(), 'caught before its banner').to.not.include('listening on');
+    return { dir, child, exited, output };
   }
 
   it('a SIGTERM while it starts closes it cleanly once started', async () => {

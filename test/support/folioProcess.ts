@@ -27,10 +27,13 @@ export interface ServeOptions {
 const START_MS = 20_000;
 
 /**
- * Start it with `env` (FOLIO_DATA_DIR...) on a free port; resolves once it printed its URL and
- * the banner after it (the first start's dev key, or how to get one).
+ * `folio serve` spawned with `env` (FOLIO_DATA_DIR...) on a free port, its output collected from
+ * the first byte; nothing waited for (serveFolio waits for its URL).
  */
-export function serveFolio(env: Record<string, string>, options: ServeOptions = {}): Promise<FolioProcess> {
+export function spawnFolio(
+  env: Record<string, string>,
+  options: ServeOptions = {},
+): Omit<FolioProcess, 'url'> {
   const childEnv = {
     ...process.env,
     PORT: '0',
@@ -49,7 +52,23 @@ export function serveFolio(env: Record<string, string>, options: ServeOptions = 
   // Keep reading its output to the end: a closed pipe would kill it on its next write.
   let out = '';
   let stdout = '';
-  const started = { child, output: () => out, stdout: () => stdout };
+  child.stderr.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    stdout += chunk.toString();
+  });
+  return { child, output: () => out, stdout: () => stdout };
+}
+
+/**
+ * Start it with `env` (FOLIO_DATA_DIR...) on a free port; resolves once it printed its URL and
+ * the banner after it (the first start's dev key, or how to get one).
+ */
+export function serveFolio(env: Record<string, string>, options: ServeOptions = {}): Promise<FolioProcess> {
+  const started = spawnFolio(env, options);
+  const { child } = started;
   return new Promise((resolve, reject) => {
     let waiting = true;
     const fail = (why: string) => {
@@ -57,17 +76,13 @@ export function serveFolio(env: Record<string, string>, options: ServeOptions = 
       waiting = false;
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`folio serve ${why}:\n${out}`));
+      reject(new Error(`folio serve ${why}:\n${started.output()}`));
     };
     const timer = setTimeout(() => fail(`did not start in ${START_MS} ms`), START_MS);
     child.once('exit', () => fail('exited'));
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      stdout += chunk.toString();
+    child.stdout?.on('data', () => {
       if (!waiting) return;
+      const out = started.output();
       const url = /listening on (\S+)/.exec(out)?.[1];
       if (url && /(API key|Get an API key)/.test(out)) {
         waiting = false;
